@@ -1,0 +1,224 @@
+"""Settings: read once from the environment and a ``.env`` file, validated, then passed down.
+
+The variable names are a public contract (README, CHANGELOG). A missing or invalid value raises
+:class:`~discord_mcp.errors.ConfigError` naming the variable and the fix; the token's value never
+appears in any message.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+from discord_mcp.errors import ConfigError
+
+DEFAULT_API_BASE = "https://discord.com/api/v10"
+DEFAULT_POLL_INTERVAL_S = 5.0
+"""Discord allows about five reads per channel every five seconds; one poll per interval fits."""
+
+_SNOWFLAKE = re.compile(r"^[0-9]{15,21}$")
+
+
+class Secret:
+    """A string that never shows itself in ``repr``, ``str``, f-strings or tracebacks."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The real value, for the one place that must send it (the Authorization header)."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('********')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the programs need to know, validated.
+
+    Attributes:
+        token: the bot token, without the ``Bot `` prefix.
+        channel_id: the default channel for questions and notifications.
+        owner_ids: the Discord user ids allowed to answer decisions and command runs.
+        project_name: names threads and scopes decisions (default: the working directory's name).
+        home: the state directory (decisions, inbox, spool, logs).
+        poll_interval: seconds between REST polls when no gateway event arrives.
+        api_base: Discord's REST base URL, ending in ``/api/v10``.
+        gateway_url: the gateway URL, or None to ask ``GET /gateway/bot``.
+        max_block_seconds: overrides how long a blocking tool call may wait before ``pending``.
+    """
+
+    token: Secret
+    channel_id: str
+    owner_ids: frozenset[str]
+    project_name: str
+    home: Path
+    poll_interval: float = DEFAULT_POLL_INTERVAL_S
+    api_base: str = DEFAULT_API_BASE
+    gateway_url: str | None = None
+    max_block_seconds: float | None = None
+
+    @classmethod
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        cwd: Path | None = None,
+        read_dotenv: bool = True,
+    ) -> Settings:
+        """Build settings from ``environ`` (default ``os.environ``) over ``cwd/.env``.
+
+        Variables already in the environment win over the ``.env`` file.
+
+        Raises:
+            ConfigError: the first missing or invalid variable, with how to fix it.
+        """
+        cwd = cwd or Path.cwd()
+        merged: dict[str, str] = {}
+        if read_dotenv:
+            env_file = cwd / ".env"
+            if env_file.is_file():
+                merged.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
+        merged.update(os.environ if environ is None else environ)
+        return _parse(merged, cwd)
+
+
+def _get(env: Mapping[str, str], name: str) -> str:
+    return env.get(name, "").strip()
+
+
+def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
+    token = parse_token(_get(env, "DISCORD_BOT_TOKEN"))
+    channel_id = _snowflake(env, "DISCORD_CHANNEL_ID", "the channel where questions are posted")
+    owner_ids = _owner_ids(env)
+    project = _get(env, "PROJECT_NAME") or cwd.name or "project"
+    if len(project) > 60:
+        raise ConfigError(
+            "PROJECT_NAME", f"is {len(project)} characters long", "Use at most 60 characters"
+        )
+    home_raw = _get(env, "DISCORD_MCP_HOME")
+    home = Path(home_raw).expanduser() if home_raw else Path.home() / ".discord-mcp"
+    if not home.is_absolute():
+        home = (cwd / home).resolve()
+    poll = _positive_float(env, "POLL_INTERVAL_SECONDS", DEFAULT_POLL_INTERVAL_S, low=0.05)
+    api_base = _url(env, "DISCORD_API_BASE", DEFAULT_API_BASE, ("http://", "https://"))
+    gateway = _url(env, "DISCORD_GATEWAY_URL", "", ("ws://", "wss://")) or None
+    max_block = None
+    if _get(env, "DISCORD_MCP_MAX_BLOCK_SECONDS"):
+        max_block = _positive_float(env, "DISCORD_MCP_MAX_BLOCK_SECONDS", 0.0, low=0.1)
+    return Settings(
+        token=token,
+        channel_id=channel_id,
+        owner_ids=owner_ids,
+        project_name=project,
+        home=home,
+        poll_interval=poll,
+        api_base=api_base,
+        gateway_url=gateway,
+        max_block_seconds=max_block,
+    )
+
+
+def parse_token(raw: str) -> Secret:
+    """Accept a bot token with or without its ``Bot `` prefix (a common setup slip).
+
+    Raises:
+        ConfigError: the token is missing or malformed (the message never contains it).
+    """
+    value = raw.strip()
+    if value.lower() == "bot" or value[:4].lower() == "bot ":
+        value = value[3:].strip()
+    if not value:
+        raise ConfigError(
+            "DISCORD_BOT_TOKEN",
+            "is not set",
+            "Copy the bot token from the Discord developer portal (your application > Bot > "
+            "Reset Token) into .env as DISCORD_BOT_TOKEN=... (with or without 'Bot ')",
+        )
+    if any(ch.isspace() for ch in value) or not value.isascii():
+        raise ConfigError(
+            "DISCORD_BOT_TOKEN",
+            "contains spaces or non-ASCII characters",
+            "Paste the token exactly as the developer portal shows it, on one line",
+        )
+    return Secret(value)
+
+
+def _snowflake(env: Mapping[str, str], name: str, what: str) -> str:
+    value = _get(env, name)
+    if not value:
+        raise ConfigError(
+            name,
+            "is not set",
+            f"Set it to the id of {what}: enable Developer Mode in Discord (Settings > Advanced), "
+            "then right-click it > Copy ID",
+        )
+    if not _SNOWFLAKE.match(value):
+        raise ConfigError(
+            name,
+            f"is {value[:40]!r}, which is not a Discord id",
+            "A Discord id is 17 to 20 digits; right-click > Copy ID with Developer Mode on",
+        )
+    return value
+
+
+def _owner_ids(env: Mapping[str, str]) -> frozenset[str]:
+    raw = _get(env, "DISCORD_OWNER_IDS")
+    if not raw:
+        raise ConfigError(
+            "DISCORD_OWNER_IDS",
+            "is not set",
+            "Set it to your own Discord user id (comma-separated for several people): only "
+            "these users may answer decisions and start runs",
+        )
+    ids = [part.strip() for part in raw.split(",") if part.strip()]
+    bad = [part for part in ids if not _SNOWFLAKE.match(part)]
+    if bad or not ids:
+        raise ConfigError(
+            "DISCORD_OWNER_IDS",
+            f"contains {bad[0][:40]!r}, which is not a Discord user id" if bad else "is empty",
+            "Use comma-separated numeric user ids, e.g. 123456789012345678,234567890123456789",
+        )
+    return frozenset(ids)
+
+
+def _positive_float(env: Mapping[str, str], name: str, default: float, *, low: float) -> float:
+    raw = _get(env, name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(name, f"is {raw[:40]!r}, not a number", "Use seconds, e.g. 5") from None
+    if not (low <= value <= 86_400) or value != value:
+        raise ConfigError(name, f"is {value}", f"Use a number of seconds between {low} and 86400")
+    return value
+
+
+def _url(env: Mapping[str, str], name: str, default: str, schemes: tuple[str, ...]) -> str:
+    value = _get(env, name)
+    if not value:
+        return default
+    if not value.startswith(schemes):
+        raise ConfigError(
+            name,
+            f"is {value[:80]!r}",
+            f"Use a URL starting with {' or '.join(schemes)}",
+        )
+    return value.rstrip("/")

@@ -1,0 +1,218 @@
+"""Every exception discord-mcp raises on purpose, in one tree.
+
+::
+
+    DiscordMCPError                  base of everything below
+    ├── ConfigError                  a missing or invalid setting; names the variable and the fix
+    ├── DiscordError                 anything from talking to Discord
+    │   ├── DiscordHTTPError         .status .code .message .method .route
+    │   │   ├── BadRequest (400)     .errors: Discord's nested field errors
+    │   │   ├── Unauthorized (401)   the token is wrong: every request stops
+    │   │   ├── Forbidden (403)
+    │   │   ├── NotFound (404)
+    │   │   ├── RateLimited (429)    only when waiting would exceed the caller's bound
+    │   │   └── DiscordServerError   5xx after the retries ran out
+    │   ├── CloudflareBanned         a 429 without a JSON body: the IP is banned for a while
+    │   ├── DiscordTransportError    connect/read failures after the retries ran out
+    │   └── GatewayError             the gateway refused us for good (bad token, intents, ...)
+    ├── StateError                   the state directory
+    │   └── StateCorrupt             an unreadable file: moved aside, never read as empty
+    ├── DecisionError
+    │   └── DecisionNotFound
+    └── AgentError                   the run engine and its CLIs
+
+Third-party exceptions (httpx, websockets) never escape the transport modules: they are
+translated there, ``raise ... from exc``. Messages are sentences a person or an agent can act
+on, and they never contain the bot token.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DiscordMCPError(Exception):
+    """Base of every exception raised on purpose by discord-mcp."""
+
+
+class ConfigError(DiscordMCPError):
+    """A setting is missing or invalid. The message names the variable and how to fix it."""
+
+    def __init__(self, variable: str, problem: str, fix: str) -> None:
+        self.variable = variable
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{variable}: {problem}. {fix}")
+
+
+class DiscordError(DiscordMCPError):
+    """Something went wrong talking to Discord."""
+
+
+class DiscordHTTPError(DiscordError):
+    """Discord answered with an error status.
+
+    Attributes:
+        status: the HTTP status.
+        code: Discord's JSON error code (0 when the body had none).
+        message: Discord's error message.
+        method: the request method.
+        route: the route template, e.g. ``/channels/{channel_id}/messages``.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        code: int,
+        message: str,
+        *,
+        method: str,
+        route: str,
+        errors: dict[str, Any] | None = None,
+    ) -> None:
+        self.status = status
+        self.code = code
+        self.message = message
+        self.method = method
+        self.route = route
+        self.errors = errors or {}
+        super().__init__(self._describe())
+
+    def _describe(self) -> str:
+        text = f"{self.method} {self.route} failed with HTTP {self.status}"
+        if self.code:
+            text += f" (Discord error {self.code})"
+        if self.message:
+            text += f": {self.message[:300]}"
+        details = _flatten_field_errors(self.errors)
+        if details:
+            text += " [" + "; ".join(details[:5]) + "]"
+        return text
+
+
+class BadRequest(DiscordHTTPError):
+    """HTTP 400: Discord rejected the request body (see ``errors`` for the fields)."""
+
+
+class Unauthorized(DiscordHTTPError):
+    """HTTP 401: the bot token is wrong or was reset. Nothing more is sent with it."""
+
+    def _describe(self) -> str:
+        return (
+            "Discord rejected the bot token (HTTP 401). Check DISCORD_BOT_TOKEN: copy it again "
+            "from the Discord developer portal (Bot > Reset Token) into your .env"
+        )
+
+
+class Forbidden(DiscordHTTPError):
+    """HTTP 403: the bot lacks a permission or access to the resource."""
+
+
+class NotFound(DiscordHTTPError):
+    """HTTP 404: the channel, message, interaction or webhook does not exist."""
+
+
+class RateLimited(DiscordHTTPError):
+    """HTTP 429 whose wait would exceed the caller's bound.
+
+    Attributes:
+        retry_after: seconds Discord asked us to wait.
+        is_global: whether the global (per-bot) limit was hit.
+    """
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        route: str,
+        retry_after: float,
+        is_global: bool,
+        code: int = 0,
+    ) -> None:
+        self.retry_after = retry_after
+        self.is_global = is_global
+        super().__init__(429, code, "You are being rate limited.", method=method, route=route)
+
+    def _describe(self) -> str:
+        scope = "global" if self.is_global else "route"
+        return (
+            f"{self.method} {self.route} is rate limited ({scope}) for another "
+            f"{self.retry_after:.1f}s, longer than this call may wait"
+        )
+
+
+class DiscordServerError(DiscordHTTPError):
+    """HTTP 5xx, still failing after the bounded retries."""
+
+
+class CloudflareBanned(DiscordError):
+    """A 429 without Discord's JSON body: Cloudflare has banned this IP for a while."""
+
+    def __init__(self, method: str, route: str) -> None:
+        self.method = method
+        self.route = route
+        super().__init__(
+            f"{method} {route}: Discord's edge (Cloudflare) refused the request with a 429 and no "
+            "rate-limit body. This IP is temporarily banned, usually after too many invalid "
+            "requests (401/403/429). Stop all bots on this machine and wait an hour"
+        )
+
+
+class DiscordTransportError(DiscordError):
+    """The connection to Discord failed (connect, read, timeout) after bounded retries."""
+
+
+class GatewayError(DiscordError):
+    """The gateway refused the connection for good; the message says what to fix."""
+
+    def __init__(self, message: str, *, close_code: int | None = None) -> None:
+        self.close_code = close_code
+        super().__init__(message)
+
+
+class StateError(DiscordMCPError):
+    """A problem with the state directory."""
+
+
+class StateCorrupt(StateError):
+    """A state file could not be read. It has been moved aside to ``moved_to``."""
+
+    def __init__(self, path: str, reason: str, moved_to: str | None) -> None:
+        self.path = path
+        self.reason = reason
+        self.moved_to = moved_to
+        where = f"; it was moved to {moved_to}" if moved_to else ""
+        super().__init__(f"state file {path} is unreadable ({reason}){where}")
+
+
+class DecisionError(DiscordMCPError):
+    """A decision cannot be handled as asked."""
+
+
+class DecisionNotFound(DecisionError):
+    """No decision with this id exists in the state directory."""
+
+    def __init__(self, decision_id: str) -> None:
+        self.decision_id = decision_id
+        super().__init__(
+            f"no decision with id {decision_id!r}: check the id returned by ask_decision, "
+            "or call check_pending to list open decisions"
+        )
+
+
+class AgentError(DiscordMCPError):
+    """The run engine or one of the agent CLIs failed."""
+
+
+def _flatten_field_errors(errors: dict[str, Any], prefix: str = "") -> list[str]:
+    """Turn Discord's nested ``{"field": {"_errors": [...]}}`` tree into ``field: message``."""
+    out: list[str] = []
+    for key, value in errors.items():
+        if key == "_errors" or not isinstance(value, dict):
+            continue
+        path = f"{prefix}.{key}" if prefix else key
+        for item in value.get("_errors") or []:
+            if isinstance(item, dict):
+                out.append(f"{path}: {item.get('message', '')}")
+        out.extend(_flatten_field_errors(value, path))
+    return out

@@ -1,0 +1,80 @@
+"""Logging setup: stderr and a rotating file in the state directory, never stdout.
+
+stdout belongs to the MCP protocol (DESIGN §2.6). Every record passes through a formatter that
+replaces the bot token (and anything else registered as secret) before it is written anywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(process)d] %(message)s"
+_REDACTED = "[redacted]"
+
+
+class RedactingFormatter(logging.Formatter):
+    """A formatter that scrubs secrets from the whole formatted record, tracebacks included."""
+
+    def __init__(self, secrets: Iterable[str], fmt: str = _FORMAT) -> None:
+        super().__init__(fmt)
+        # Longest first, so a secret that contains another is replaced whole.
+        self._secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record), self._secrets)
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """Replace every occurrence of each secret in ``text``."""
+    for secret in secrets:
+        if secret and secret in text:
+            text = text.replace(secret, _REDACTED)
+    return text
+
+
+def configure(
+    *,
+    program: str,
+    home: Path | None,
+    secrets: Iterable[str] = (),
+    level: int = logging.INFO,
+) -> Path | None:
+    """Send the package's logs to stderr and to ``home/logs/<program>.log``.
+
+    Returns the log file's path, or None when no state directory is given or it is not writable
+    (logging then goes to stderr only, which is said on stderr).
+    """
+    secrets = list(secrets)
+    formatter = RedactingFormatter(secrets)
+    root = logging.getLogger("discord_mcp")
+    root.setLevel(level)
+    root.propagate = False
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+        handler.close()
+
+    stderr_handler = logging.StreamHandler(sys.stderr)
+    stderr_handler.setFormatter(formatter)
+    root.addHandler(stderr_handler)
+
+    log_path: Path | None = None
+    if home is not None:
+        try:
+            log_dir = home / "logs"
+            log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            log_path = log_dir / f"{program}.log"
+            file_handler = logging.handlers.RotatingFileHandler(
+                log_path, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
+            )
+            os.chmod(log_path, 0o600)
+            file_handler.setFormatter(formatter)
+            root.addHandler(file_handler)
+        except OSError as exc:
+            root.warning("cannot write logs under %s (%s); logging to stderr only", home, exc)
+            log_path = None
+    return log_path
