@@ -1,0 +1,1 @@
+"""Decisions: questions to the owner, their answers, and waiting for them."""

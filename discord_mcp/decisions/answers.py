@@ -1,0 +1,148 @@
+"""Judging what someone did in a decision's thread: answer, unclear reply, or not allowed.
+
+Pure functions: the same judgement serves REST polling and live gateway events, so a reply is
+treated the same whichever way it arrives. Only owners resolve; anyone else is recorded and told
+once. An unclear reply gets a clarifying question at most :data:`MAX_CLARIFICATIONS` times, then
+the reply itself is taken as a free-text answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from discord_mcp.decisions.cards import refusal_text
+from discord_mcp.decisions.model import Attempt, Decision, Via, utc_now
+from discord_mcp.decisions.parser import clarify_message, parse_answer
+
+MAX_CLARIFICATIONS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What to do about one event.
+
+    Attributes:
+        kind: ``resolve`` (``changes`` finish the decision), ``clarify`` (ask again with
+            ``reply``; ``changes`` count it), ``refuse`` (record the attempt in ``changes``, and
+            ``reply`` if this person was not told yet), or ``ignore``.
+        changes: fields to set on the decision, under its lock.
+        reply: a message to post in the thread, if any.
+    """
+
+    kind: Literal["resolve", "clarify", "refuse", "ignore"]
+    changes: dict[str, Any] = field(default_factory=dict)
+    reply: str | None = None
+
+
+IGNORE = Verdict("ignore")
+
+
+def _refuse(
+    decision: Decision,
+    owner_ids: Set[str],
+    user_id: str,
+    username: str,
+    via: str,
+    message_id: str | None,
+) -> Verdict:
+    attempt = Attempt(
+        user_id=user_id, username=username, via=via, at=utc_now(), message_id=message_id
+    )
+    changes: dict[str, Any] = {"refused": (*decision.refused, attempt)}
+    reply = None
+    if user_id not in decision.refusal_replied_to:
+        changes["refusal_replied_to"] = (*decision.refusal_replied_to, user_id)
+        reply = refusal_text(user_id, owner_ids)
+    return Verdict("refuse", changes, reply)
+
+
+def _answered(
+    user_id: str,
+    username: str,
+    via: Via,
+    answer: str,
+    index: int | None,
+    option: str | None,
+) -> Verdict:
+    return Verdict(
+        "resolve",
+        {
+            "status": "answered",
+            "answer": answer,
+            "selected_index": index,
+            "selected_option": option,
+            "answered_by": user_id,
+            "answered_by_name": username,
+            "via": via,
+            "answered_at": utc_now(),
+        },
+    )
+
+
+def judge_message(
+    decision: Decision, message: dict[str, Any], owner_ids: Set[str], bot_user_id: str | None
+) -> Verdict:
+    """Judge one message posted in the decision's thread."""
+    author = message.get("author") or {}
+    user_id = str(author.get("id", ""))
+    if decision.is_final or author.get("bot") or user_id == bot_user_id or not user_id:
+        return IGNORE
+    if message.get("type", 0) not in (0, 19):  # default and reply; not joins, pins, ...
+        return IGNORE
+    username = str(author.get("global_name") or author.get("username") or user_id)
+    if user_id not in owner_ids:
+        return _refuse(decision, owner_ids, user_id, username, "text", message.get("id"))
+    text = str(message.get("content") or "").strip()
+    if not text:
+        return IGNORE  # an attachment or sticker alone, or content withheld by the intent
+    parsed = parse_answer(text, decision.options)
+    if parsed.kind == "option":
+        return _answered(
+            user_id, username, "text", parsed.text, parsed.selected_index, parsed.selected_option
+        )
+    if parsed.kind == "free_text" or decision.clarifications >= MAX_CLARIFICATIONS:
+        return _answered(user_id, username, "text", parsed.text, None, None)
+    attempt = decision.clarifications + 1
+    return Verdict(
+        "clarify",
+        {"clarifications": attempt},
+        clarify_message(text, decision.options, attempt, MAX_CLARIFICATIONS),
+    )
+
+
+def judge_reaction(
+    decision: Decision, user_id: str, username: str, emoji: str, owner_ids: Set[str]
+) -> Verdict:
+    """Judge a reaction on the decision's card."""
+    if decision.is_final or emoji not in decision.reaction_emojis:
+        return IGNORE
+    if user_id not in owner_ids:
+        return _refuse(decision, owner_ids, user_id, username, "reaction", None)
+    index = decision.reaction_emojis.index(emoji)
+    option = decision.options[index]
+    return _answered(user_id, username, "reaction", option, index, option)
+
+
+def judge_choice(
+    decision: Decision,
+    user_id: str,
+    username: str,
+    owner_ids: Set[str],
+    *,
+    via: Via,
+    index: int | None,
+    text: str | None = None,
+) -> Verdict:
+    """Judge a button click, a select choice (``index``) or a modal's free text (``text``)."""
+    if decision.is_final:
+        return IGNORE
+    if user_id not in owner_ids:
+        return _refuse(decision, owner_ids, user_id, username, via, None)
+    if index is not None and 0 <= index < len(decision.options):
+        option = decision.options[index]
+        return _answered(user_id, username, via, option, index, option)
+    if text and text.strip():
+        return _answered(user_id, username, via, text.strip(), None, None)
+    return IGNORE

@@ -1,0 +1,121 @@
+"""A decision: one question to the owner, from asking to its one resolution.
+
+A decision is a file (``decisions/<id>.json``, see :mod:`discord_mcp.decisions.store`). Its
+status moves once, from ``pending`` to ``answered``, ``cancelled`` or ``expired``; whoever sees
+the answer first makes that move with a locked compare-and-set, recording who answered, when and
+how (``via``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+FORMAT_VERSION = 1
+"""Version of the decision file format (a public contract; see CHANGELOG)."""
+
+Status = Literal["pending", "answered", "cancelled", "expired"]
+Via = Literal["text", "reaction", "button", "select", "modal"]
+FINAL_STATUSES: frozenset[str] = frozenset({"answered", "cancelled", "expired"})
+
+
+def new_decision_id(now: datetime | None = None) -> str:
+    """A sortable, unique id such as ``20261122-161503-9f3a1c``."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def utc_now() -> str:
+    """The current UTC time in ISO 8601 (what decision files store)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """Someone who is not an owner tried to answer; recorded, never obeyed."""
+
+    user_id: str
+    username: str
+    via: str
+    at: str
+    message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Everything about one question. The fields are the file format (version 1)."""
+
+    id: str
+    project: str
+    session: str
+    question: str
+    context: str | None
+    options: tuple[str, ...]
+    channel_id: str
+    thread_id: str
+    card_message_id: str
+    thread_url: str
+    asked_at: str
+    deadline: str | None = None
+    on_timeout: str | None = None
+    mention: bool = False
+    reaction_emojis: tuple[str, ...] = ()
+    status: Status = "pending"
+    answer: str | None = None
+    selected_option: str | None = None
+    selected_index: int | None = None
+    answered_by: str | None = None
+    answered_by_name: str | None = None
+    via: Via | None = None
+    answered_at: str | None = None
+    cancel_reason: str | None = None
+    delivered: bool = False
+    """True once a tool call returned the final result to an agent."""
+    clarifications: int = 0
+    seen_message_id: str | None = None
+    """The newest thread message already looked at (the polling cursor)."""
+    refused: tuple[Attempt, ...] = ()
+    refusal_replied_to: tuple[str, ...] = ()
+    """Users already told they cannot answer (told once per decision)."""
+    version: int = field(default=FORMAT_VERSION)
+
+    @property
+    def is_final(self) -> bool:
+        """Answered, cancelled or expired: nothing will change it any more."""
+        return self.status in FINAL_STATUSES
+
+    def deadline_passed(self, now: datetime) -> bool:
+        """Whether the agent's own ``timeout_seconds`` has run out."""
+        return self.deadline is not None and now >= datetime.fromisoformat(self.deadline)
+
+    def replace(self, **changes: Any) -> Decision:
+        """A copy with ``changes`` applied."""
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's JSON document."""
+        document = dataclasses.asdict(self)
+        for name in ("options", "reaction_emojis", "refusal_replied_to", "refused"):
+            document[name] = list(document[name])
+        return document
+
+    @classmethod
+    def from_json(cls, document: dict[str, Any]) -> Decision:
+        """Read a file's document; unknown fields (from newer minor versions) are ignored.
+
+        Raises:
+            KeyError, TypeError, ValueError: a required field is missing or mistyped.
+        """
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in document.items() if k in known}
+        values["options"] = tuple(str(o) for o in values.get("options", ()))
+        values["reaction_emojis"] = tuple(values.get("reaction_emojis", ()))
+        values["refusal_replied_to"] = tuple(values.get("refusal_replied_to", ()))
+        values["refused"] = tuple(Attempt(**a) for a in values.get("refused", ()))
+        decision = cls(**values)
+        if decision.status not in ("pending", *FINAL_STATUSES):
+            raise ValueError(f"unknown status {decision.status!r}")
+        return decision

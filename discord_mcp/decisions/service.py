@@ -1,0 +1,466 @@
+"""Asking, waiting, cancelling: the decision lifecycle against Discord and the state directory.
+
+Waiting is bounded. A waiting call returns when the decision is final or when its bound runs
+out, and the decision stays pending in its file either way: a client timeout or a cancelled call
+never reads as "no". While it waits it polls the thread over REST every poll interval, and it
+watches the decision's file, so an answer found by another process (another agent's server, the
+watch daemon, the gateway holder) ends the wait too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from discord_mcp.config import Settings
+from discord_mcp.decisions import cards
+from discord_mcp.decisions.answers import Verdict, judge_message, judge_reaction
+from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
+from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.errors import DecisionError, DiscordError, Unauthorized
+from discord_mcp.transport.rest import RestClient
+from discord_mcp.transport.wire import Message
+
+log = logging.getLogger(__name__)
+
+FILE_WATCH_INTERVAL_S = 0.05
+"""How often a waiting call looks at its decision file for another process's answer."""
+THREAD_AUTO_ARCHIVE_MIN = 10080
+"""Decision threads stay listed for a week; an answer may take that long."""
+
+Progress = Callable[[float, Decision], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What an agent asks (validated by :meth:`DecisionService.ask`)."""
+
+    question: str
+    context: str | None = None
+    options: tuple[str, ...] = ()
+    thread_id: str | None = None
+    timeout_seconds: float | None = None
+    on_timeout: str | None = None
+    mention: bool = False
+    session: str = "agent"
+
+
+class Background:
+    """A home for tasks that outlive the call that started them (reactions, card edits).
+
+    Use as an async context manager; leaving it waits a bounded time for the tasks, then
+    cancels what is left.
+    """
+
+    def __init__(self, *, drain_timeout: float = 5.0) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._drain_timeout = drain_timeout
+
+    def spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        """Run ``work`` in the background; its failure is logged, never raised."""
+        task = asyncio.get_running_loop().create_task(self._guard(work, name), name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    async def _guard(work: Coroutine[Any, Any, None], name: str) -> None:
+        try:
+            await work
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("background task %s failed", name)
+
+    async def __aenter__(self) -> Background:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.drain()
+
+    async def drain(self) -> None:
+        """Wait (bounded) for running tasks, then cancel the rest."""
+        if not self._tasks:
+            return
+        _done, pending = await asyncio.wait(set(self._tasks), timeout=self._drain_timeout)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=1.0)
+
+
+class DecisionService:
+    """The decision lifecycle for one project, in one process.
+
+    Args:
+        settings: the validated settings (owners, channel, project, poll interval).
+        rest: the Discord REST client.
+        store: the decision files.
+        background: where follow-up work (reactions, card edits) runs.
+        clock: monotonic seconds (injectable).
+    """
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        rest: RestClient,
+        store: DecisionStore,
+        background: Background,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._settings = settings
+        self._rest = rest
+        self._store = store
+        self._background = background
+        self._clock = clock
+        self._changed: dict[str, asyncio.Event] = {}
+        self._bot_user_id: str | None = None
+        self._poll_locks: dict[str, asyncio.Lock] = {}
+
+    @property
+    def store(self) -> DecisionStore:
+        """The decision files this service works on."""
+        return self._store
+
+    # ---- asking -----------------------------------------------------------------------------
+
+    async def ask(self, q: Question) -> tuple[Decision, bool]:
+        """Post a question, or find the same question already pending.
+
+        Returns the decision and whether it is new (False: an identical pending question of this
+        project was found and is returned instead of a duplicate).
+
+        Raises:
+            DecisionError: the question or its options are not acceptable (the message says why).
+            DiscordError: Discord refused the thread or the card.
+        """
+        q = _validated(q)
+        for existing in self._store.all():
+            if (
+                existing.status == "pending"
+                and existing.project == self._settings.project_name
+                and _same_question(existing, q)
+            ):
+                return existing, False
+        decision_id = new_decision_id()
+        if q.thread_id:
+            thread = await self._rest.get_channel(q.thread_id)
+            thread_id = thread["id"]
+            channel_id = thread.get("parent_id") or thread_id
+        else:
+            name = f"{self._settings.project_name} · {q.session} · {q.question}"
+            thread = await self._rest.create_thread(
+                self._settings.channel_id, name, auto_archive_duration=THREAD_AUTO_ARCHIVE_MIN
+            )
+            thread_id, channel_id = thread["id"], self._settings.channel_id
+        guild_id = thread.get("guild_id") or "@me"
+        deadline = None
+        if q.timeout_seconds is not None:
+            deadline = (datetime.now(UTC) + timedelta(seconds=q.timeout_seconds)).isoformat(
+                timespec="milliseconds"
+            )
+        draft = Decision(
+            id=decision_id,
+            project=self._settings.project_name,
+            session=q.session,
+            question=q.question,
+            context=q.context,
+            options=q.options,
+            channel_id=channel_id,
+            thread_id=thread_id,
+            card_message_id="",
+            thread_url=f"https://discord.com/channels/{guild_id}/{thread_id}",
+            asked_at=utc_now(),
+            deadline=deadline,
+            on_timeout=q.on_timeout,
+            mention=q.mention,
+            reaction_emojis=cards.reaction_emojis(q.options),
+        )
+        owners = self._settings.owner_ids
+        card = await self._rest.create_message(
+            thread_id,
+            cards.render_card(draft, owners),
+            allowed_mentions={"users": sorted(owners)} if q.mention else {"parse": []},
+        )
+        decision = draft.replace(card_message_id=card["id"], seen_message_id=card["id"])
+        self._store.create(decision)
+        log.info("asked decision %s in thread %s", decision.id, thread_id)
+        if decision.reaction_emojis:
+            self._background.spawn(self._add_reactions(decision), f"reactions-{decision.id}")
+        return decision, True
+
+    async def _add_reactions(self, decision: Decision) -> None:
+        for emoji in decision.reaction_emojis:
+            if self._store.load(decision.id).is_final:
+                return
+            await self._rest.add_reaction(decision.thread_id, decision.card_message_id, emoji)
+
+    # ---- waiting ----------------------------------------------------------------------------
+
+    async def wait(
+        self,
+        decision_id: str,
+        *,
+        max_wait: float,
+        progress: Progress | None = None,
+        progress_every: float = 20.0,
+    ) -> Decision:
+        """Wait up to ``max_wait`` seconds for the decision to become final.
+
+        Returns the decision: final, or still pending when the bound ran out. Cancelling the
+        call (a client timeout, Esc) leaves the decision pending; nothing is lost.
+        """
+        start = self._clock()
+        next_poll = start
+        next_progress = start + progress_every
+        stamp = self._store.stamp(decision_id)
+        while True:
+            decision = self._store.load(decision_id)
+            if decision.is_final:
+                return decision
+            if decision.deadline_passed(datetime.now(UTC)):
+                return await self.expire(decision)
+            now = self._clock()
+            if now >= next_poll:
+                decision = await self.poll(decision)
+                if decision.is_final:
+                    return decision
+                next_poll = self._clock() + self._settings.poll_interval
+            now = self._clock()
+            if now - start >= max_wait:
+                return decision
+            if progress is not None and now >= next_progress:
+                await progress(now - start, decision)
+                next_progress = now + progress_every
+            wake = min(next_poll, start + max_wait, next_progress if progress else next_poll)
+            if decision.deadline:
+                left = (
+                    datetime.fromisoformat(decision.deadline) - datetime.now(UTC)
+                ).total_seconds()
+                wake = min(wake, now + max(left, 0.0))
+            stamp = await self._until_changed(decision_id, stamp, max(wake - now, 0.0))
+
+    async def _until_changed(
+        self, decision_id: str, stamp: tuple[int, int, int] | None, seconds: float
+    ) -> tuple[int, int, int] | None:
+        """Sleep up to ``seconds``, returning early when the decision's file changes."""
+        event = self._changed.setdefault(decision_id, asyncio.Event())
+        end = self._clock() + seconds
+        while True:
+            current = self._store.stamp(decision_id)
+            if current != stamp:
+                return current
+            left = end - self._clock()
+            if left <= 0:
+                return current
+            event.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(left, FILE_WATCH_INTERVAL_S)):
+                    await event.wait()
+
+    def _notify(self, decision_id: str) -> None:
+        event = self._changed.get(decision_id)
+        if event is not None:
+            event.set()
+
+    # ---- polling ----------------------------------------------------------------------------
+
+    async def poll(self, decision: Decision) -> Decision:
+        """Look at the thread once (new replies, reactions on the card) and act on them.
+
+        Errors talking to Discord are logged and the decision returned unchanged, except a
+        wrong token, which stops everything.
+        """
+        lock = self._poll_locks.setdefault(decision.id, asyncio.Lock())
+        async with lock:
+            try:
+                return await self._poll(self._store.load(decision.id))
+            except Unauthorized:
+                raise
+            except DiscordError as exc:
+                log.warning("polling decision %s failed: %s", decision.id, exc)
+                return self._store.load(decision.id)
+
+    async def _poll(self, decision: Decision) -> Decision:
+        if decision.is_final:
+            return decision
+        cursor = decision.seen_message_id or decision.card_message_id
+        messages = await self._rest.list_messages(decision.thread_id, after=cursor, limit=100)
+        for message in sorted(messages, key=lambda m: int(m["id"])):
+            decision = await self._apply(
+                decision,
+                judge_message(decision, dict(message), self._settings.owner_ids, self._bot_user_id),
+                seen=message["id"],
+            )
+            if decision.is_final:
+                return decision
+        if decision.reaction_emojis:
+            card = await self._rest.get_message(decision.thread_id, decision.card_message_id)
+            decision = await self._poll_reactions(decision, card)
+        return decision
+
+    async def _poll_reactions(self, decision: Decision, card: Message) -> Decision:
+        for reaction in card.get("reactions", []):
+            emoji = reaction.get("emoji", {}).get("name") or ""
+            others = reaction.get("count", 0) - (1 if reaction.get("me") else 0)
+            if emoji not in decision.reaction_emojis or others <= 0:
+                continue
+            users = await self._rest.list_reaction_users(
+                decision.thread_id, decision.card_message_id, emoji
+            )
+            for user in users:
+                if user.get("bot") or (
+                    user["id"] not in self._settings.owner_ids
+                    and user["id"] in {a.user_id for a in decision.refused if a.via == "reaction"}
+                ):
+                    continue
+                name = str(user.get("global_name") or user.get("username") or user["id"])
+                verdict = judge_reaction(
+                    decision, user["id"], name, emoji, self._settings.owner_ids
+                )
+                decision = await self._apply(decision, verdict)
+                if decision.is_final:
+                    return decision
+        return decision
+
+    async def _apply(
+        self, decision: Decision, verdict: Verdict, *, seen: str | None = None
+    ) -> Decision:
+        """Store a verdict's changes (compare-and-set for answers), then do its Discord part."""
+        changes = dict(verdict.changes)
+        if seen is not None:
+            changes["seen_message_id"] = seen
+        if verdict.kind == "resolve":
+            stored, won = self._store.finish(decision.id, **changes)
+            if won:
+                log.info("decision %s answered via %s", decision.id, stored.via)
+                self._notify(decision.id)
+                self._background.spawn(self._show_final(stored), f"final-{decision.id}")
+            return stored
+        if changes:
+
+            def change(current: Decision) -> Decision | None:
+                return None if current.is_final else current.replace(**changes)
+
+            decision, _written = self._store.update(decision.id, change)
+        if verdict.reply and not decision.is_final:
+            await self._rest.create_message(
+                decision.thread_id,
+                verdict.reply,
+                allowed_mentions={"parse": []},
+                reply_to=seen,
+            )
+        return decision
+
+    async def _show_final(self, decision: Decision) -> None:
+        await self._rest.edit_message(
+            decision.thread_id,
+            decision.card_message_id,
+            content=cards.render_final(decision),
+            components=[],
+            allowed_mentions={"parse": []},
+        )
+
+    # ---- ending -----------------------------------------------------------------------------
+
+    async def expire(self, decision: Decision) -> Decision:
+        """The agent's own deadline passed: mark it expired and say so on the card."""
+        stored, won = self._store.finish(decision.id, status="expired", answered_at=utc_now())
+        if won:
+            self._notify(decision.id)
+            self._background.spawn(self._show_final(stored), f"final-{decision.id}")
+        return stored
+
+    async def cancel(self, decision_id: str, reason: str | None) -> Decision:
+        """Withdraw a question; the card says so and waiting calls return ``cancelled``."""
+        stored, won = self._store.finish(
+            decision_id, status="cancelled", cancel_reason=reason, answered_at=utc_now()
+        )
+        if won:
+            self._notify(decision_id)
+            await self._show_final(stored)
+        return stored
+
+    def mark_delivered(self, decision: Decision) -> Decision:
+        """Record that an agent received this final result."""
+        if not decision.is_final or decision.delivered:
+            return decision
+
+        def change(current: Decision) -> Decision | None:
+            return current.replace(delivered=True) if current.is_final else None
+
+        stored, _ = self._store.update(decision.id, change)
+        return stored
+
+    async def recover(self) -> list[Decision]:
+        """Look once at every open decision of this project (after a restart, or on request).
+
+        Answers given while no server was running are found in the threads' history.
+        """
+        found: list[Decision] = []
+        for decision in self._store.all():
+            if decision.project != self._settings.project_name or decision.is_final:
+                continue
+            if decision.deadline_passed(datetime.now(UTC)):
+                found.append(await self.expire(decision))
+            else:
+                found.append(await self.poll(decision))
+        return found
+
+
+def _validated(q: Question) -> Question:
+    question = q.question.strip()
+    if not question:
+        raise DecisionError("question is empty: say what you need the owner to decide")
+    if len(question) > 1500:
+        raise DecisionError("question is longer than 1500 characters: put details in context")
+    options = tuple(" ".join(o.split()) for o in q.options)
+    if len(options) > cards.MAX_OPTIONS:
+        raise DecisionError(
+            f"{len(options)} options given; at most {cards.MAX_OPTIONS} fit. Group them, or ask "
+            "without options for a free-text answer"
+        )
+    if any(not o for o in options):
+        raise DecisionError("an option is empty; give every option a short label")
+    if any(len(o) > cards.MAX_OPTION_LENGTH for o in options):
+        raise DecisionError(
+            f"an option is longer than {cards.MAX_OPTION_LENGTH} characters; keep options short "
+            "and put explanations in context"
+        )
+    if len({o.casefold() for o in options}) != len(options):
+        raise DecisionError("two options are the same; make every option distinct")
+    if q.timeout_seconds is not None and not (0 < q.timeout_seconds <= 30 * 86400):
+        raise DecisionError("timeout_seconds must be positive and at most 30 days, or null")
+    context = q.context.strip() if q.context else None
+    return Question(
+        question=question,
+        context=context or None,
+        options=options,
+        thread_id=q.thread_id.strip() if q.thread_id else None,
+        timeout_seconds=q.timeout_seconds,
+        on_timeout=q.on_timeout.strip() if q.on_timeout else None,
+        mention=q.mention,
+        session=q.session,
+    )
+
+
+def _same_question(decision: Decision, q: Question) -> bool:
+    return " ".join(decision.question.split()).casefold() == " ".join(
+        q.question.split()
+    ).casefold() and tuple(o.casefold() for o in decision.options) == tuple(
+        o.casefold() for o in q.options
+    )
+
+
+def option_summary(options: Sequence[str]) -> list[dict[str, Any]]:
+    """Options as the tools report them: letter, number and text."""
+    return [
+        {"label": cards.option_label(i), "number": i + 1, "text": text}
+        for i, text in enumerate(options)
+    ]

@@ -1,0 +1,1 @@
+"""The state directory: every file written atomically, versioned, and locked where shared."""

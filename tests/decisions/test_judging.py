@@ -1,0 +1,154 @@
+"""Cards and judgements: what the owner sees, and who may answer how."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from discord_mcp.decisions.answers import (
+    MAX_CLARIFICATIONS,
+    judge_choice,
+    judge_message,
+    judge_reaction,
+)
+from discord_mcp.decisions.cards import (
+    CARD_LIMIT,
+    KEYCAPS,
+    NO,
+    YES,
+    reaction_emojis,
+    render_card,
+    render_final,
+)
+from tests.decisions.test_store import make_decision
+
+OWNER = "111111111111111111"
+STRANGER = "222222222222222222"
+OWNERS = frozenset({OWNER})
+
+
+def message(content: str, author: str = OWNER, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "900000000000000001",
+        "content": content,
+        "author": {"id": author, "username": "someone"},
+        **extra,
+    }
+
+
+def test_reactions_follow_the_number_of_options() -> None:
+    assert reaction_emojis([]) == ()
+    assert reaction_emojis(["only"]) == ()
+    assert reaction_emojis(["Now", "Later"]) == (YES, NO)
+    assert reaction_emojis(["Reject", "Approve"]) == (NO, YES)
+    assert reaction_emojis(["a", "b", "c"]) == KEYCAPS[:3]
+    assert reaction_emojis([str(i) for i in range(10)]) == KEYCAPS
+    assert reaction_emojis([str(i) for i in range(11)]) == ()
+
+
+def test_the_card_says_how_to_answer_and_who_may() -> None:
+    decision = make_decision(options=("Reject", "Approve"), reaction_emojis=(NO, YES))
+    card = render_card(decision, OWNERS)
+    assert "`yes` for B or `no` for A" in card
+    assert f"react {YES} for B / {NO} for A" in card
+    assert f"<@{OWNER}>" in card
+    assert decision.id in card
+    assert "will not proceed" in card
+
+
+def test_the_card_fits_one_message_whatever_the_agent_sends() -> None:
+    decision = make_decision(
+        question="q" * 1500,
+        context="c" * 5000,
+        options=tuple("o" * 100 + str(i) for i in range(25)),
+    )
+    assert len(render_card(decision, OWNERS)) <= CARD_LIMIT
+    assert (
+        len(render_final(decision.replace(status="cancelled", cancel_reason="r" * 900)))
+        <= CARD_LIMIT
+    )
+
+
+def test_the_final_card_names_the_answer_and_who_gave_it() -> None:
+    decision = make_decision().replace(
+        status="answered",
+        selected_index=1,
+        selected_option="No",
+        answer="no",
+        answered_by=OWNER,
+        via="text",
+        answered_at="2026-11-22T16:02:00+00:00",
+    )
+    text = render_final(decision)
+    assert "**B** No" in text
+    assert f"<@{OWNER}>" in text
+    assert "2026-11-22 16:02 UTC" in text
+    assert "How to answer" not in text
+
+
+def test_an_owner_reply_resolves_with_the_parsed_option() -> None:
+    verdict = judge_message(make_decision(), message("2"), OWNERS, None)
+    assert verdict.kind == "resolve"
+    assert verdict.changes["selected_index"] == 1
+    assert verdict.changes["via"] == "text"
+    assert verdict.changes["answered_by"] == OWNER
+
+
+def test_bots_and_system_messages_are_ignored() -> None:
+    bot = message("1", author=STRANGER)
+    bot["author"]["bot"] = True
+    assert judge_message(make_decision(), bot, OWNERS, None).kind == "ignore"
+    assert judge_message(make_decision(), message("1", type=7), OWNERS, None).kind == "ignore"
+    assert judge_message(make_decision(), message("   "), OWNERS, None).kind == "ignore"
+
+
+def test_a_stranger_is_refused_recorded_and_told_only_once() -> None:
+    decision = make_decision()
+    first = judge_message(decision, message("yes", author=STRANGER), OWNERS, None)
+    assert first.kind == "refuse"
+    assert first.reply is not None
+    assert f"<@{OWNER}>" in first.reply
+    decision = decision.replace(**first.changes)
+    second = judge_message(decision, message("1", author=STRANGER), OWNERS, None)
+    assert second.kind == "refuse"
+    assert second.reply is None
+    assert len(second.changes["refused"]) == 2
+
+
+def test_unclear_replies_are_clarified_then_taken_as_free_text() -> None:
+    decision = make_decision(options=("Red", "Green", "Blue"))
+    for attempt in range(1, MAX_CLARIFICATIONS + 1):
+        verdict = judge_message(decision, message("no idea honestly"), OWNERS, None)
+        assert verdict.kind == "clarify"
+        assert verdict.changes == {"clarifications": attempt}
+        decision = decision.replace(**verdict.changes)
+    final = judge_message(decision, message("no idea honestly"), OWNERS, None)
+    assert final.kind == "resolve"
+    assert final.changes["selected_option"] is None
+    assert final.changes["answer"] == "no idea honestly"
+
+
+def test_reactions_map_to_their_option_and_only_for_owners() -> None:
+    decision = make_decision(options=("Reject", "Approve"), reaction_emojis=(NO, YES))
+    assert judge_reaction(decision, OWNER, "o", YES, OWNERS).changes["selected_option"] == "Approve"
+    assert judge_reaction(decision, STRANGER, "s", YES, OWNERS).kind == "refuse"
+    assert judge_reaction(decision, OWNER, "o", "🎉", OWNERS).kind == "ignore"
+
+
+@pytest.mark.parametrize("via", ["button", "select"])
+def test_clicks_resolve_for_owners_only(via: str) -> None:
+    decision = make_decision()
+    verdict = judge_choice(decision, OWNER, "o", OWNERS, via=via, index=0)  # type: ignore[arg-type]
+    assert verdict.changes["selected_option"] == "Yes"
+    assert judge_choice(decision, STRANGER, "s", OWNERS, via="button", index=0).kind == "refuse"
+    assert judge_choice(decision, OWNER, "o", OWNERS, via="button", index=7).kind == "ignore"
+
+
+def test_a_final_decision_ignores_everything() -> None:
+    done = make_decision().replace(status="cancelled")
+    assert judge_message(done, message("1"), OWNERS, None).kind == "ignore"
+    assert judge_reaction(done, OWNER, "o", YES, OWNERS).kind == "ignore"
+    assert (
+        judge_choice(done, OWNER, "o", OWNERS, via="modal", index=None, text="x").kind == "ignore"
+    )

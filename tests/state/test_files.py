@@ -1,0 +1,80 @@
+"""State files are written atomically, versioned, and never read as empty when corrupt."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from discord_mcp.errors import StateCorrupt, StateError
+from discord_mcp.state.files import append_line, locked, read_json, write_json
+
+
+def test_write_then_read_round_trips_with_private_permissions(tmp_path: Path) -> None:
+    path = tmp_path / "dir" / "doc.json"
+    write_json(path, {"version": 1, "name": "héllo"})
+    assert read_json(path, max_version=1) == {"version": 1, "name": "héllo"}
+    assert (path.stat().st_mode & 0o777) == 0o600
+    assert (path.parent.stat().st_mode & 0o777) == 0o700
+    assert [p.name for p in path.parent.iterdir()] == ["doc.json"]  # no temp file left
+
+
+def test_a_missing_file_reads_as_none(tmp_path: Path) -> None:
+    assert read_json(tmp_path / "absent.json", max_version=1) is None
+
+
+def test_documents_must_carry_a_version(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="version"):
+        write_json(tmp_path / "x.json", {"name": "no version"})
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"[1, 2]", b'{"no": "version"}', b""])
+def test_a_corrupt_file_is_moved_aside_and_reported(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "doc.json"
+    path.write_bytes(content)
+    with pytest.raises(StateCorrupt) as caught:
+        read_json(path, max_version=1)
+    assert not path.exists()
+    assert caught.value.moved_to is not None
+    assert Path(caught.value.moved_to).read_bytes() == content
+    assert "moved to" in str(caught.value)
+
+
+def test_a_file_from_a_newer_version_is_refused_not_misread(tmp_path: Path) -> None:
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps({"version": 7}))
+    with pytest.raises(StateError, match="upgrade"):
+        read_json(path, max_version=1)
+    assert path.exists()
+
+
+def _increment(path_str: str, times: int) -> None:
+    path = Path(path_str)
+    for _ in range(times):
+        with locked(path):
+            document = read_json(path, max_version=1) or {"version": 1, "count": 0}
+            document["count"] += 1
+            write_json(path, document)
+
+
+def test_locked_read_modify_write_loses_no_update_across_processes(tmp_path: Path) -> None:
+    path = tmp_path / "counter.json"
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_increment, args=(str(path), 40)) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+        assert worker.exitcode == 0
+    assert read_json(path, max_version=1) == {"version": 1, "count": 160}
+
+
+def test_append_line_writes_whole_json_lines(tmp_path: Path) -> None:
+    path = tmp_path / "events.ndjson"
+    append_line(path, {"a": 1})
+    append_line(path, {"b": "二"})
+    assert [json.loads(line) for line in path.read_text().splitlines()] == [{"a": 1}, {"b": "二"}]
+    assert os.stat(path).st_mode & 0o777 == 0o600
