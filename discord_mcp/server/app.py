@@ -1,0 +1,377 @@
+"""The MCP stdio server (the only module that imports the MCP framework).
+
+It answers ``initialize`` and ``tools/list`` before anything touches Discord: the heavy parts
+(:mod:`discord_mcp.server.runtime`) are imported on the first tool call, or by the recovery task
+that starts shortly after the handshake. Nothing here writes to stdout, which belongs to the
+protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from fastmcp import Context, FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.server.middleware import Middleware, MiddlewareContext
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from discord_mcp import __version__
+from discord_mcp.config import Settings
+from discord_mcp.errors import DiscordMCPError, Unauthorized
+from discord_mcp.server import results
+from discord_mcp.server.limits import max_block_seconds
+
+if TYPE_CHECKING:
+    from discord_mcp.decisions.model import Decision
+    from discord_mcp.server.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+RECOVERY_DELAY_S = 1.0
+"""Recovery waits this long after the first request, so it never slows the handshake."""
+PROGRESS_EVERY_S = 20.0
+"""Keep-alive progress notifications while waiting (clients that reset timers need < 30 s)."""
+
+INSTRUCTIONS = """\
+Tools to reach your human owner over Discord, on their phone.
+- Use ask_decision when you need a decision you must not guess (destructive or irreversible
+  actions, ambiguous requirements, trade-offs the owner cares about). Offer short, distinct
+  options when you can; the owner answers with a click, a reaction, a letter or a number.
+- ask_decision waits a bounded time. If it returns status "pending", the question is still open:
+  call wait_decision with the decision_id to keep waiting. Never treat "pending" as an answer.
+- Use notify for one-way news, report_progress for a long task's status card, and check_pending
+  at the start of a session to pick up answers that arrived while you were away.
+"""
+
+
+class _Handshake(Middleware):
+    """Notices the first request, which lets background recovery start."""
+
+    def __init__(self, seen: asyncio.Event) -> None:
+        self._seen = seen
+
+    async def on_request(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
+        self._seen.set()
+        return await call_next(context)
+
+
+@contextlib.contextmanager
+def _tool_errors() -> Iterator[None]:
+    """Our errors become tool errors whose message an agent can act on."""
+    try:
+        yield
+    except DiscordMCPError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def _client_name(ctx: Context) -> str | None:
+    with contextlib.suppress(RuntimeError, AttributeError):
+        params = ctx.session.client_params
+        if params is not None:
+            return params.client_info.name
+    return None
+
+
+def session_label(environ: Mapping[str, str], client_name: str | None) -> str:
+    """Who is asking, short: the Claude Code session id, else the client and process id."""
+    claude_session = environ.get("CLAUDE_CODE_SESSION_ID", "").strip()
+    if claude_session:
+        return claude_session[:8]
+    client = (client_name or "agent").split()[0][:20]
+    return f"{client}-{os.getpid()}"
+
+
+def build_server(
+    settings: Settings,
+    *,
+    environ: Mapping[str, str] | None = None,
+    progress_every: float = PROGRESS_EVERY_S,
+) -> FastMCP:
+    """The MCP server with every tool, bound to ``settings``.
+
+    Args:
+        environ: the environment to read client hints from (default: the process's).
+        progress_every: seconds between keep-alive progress notifications while waiting.
+    """
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    first_request = asyncio.Event()
+    holder: dict[str, Runtime] = {}
+
+    def runtime() -> Runtime:
+        if "runtime" not in holder:
+            from discord_mcp.server.runtime import Runtime
+
+            holder["runtime"] = Runtime(settings)
+        return holder["runtime"]
+
+    async def recover_in_background() -> None:
+        await first_request.wait()
+        await asyncio.sleep(RECOVERY_DELAY_S)
+        try:
+            found = await runtime().service.recover()
+        except Unauthorized as exc:
+            log.error("%s", exc)
+            return
+        except DiscordMCPError as exc:
+            log.warning("recovery of open decisions failed: %s", exc)
+            return
+        answered = [d.id for d in found if d.status == "answered"]
+        if answered:
+            log.info("found answers given while no server ran: %s", ", ".join(answered))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_server: FastMCP) -> AsyncIterator[dict[str, Any]]:
+        recovery = asyncio.create_task(recover_in_background(), name="recovery")
+        try:
+            yield {}
+        finally:
+            recovery.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await recovery
+            if "runtime" in holder:
+                await holder["runtime"].aclose()
+
+    mcp = FastMCP(
+        "discord",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        middleware=[_Handshake(first_request)],
+        mask_error_details=True,
+    )
+
+    def block_bound(ctx: Context, requested: float | None) -> float:
+        bound = max_block_seconds(_client_name(ctx), env, settings.max_block_seconds)
+        return bound if requested is None else max(0.0, min(requested, bound))
+
+    async def waited(decision_id: str, ctx: Context, max_wait: float) -> Decision:
+        service = runtime().service
+
+        async def keep_alive(elapsed: float, decision: Decision) -> None:
+            await ctx.report_progress(
+                progress=round(elapsed, 1),
+                message=f"waiting for the owner's answer in Discord: {decision.thread_url}",
+            )
+
+        decision = await service.wait(
+            decision_id, max_wait=max_wait, progress=keep_alive, progress_every=progress_every
+        )
+        return service.mark_delivered(decision)
+
+    @mcp.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, open_world_hint=True
+        )
+    )
+    async def ask_decision(
+        question: Annotated[
+            str, Field(description="The decision you need, as one clear question.")
+        ],
+        ctx: Context,
+        context: Annotated[
+            str | None,
+            Field(
+                description="What you are doing and why it matters: the owner reads this on a "
+                "phone, so keep it short."
+            ),
+        ] = None,
+        options: Annotated[
+            list[str] | None,
+            Field(
+                description="Up to 25 short, distinct choices (the owner picks one by letter, "
+                "number, reaction or click). Omit for a free-text answer.",
+                max_length=25,
+            ),
+        ] = None,
+        thread_id: Annotated[
+            str | None,
+            Field(description="Ask in this existing Discord thread instead of a new one."),
+        ] = None,
+        timeout_seconds: Annotated[
+            float | None,
+            Field(
+                description="Give up after this many seconds (status 'expired'). Omit to "
+                "wait until answered; waiting is safe and costs nothing.",
+                gt=0,
+            ),
+        ] = None,
+        on_timeout: Annotated[
+            str | None,
+            Field(description="What you will do if it expires; shown to the owner."),
+        ] = None,
+        mention: Annotated[bool, Field(description="Ping the owner (their phone buzzes).")] = True,
+    ) -> dict[str, Any]:
+        """Ask your owner a question in Discord and wait for the answer.
+
+        Returns when the owner answers, or with status "pending" before your client's time
+        limit. On "pending", call wait_decision with the decision_id; never proceed on a pending
+        decision or guess its answer. Asking the same question again while it is pending
+        returns the existing decision. Statuses: answered (see answer / selected_option /
+        selected_index), pending, cancelled, expired.
+        """
+        from discord_mcp.decisions.service import Question
+
+        with _tool_errors():
+            decision, created = await runtime().service.ask(
+                Question(
+                    question=question,
+                    context=context,
+                    options=tuple(options or ()),
+                    thread_id=thread_id,
+                    timeout_seconds=timeout_seconds,
+                    on_timeout=on_timeout,
+                    mention=mention,
+                    session=session_label(env, _client_name(ctx)),
+                )
+            )
+            decision = await waited(decision.id, ctx, block_bound(ctx, None))
+            return results.decision_result(decision, duplicate=not created)
+
+    @mcp.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, open_world_hint=True
+        )
+    )
+    async def wait_decision(
+        decision_id: Annotated[str, Field(description="The id ask_decision returned.")],
+        ctx: Context,
+        max_wait_seconds: Annotated[
+            float | None,
+            Field(description="Wait at most this long (capped below your client's limit).", ge=0),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Keep waiting for the owner's answer to a decision asked earlier.
+
+        Returns the same result as ask_decision. If the status is still "pending", call
+        wait_decision again (you may do unrelated work in between); do not proceed on it.
+        """
+        with _tool_errors():
+            decision = await waited(decision_id.strip(), ctx, block_bound(ctx, max_wait_seconds))
+            return results.decision_result(decision)
+
+    @mcp.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, open_world_hint=True
+        )
+    )
+    async def cancel_decision(
+        decision_id: Annotated[str, Field(description="The decision to withdraw.")],
+        reason: Annotated[
+            str | None, Field(description="Why it is no longer needed; shown to the owner.")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Withdraw a question you no longer need answered.
+
+        The card in Discord says it was withdrawn, and waiting calls return "cancelled". A
+        decision that was already answered stays answered (the result says so).
+        """
+        with _tool_errors():
+            service = runtime().service
+            decision = await service.cancel(decision_id.strip(), reason)
+            return results.decision_result(service.mark_delivered(decision))
+
+    @mcp.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, open_world_hint=True
+        )
+    )
+    async def notify(
+        message: Annotated[str, Field(description="What the owner should know.")],
+        level: Annotated[
+            Literal["info", "warning", "success", "error"], Field(description="How it looks.")
+        ] = "info",
+        thread_id: Annotated[
+            str | None, Field(description="Post in this thread instead of the main channel.")
+        ] = None,
+        mention: Annotated[bool, Field(description="Ping the owner.")] = False,
+    ) -> dict[str, Any]:
+        """Send the owner a one-way message (no answer expected). Long text is split."""
+        from discord_mcp.notices import notify as send
+
+        with _tool_errors():
+            rt = runtime()
+            return await send(
+                rt.rest, settings, message, level=level, thread_id=thread_id, mention=mention
+            )
+
+    @mcp.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, open_world_hint=True
+        )
+    )
+    async def report_progress(
+        title: Annotated[str, Field(description="The task's name.")],
+        summary: Annotated[str, Field(description="Where it stands, in a sentence or two.")],
+        details: Annotated[
+            list[str] | None, Field(description="Short bullet points (steps done, next).")
+        ] = None,
+        status: Annotated[
+            Literal["running", "blocked", "needs_input", "done", "failed"],
+            Field(description="The task's state; a change posts a new message."),
+        ] = "running",
+        task_id: Annotated[
+            str | None, Field(description="Stable id for the card (default: from the title).")
+        ] = None,
+        mention: Annotated[
+            bool, Field(description="Ping the owner when the status changes.")
+        ] = False,
+    ) -> dict[str, Any]:
+        """Keep one status card per task up to date in Discord.
+
+        Same status: the card is edited in place (quietly). New status: a new card is posted,
+        which notifies the owner. Use needs_input together with ask_decision, not instead.
+        """
+        from discord_mcp.notices import ProgressUpdate
+        from discord_mcp.notices import report_progress as report
+
+        with _tool_errors():
+            update = ProgressUpdate(
+                title=title,
+                summary=summary,
+                details=tuple(details or ()),
+                status=status,
+                task_id=task_id,
+                mention=mention,
+            )
+            return await report(runtime().rest, settings, update)
+
+    @mcp.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, open_world_hint=True
+        )
+    )
+    async def check_pending() -> dict[str, Any]:
+        """List this project's open decisions, and answers that arrived while you were away.
+
+        Call it at the start of a session. Answers listed under answered_while_away are final:
+        act on them. For each pending decision you still need, call wait_decision.
+        """
+        with _tool_errors():
+            service = runtime().service
+            await service.recover()
+            pending, away = [], []
+            for decision in service.store.all():
+                if decision.project != settings.project_name:
+                    continue
+                if decision.status == "pending":
+                    pending.append(results.pending_summary(decision))
+                elif not decision.delivered:
+                    away.append(results.decision_result(service.mark_delivered(decision)))
+            return {
+                "project": settings.project_name,
+                "pending": pending,
+                "answered_while_away": away,
+            }
+
+    return mcp
+
+
+def serve(settings: Settings) -> None:
+    """Run the stdio server until the client closes it."""
+    build_server(settings).run(transport="stdio", show_banner=False)

@@ -1,0 +1,84 @@
+"""What the tools return: JSON objects an agent can read (a public contract; see CHANGELOG).
+
+A decision result has the same shape from ``ask_decision`` and ``wait_decision``. Its
+``instruction`` says, in one sentence, what the agent should do next; for ``pending`` that is
+to call ``wait_decision`` and not to proceed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from discord_mcp.decisions.model import Decision
+
+DECISION_FIELDS = (
+    "status",
+    "decision_id",
+    "question",
+    "answer",
+    "selected_option",
+    "selected_index",
+    "answered_by",
+    "via",
+    "thread_url",
+    "asked_at",
+    "answered_at",
+    "instruction",
+)
+
+
+def decision_result(decision: Decision, *, duplicate: bool = False) -> dict[str, Any]:
+    """The result of ``ask_decision`` / ``wait_decision`` for ``decision``."""
+    result: dict[str, Any] = {
+        "status": decision.status,
+        "decision_id": decision.id,
+        "question": decision.question,
+        "answer": decision.answer,
+        "selected_option": decision.selected_option,
+        "selected_index": decision.selected_index,
+        "answered_by": decision.answered_by_name or decision.answered_by,
+        "via": decision.via,
+        "thread_url": decision.thread_url,
+        "asked_at": decision.asked_at,
+        "answered_at": decision.answered_at,
+        "instruction": _instruction(decision),
+    }
+    if duplicate:
+        result["note"] = (
+            "This question was already pending, so the existing decision was reused instead of "
+            "asking twice."
+        )
+    return result
+
+
+def _instruction(decision: Decision) -> str:
+    if decision.status == "pending":
+        return (
+            f"No answer yet. Call wait_decision with decision_id {decision.id!r} to keep "
+            "waiting. Do not proceed with this decision and do not guess the answer; you may "
+            "do unrelated work first."
+        )
+    if decision.status == "answered":
+        if decision.selected_option is not None:
+            return f"The owner chose {decision.selected_option!r}. Proceed accordingly."
+        return (
+            "The owner answered in their own words (see answer); follow it as the owner's "
+            "decision, and ask again if it is unclear."
+        )
+    if decision.status == "cancelled":
+        return "This question was withdrawn; do not wait for it."
+    then = f" You said you would: {decision.on_timeout}" if decision.on_timeout else ""
+    return f"Nobody answered before the deadline (timeout_seconds).{then}"
+
+
+def pending_summary(decision: Decision) -> dict[str, Any]:
+    """A pending decision as ``check_pending`` lists it."""
+    return {
+        "decision_id": decision.id,
+        "question": decision.question,
+        "options": list(decision.options),
+        "session": decision.session,
+        "asked_at": decision.asked_at,
+        "deadline": decision.deadline,
+        "thread_url": decision.thread_url,
+    }

@@ -1,0 +1,37 @@
+"""The server's working parts, built on first use so the MCP handshake never waits for them.
+
+Importing httpx and the decision machinery costs more than the whole FastMCP handshake, so the
+server module imports this one only when a tool is first called or when recovery starts in the
+background after the handshake. Nothing here touches the network when constructed.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from discord_mcp.config import Settings
+from discord_mcp.decisions.service import Background, DecisionService
+from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.state.files import ensure_dir
+from discord_mcp.transport.rest import RestClient
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    """REST client, decision store and service for one server process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        ensure_dir(settings.home)
+        self.store = DecisionStore(settings.home)
+        self.background = Background()
+        self.rest = RestClient(settings.token, api_base=settings.api_base)
+        self.service = DecisionService(
+            settings=settings, rest=self.rest, store=self.store, background=self.background
+        )
+
+    async def aclose(self) -> None:
+        """Finish background work (bounded) and close connections."""
+        await self.background.drain()
+        await self.rest.aclose()

@@ -1,0 +1,223 @@
+"""The MCP tools through FastMCP's in-memory client, against the emulator."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastmcp import Client
+from fastmcp.exceptions import ToolError
+
+from discord_mcp.config import Settings
+from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.emulator import RunningEmulator
+from discord_mcp.server.app import build_server
+from tests.support.people import People
+from tests.support.settings import settings_for
+
+CONTRACT = Path(__file__).parent.parent / "data" / "contract" / "tools.json"
+
+
+@pytest.fixture
+def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
+    return make_emulator(rate_limit_scale=0.01)
+
+
+@pytest.fixture
+def people(discord: RunningEmulator) -> Iterator[People]:
+    acting = People(discord)
+    yield acting
+    acting.close()
+
+
+@pytest.fixture
+def settings(discord: RunningEmulator, tmp_path: Path) -> Settings:
+    return settings_for(discord, tmp_path / "home", DISCORD_MCP_MAX_BLOCK_SECONDS="20")
+
+
+@pytest.fixture
+async def client(settings: Settings) -> AsyncIterator[Client[Any]]:
+    async with Client(build_server(settings, environ={})) as connected:
+        yield connected
+
+
+async def call(client: Client[Any], tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert isinstance(result.structured_content, dict)
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert json.loads(text) == result.structured_content  # the text block carries the same JSON
+    return result.structured_content
+
+
+async def new_thread(people: People, seconds: float = 5.0) -> dict[str, Any]:
+    async with asyncio.timeout(seconds):
+        while not people.threads():
+            await asyncio.sleep(0.02)
+    return people.threads()[-1]
+
+
+def describe(tool: Any) -> dict[str, Any]:
+    schema = tool.input_schema
+    return {
+        "name": tool.name,
+        "parameters": sorted(schema.get("properties", {})),
+        "required": sorted(schema.get("required", [])),
+        "read_only": bool(tool.annotations and tool.annotations.read_only_hint),
+    }
+
+
+async def test_the_tool_list_is_the_documented_contract(client: Client[Any]) -> None:
+    tools = sorted((describe(t) for t in await client.list_tools()), key=lambda t: t["name"])
+    assert tools == json.loads(CONTRACT.read_text())
+    for tool in await client.list_tools():
+        assert tool.description
+        assert len(tool.description) > 60, tool.name
+
+
+async def test_ask_decision_returns_the_owners_answer(client: Client[Any], people: People) -> None:
+    asking = asyncio.create_task(
+        call(client, "ask_decision", question="Deploy now?", options=["Deploy", "Wait"])
+    )
+    thread = await new_thread(people)
+    people.say(thread["id"], "wait")
+    result = await asyncio.wait_for(asking, 15)
+    assert result["status"] == "answered"
+    assert result["selected_option"] == "Wait"
+    assert result["selected_index"] == 1
+    assert result["via"] == "text"
+    assert result["answered_by"]
+    assert result["thread_url"].endswith(thread["id"])
+    for field in ("decision_id", "answer", "asked_at", "answered_at", "instruction", "question"):
+        assert field in result
+
+
+async def test_a_wait_past_the_bound_is_pending_with_an_instruction_then_wait_decision_gets_it(
+    discord: RunningEmulator, tmp_path: Path, people: People
+) -> None:
+    settings = settings_for(discord, tmp_path / "home", DISCORD_MCP_MAX_BLOCK_SECONDS="0.3")
+    async with Client(build_server(settings, environ={})) as client:
+        pending = await call(client, "ask_decision", question="Rename the package?")
+        assert pending["status"] == "pending"
+        assert "wait_decision" in pending["instruction"]
+        assert pending["decision_id"] in pending["instruction"]
+        assert "do not guess" in pending["instruction"].lower()
+        thread = people.threads()[0]
+        people.say(thread["id"], "Call it discord-bridge")
+        answered = await call(
+            client, "wait_decision", decision_id=pending["decision_id"], max_wait_seconds=0.2
+        )
+        for _ in range(50):
+            if answered["status"] == "answered":
+                break
+            answered = await call(client, "wait_decision", decision_id=pending["decision_id"])
+        assert answered["status"] == "answered"
+        assert answered["answer"] == "Call it discord-bridge"
+        assert answered["selected_option"] is None
+
+
+async def test_waiting_sends_progress_keep_alives(discord: RunningEmulator, tmp_path: Path) -> None:
+    settings = settings_for(discord, tmp_path / "home", DISCORD_MCP_MAX_BLOCK_SECONDS="0.6")
+    seen: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, _total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+
+    server = build_server(settings, environ={}, progress_every=0.1)
+    async with Client(server, progress_handler=on_progress) as client:
+        result = await call(client, "ask_decision", question="Keep alive?")
+    assert result["status"] == "pending"
+    assert len(seen) >= 2
+    assert [p for p, _ in seen] == sorted(p for p, _ in seen)
+    assert all(m and "waiting for the owner" in m for _, m in seen)
+
+
+async def test_cancel_decision_withdraws_and_waiting_returns_cancelled(
+    client: Client[Any], people: People
+) -> None:
+    asking = asyncio.create_task(call(client, "ask_decision", question="Drop the table?"))
+    await new_thread(people)
+    decision_id = decision_id_on_card(people)
+    cancelled = await call(client, "cancel_decision", decision_id=decision_id, reason="not needed")
+    assert cancelled["status"] == "cancelled"
+    assert (await asyncio.wait_for(asking, 10))["status"] == "cancelled"
+
+
+def decision_id_on_card(people: People) -> str:
+    """The decision id printed at the foot of the newest thread's card."""
+    card = people.messages(people.threads()[-1]["id"])[0]["content"]
+    return card.split("decision `")[1].split("`")[0]
+
+
+async def test_an_unknown_decision_id_is_a_sentence_the_agent_can_act_on(
+    client: Client[Any],
+) -> None:
+    with pytest.raises(ToolError, match="check_pending"):
+        await client.call_tool("wait_decision", {"decision_id": "20260101-000000-abcdef"})
+
+
+async def test_a_bad_question_is_refused_with_the_reason(client: Client[Any]) -> None:
+    with pytest.raises(ToolError, match="distinct"):
+        await client.call_tool("ask_decision", {"question": "Q?", "options": ["a", "A"]})
+
+
+async def test_notify_posts_with_the_levels_icon_and_splits_long_text(
+    client: Client[Any], people: People, discord: RunningEmulator
+) -> None:
+    result = await call(client, "notify", message="Build finished", level="success")
+    assert result["ok"] is True
+    assert people.messages(discord.channel_id)[-1]["content"].startswith("✅ Build finished")
+    long = await call(client, "notify", message="word " * 900)
+    assert long["parts"] == 3
+
+
+async def test_notify_mentions_the_owner_only_when_asked(
+    client: Client[Any], people: People, discord: RunningEmulator
+) -> None:
+    await call(client, "notify", message="quiet")
+    assert f"<@{discord.owner_user_id}>" not in people.messages(discord.channel_id)[-1]["content"]
+    await call(client, "notify", message="loud", level="error", mention=True)
+    assert f"<@{discord.owner_user_id}>" in people.messages(discord.channel_id)[-1]["content"]
+
+
+async def test_report_progress_edits_in_place_and_posts_anew_on_a_status_change(
+    client: Client[Any], people: People, discord: RunningEmulator
+) -> None:
+    first = await call(client, "report_progress", title="Migrate DB", summary="step 1 of 3")
+    second = await call(
+        client, "report_progress", title="Migrate DB", summary="step 2 of 3", details=["users done"]
+    )
+    assert first["new_message"] is True
+    assert second["new_message"] is False
+    assert second["message_id"] == first["message_id"]
+    messages = people.messages(discord.channel_id)
+    assert len(messages) == 1
+    assert "step 2 of 3" in messages[0]["content"]
+    assert "users done" in messages[0]["content"]
+    done = await call(
+        client, "report_progress", title="Migrate DB", summary="finished", status="done"
+    )
+    assert done["new_message"] is True
+    assert len(people.messages(discord.channel_id)) == 2
+
+
+async def test_check_pending_lists_open_questions_and_answers_given_while_away(
+    discord: RunningEmulator, tmp_path: Path, people: People
+) -> None:
+    settings = settings_for(discord, tmp_path / "home", DISCORD_MCP_MAX_BLOCK_SECONDS="0.2")
+    async with Client(build_server(settings, environ={})) as client:
+        first = await call(client, "ask_decision", question="First?", options=["x", "y"])
+        second = await call(client, "ask_decision", question="Second?", options=["x", "y"])
+    store = DecisionStore(settings.home)
+    people.say(store.load(first["decision_id"]).thread_id, "y")
+    async with Client(build_server(settings, environ={})) as client:
+        report = await call(client, "check_pending")
+        assert [d["decision_id"] for d in report["pending"]] == [second["decision_id"]]
+        assert [
+            (d["decision_id"], d["selected_option"]) for d in report["answered_while_away"]
+        ] == [(first["decision_id"], "y")]
+        again = await call(client, "check_pending")
+        assert again["answered_while_away"] == []

@@ -1,0 +1,67 @@
+"""Acting as Discord's people through the emulator's control API (what a human would do)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from discord_mcp.emulator import RunningEmulator
+
+
+class People:
+    """Post, react and look around in the emulator as a given user (sync, for tests)."""
+
+    def __init__(self, emulator: RunningEmulator) -> None:
+        self._emulator = emulator
+        self._http = httpx.Client(base_url=emulator.base_url + "/_emulator", timeout=10)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def new_user(self, username: str) -> str:
+        response = self._http.post("/users", json={"username": username})
+        response.raise_for_status()
+        return str(response.json()["id"])
+
+    def say(self, channel_id: str, content: str, *, author: str | None = None) -> dict[str, Any]:
+        """Post ``content`` in ``channel_id`` (a thread id works) as ``author`` (default: owner)."""
+        response = self._http.post(
+            f"/channels/{channel_id}/messages",
+            json={"author_id": author or self._emulator.owner_user_id, "content": content},
+        )
+        response.raise_for_status()
+        return dict(response.json())
+
+    def react(
+        self, channel_id: str, message_id: str, emoji: str, *, user: str | None = None
+    ) -> None:
+        response = self._http.post(
+            "/reactions",
+            json={
+                "user_id": user or self._emulator.owner_user_id,
+                "channel_id": channel_id,
+                "message_id": message_id,
+                "emoji": emoji,
+            },
+        )
+        response.raise_for_status()
+
+    def messages(self, channel_id: str) -> list[dict[str, Any]]:
+        """Every message of a channel or thread, oldest first."""
+        response = self._http.get(f"/channels/{channel_id}/messages")
+        response.raise_for_status()
+        return list(response.json())
+
+    def state(self) -> dict[str, Any]:
+        response = self._http.get("/state")
+        response.raise_for_status()
+        return dict(response.json())
+
+    def fault(self, **fault: Any) -> dict[str, Any]:
+        response = self._http.post("/faults", json=fault)
+        response.raise_for_status()
+        return dict(response.json())
+
+    def threads(self) -> list[dict[str, Any]]:
+        return [c for c in self.state()["channels"] if c.get("type") in (11, 12)]
