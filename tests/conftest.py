@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from discord_mcp.emulator import RunningEmulator
 
 _OUR_VARIABLES = (
     "DISCORD_BOT_TOKEN",
@@ -25,3 +30,52 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in _OUR_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DISCORD_MCP_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def make_emulator() -> Iterator[Callable[..., RunningEmulator]]:
+    """Start local Discords for this test: ``discord = make_emulator(rate_limit_scale=0.01)``.
+
+    Keyword arguments are ``discord_mcp.emulator.EmulatorConfig`` fields (``token``,
+    ``rate_limit_scale``, ``global_limit``, ``invalid_request_limit``,
+    ``strict_archived_threads``, ``exchange_hook``...). Each emulator runs in its own thread on
+    a free port and stops at teardown. Every ``/api/v10`` exchange is checked against Discord's
+    OpenAPI spec (tests/support/openapi_check.py); if any broke it, the test fails at teardown
+    with a report. Pass ``check_openapi=False`` only to call routes Discord does not have.
+    """
+    from discord_mcp.emulator import Exchange, start_in_thread
+    from tests.support.openapi_check import OpenAPIChecker
+
+    checker = OpenAPIChecker()
+    started: list[RunningEmulator] = []
+
+    def make(*, check_openapi: bool = True, **config: Any) -> RunningEmulator:
+        own_hook = config.pop("exchange_hook", None)
+
+        def hook(exchange: Exchange) -> None:
+            if check_openapi:
+                checker(exchange)
+            if own_hook is not None:
+                own_hook(exchange)
+
+        running = start_in_thread(exchange_hook=hook, **config)
+        started.append(running)
+        return running
+
+    yield make
+    for running in started:
+        running.stop()
+    report = checker.report()
+    if report:
+        pytest.fail(report, pytrace=False)
+
+
+@pytest.fixture
+def emulator(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
+    """A running local Discord with default settings, checked against Discord's OpenAPI spec.
+
+    Use ``emulator.api_base``, ``.token``, ``.channel_id``, ``.owner_user_id``,
+    ``.base_url + "/_emulator/..."``. Rate limits run at Discord's real speed; for tiny windows
+    use ``make_emulator(rate_limit_scale=0.01)`` instead.
+    """
+    return make_emulator()

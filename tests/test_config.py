@@ -45,7 +45,8 @@ def test_token_is_accepted_with_or_without_bot_prefix(tmp_path: Path) -> None:
 def test_dotenv_file_is_read_and_environment_wins(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text(
         f"DISCORD_BOT_TOKEN={TOKEN}\nDISCORD_CHANNEL_ID=111111111111111111\n"
-        "DISCORD_OWNER_IDS=222222222222222222\nPROJECT_NAME=fromfile\n"
+        "DISCORD_OWNER_IDS=222222222222222222\nPROJECT_NAME=fromfile\n",
+        encoding="utf-8",
     )
     s = Settings.from_env({"PROJECT_NAME": "fromenv"}, cwd=tmp_path)
     assert s.channel_id == "111111111111111111"

@@ -290,8 +290,16 @@ class DecisionService:
     async def _poll(self, decision: Decision) -> Decision:
         if decision.is_final:
             return decision
-        cursor = decision.seen_message_id or decision.card_message_id
-        messages = await self._rest.list_messages(decision.thread_id, after=cursor, limit=100)
+        cursor = int(decision.seen_message_id or decision.card_message_id)
+        # One request usually does: the newest page holds the replies after the cursor *and* the
+        # card with its reactions, since decision threads are short. Only when more than a page
+        # arrived since the cursor do we read forward from it and fetch the card separately.
+        page = await self._rest.list_messages(decision.thread_id, limit=100)
+        card = next((m for m in page if m["id"] == decision.card_message_id), None)
+        if len(page) == 100 and all(int(m["id"]) > cursor for m in page):
+            page = await self._rest.list_messages(decision.thread_id, after=str(cursor), limit=100)
+            card = None
+        messages = [m for m in page if int(m["id"]) > cursor]
         for message in sorted(messages, key=lambda m: int(m["id"])):
             decision = await self._apply(
                 decision,
@@ -301,7 +309,8 @@ class DecisionService:
             if decision.is_final:
                 return decision
         if decision.reaction_emojis:
-            card = await self._rest.get_message(decision.thread_id, decision.card_message_id)
+            if card is None:
+                card = await self._rest.get_message(decision.thread_id, decision.card_message_id)
             decision = await self._poll_reactions(decision, card)
         return decision
 

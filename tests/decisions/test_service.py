@@ -299,3 +299,17 @@ async def test_recovery_only_looks_at_this_projects_decisions(
     async with running_service(mine) as service:
         assert await service.recover() == []
     assert DecisionStore(home).load(decision.id).status == "pending"
+
+
+async def test_an_answer_behind_more_than_a_page_of_chatter_is_still_found(
+    service: DecisionService, people: People
+) -> None:
+    chatty = people.new_user("chatty")
+    decision, _ = await service.ask(Question("Proceed?", options=("Go", "Stop")))
+    for i in range(105):
+        people.say(decision.thread_id, f"chatter {i}", author=chatty)
+    people.say(decision.thread_id, "stop")
+    result = await service.wait(decision.id, max_wait=20)
+    assert result.status == "answered"
+    assert result.selected_option == "Stop"
+    assert len(result.refused) == 105

@@ -65,7 +65,7 @@ def test_a_corrupt_decision_file_is_moved_aside_and_others_still_list(tmp_path: 
     store.create(good)
     bad = make_decision(id=new_decision_id())
     store.create(bad)
-    store.path(bad.id).write_text('{"version": 1, "id": "x"}')
+    store.path(bad.id).write_text('{"version": 1, "id": "x"}', encoding="utf-8")
     assert store.all() == [good]
     with pytest.raises(DecisionNotFound):
         store.load(bad.id)
@@ -76,7 +76,7 @@ def test_reading_a_corrupt_file_says_where_it_went(tmp_path: Path) -> None:
     store = DecisionStore(tmp_path)
     decision = make_decision()
     store.create(decision)
-    store.path(decision.id).write_text("garbage")
+    store.path(decision.id).write_text("garbage", encoding="utf-8")
     with pytest.raises(StateCorrupt, match="moved to"):
         store.load(decision.id)
 

@@ -62,7 +62,7 @@ def test_stdout_carries_only_protocol_messages_and_the_token_never_leaks(
     assert people.messages(discord.channel_id)[-1]["content"].endswith("hello from stdio")
     log_file = home / "logs" / "discord-mcp.log"
     assert log_file.exists()
-    for text in (peer.stderr.decode(), log_file.read_text()):
+    for text in (peer.stderr.decode(), log_file.read_text(encoding="utf-8")):
         assert discord.token not in text
 
 
@@ -90,7 +90,7 @@ def test_nothing_touches_discord_before_the_handshake_and_recovery_follows_it(
         assert people.state()["stats"]["rest_requests"] == before
         second.handshake()
         decision_file = next((home / "decisions").glob("*.json"))
-        wait_for(lambda: '"status": "answered"' in decision_file.read_text())
+        wait_for(lambda: '"status": "answered"' in decision_file.read_text(encoding="utf-8"))
     finally:
         second.close()
 

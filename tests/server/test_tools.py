@@ -72,7 +72,7 @@ def describe(tool: Any) -> dict[str, Any]:
 
 async def test_the_tool_list_is_the_documented_contract(client: Client[Any]) -> None:
     tools = sorted((describe(t) for t in await client.list_tools()), key=lambda t: t["name"])
-    assert tools == json.loads(CONTRACT.read_text())
+    assert tools == json.loads(CONTRACT.read_text(encoding="utf-8"))
     for tool in await client.list_tools():
         assert tool.description
         assert len(tool.description) > 60, tool.name

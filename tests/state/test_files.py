@@ -45,7 +45,7 @@ def test_a_corrupt_file_is_moved_aside_and_reported(tmp_path: Path, content: byt
 
 def test_a_file_from_a_newer_version_is_refused_not_misread(tmp_path: Path) -> None:
     path = tmp_path / "doc.json"
-    path.write_text(json.dumps({"version": 7}))
+    path.write_text(json.dumps({"version": 7}), encoding="utf-8")
     with pytest.raises(StateError, match="upgrade"):
         read_json(path, max_version=1)
     assert path.exists()
@@ -76,5 +76,8 @@ def test_append_line_writes_whole_json_lines(tmp_path: Path) -> None:
     path = tmp_path / "events.ndjson"
     append_line(path, {"a": 1})
     append_line(path, {"b": "二"})
-    assert [json.loads(line) for line in path.read_text().splitlines()] == [{"a": 1}, {"b": "二"}]
+    assert [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] == [
+        {"a": 1},
+        {"b": "二"},
+    ]
     assert os.stat(path).st_mode & 0o777 == 0o600

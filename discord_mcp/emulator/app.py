@@ -1,0 +1,304 @@
+"""The emulator as an ASGI app: Discord REST v10 under ``/api/v10``, the control API under
+``/_emulator``.
+
+Every REST request passes through :meth:`Emulator.handle`, in this order: the Cloudflare ban,
+route lookup (404/405), ``Authorization: Bot <token>`` (401), a scripted fault, the global
+limit, the route's bucket, then the handler. Rate-limit headers are added there, 401/403/429
+answers are counted toward the ban, and ``exchange_hook`` sees the result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+
+from discord_mcp.emulator import errors
+from discord_mcp.emulator.config import EmulatorConfig, Exchange
+from discord_mcp.emulator.control import control_routes
+from discord_mcp.emulator.faults import FaultBook, RouteFault
+from discord_mcp.emulator.interactions import InteractionDesk
+from discord_mcp.emulator.ratelimit import (
+    ROUTE_LIMITS,
+    RateLimiter,
+    limited_body,
+    limited_headers,
+)
+from discord_mcp.emulator.rest import (
+    Call,
+    Reply,
+    RestRoute,
+    find_route,
+    major_parameter,
+    split_path,
+)
+from discord_mcp.emulator.state import State
+
+API_PREFIX = "/api/v10"
+_log = logging.getLogger(__name__)
+
+_JSON = "application/json"
+_HTML = "text/html; charset=UTF-8"
+CLOUDFLARE_BAN_PAGE = (
+    "<!DOCTYPE html>\n<html><head><title>Access denied | discord.com used Cloudflare to "
+    "restrict access</title></head><body><h1>Error 1015</h1><h2>You are being rate limited."
+    "</h2><p>The owner of this website (discord.com) has banned you temporarily from accessing "
+    "this website.</p></body></html>\n"
+)
+
+
+@dataclass
+class Stats:
+    """Counters that make a client's behaviour measurable (``GET /_emulator/state``)."""
+
+    rest_requests: int = 0
+    rest_429: int = 0
+    rest_401: int = 0
+    rest_5xx: int = 0
+    cloudflare_bans: int = 0
+    gateway_identifies: int = 0
+    gateway_resumes: int = 0
+    gateway_connections_open: int = 0
+
+
+@dataclass
+class HtmlReply:
+    status: int
+    text: str
+
+
+class Emulator:
+    """One emulated Discord. ``app`` is the ASGI application; serve it with ``server.py``.
+
+    Use it from the event loop that serves ``app`` (nothing here is thread-safe).
+    """
+
+    def __init__(self, config: EmulatorConfig | None = None) -> None:
+        self.config = config or EmulatorConfig()
+        self.state = State(strict_archived_threads=self.config.strict_archived_threads)
+        self.desk = InteractionDesk(self.state, deadline=self.config.interaction_deadline)
+        self.limiter = RateLimiter(
+            scale=self.config.rate_limit_scale,
+            global_limit=self.config.global_limit,
+            invalid_limit=self.config.invalid_request_limit,
+        )
+        self.faults = FaultBook()
+        self.stats = Stats()
+        self.app = Starlette(
+            routes=[
+                Route(
+                    API_PREFIX + "/{path:path}",
+                    self._serve_rest,
+                    methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+                ),
+                Mount("/_emulator", routes=control_routes(self)),
+            ]
+        )
+
+    @property
+    def token(self) -> str:
+        return self.config.token
+
+    def stats_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self.stats)
+        data["interactions_failed"] = self.desk.failed
+        data["rest_invalid_requests"] = self.limiter.invalid_count()
+        data["cloudflare_banned"] = self.limiter.banned()
+        return data
+
+    def fault_state(self) -> dict[str, Any]:
+        return {
+            "rate_limit_scale": self.limiter.scale,
+            "strict_archived_threads": self.state.strict_archived_threads,
+            "route_faults": self.faults.to_json(),
+        }
+
+    # -- the REST choke point -----------------------------------------------------------------
+
+    async def _serve_rest(self, request: Request) -> Response:
+        raw = request.scope.get("raw_path") or request.url.path.encode()
+        # httpx's in-process transport puts the query string in raw_path; uvicorn does not.
+        path = raw.split(b"?", 1)[0].decode("latin-1")[len(API_PREFIX) :]
+        query = dict(request.query_params)
+        body = await request.body()
+        request_json = _parse_json(body)
+        outcome = self.handle(
+            method=request.method,
+            path=path,
+            query=query,
+            authorization=request.headers.get("authorization"),
+            content_type=request.headers.get("content-type", ""),
+            body=body,
+            host=request.headers.get("host", "127.0.0.1"),
+        )
+        if isinstance(outcome, HtmlReply):
+            headers = {"Content-Type": _HTML}
+            response: Response = Response(outcome.text, outcome.status, headers=headers)
+            response_json = None
+        else:
+            headers = dict(outcome.headers)
+            if outcome.json is None:
+                response = Response(None, outcome.status, headers=headers)
+            else:
+                headers["Content-Type"] = _JSON
+                content = json.dumps(outcome.json, ensure_ascii=False, separators=(",", ":"))
+                response = Response(content, outcome.status, headers=headers)
+            response_json = outcome.json
+        hook = self.config.exchange_hook
+        if hook is not None:
+            exchange = Exchange(
+                method=request.method,
+                path=path,
+                query=query,
+                request_json=request_json,
+                status=response.status_code,
+                response_json=response_json,
+                response_headers=headers,
+            )
+            try:
+                hook(exchange)
+            except Exception:
+                _log.exception("exchange_hook failed for %s %s", request.method, path)
+        return response
+
+    def handle(
+        self,
+        *,
+        method: str,
+        path: str,
+        query: dict[str, str],
+        authorization: str | None,
+        content_type: str,
+        body: bytes,
+        host: str,
+    ) -> Reply | HtmlReply:
+        """Answer one REST request (see the module docstring for the order of checks)."""
+        self.stats.rest_requests += 1
+        if self.limiter.banned():
+            self.stats.rest_429 += 1
+            return HtmlReply(429, CLOUDFLARE_BAN_PAGE)
+        try:
+            route, params = find_route(method, split_path(path))
+        except errors.DiscordError as exc:
+            return Reply(exc.status, exc.body())
+        if route.needs_auth and authorization != f"Bot {self.config.token}":
+            return self._counted(Reply(401, errors.unauthorized().body()))
+        fault = self.faults.take(route.name)
+        if fault is not None:
+            return self._fault_reply(route, params, fault)
+        if route.global_limit:
+            verdict = self.limiter.take_global()
+            if not verdict.allowed:
+                headers = limited_headers(verdict.reset_after, scope="global", is_global=True)
+                return self._counted(
+                    Reply(429, limited_body(verdict.reset_after, is_global=True), headers)
+                )
+        bucket_headers: dict[str, str] = {}
+        limit = ROUTE_LIMITS.get(route.name)
+        if limit is not None:
+            verdict = self.limiter.take(limit, major_parameter(params))
+            bucket_headers = verdict.headers(self.state.wall())
+            if not verdict.allowed:
+                headers = bucket_headers | limited_headers(
+                    verdict.reset_after, scope="user", is_global=False
+                )
+                return self._counted(
+                    Reply(429, limited_body(verdict.reset_after, is_global=False), headers)
+                )
+        reply = self._run(route, params, query, content_type, body, host)
+        reply.headers = bucket_headers | reply.headers
+        return self._counted(reply)
+
+    def _run(
+        self,
+        route: RestRoute,
+        params: dict[str, str],
+        query: dict[str, str],
+        content_type: str,
+        body: bytes,
+        host: str,
+    ) -> Reply:
+        try:
+            parsed = _body_for(content_type, body)
+            call = Call(self.state, self.desk, params, query, parsed, host)
+            return route.handler(call)
+        except errors.DiscordError as exc:
+            return Reply(exc.status, exc.body())
+
+    def _counted(self, reply: Reply) -> Reply:
+        status = reply.status
+        if status == 401:
+            self.stats.rest_401 += 1
+        if status == 429:
+            self.stats.rest_429 += 1
+        if status >= 500:
+            self.stats.rest_5xx += 1
+        shared = reply.headers.get("X-RateLimit-Scope") == "shared"
+        if status in (401, 403) or (status == 429 and not shared):
+            self.limiter.record_invalid()
+            if self.limiter.banned():
+                self.stats.cloudflare_bans += 1
+        return reply
+
+    def _fault_reply(
+        self, route: RestRoute, params: dict[str, str], fault: RouteFault
+    ) -> Reply | HtmlReply:
+        if fault.status == 429 and fault.cloudflare:
+            self.stats.rest_429 += 1
+            return HtmlReply(429, CLOUDFLARE_BAN_PAGE)
+        if fault.status != 429:
+            error = errors.generic(fault.status)
+            body = {
+                "message": fault.message if fault.message is not None else error.message,
+                "code": fault.code if fault.code is not None else error.code,
+            }
+            return self._counted(Reply(fault.status, body))
+        retry_after = (
+            fault.retry_after if fault.retry_after is not None else 1.0 * self.limiter.scale
+        )
+        scope = fault.scope or ("global" if fault.is_global else "user")
+        headers: dict[str, str] = {}
+        limit = ROUTE_LIMITS.get(route.name)
+        if limit is not None and not fault.is_global:
+            # A scripted 429 shows the bucket as it stands: with Remaining > 0 it is what
+            # Discord's docs call a sub-rate-limit.
+            headers = self.limiter.peek(limit, major_parameter(params)).headers(self.state.wall())
+        headers |= limited_headers(retry_after, scope=scope, is_global=fault.is_global)
+        body = limited_body(retry_after, is_global=fault.is_global)
+        if fault.code is not None:
+            body["code"] = fault.code
+        if fault.message is not None:
+            body["message"] = fault.message
+        return self._counted(Reply(429, body, headers))
+
+
+def _parse_json(body: bytes) -> Any | None:
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _body_for(content_type: str, body: bytes) -> Any | None:
+    """The JSON body of a request; 50109 for broken JSON, 50035 for another content type."""
+    if not body:
+        return None
+    if content_type.split(";", 1)[0].strip().lower() != _JSON:
+        raise errors.invalid_form(
+            (),
+            "CONTENT_TYPE_INVALID",
+            "Expected \"Content-Type\" header to be one of {'application/json'}.",
+        )
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise errors.invalid_json() from None

@@ -1,0 +1,74 @@
+"""What an emulator is started with, and what it reports about each REST exchange."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_TOKEN = "emulator-bot-token.not-a-real-discord-token"  # noqa: S105 (a fixed fake)
+"""The bot token an emulator accepts unless told otherwise (``Authorization: Bot <token>``)."""
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8800
+"""The port ``discord-mcp emulator`` listens on by default; tests use port 0 (any free port)."""
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request under ``/api/v10`` and the emulator's answer, as given to ``exchange_hook``.
+
+    ``path`` is the raw (still percent-encoded) path after ``/api/v10``, for example
+    ``/channels/123/messages``. ``request_json`` and ``response_json`` are the parsed bodies, or
+    None when a body was empty or not JSON (204s, the Cloudflare HTML ban). ``response_headers``
+    holds the headers the emulator set, with Discord's spelling (``X-RateLimit-Limit``,
+    ``Retry-After``, ``Content-Type``...).
+    """
+
+    method: str
+    path: str
+    query: dict[str, str]
+    request_json: Any | None
+    status: int
+    response_json: Any | None
+    response_headers: dict[str, str]
+
+
+ExchangeHook = Callable[[Exchange], None]
+
+
+@dataclass(frozen=True)
+class EmulatorConfig:
+    """Settings of one emulator.
+
+    - ``token``: the only bot token accepted.
+    - ``rate_limit_scale``: every rate-limit window (route buckets, the global limit, the
+      invalid-request window) is multiplied by it, so tests can use 0.01 and wait milliseconds.
+      It can be changed at run time through ``POST /_emulator/faults``.
+    - ``exchange_hook``: called on the emulator's event loop for every ``/api/v10`` request,
+      after the answer is decided. An exception in the hook is logged, never sent to the client.
+    - ``global_limit``: requests per (scaled) second per bot before a global 429 (Discord: 50).
+    - ``invalid_request_limit``: 401/403/429 answers per (scaled) 10 minutes before the
+      emulator answers everything with Cloudflare's HTML ban (Discord: 10,000).
+    - ``strict_archived_threads``: sending to an archived, unlocked thread fails with 50083
+      instead of unarchiving it (the docs say it unarchives; some bots report otherwise).
+    - ``interaction_deadline``: seconds an interaction may wait for its first callback (3).
+    """
+
+    token: str = DEFAULT_TOKEN
+    rate_limit_scale: float = 1.0
+    exchange_hook: ExchangeHook | None = field(default=None, compare=False)
+    global_limit: int = 50
+    invalid_request_limit: int = 10_000
+    strict_archived_threads: bool = False
+    interaction_deadline: float = 3.0
+
+    def __post_init__(self) -> None:
+        if not self.token or any(c.isspace() for c in self.token):
+            raise ValueError("token must be a non-empty string without spaces")
+        if not self.rate_limit_scale > 0:
+            raise ValueError("rate_limit_scale must be greater than 0")
+        if self.global_limit < 1 or self.invalid_request_limit < 1:
+            raise ValueError("global_limit and invalid_request_limit must be at least 1")
+        if not self.interaction_deadline > 0:
+            raise ValueError("interaction_deadline must be greater than 0")

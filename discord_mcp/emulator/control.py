@@ -1,0 +1,269 @@
+"""The control API under ``/_emulator``: act as Discord's users and script failures.
+
+This is a public contract for tests, benchmarks and people; paths and fields only grow. It
+needs no authentication (the emulator listens on localhost) and is not reachable under
+``/api/v10``. Any problem with a control request is a 400 ``{"error": "<sentence>"}``; when
+Discord itself would refuse the action, ``"discord"`` carries Discord's error body too.
+
+- ``GET /_emulator/state``: ``{"guild", "channels" (threads included), "users", "stats",
+  "faults", "bot_user_id", "owner_user_id", "channel_id"}``. ``stats`` always has
+  ``rest_requests``, ``rest_429``, ``gateway_identifies``, ``gateway_resumes``,
+  ``gateway_connections_open``, ``interactions_failed`` (and more counters).
+- ``POST /_emulator/users`` ``{"username"}``: a new human member; answers the user (201).
+- ``POST /_emulator/channels/{channel_id}/messages`` ``{"author_id", "content",
+  "message_reference"?: {"message_id"}}``: posts as that user, with REST's validation and its
+  thread rules (a thread id is a channel id); answers the message.
+- ``GET /_emulator/channels/{channel_id}/messages``: every message, oldest first, as a JSON
+  array of message objects (components and reactions included; ``me`` means the bot).
+- ``POST /_emulator/reactions`` ``{"user_id", "channel_id", "message_id", "emoji",
+  "remove"?: bool}``: that user adds (or removes) a reaction; answers the updated message (200).
+- ``POST /_emulator/faults``: any of ``{"route": "POST /channels/{channel_id}/messages",
+  "status": 500, "count": 1, "retry_after"?, "global"?, "cloudflare"?, "scope"?, "code"?,
+  "message"?}``, ``{"rate_limit_scale": 0.01}``, ``{"strict_archived_threads": true}``,
+  ``{"clear": true}`` (drop pending route faults), combined in one body. Answers the resulting
+  fault state (``GET /_emulator/faults`` reads it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from discord_mcp.emulator import errors
+from discord_mcp.emulator.faults import RouteFault
+from discord_mcp.emulator.rest import ROUTE_NAMES
+
+if TYPE_CHECKING:
+    from discord_mcp.emulator.app import Emulator
+
+
+class ControlError(Exception):
+    """A control request that cannot be carried out; becomes a 400."""
+
+    def __init__(self, message: str, discord: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.discord = discord
+
+
+def _fail(exc: ControlError) -> JSONResponse:
+    body: dict[str, Any] = {"error": exc.message}
+    if exc.discord is not None:
+        body["discord"] = exc.discord
+    return JSONResponse(body, status_code=400)
+
+
+async def _object(request: Request, allowed: set[str], required: set[str]) -> dict[str, Any]:
+    raw = await request.body()
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        raise ControlError("the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise ControlError("the body must be a JSON object")
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise ControlError(f"unknown field(s) {unknown}; allowed: {sorted(allowed)}")
+    missing = sorted(required - set(data))
+    if missing:
+        raise ControlError(f"missing field(s) {missing}")
+    return data
+
+
+def _text(data: dict[str, Any], key: str) -> str:
+    value = data[key]
+    if not isinstance(value, str) or not value:
+        raise ControlError(f"{key!r} must be a non-empty string")
+    return value
+
+
+def _discord(exc: errors.DiscordError, action: str) -> ControlError:
+    return ControlError(f"Discord would refuse to {action}: {exc.code} {exc.message}", exc.body())
+
+
+def control_routes(emulator: Emulator) -> list[Route]:
+    """The ``/_emulator`` routes bound to one emulator."""
+    state = emulator.state
+
+    async def get_state(request: Request) -> Response:
+        return JSONResponse(
+            {
+                "guild": state.guild.to_json(),
+                "channels": [channel.to_json() for channel in state.channels.values()],
+                "users": [user.to_json() for user in state.users.values()],
+                "stats": emulator.stats_json(),
+                "faults": emulator.fault_state(),
+                "bot_user_id": state.bot.id,
+                "owner_user_id": state.owner.id,
+                "channel_id": state.channel.id,
+            }
+        )
+
+    async def create_user(request: Request) -> Response:
+        try:
+            data = await _object(request, {"username"}, {"username"})
+            username = _text(data, "username")
+            if len(username) > 32:
+                raise ControlError("'username' must be at most 32 characters")
+        except ControlError as exc:
+            return _fail(exc)
+        return JSONResponse(state.create_user(username).to_json(), status_code=201)
+
+    async def post_message(request: Request) -> Response:
+        channel_id = request.path_params["channel_id"]
+        try:
+            data = await _object(
+                request, {"author_id", "content", "message_reference"}, {"author_id", "content"}
+            )
+            author_id = _text(data, "author_id")
+            if author_id not in state.users:
+                raise ControlError(f"no user with id {author_id!r}; create one with /users")
+            body = {"content": data["content"]}
+            if data.get("message_reference") is not None:
+                body["message_reference"] = data["message_reference"]
+            try:
+                message, _ = state.create_message(channel_id, author_id, body)
+            except errors.DiscordError as exc:
+                raise _discord(exc, "post this message") from None
+        except ControlError as exc:
+            return _fail(exc)
+        return JSONResponse(state.message_json(message))
+
+    async def list_messages(request: Request) -> Response:
+        try:
+            history = state.history(request.path_params["channel_id"])
+        except errors.DiscordError as exc:
+            return _fail(_discord(exc, "list this channel"))
+        return JSONResponse([state.message_json(m) for m in history])
+
+    async def react(request: Request) -> Response:
+        fields = {"user_id", "channel_id", "message_id", "emoji"}
+        try:
+            data = await _object(request, fields | {"remove"}, fields)
+            user_id, channel_id, message_id, emoji = (
+                _text(data, key) for key in ("user_id", "channel_id", "message_id", "emoji")
+            )
+            if user_id not in state.users:
+                raise ControlError(f"no user with id {user_id!r}; create one with /users")
+            remove = data.get("remove", False)
+            if not isinstance(remove, bool):
+                raise ControlError("'remove' must be true or false")
+            try:
+                if remove:
+                    message = state.remove_reaction(channel_id, message_id, user_id, emoji)
+                else:
+                    message = state.add_reaction(channel_id, message_id, user_id, emoji)
+            except errors.DiscordError as exc:
+                raise _discord(exc, "change this reaction") from None
+        except ControlError as exc:
+            return _fail(exc)
+        return JSONResponse(state.message_json(message))
+
+    async def get_faults(request: Request) -> Response:
+        return JSONResponse(emulator.fault_state())
+
+    async def set_faults(request: Request) -> Response:
+        try:
+            data = await _object(request, _FAULT_KEYS, set())
+            _apply_faults(emulator, data)
+        except ControlError as exc:
+            return _fail(exc)
+        return JSONResponse(emulator.fault_state())
+
+    return [
+        Route("/state", get_state, methods=["GET"]),
+        Route("/users", create_user, methods=["POST"]),
+        Route("/channels/{channel_id}/messages", post_message, methods=["POST"]),
+        Route("/channels/{channel_id}/messages", list_messages, methods=["GET"]),
+        Route("/reactions", react, methods=["POST"]),
+        Route("/faults", get_faults, methods=["GET"]),
+        Route("/faults", set_faults, methods=["POST"]),
+    ]
+
+
+_ROUTE_FAULT_KEYS = {
+    "route",
+    "status",
+    "count",
+    "retry_after",
+    "global",
+    "cloudflare",
+    "scope",
+    "code",
+    "message",
+}
+_FAULT_KEYS = _ROUTE_FAULT_KEYS | {"rate_limit_scale", "strict_archived_threads", "clear"}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
+    """Validate the whole body first, then apply it, so a bad body changes nothing."""
+    if not data:
+        raise ControlError(f"give at least one of {sorted(_FAULT_KEYS)}")
+    scale = data.get("rate_limit_scale")
+    if scale is not None and not (_is_number(scale) and scale > 0):
+        raise ControlError("'rate_limit_scale' must be a number greater than 0")
+    strict = data.get("strict_archived_threads")
+    if strict is not None and not isinstance(strict, bool):
+        raise ControlError("'strict_archived_threads' must be true or false")
+    clear = data.get("clear", False)
+    if not isinstance(clear, bool):
+        raise ControlError("'clear' must be true or false")
+    fault = _route_fault(data) if "route" in data else None
+    if fault is None and set(data) & (_ROUTE_FAULT_KEYS - {"route"}):
+        raise ControlError("route fault fields need a 'route'")
+    if clear:
+        emulator.faults.clear()
+    if scale is not None:
+        emulator.limiter.scale = float(scale)
+    if strict is not None:
+        emulator.state.strict_archived_threads = strict
+    if fault is not None:
+        emulator.faults.add(fault)
+
+
+def _route_fault(data: dict[str, Any]) -> RouteFault:
+    route = data["route"]
+    if route not in ROUTE_NAMES:
+        raise ControlError(f"unknown route {route!r}; known routes: {sorted(ROUTE_NAMES)}")
+    status = data.get("status")
+    if isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599:
+        raise ControlError("'status' must be an HTTP error status (400-599)")
+    count = data.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ControlError("'count' must be an integer of at least 1")
+    retry_after = data.get("retry_after")
+    if retry_after is not None and not (_is_number(retry_after) and retry_after >= 0):
+        raise ControlError("'retry_after' must be a number of seconds (0 or more)")
+    flags = {key: data.get(key, False) for key in ("global", "cloudflare")}
+    if any(not isinstance(value, bool) for value in flags.values()):
+        raise ControlError("'global' and 'cloudflare' must be true or false")
+    scope = data.get("scope")
+    if scope is not None and scope not in ("user", "global", "shared"):
+        raise ControlError("'scope' must be 'user', 'global' or 'shared'")
+    if status != 429 and (retry_after is not None or any(flags.values()) or scope is not None):
+        raise ControlError("'retry_after', 'global', 'cloudflare' and 'scope' need status 429")
+    code = data.get("code")
+    if code is not None and (isinstance(code, bool) or not isinstance(code, int)):
+        raise ControlError("'code' must be an integer")
+    message = data.get("message")
+    if message is not None and not isinstance(message, str):
+        raise ControlError("'message' must be a string")
+    return RouteFault(
+        route=route,
+        status=status,
+        remaining=count,
+        retry_after=None if retry_after is None else float(retry_after),
+        is_global=flags["global"],
+        cloudflare=flags["cloudflare"],
+        scope=scope,
+        code=code,
+        message=message,
+    )

@@ -1,0 +1,297 @@
+"""Interactions: the 3-second first response, one acknowledgement, then followups by token.
+
+Discord's rules, as the desk enforces them:
+
+- The first callback (``POST /interactions/{id}/{token}/callback``) must arrive within the
+  deadline (3 s); later, or for an id/token Discord never issued, it is 10062 "Unknown
+  interaction". A second callback is 40060 "Interaction has already been acknowledged".
+- Callback types: 1 PONG (only for PING), 4 message, 5 deferred message (a "thinking"
+  placeholder), 6 deferred update and 7 update (only for component or modal interactions on a
+  message), 9 modal (not in answer to a modal submit).
+- After the acknowledgement the token acts as a webhook for 15 minutes:
+  ``POST /webhooks/{application_id}/{token}`` adds a followup and
+  ``PATCH /webhooks/{application_id}/{token}/messages/@original`` edits the original response.
+  Unknown or expired tokens are 10015 "Unknown Webhook".
+
+``failed`` counts callbacks answered with 10062 or 40060 (the ``interactions_failed`` stat).
+Interactions are created by the control API and dispatched over the gateway (later work);
+:meth:`InteractionDesk.create` is the one place that does it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from discord_mcp.emulator import errors
+from discord_mcp.emulator.errors import FormErrors
+from discord_mcp.emulator.message_body import parse_message
+from discord_mcp.emulator.models import FLAG_EPHEMERAL, FLAG_LOADING
+from discord_mcp.emulator.state import State
+from discord_mcp.emulator.validation import body_object
+
+PING = 1
+APPLICATION_COMMAND = 2
+MESSAGE_COMPONENT = 3
+AUTOCOMPLETE = 4
+MODAL_SUBMIT = 5
+
+TOKEN_LIFETIME_SECONDS = 15 * 60
+# Flags an interaction response may carry: SUPPRESS_EMBEDS, EPHEMERAL, SUPPRESS_NOTIFICATIONS,
+# IS_VOICE_MESSAGE, IS_COMPONENTS_V2.
+_CALLBACK_FLAGS = (1 << 2) | (1 << 6) | (1 << 12) | (1 << 13) | (1 << 15)
+
+
+@dataclass
+class Interaction:
+    id: str
+    token: str
+    type: int
+    channel_id: str
+    user_id: str
+    data: dict[str, Any]
+    created_at: float
+    message_id: str | None = None
+    callback_type: int | None = None
+    original_message_id: str | None = None
+    modal: dict[str, Any] | None = field(default=None)
+
+
+class InteractionDesk:
+    """Issues interactions and answers their callbacks and followups against a :class:`State`."""
+
+    def __init__(self, state: State, *, deadline: float = 3.0) -> None:
+        self.state = state
+        self.deadline = deadline
+        self.failed = 0
+        self._by_id: dict[str, Interaction] = {}
+
+    @property
+    def application_id(self) -> str:
+        # A bot's application id is its user id.
+        return self.state.bot.id
+
+    def create(
+        self,
+        *,
+        type_: int,
+        user_id: str,
+        channel_id: str,
+        data: dict[str, Any],
+        message_id: str | None = None,
+    ) -> Interaction:
+        """Issue an interaction (a click, a select, a modal submit...) and emit it."""
+        self.state.get_user(user_id)
+        if message_id is not None:
+            self.state.get_message(channel_id, message_id)
+        else:
+            self.state.get_channel(channel_id)
+        interaction = Interaction(
+            id=self.state.new_id(),
+            token=f"emulator-interaction.{secrets.token_urlsafe(24)}",
+            type=type_,
+            channel_id=channel_id,
+            user_id=user_id,
+            data=data,
+            created_at=self.state.clock(),
+            message_id=message_id,
+        )
+        self._by_id[interaction.id] = interaction
+        self.state.emit("INTERACTION_CREATE", self.to_json(interaction))
+        return interaction
+
+    def to_json(self, interaction: Interaction) -> dict[str, Any]:
+        """Discord's interaction object, as ``INTERACTION_CREATE`` carries it."""
+        state = self.state
+        channel = state.get_channel(interaction.channel_id)
+        user = state.get_user(interaction.user_id)
+        data: dict[str, Any] = {
+            "id": interaction.id,
+            "application_id": self.application_id,
+            "type": interaction.type,
+            "data": interaction.data,
+            "guild_id": state.guild.id,
+            "channel_id": channel.id,
+            "channel": channel.to_json(),
+            "member": {
+                "user": user.to_json(),
+                "roles": [],
+                "joined_at": state.now_iso(),
+                "deaf": False,
+                "mute": False,
+                "flags": 0,
+                "pending": False,
+                "nick": None,
+                "avatar": None,
+                "premium_since": None,
+                "communication_disabled_until": None,
+                "permissions": "2248473465835073",
+            },
+            "token": interaction.token,
+            "version": 1,
+            "app_permissions": "2248473465835073",
+            "locale": "en-US",
+            "guild_locale": "en-US",
+            "entitlements": [],
+            "authorizing_integration_owners": {"0": state.guild.id},
+            "context": 0,
+            "attachment_size_limit": 26_214_400,
+        }
+        if interaction.message_id is not None:
+            message = state.messages[interaction.message_id]
+            data["message"] = state.message_json(message)
+        return data
+
+    # -- the first response -------------------------------------------------------------------
+
+    def callback(
+        self, interaction_id: str, token: str, body: Any, *, with_response: bool
+    ) -> dict[str, Any] | None:
+        """Answer an interaction; returns the ``with_response`` body, else None (204)."""
+        interaction = self._by_id.get(interaction_id)
+        if interaction is None or not secrets.compare_digest(interaction.token, token):
+            self.failed += 1
+            raise errors.unknown_interaction()
+        if interaction.callback_type is not None:
+            self.failed += 1
+            raise errors.already_acknowledged()
+        if self.state.clock() - interaction.created_at > self.deadline:
+            self.failed += 1
+            raise errors.unknown_interaction()
+        request = body_object(body)
+        kind = request.get("type")
+        payload = request.get("data")
+        if payload is not None and not isinstance(payload, dict):
+            raise errors.invalid_form(
+                ("data",), "DICT_TYPE_CONVERT", "Only dictionaries may be used in a DictType"
+            )
+        message_json = self._respond(interaction, kind, payload or {})
+        # _respond accepted it, so kind is one of the callback type integers.
+        interaction.callback_type = kind
+        if not with_response:
+            return None
+        summary: dict[str, Any] = {"id": interaction.id, "type": interaction.type}
+        if interaction.original_message_id is not None:
+            original = self.state.messages[interaction.original_message_id]
+            summary["response_message_id"] = original.id
+            summary["response_message_loading"] = bool(original.flags & FLAG_LOADING)
+            summary["response_message_ephemeral"] = bool(original.flags & FLAG_EPHEMERAL)
+        result: dict[str, Any] = {"interaction": summary}
+        if kind in (4, 7) and message_json is not None:
+            result["resource"] = {"type": kind, "message": message_json}
+        return result
+
+    def _respond(
+        self, interaction: Interaction, kind: Any, payload: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        state = self.state
+        on_message = interaction.message_id is not None and interaction.type in (
+            MESSAGE_COMPONENT,
+            MODAL_SUBMIT,
+        )
+        allowed = {
+            1: interaction.type == PING,
+            4: interaction.type not in (PING, AUTOCOMPLETE),
+            5: interaction.type not in (PING, AUTOCOMPLETE),
+            6: on_message,
+            7: on_message,
+            8: interaction.type == AUTOCOMPLETE,
+            9: interaction.type not in (PING, AUTOCOMPLETE, MODAL_SUBMIT),
+        }
+        if isinstance(kind, bool) or not allowed.get(kind, False):
+            raise errors.invalid_form(
+                ("type",),
+                "INTERACTION_RESPONSE_TYPE_INVALID",
+                f"Interaction response type {kind!r} is not valid for interaction type "
+                f"{interaction.type}.",
+            )
+        flags = payload.get("flags") or 0
+        if kind in (4, 5) and (not isinstance(flags, int) or flags & ~_CALLBACK_FLAGS):
+            raise errors.invalid_form(
+                ("data", "flags"), "MESSAGE_FLAGS_INVALID", "Invalid flags for this response."
+            )
+        if kind == 4:
+            message, _ = state.create_message(
+                interaction.channel_id, state.bot.id, payload, webhook_id=self.application_id
+            )
+            interaction.original_message_id = message.id
+            return state.message_json(message)
+        if kind == 5:
+            message = state.create_loading_message(
+                interaction.channel_id,
+                state.bot.id,
+                flags=flags & FLAG_EPHEMERAL,
+                application_id=self.application_id,
+            )
+            interaction.original_message_id = message.id
+            return None
+        if kind in (6, 7):
+            assert interaction.message_id is not None
+            source = state.messages[interaction.message_id]
+            interaction.original_message_id = source.id
+            if kind == 7:
+                state.apply_edit(source, parse_message(payload, create=False))
+                return state.message_json(source)
+            return None
+        if kind == 9:
+            interaction.modal = _modal(payload)
+        return None
+
+    # -- followups ----------------------------------------------------------------------------
+
+    def _by_webhook(self, application_id: str, token: str) -> Interaction:
+        for interaction in self._by_id.values():
+            if secrets.compare_digest(interaction.token, token):
+                break
+        else:
+            raise errors.unknown_webhook()
+        expired = self.state.clock() - interaction.created_at > TOKEN_LIFETIME_SECONDS
+        if application_id != self.application_id or expired or interaction.callback_type is None:
+            raise errors.unknown_webhook()
+        return interaction
+
+    def followup(self, application_id: str, token: str, body: Any) -> dict[str, Any]:
+        """Post a followup message; returns the message JSON."""
+        interaction = self._by_webhook(application_id, token)
+        message, _ = self.state.create_message(
+            interaction.channel_id, self.state.bot.id, body, webhook_id=self.application_id
+        )
+        return self.state.message_json(message)
+
+    def edit_original(self, application_id: str, token: str, body: Any) -> dict[str, Any]:
+        """Edit the original response (for types 6/7, the message the component is on)."""
+        interaction = self._by_webhook(application_id, token)
+        if interaction.original_message_id is None:
+            raise errors.unknown_message()
+        message = self.state.messages.get(interaction.original_message_id)
+        if message is None:
+            raise errors.unknown_message()
+        fields = parse_message(body, create=False)
+        if message.flags & FLAG_LOADING:
+            # Filling in a deferred response replaces the "thinking" state.
+            fields.given.add("flags")
+            fields.flags = (message.flags & ~FLAG_LOADING) | fields.flags
+        self.state.apply_edit(message, fields)
+        return self.state.message_json(message)
+
+
+def _modal(payload: dict[str, Any]) -> dict[str, Any]:
+    problems = FormErrors()
+    custom_id = payload.get("custom_id")
+    if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= 100:
+        problems.add(
+            ("data", "custom_id"), "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length."
+        )
+    title = payload.get("title")
+    if not isinstance(title, str) or not 1 <= len(title) <= 45:
+        problems.add(
+            ("data", "title"), "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 45 in length."
+        )
+    components = payload.get("components")
+    if not isinstance(components, list) or not 1 <= len(components) <= 5:
+        problems.add(
+            ("data", "components"), "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 5 in length."
+        )
+    problems.raise_if_any()
+    return payload

@@ -1,0 +1,353 @@
+"""The REST v10 routes: templates, who may call them, and what each one does.
+
+A handler gets a :class:`Call` (path parameters, query, parsed body, the state) and returns a
+:class:`Reply` or raises :class:`~discord_mcp.emulator.errors.DiscordError`. Everything around
+the handler (authentication, faults, rate limits, error bodies, the exchange hook) happens once,
+in ``app.py``. Route names are ``"METHOD /template"`` with the parameter names of Discord's
+OpenAPI spec; the control API's faults use the same names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+from discord_mcp.emulator import errors
+from discord_mcp.emulator.interactions import InteractionDesk
+from discord_mcp.emulator.state import State
+from discord_mcp.emulator.validation import (
+    check_only_one,
+    parse_limit,
+    parse_snowflake_query,
+)
+
+
+@dataclass
+class Reply:
+    """What a route answers: a status, a JSON body (None for an empty body), extra headers."""
+
+    status: int
+    json: Any | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Call:
+    state: State
+    desk: InteractionDesk
+    params: dict[str, str]
+    query: dict[str, str]
+    body: Any | None
+    host: str
+
+
+Handler = Callable[[Call], Reply]
+
+
+@dataclass(frozen=True)
+class RestRoute:
+    method: str
+    template: str
+    handler: Handler
+    # Interaction callbacks and webhook followups authenticate with the token in their path.
+    needs_auth: bool = True
+    global_limit: bool = True
+
+    @property
+    def name(self) -> str:
+        return f"{self.method} {self.template}"
+
+    def match(self, segments: list[str]) -> dict[str, str] | None:
+        parts = self.template.strip("/").split("/")
+        if len(parts) != len(segments):
+            return None
+        params: dict[str, str] = {}
+        for part, segment in zip(parts, segments, strict=True):
+            if part.startswith("{"):
+                if not segment:
+                    return None
+                params[part[1:-1]] = segment
+            elif part != segment:
+                return None
+        return params
+
+
+def split_path(raw_path: str) -> list[str]:
+    """Path segments, each percent-decoded on its own (an encoded ``/`` stays in its segment)."""
+    return [unquote(segment) for segment in raw_path.strip("/").split("/")]
+
+
+def major_parameter(params: dict[str, str]) -> str:
+    """The top-level resource a bucket is counted for (channel, guild, or webhook and token)."""
+    if "channel_id" in params:
+        return params["channel_id"]
+    if "guild_id" in params:
+        return params["guild_id"]
+    if "webhook_id" in params:
+        return f"{params['webhook_id']}:{params.get('webhook_token', '')}"
+    return ""
+
+
+def _snowflake_param(value: str, not_found: Callable[[], errors.DiscordError]) -> str:
+    # A path id that is not a number names nothing that exists.
+    if not value.isdigit():
+        raise not_found()
+    return value
+
+
+def _channel_id(call: Call) -> str:
+    return _snowflake_param(call.params["channel_id"], errors.unknown_channel)
+
+
+def _message_id(call: Call) -> str:
+    return _snowflake_param(call.params["message_id"], errors.unknown_message)
+
+
+# -- users, application, gateway -----------------------------------------------------------
+
+
+def get_me(call: Call) -> Reply:
+    user = call.state.bot.to_json()
+    user.update(mfa_enabled=False, locale="en-US", verified=True, email=None, premium_type=0)
+    return Reply(200, user)
+
+
+def get_user(call: Call) -> Reply:
+    user_id = _snowflake_param(call.params["user_id"], errors.unknown_user)
+    return Reply(200, call.state.get_user(user_id).to_json())
+
+
+def get_application(call: Call) -> Reply:
+    state = call.state
+    return Reply(
+        200,
+        {
+            "id": state.bot.id,
+            "name": state.bot.username,
+            "icon": None,
+            "description": "A local Discord for discord-mcp",
+            "type": None,
+            "bot": state.bot.to_json(),
+            "bot_public": False,
+            "bot_require_code_grant": False,
+            "verify_key": "0" * 64,
+            "flags": 0,
+            "flags_new": "0",
+            "redirect_uris": [],
+            "interactions_endpoint_url": None,
+            "role_connections_verification_url": None,
+            "owner": state.owner.to_json(),
+            "approximate_guild_count": 1,
+            "approximate_user_install_count": 0,
+            "approximate_user_authorization_count": 0,
+            "explicit_content_filter": 0,
+            "team": None,
+            "eligible_oauth2_scopes": ["bot", "applications.commands"],
+        },
+    )
+
+
+def get_gateway_bot(call: Call) -> Reply:
+    return Reply(
+        200,
+        {
+            "url": f"ws://{call.host}/gateway",
+            "shards": 1,
+            "session_start_limit": {
+                "total": 1000,
+                "remaining": 1000,
+                "reset_after": 0,
+                "max_concurrency": 1,
+            },
+        },
+    )
+
+
+# -- channels and threads -------------------------------------------------------------------
+
+
+def get_channel(call: Call) -> Reply:
+    return Reply(200, call.state.get_channel(_channel_id(call)).to_json())
+
+
+def update_channel(call: Call) -> Reply:
+    return Reply(200, call.state.update_channel(_channel_id(call), call.body).to_json())
+
+
+def create_thread_from_message(call: Call) -> Reply:
+    thread = call.state.create_thread_from_message(
+        _channel_id(call), _message_id(call), call.state.bot.id, call.body
+    )
+    return Reply(201, thread.to_json())
+
+
+def create_thread(call: Call) -> Reply:
+    thread = call.state.create_thread(_channel_id(call), call.state.bot.id, call.body)
+    return Reply(201, thread.to_json())
+
+
+def trigger_typing(call: Call) -> Reply:
+    call.state.typing(_channel_id(call), call.state.bot.id)
+    return Reply(204)
+
+
+# -- messages -----------------------------------------------------------------------------
+
+
+def list_messages(call: Call) -> Reply:
+    channel_id = _channel_id(call)
+    call.state.get_channel(channel_id)
+    exclusive = check_only_one(call.query, ("around", "before", "after"))
+    if exclusive is not None:
+        raise exclusive
+    limit = parse_limit(call.query.get("limit"), default=50)
+    page = call.state.list_messages(
+        channel_id,
+        limit=limit,
+        before=parse_snowflake_query("before", call.query.get("before")),
+        after=parse_snowflake_query("after", call.query.get("after")),
+        around=parse_snowflake_query("around", call.query.get("around")),
+    )
+    return Reply(200, [call.state.message_json(m) for m in page])
+
+
+def create_message(call: Call) -> Reply:
+    message, _ = call.state.create_message(_channel_id(call), call.state.bot.id, call.body)
+    data = call.state.message_json(message)
+    if message.nonce is not None:
+        # Discord echoes the nonce in the create response only; later reads omit it.
+        data["nonce"] = message.nonce
+    return Reply(200, data)
+
+
+def get_message(call: Call) -> Reply:
+    return Reply(
+        200, call.state.message_json(call.state.get_message(_channel_id(call), _message_id(call)))
+    )
+
+
+def edit_message(call: Call) -> Reply:
+    message = call.state.edit_message(
+        _channel_id(call), _message_id(call), call.state.bot.id, call.body
+    )
+    return Reply(200, call.state.message_json(message))
+
+
+def delete_message(call: Call) -> Reply:
+    call.state.delete_message(_channel_id(call), _message_id(call))
+    return Reply(204)
+
+
+# -- reactions ------------------------------------------------------------------------------
+
+
+def add_own_reaction(call: Call) -> Reply:
+    state = call.state
+    state.add_reaction(
+        _channel_id(call), _message_id(call), state.bot.id, call.params["emoji_name"]
+    )
+    return Reply(204)
+
+
+def remove_own_reaction(call: Call) -> Reply:
+    state = call.state
+    state.remove_reaction(
+        _channel_id(call), _message_id(call), state.bot.id, call.params["emoji_name"]
+    )
+    return Reply(204)
+
+
+def list_reactions(call: Call) -> Reply:
+    limit = parse_limit(call.query.get("limit"), default=25)
+    users = call.state.reactors(
+        _channel_id(call),
+        _message_id(call),
+        call.params["emoji_name"],
+        after=parse_snowflake_query("after", call.query.get("after")),
+        limit=limit,
+    )
+    return Reply(200, [user.to_json() for user in users])
+
+
+# -- interactions and their webhooks -------------------------------------------------------
+
+
+def interaction_callback(call: Call) -> Reply:
+    with_response = call.query.get("with_response", "false").lower() == "true"
+    result = call.desk.callback(
+        call.params["interaction_id"],
+        call.params["interaction_token"],
+        call.body,
+        with_response=with_response,
+    )
+    return Reply(204) if result is None else Reply(200, result)
+
+
+def execute_webhook(call: Call) -> Reply:
+    message = call.desk.followup(call.params["webhook_id"], call.params["webhook_token"], call.body)
+    return Reply(200, message)
+
+
+def edit_original_response(call: Call) -> Reply:
+    message = call.desk.edit_original(
+        call.params["webhook_id"], call.params["webhook_token"], call.body
+    )
+    return Reply(200, message)
+
+
+_CHANNEL = "/channels/{channel_id}"
+_MESSAGE = _CHANNEL + "/messages/{message_id}"
+_WEBHOOK = "/webhooks/{webhook_id}/{webhook_token}"
+
+ROUTES: tuple[RestRoute, ...] = (
+    RestRoute("GET", "/users/@me", get_me),
+    RestRoute("GET", "/users/{user_id}", get_user),
+    RestRoute("GET", "/oauth2/applications/@me", get_application),
+    RestRoute("GET", "/gateway/bot", get_gateway_bot),
+    RestRoute("GET", _CHANNEL, get_channel),
+    RestRoute("PATCH", _CHANNEL, update_channel),
+    RestRoute("POST", _CHANNEL + "/threads", create_thread),
+    RestRoute("POST", _CHANNEL + "/typing", trigger_typing),
+    RestRoute("GET", _CHANNEL + "/messages", list_messages),
+    RestRoute("POST", _CHANNEL + "/messages", create_message),
+    RestRoute("GET", _MESSAGE, get_message),
+    RestRoute("PATCH", _MESSAGE, edit_message),
+    RestRoute("DELETE", _MESSAGE, delete_message),
+    RestRoute("POST", _MESSAGE + "/threads", create_thread_from_message),
+    RestRoute("PUT", _MESSAGE + "/reactions/{emoji_name}/@me", add_own_reaction),
+    RestRoute("DELETE", _MESSAGE + "/reactions/{emoji_name}/@me", remove_own_reaction),
+    RestRoute("GET", _MESSAGE + "/reactions/{emoji_name}", list_reactions),
+    RestRoute(
+        "POST",
+        "/interactions/{interaction_id}/{interaction_token}/callback",
+        interaction_callback,
+        needs_auth=False,
+        global_limit=False,
+    ),
+    RestRoute("POST", _WEBHOOK, execute_webhook, needs_auth=False, global_limit=False),
+    RestRoute(
+        "PATCH",
+        _WEBHOOK + "/messages/@original",
+        edit_original_response,
+        needs_auth=False,
+        global_limit=False,
+    ),
+)
+
+ROUTE_NAMES = frozenset(route.name for route in ROUTES)
+
+
+def find_route(method: str, segments: list[str]) -> tuple[RestRoute, dict[str, str]]:
+    """The route for ``method`` and path ``segments``, or raise 404/405 as Discord does.
+
+    Literal segments win over parameters (``/users/@me`` before ``/users/{user_id}``).
+    """
+    matches = [(route, params) for route in ROUTES if (params := route.match(segments)) is not None]
+    if not matches:
+        raise errors.not_found()
+    for route, params in sorted(matches, key=lambda m: len(m[1])):
+        if route.method == method:
+            return route, params
+    raise errors.method_not_allowed()

@@ -1,0 +1,448 @@
+"""Every change to the emulated world, made as Discord makes it.
+
+Each :class:`State` method validates as Discord does (raising
+:class:`~discord_mcp.emulator.errors.DiscordError`), applies the change, and emits an
+:class:`~discord_mcp.emulator.store.Event` named like the gateway dispatch it corresponds to
+(``MESSAGE_CREATE``, ``MESSAGE_UPDATE``, ``MESSAGE_DELETE``, ``MESSAGE_REACTION_ADD``,
+``MESSAGE_REACTION_REMOVE``, ``THREAD_CREATE``, ``THREAD_UPDATE``, ``CHANNEL_UPDATE``,
+``TYPING_START``; interactions add ``INTERACTION_CREATE``). The REST routes, the control API
+and (later) the gateway all go through it. Like its :class:`~discord_mcp.emulator.store.Store`,
+a state belongs to one event loop.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from discord_mcp.emulator import errors
+from discord_mcp.emulator.message_body import MessageFields, parse_message
+from discord_mcp.emulator.models import (
+    FLAG_LOADING,
+    MESSAGE_REPLY,
+    MESSAGE_THREAD_CREATED,
+    PRIVATE_THREAD,
+    PUBLIC_THREAD,
+    Channel,
+    Message,
+    Reaction,
+    User,
+    iso_timestamp,
+    snowflake_time_ms,
+)
+from discord_mcp.emulator.store import Event, Listener, Store, is_hidden
+from discord_mcp.emulator.validation import parse_thread
+
+__all__ = ["NONCE_WINDOW_SECONDS", "Event", "Listener", "State", "normalise_emoji"]
+
+NONCE_WINDOW_SECONDS = 300.0
+"""How long ``enforce_nonce`` remembers a nonce ("the past few minutes" in Discord's docs)."""
+
+_USER_MENTION = re.compile(r"<@!?(\d+)>")
+
+
+class State(Store):
+    """The emulated world and the only way to change it.
+
+    ``strict_archived_threads`` makes sending to an archived, unlocked thread fail with 50083
+    instead of unarchiving it (settable at run time).
+    """
+
+    def __init__(
+        self,
+        *,
+        strict_archived_threads: bool = False,
+        wall: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(wall=wall, clock=clock)
+        self.strict_archived_threads = strict_archived_threads
+        self._nonces: dict[tuple[str, str, str], tuple[str, float]] = {}
+
+    # -- users ------------------------------------------------------------------------------
+
+    def create_user(self, username: str) -> User:
+        """A new human member of the guild."""
+        user = User(self.new_id(), username, global_name=username)
+        self.users[user.id] = user
+        return user
+
+    # -- messages -------------------------------------------------------------------------------
+
+    def create_message(
+        self, channel_id: str, author_id: str, body: Any, *, webhook_id: str | None = None
+    ) -> tuple[Message, bool]:
+        """Post a message as ``author_id``; returns it and whether it is new.
+
+        An archived, unlocked thread is unarchived first (or 50083 in strict mode); a locked,
+        archived thread refuses with 160005. With ``enforce_nonce`` a nonce the same author used
+        in this channel within :data:`NONCE_WINDOW_SECONDS` returns that earlier message.
+        """
+        channel = self.get_channel(channel_id)
+        self.get_user(author_id)
+        self._check_thread_accepts_messages(channel)
+        fields = parse_message(body, create=True)
+        if fields.is_empty():
+            raise errors.empty_message()
+        nonce_key = None
+        if fields.enforce_nonce and fields.nonce is not None:
+            nonce_key = (channel_id, author_id, str(fields.nonce))
+            earlier = self._nonces.get(nonce_key)
+            if earlier is not None and self.clock() - earlier[1] < NONCE_WINDOW_SECONDS:
+                existing = self.messages.get(earlier[0])
+                if existing is not None:
+                    return existing, False
+        reference = self._reference(channel, fields)
+        if channel.is_thread and channel.archived:
+            self._set_archived(channel, False)
+            self.emit("THREAD_UPDATE", channel.to_json())
+        message = Message(
+            id=self.new_id(),
+            channel_id=channel_id,
+            author_id=author_id,
+            content=fields.content,
+            tts=fields.tts,
+            flags=fields.flags,
+            embeds=fields.embeds,
+            components=fields.components,
+            nonce=fields.nonce,
+            webhook_id=webhook_id,
+            application_id=webhook_id,
+        )
+        message.timestamp = iso_timestamp(snowflake_time_ms(message.id))
+        if reference is not None:
+            message.type = MESSAGE_REPLY
+            message.reference = reference
+        self._apply_mentions(message, fields, reply_to=reference)
+        self._store(channel, message)
+        if nonce_key is not None:
+            self._nonces[nonce_key] = (message.id, self.clock())
+        return message, True
+
+    def create_loading_message(
+        self, channel_id: str, author_id: str, *, flags: int, application_id: str
+    ) -> Message:
+        """The "is thinking..." message a deferred interaction response (type 5) shows."""
+        channel = self.get_channel(channel_id)
+        message = Message(
+            id=self.new_id(),
+            channel_id=channel_id,
+            author_id=author_id,
+            flags=flags | FLAG_LOADING,
+            webhook_id=application_id,
+            application_id=application_id,
+        )
+        message.timestamp = iso_timestamp(snowflake_time_ms(message.id))
+        self._store(channel, message)
+        return message
+
+    def _check_thread_accepts_messages(self, channel: Channel) -> None:
+        if channel.is_thread and channel.archived:
+            if channel.locked:
+                raise errors.thread_locked()
+            if self.strict_archived_threads:
+                raise errors.thread_archived()
+
+    def _reference(self, channel: Channel, fields: MessageFields) -> dict[str, Any] | None:
+        if fields.reference_message_id is None:
+            return None
+        target = self.messages.get(fields.reference_message_id)
+        if target is None or target.channel_id != channel.id or is_hidden(target):
+            if not fields.fail_if_not_exists:
+                return None
+            raise errors.invalid_form(
+                ("message_reference",), "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message"
+            )
+        return {
+            "type": 0,
+            "channel_id": channel.id,
+            "message_id": target.id,
+            "guild_id": self.guild.id,
+        }
+
+    def _apply_mentions(
+        self, message: Message, fields: MessageFields, *, reply_to: dict[str, Any] | None
+    ) -> None:
+        allowed = fields.allowed_mentions
+        parse = set(allowed.get("parse") or []) if allowed is not None else None
+        mentioned = [m for m in _USER_MENTION.findall(message.content) if m in self.users]
+        if parse is not None and "users" not in parse:
+            permitted = {str(u) for u in (allowed or {}).get("users") or []}
+            mentioned = [m for m in mentioned if m in permitted]
+        if reply_to is not None:
+            replied = allowed is None or bool(allowed.get("replied_user"))
+            target = self.messages[reply_to["message_id"]]
+            if replied and target.author_id not in mentioned:
+                mentioned.append(target.author_id)
+        message.mention_ids = list(dict.fromkeys(mentioned))
+        everyone = "@everyone" in message.content or "@here" in message.content
+        message.mention_everyone = everyone and (parse is None or "everyone" in parse)
+
+    def edit_message(self, channel_id: str, message_id: str, editor_id: str, body: Any) -> Message:
+        """Edit content, embeds, components, flags; only the author may (50005 otherwise)."""
+        channel = self.get_channel(channel_id)
+        message = self.get_message(channel_id, message_id)
+        if channel.is_thread and channel.archived:
+            raise errors.thread_archived()
+        if message.author_id != editor_id:
+            raise errors.cannot_edit_other_users_message()
+        fields = parse_message(body, create=False)
+        self.apply_edit(message, fields)
+        return message
+
+    def apply_edit(self, message: Message, fields: MessageFields) -> None:
+        """Apply a validated edit (also used by interaction responses) and emit the update."""
+        before = (message.content, message.embeds, message.components, message.flags)
+        if "content" in fields.given:
+            message.content = fields.content
+        if "embeds" in fields.given:
+            message.embeds = fields.embeds
+        if "components" in fields.given:
+            message.components = fields.components
+        if "flags" in fields.given:
+            message.flags = fields.flags
+        if not (message.content.strip() or message.embeds or message.components):
+            message.content, message.embeds, message.components, message.flags = before
+            raise errors.empty_message()
+        if "content" in fields.given or "allowed_mentions" in fields.given:
+            reply_to = message.reference if message.type == MESSAGE_REPLY else None
+            if reply_to is not None and reply_to.get("message_id") not in self.messages:
+                reply_to = None
+            self._apply_mentions(message, fields, reply_to=reply_to)
+        message.edited_timestamp = self.now_iso()
+        self.emit("MESSAGE_UPDATE", self._event_message(message))
+
+    def delete_message(self, channel_id: str, message_id: str) -> None:
+        """Delete a message (allowed in archived threads, as on Discord)."""
+        self.get_message(channel_id, message_id)
+        del self.messages[message_id]
+        history = self._history.get(channel_id, [])
+        index = bisect.bisect_left(history, int(message_id))
+        if index < len(history) and history[index] == int(message_id):
+            history.pop(index)
+        self.emit(
+            "MESSAGE_DELETE",
+            {"id": message_id, "channel_id": channel_id, "guild_id": self.guild.id},
+        )
+
+    def list_messages(
+        self,
+        channel_id: str,
+        *,
+        limit: int,
+        before: int | None = None,
+        after: int | None = None,
+        around: int | None = None,
+    ) -> list[Message]:
+        """Discord's history page, newest first (at most one of before/after/around)."""
+        self.get_channel(channel_id)
+        ids = self._history.get(channel_id, [])
+        if after is not None:
+            start = bisect.bisect_right(ids, after)
+            page = ids[start : start + limit]
+        elif around is not None:
+            pivot = bisect.bisect_right(ids, around)
+            newer = ids[pivot : pivot + limit // 2]
+            older_count = limit - len(newer)
+            page = ids[max(0, pivot - older_count) : pivot] + newer
+        else:
+            end = len(ids) if before is None else bisect.bisect_left(ids, before)
+            page = ids[max(0, end - limit) : end]
+        return [self.messages[str(i)] for i in reversed(page)]
+
+    # -- reactions ---------------------------------------------------------------------------
+
+    def add_reaction(self, channel_id: str, message_id: str, user_id: str, emoji: str) -> Message:
+        """``user_id`` reacts with ``emoji`` (idempotent); 50083 in an archived thread."""
+        channel = self.get_channel(channel_id)
+        message = self.get_message(channel_id, message_id)
+        name = normalise_emoji(emoji)
+        self.get_user(user_id)
+        if channel.is_thread and channel.archived:
+            raise errors.thread_archived()
+        reaction = next((r for r in message.reactions if r.emoji == name), None)
+        if reaction is None:
+            reaction = Reaction(name)
+            message.reactions.append(reaction)
+        if user_id not in reaction.user_ids:
+            reaction.user_ids.append(user_id)
+            self.emit("MESSAGE_REACTION_ADD", self._reaction_event(message, user_id, reaction))
+        return message
+
+    def remove_reaction(
+        self, channel_id: str, message_id: str, user_id: str, emoji: str
+    ) -> Message:
+        """Take back ``user_id``'s reaction (no error when there was none)."""
+        channel = self.get_channel(channel_id)
+        message = self.get_message(channel_id, message_id)
+        name = normalise_emoji(emoji)
+        if channel.is_thread and channel.archived:
+            raise errors.thread_archived()
+        reaction = next((r for r in message.reactions if r.emoji == name), None)
+        if reaction is not None and user_id in reaction.user_ids:
+            reaction.user_ids.remove(user_id)
+            if not reaction.user_ids:
+                message.reactions.remove(reaction)
+            self.emit("MESSAGE_REACTION_REMOVE", self._reaction_event(message, user_id, reaction))
+        return message
+
+    def reactors(
+        self, channel_id: str, message_id: str, emoji: str, *, after: int | None, limit: int
+    ) -> list[User]:
+        """Users who reacted with ``emoji``, by ascending id, after ``after``."""
+        message = self.get_message(channel_id, message_id)
+        name = normalise_emoji(emoji)
+        reaction = next((r for r in message.reactions if r.emoji == name), None)
+        ids = sorted(int(u) for u in reaction.user_ids) if reaction else []
+        chosen = [i for i in ids if after is None or i > after][:limit]
+        return [self.users[str(i)] for i in chosen]
+
+    def _reaction_event(self, message: Message, user_id: str, reaction: Reaction) -> dict[str, Any]:
+        return {
+            "user_id": user_id,
+            "channel_id": message.channel_id,
+            "message_id": message.id,
+            "guild_id": self.guild.id,
+            "message_author_id": message.author_id,
+            "emoji": reaction.emoji_json(),
+            "burst": False,
+            "type": 0,
+        }
+
+    # -- threads and channels --------------------------------------------------------------
+
+    def create_thread_from_message(
+        self, channel_id: str, message_id: str, owner_id: str, body: Any
+    ) -> Channel:
+        """A public thread whose id is the message's id (160004 if it already has one)."""
+        parent = self.get_channel(channel_id)
+        if parent.is_thread:
+            raise errors.wrong_channel_type()
+        message = self.get_message(channel_id, message_id)
+        if message.thread_id is not None or message.id in self.channels:
+            raise errors.thread_already_exists()
+        fields = parse_thread(body, create=True)
+        thread = self._new_thread(parent, message.id, PUBLIC_THREAD, owner_id, fields.name or "")
+        if fields.auto_archive_duration is not None:
+            thread.auto_archive_duration = fields.auto_archive_duration
+        thread.rate_limit_per_user = fields.rate_limit_per_user or 0
+        message.thread_id = thread.id
+        self.emit("THREAD_CREATE", thread.to_json() | {"newly_created": True})
+        self.emit("MESSAGE_UPDATE", self._event_message(message))
+        return thread
+
+    def create_thread(self, channel_id: str, owner_id: str, body: Any) -> Channel:
+        """A thread without a starter message; ``type`` defaults to 12 (private)."""
+        parent = self.get_channel(channel_id)
+        if parent.is_thread:
+            raise errors.wrong_channel_type()
+        fields = parse_thread(body, create=True)
+        kind = PRIVATE_THREAD if fields.type is None else fields.type
+        if kind not in (PUBLIC_THREAD, PRIVATE_THREAD):
+            # Announcement threads (10) only exist under announcement channels.
+            raise errors.wrong_channel_type()
+        thread = self._new_thread(parent, self.new_id(), kind, owner_id, fields.name or "")
+        if fields.auto_archive_duration is not None:
+            thread.auto_archive_duration = fields.auto_archive_duration
+        thread.rate_limit_per_user = fields.rate_limit_per_user or 0
+        if fields.invitable is not None:
+            thread.invitable = fields.invitable
+        self.emit("THREAD_CREATE", thread.to_json() | {"newly_created": True})
+        if kind == PUBLIC_THREAD:
+            # Discord announces a public thread started without a message in its parent.
+            notice = Message(
+                id=self.new_id(),
+                channel_id=parent.id,
+                author_id=owner_id,
+                content=thread.name,
+                type=MESSAGE_THREAD_CREATED,
+                reference={"type": 0, "channel_id": thread.id, "guild_id": self.guild.id},
+            )
+            notice.timestamp = iso_timestamp(snowflake_time_ms(notice.id))
+            self._store(parent, notice)
+        return thread
+
+    def _new_thread(
+        self, parent: Channel, thread_id: str, kind: int, owner_id: str, name: str
+    ) -> Channel:
+        self.get_user(owner_id)
+        now = self.now_iso()
+        thread = Channel(
+            id=thread_id,
+            type=kind,
+            name=name,
+            guild_id=self.guild.id,
+            parent_id=parent.id,
+            owner_id=owner_id,
+            archive_timestamp=now,
+            create_timestamp=now,
+            member_ids=[owner_id],
+        )
+        self.channels[thread.id] = thread
+        self._history[thread.id] = []
+        return thread
+
+    def update_channel(self, channel_id: str, body: Any) -> Channel:
+        """Edit a channel or thread; an archived thread accepts only edits that unarchive it."""
+        channel = self.get_channel(channel_id)
+        fields = parse_thread(body, create=False, thread=channel.is_thread)
+        if not channel.is_thread:
+            if fields.name is not None:
+                channel.name = fields.name
+            if fields.topic_given:
+                channel.topic = fields.topic
+            if fields.rate_limit_per_user is not None:
+                channel.rate_limit_per_user = fields.rate_limit_per_user
+            self.emit("CHANNEL_UPDATE", channel.to_json())
+            return channel
+        if channel.archived and fields.archived is not False:
+            raise errors.thread_archived()
+        if fields.archived is not None and fields.archived != channel.archived:
+            self._set_archived(channel, fields.archived)
+        if fields.name is not None:
+            channel.name = fields.name
+        if fields.locked is not None:
+            channel.locked = fields.locked
+        if fields.invitable is not None and channel.type == PRIVATE_THREAD:
+            channel.invitable = fields.invitable
+        if fields.rate_limit_per_user is not None:
+            channel.rate_limit_per_user = fields.rate_limit_per_user
+        if fields.auto_archive_duration is not None:
+            if fields.auto_archive_duration != channel.auto_archive_duration:
+                channel.archive_timestamp = self.now_iso()
+            channel.auto_archive_duration = fields.auto_archive_duration
+        self.emit("THREAD_UPDATE", channel.to_json())
+        return channel
+
+    def _set_archived(self, thread: Channel, archived: bool) -> None:
+        thread.archived = archived
+        thread.archive_timestamp = self.now_iso()
+
+    def typing(self, channel_id: str, user_id: str) -> None:
+        self.get_channel(channel_id)
+        self.emit(
+            "TYPING_START",
+            {
+                "channel_id": channel_id,
+                "guild_id": self.guild.id,
+                "user_id": user_id,
+                "timestamp": int(self.wall()),
+            },
+        )
+
+
+def normalise_emoji(raw: str) -> str:
+    """The emoji of a reaction route (already percent-decoded), or 10014 Unknown Emoji.
+
+    A Unicode emoji is accepted when it has a non-ASCII character and no whitespace (plain
+    words like ``thumbsup`` are refused, as Discord does); custom emoji (``name:id``) are
+    unknown because the emulated guild has none.
+    """
+    if not raw or len(raw) > 32 or ":" in raw or any(ch.isspace() for ch in raw):
+        raise errors.unknown_emoji()
+    if all(ch.isascii() for ch in raw):
+        raise errors.unknown_emoji()
+    return raw

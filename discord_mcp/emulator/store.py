@@ -1,0 +1,205 @@
+"""The emulated world's records: one guild, its channels and threads, users, messages.
+
+:class:`Store` keeps the records, finds them (raising Discord's 10003/10008/10013), renders
+them as Discord's JSON and feeds :class:`Event` listeners. Changes are made only through
+:class:`~discord_mcp.emulator.state.State`, which builds on it.
+
+A store is used from one event loop and is not thread-safe. Its clocks are injectable:
+``wall`` (Unix seconds, for ids and timestamps) and ``clock`` (monotonic seconds, for nonces
+and interaction deadlines).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from discord_mcp.emulator import errors
+from discord_mcp.emulator.models import (
+    FLAG_EPHEMERAL,
+    GUILD_TEXT,
+    MESSAGE_REPLY,
+    Channel,
+    Message,
+    SnowflakeGenerator,
+    User,
+    iso_timestamp,
+    snowflake_at,
+)
+
+# Startup records get fixed ids (2024-01-01T00:00:00Z) so a person running the emulator keeps
+# the same DISCORD_CHANNEL_ID across restarts; everything created later has newer ids.
+_STARTUP_MS = 1_704_067_200_000
+
+
+@dataclass(frozen=True)
+class Event:
+    """A change in the world, named like its gateway dispatch; ``data`` is the dispatch body."""
+
+    type: str
+    data: dict[str, Any]
+
+
+Listener = Callable[[Event], None]
+
+
+@dataclass
+class Guild:
+    id: str
+    name: str
+    owner_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "owner_id": self.owner_id}
+
+
+class Store:
+    """The records, their lookups and JSON, and the event feed. :class:`State` adds the changes.
+
+    After construction ``guild``, ``channel`` (the text channel), ``bot`` and ``owner`` are set.
+    """
+
+    def __init__(
+        self,
+        *,
+        wall: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.wall = wall
+        self.clock = clock
+        self._ids = SnowflakeGenerator()
+        self._listeners: list[Listener] = []
+        self.bot = User(snowflake_at(_STARTUP_MS, 1), "discord-mcp-emulator", bot=True)
+        self.owner = User(snowflake_at(_STARTUP_MS, 2), "owner", global_name="Owner")
+        self.guild = Guild(snowflake_at(_STARTUP_MS, 3), "discord-mcp emulator", self.owner.id)
+        self.channel = Channel(snowflake_at(_STARTUP_MS, 4), GUILD_TEXT, "agents", self.guild.id)
+        self.users: dict[str, User] = {u.id: u for u in (self.bot, self.owner)}
+        self.channels: dict[str, Channel] = {self.channel.id: self.channel}
+        self.messages: dict[str, Message] = {}
+        # Per channel, message ids as ints in ascending order (ids only ever increase).
+        self._history: dict[str, list[int]] = {self.channel.id: []}
+
+    # -- events ------------------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` with every :class:`Event`; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def emit(self, type_: str, data: dict[str, Any]) -> None:
+        event = Event(type_, data)
+        for listener in list(self._listeners):
+            listener(event)
+
+    # -- lookups and JSON ----------------------------------------------------------------------
+
+    def new_id(self) -> str:
+        return self._ids.next(self.wall())
+
+    def now_iso(self) -> str:
+        return iso_timestamp(int(self.wall() * 1000))
+
+    def get_channel(self, channel_id: str) -> Channel:
+        channel = self.channels.get(channel_id)
+        if channel is None:
+            raise errors.unknown_channel()
+        return channel
+
+    def get_user(self, user_id: str) -> User:
+        user = self.users.get(user_id)
+        if user is None:
+            raise errors.unknown_user()
+        return user
+
+    def get_message(self, channel_id: str, message_id: str) -> Message:
+        self.get_channel(channel_id)
+        message = self.messages.get(message_id)
+        if message is None or message.channel_id != channel_id or is_hidden(message):
+            raise errors.unknown_message()
+        return message
+
+    def message_json(
+        self, message: Message, *, viewer_id: str | None = None, nested: bool = False
+    ) -> dict[str, Any]:
+        """Discord's message object; ``me`` on reactions is relative to ``viewer_id`` (the bot)."""
+        viewer = viewer_id or self.bot.id
+        data: dict[str, Any] = {
+            "id": message.id,
+            "channel_id": message.channel_id,
+            "author": self.users[message.author_id].to_json(),
+            "content": message.content,
+            "timestamp": message.timestamp,
+            "edited_timestamp": message.edited_timestamp,
+            "tts": message.tts,
+            "mention_everyone": message.mention_everyone,
+            "mentions": [self.users[u].to_json() for u in message.mention_ids if u in self.users],
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": message.embeds,
+            "pinned": message.pinned,
+            "type": message.type,
+            "flags": message.flags,
+            "components": message.components,
+        }
+        if message.reactions:
+            data["reactions"] = [
+                {
+                    "emoji": reaction.emoji_json(),
+                    "count": len(reaction.user_ids),
+                    "count_details": {"burst": 0, "normal": len(reaction.user_ids)},
+                    "burst_colors": [],
+                    "me_burst": False,
+                    "me": viewer in reaction.user_ids,
+                }
+                for reaction in message.reactions
+            ]
+        if message.reference is not None:
+            data["message_reference"] = message.reference
+            if not nested and message.type == MESSAGE_REPLY:
+                target = self.messages.get(message.reference.get("message_id", ""))
+                data["referenced_message"] = (
+                    None if target is None else self.message_json(target, nested=True)
+                )
+        if message.thread_id is not None and message.thread_id in self.channels:
+            data["thread"] = self.channels[message.thread_id].to_json()
+        if message.webhook_id is not None:
+            data["webhook_id"] = message.webhook_id
+        if message.application_id is not None:
+            data["application_id"] = message.application_id
+        return data
+
+    def _event_message(self, message: Message) -> dict[str, Any]:
+        return self.message_json(message) | {"guild_id": self.guild.id}
+
+    def history(self, channel_id: str) -> list[Message]:
+        """Every message of a channel or thread, oldest first."""
+        self.get_channel(channel_id)
+        return [self.messages[str(i)] for i in self._history.get(channel_id, [])]
+
+    def _store(self, channel: Channel, message: Message) -> None:
+        """Keep a new message in its channel's history and announce it (for :class:`State`)."""
+        self.messages[message.id] = message
+        if message.flags & FLAG_EPHEMERAL:
+            # Ephemeral messages reach only the clicking user: never in the channel's history.
+            self.emit("MESSAGE_CREATE", self._event_message(message))
+            return
+        self._history.setdefault(channel.id, []).append(int(message.id))
+        channel.last_message_id = message.id
+        if channel.is_thread:
+            channel.message_count += 1
+            channel.total_message_sent += 1
+            if message.author_id not in channel.member_ids:
+                channel.member_ids.append(message.author_id)
+        self.emit("MESSAGE_CREATE", self._event_message(message))
+
+
+def is_hidden(message: Message) -> bool:
+    """Ephemeral messages exist only for the user who clicked; no channel lists them."""
+    return bool(message.flags & FLAG_EPHEMERAL)

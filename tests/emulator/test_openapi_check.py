@@ -1,0 +1,213 @@
+"""The OpenAPI checker judges exchanges by Discord's spec, with only its listed allowances."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from discord_mcp.emulator import Exchange
+from tests.support.openapi_check import OpenAPIChecker
+
+CHANNEL = "1191168914227200004"
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+def _user(**changes: Any) -> dict[str, Any]:
+    user = {
+        "id": "1191168914227200001",
+        "username": "bot",
+        "avatar": None,
+        "discriminator": "0",
+        "public_flags": 0,
+        "flags": 0,
+        "global_name": None,
+        "primary_guild": None,
+    }
+    return {k: v for k, v in (user | changes).items() if v is not ...}
+
+
+def _message(**changes: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "id": "1574098413731971072",
+        "channel_id": CHANNEL,
+        "author": _user(),
+        "content": "hi",
+        "timestamp": "2026-11-22T16:25:07.168000+00:00",
+        "edited_timestamp": None,
+        "tts": False,
+        "mention_everyone": False,
+        "mentions": [],
+        "mention_roles": [],
+        "attachments": [],
+        "embeds": [],
+        "pinned": False,
+        "type": 0,
+        "flags": 0,
+        "components": [],
+    }
+    return {k: v for k, v in (message | changes).items() if v is not ...}
+
+
+def _exchange(
+    method: str = "POST",
+    path: str = f"/channels/{CHANNEL}/messages",
+    *,
+    status: int = 200,
+    request: Any = None,
+    response: Any = None,
+    query: dict[str, str] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Exchange:
+    return Exchange(
+        method=method,
+        path=path,
+        query=query or {},
+        request_json=request,
+        status=status,
+        response_json=response,
+        response_headers=JSON_HEADERS if headers is None else headers,
+    )
+
+
+def _problems(exchange: Exchange, **options: Any) -> list[str]:
+    return [str(v) for v in OpenAPIChecker(**options).check(exchange)]
+
+
+def test_a_well_formed_message_exchange_passes() -> None:
+    exchange = _exchange(request={"content": "hi"}, response=_message())
+
+    assert _problems(exchange) == []
+
+
+def test_a_message_without_an_author_is_caught() -> None:
+    exchange = _exchange(request={"content": "hi"}, response=_message(author=...))
+
+    problems = _problems(exchange)
+
+    assert len(problems) == 1
+    assert "'author' is a required property" in problems[0]
+
+
+def test_a_user_without_primary_guild_is_caught() -> None:
+    exchange = _exchange(
+        "GET", "/users/1191168914227200002", response=_user(primary_guild=...), headers=JSON_HEADERS
+    )
+
+    assert any("primary_guild" in p for p in _problems(exchange))
+
+
+def test_users_me_is_judged_as_the_current_user_not_users_by_id() -> None:
+    # UserPIIResponse requires mfa_enabled and locale; UserResponse does not.
+    exchange = _exchange("GET", "/users/@me", response=_user())
+
+    problems = _problems(exchange)
+
+    assert any("mfa_enabled" in p for p in problems)
+
+
+def test_a_request_the_spec_rejects_is_fine_when_the_emulator_rejected_it_too() -> None:
+    too_long = {"content": "x" * 4001}
+    error = {"message": "Invalid Form Body", "code": 50035}
+
+    rejected = _exchange(request=too_long, status=400, response=error)
+    accepted = _exchange(request=too_long, response=_message())
+
+    assert _problems(rejected) == []
+    assert any("request body" in p for p in _problems(accepted))
+    assert any("request body" in p for p in _problems(rejected, strict_requests=True))
+
+
+def test_an_undeclared_query_parameter_is_caught() -> None:
+    exchange = _exchange(
+        "GET", f"/channels/{CHANNEL}/messages", query={"page": "2"}, response=[_message()]
+    )
+
+    assert any("'page' is not in the spec" in p for p in _problems(exchange))
+
+
+def test_a_query_parameter_out_of_range_is_caught_when_accepted() -> None:
+    exchange = _exchange(
+        "GET", f"/channels/{CHANNEL}/messages", query={"limit": "101"}, response=[]
+    )
+
+    assert any("query parameter limit" in p for p in _problems(exchange))
+
+
+def test_a_path_that_discord_does_not_have_is_caught_when_answered_with_success() -> None:
+    exchange = _exchange("GET", "/no/such/route", response={})
+
+    assert any("no path matching" in p for p in _problems(exchange))
+
+
+def test_an_error_body_on_an_unknown_path_must_still_be_discords() -> None:
+    good = _exchange("GET", "/nope", status=404, response={"message": "404: Not Found", "code": 0})
+    bad = _exchange("GET", "/nope", status=404, response={"error": "not found"})
+
+    assert _problems(good) == []
+    assert _problems(bad) != []
+
+
+def test_a_status_the_operation_does_not_list_is_caught() -> None:
+    exchange = _exchange(request={"content": "hi"}, status=201, response=_message())
+
+    assert any("no 201 response" in p for p in _problems(exchange))
+
+
+def test_a_429_body_without_code_is_caught() -> None:
+    body = {"message": "You are being rate limited.", "retry_after": 1.0, "global": False}
+
+    assert any("'code'" in p for p in _problems(_exchange(status=429, response=body)))
+
+
+def test_the_cloudflare_html_ban_and_server_errors_are_allowed() -> None:
+    ban = _exchange(status=429, headers={"Content-Type": "text/html; charset=UTF-8"})
+    server_error = _exchange(status=502, response={"message": "502: Bad Gateway", "code": 0})
+
+    assert _problems(ban) == []
+    assert _problems(server_error) == []
+
+
+def test_a_rate_limit_header_of_the_wrong_type_is_caught() -> None:
+    headers = JSON_HEADERS | {"X-RateLimit-Limit": "five", "X-RateLimit-Reset-After": "1.5"}
+
+    problems = _problems(_exchange(request={"content": "hi"}, response=_message(), headers=headers))
+
+    assert len(problems) == 1
+    assert "X-RateLimit-Limit" in problems[0]
+
+
+def test_a_body_on_a_204_is_caught() -> None:
+    exchange = _exchange(
+        "PUT",
+        f"/channels/{CHANNEL}/messages/1/reactions/%E2%9C%85/@me",
+        status=204,
+        response={"ok": True},
+    )
+
+    assert any("there is none" in p for p in _problems(exchange))
+
+
+@pytest.mark.parametrize(("code", "allowed"), [("BASE_TYPE_MAX_LENGTH", True), ("oops", False)])
+def test_field_error_codes_may_be_the_docs_strings(code: str, allowed: bool) -> None:
+    body = {
+        "message": "Invalid Form Body",
+        "code": 50035,
+        "errors": {"content": {"_errors": [{"code": code, "message": "Must be 2000 or fewer."}]}},
+    }
+
+    problems = _problems(_exchange(request={"content": "x"}, status=400, response=body))
+
+    assert (problems == []) is allowed
+
+
+def test_a_checker_used_as_a_hook_collects_a_readable_report() -> None:
+    checker = OpenAPIChecker()
+
+    checker(_exchange(request={"content": "hi"}, response=_message()))
+    checker(_exchange(request={"content": "hi"}, response=_message(author=...)))
+
+    assert checker.exchanges == 2
+    report = checker.report()
+    assert report.startswith("1 problem(s) against Discord's OpenAPI spec:")
+    assert f"POST /channels/{CHANNEL}/messages -> 200" in report

@@ -1,0 +1,380 @@
+"""Checks emulator exchanges against Discord's official OpenAPI spec (tests/data/discord-openapi).
+
+The checker is an ``exchange_hook``: give it to an emulator and it judges every ``/api/v10``
+request and response by the spec alone. It finds the operation by matching the concrete path
+against the spec's own path templates (literal segments beat parameters, so ``/users/@me`` is
+not ``/users/{user_id}``); it never trusts the emulator's route names. For that operation it
+validates the path and query parameters, the request body against ``requestBody``, the response
+body against the response for the status (falling back to ``4XX``-style ranges, then
+``default``) and the types of the rate-limit headers the response declares. Schemas are
+validated with ``openapi_schema_validator.OAS31Validator`` (formats included) through a
+``referencing`` registry holding the whole spec, loaded once per test session.
+
+Deliberate allowances, where Discord's docs and the spec part ways or the spec is silent:
+
+- **Requests Discord refuses.** A request the spec rejects (a 101-character ``custom_id``, six
+  buttons in a row, ``limit=101``) is reported only if the emulator *accepted* it (status below
+  400). Tests send invalid requests on purpose to see Discord's errors; what must never happen
+  is the emulator taking something Discord would not. ``OpenAPIChecker(strict_requests=True)``
+  reports every request the spec rejects.
+- **Content length.** The spec allows 4000 characters of ``content``; the docs (and Discord, for
+  bots) allow 2000. Nothing needs allowing: 2000 < 4000, and the emulator's 50035 for longer
+  content is a valid ``ErrorResponse``.
+- **The 429 body's ``code``.** The spec requires it, the docs call it optional. The emulator
+  always sends ``"code": 0``, so the spec's rule is kept here (clients must still tolerate its
+  absence on the real Discord).
+- **The Cloudflare ban.** A 429 whose body is HTML (no JSON, no rate-limit headers) is the
+  documented ban, which the API spec does not describe; it is accepted.
+- **Field error codes.** In a 50035 body the spec types each ``errors...._errors[].code`` as
+  an integer; the docs (and Discord) send strings such as ``"BASE_TYPE_REQUIRED"``. String
+  codes are accepted when they are non-empty upper-case identifiers; the rest of the error tree
+  is checked against the spec.
+- **Server errors.** The spec lists no 5xx responses; 5xx answers (scripted faults) are not
+  checked.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+import referencing
+import referencing.jsonschema
+from openapi_schema_validator import OAS31Validator, oas31_format_checker
+
+from discord_mcp.emulator import Exchange
+
+SPEC_PATH = Path(__file__).resolve().parent.parent / "data" / "discord-openapi" / "openapi.json"
+_BASE = "urn:discord"
+_JSON = "application/json"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One way an exchange broke the spec."""
+
+    method: str
+    path: str
+    status: int
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.path} -> {self.status}: {self.where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class _Operation:
+    template: str
+    method: str
+    pointer: tuple[str, ...]
+    spec: dict[str, Any]
+    parameters: tuple[dict[str, Any], ...]
+
+
+def _pointer(parts: tuple[str, ...]) -> str:
+    escaped = "/".join(part.replace("~", "~0").replace("/", "~1") for part in parts)
+    return f"{_BASE}#/{quote(escaped, safe='/~')}"
+
+
+class _Spec:
+    """The loaded spec: its path templates, a reference registry and cached validators."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+        self.registry: referencing.Registry[Any] = referencing.Registry().with_resource(
+            _BASE,
+            referencing.Resource.from_contents(
+                document, default_specification=referencing.jsonschema.DRAFT202012
+            ),
+        )
+        self.templates = [
+            (template, template.strip("/").split("/")) for template in document["paths"]
+        ]
+        self._validators: dict[str, OAS31Validator] = {}
+        self._lock = threading.Lock()
+
+    def resolve(
+        self, node: dict[str, Any], pointer: tuple[str, ...]
+    ) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """Follow a local ``$ref`` (``#/components/...``); returns the target and its pointer."""
+        while "$ref" in node:
+            parts = tuple(unquote(p) for p in node["$ref"].removeprefix("#/").split("/"))
+            pointer = tuple(p.replace("~1", "/").replace("~0", "~") for p in parts)
+            node = self.document
+            for part in pointer:
+                node = node[part]
+        return node, pointer
+
+    def errors(self, pointer: tuple[str, ...], instance: Any) -> list[str]:
+        """Messages for each way ``instance`` fails the schema at ``pointer`` in the spec."""
+        key = _pointer(pointer)
+        with self._lock:
+            validator = self._validators.get(key)
+            if validator is None:
+                validator = OAS31Validator(
+                    {"$ref": key}, registry=self.registry, format_checker=oas31_format_checker
+                )
+                self._validators[key] = validator
+        found = []
+        for error in validator.iter_errors(instance):
+            location = "".join(f"[{p!r}]" for p in error.absolute_path) or "(root)"
+            found.append(f"at {location}: {error.message[:300]}")
+        return found
+
+    def operation(self, method: str, segments: list[str]) -> _Operation | str:
+        """The operation for a concrete path, or a sentence saying why there is none."""
+        best: tuple[int, str] | None = None
+        for template, parts in self.templates:
+            if len(parts) != len(segments):
+                continue
+            literal = 0
+            for part, segment in zip(parts, segments, strict=True):
+                if part.startswith("{") and part.endswith("}"):
+                    if not segment:
+                        break
+                elif part == segment:
+                    literal += 1
+                else:
+                    break
+            else:
+                if best is None or literal > best[0]:
+                    best = (literal, template)
+        if best is None:
+            return "the spec has no path matching it"
+        template = best[1]
+        item = self.document["paths"][template]
+        op = item.get(method.lower())
+        if op is None:
+            return f"the spec has no {method} operation on {template}"
+        parameters = tuple(item.get("parameters", [])) + tuple(op.get("parameters", []))
+        return _Operation(template, method, ("paths", template, method.lower()), op, parameters)
+
+
+@functools.cache
+def load_spec() -> _Spec:
+    """The spec, parsed once per process (1.2 MB)."""
+    return _Spec(json.loads(SPEC_PATH.read_text(encoding="utf-8")))
+
+
+def _coerce(value: str, schema: dict[str, Any]) -> Any:
+    """A query or header string as the type its schema names (left as is if it does not fit)."""
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    try:
+        if "integer" in kinds:
+            return int(value)
+        if "number" in kinds:
+            return float(value)
+        if "boolean" in kinds and value in ("true", "false", "True", "False"):
+            return value.lower() == "true"
+    except ValueError:
+        return value
+    return value
+
+
+class OpenAPIChecker:
+    """An ``exchange_hook`` that records every way an exchange breaks the spec.
+
+    Safe to call from the emulator's thread; read ``violations`` or call :meth:`report` from
+    the test.
+    """
+
+    def __init__(self, *, strict_requests: bool = False) -> None:
+        self.strict_requests = strict_requests
+        self.violations: list[Violation] = []
+        self.exchanges = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, exchange: Exchange) -> None:
+        try:
+            found = self.check(exchange)
+        except Exception as exc:  # a checker bug must fail the test, not vanish in a log
+            found = [_violation(exchange, "checker", f"crashed: {exc!r}")]
+        with self._lock:
+            self.exchanges += 1
+            self.violations.extend(found)
+
+    def check(self, exchange: Exchange) -> list[Violation]:
+        """Every way ``exchange`` breaks the spec (see the module docstring for allowances)."""
+        spec = load_spec()
+        segments = [unquote(s) for s in exchange.path.strip("/").split("/")]
+        accepted = exchange.status < 400
+        judge_request = accepted or self.strict_requests
+        operation = spec.operation(exchange.method, segments)
+        if isinstance(operation, str):
+            found = [_violation(exchange, "route", operation)] if judge_request else []
+            if not accepted and isinstance(exchange.response_json, dict):
+                for message in spec.errors(
+                    ("components", "schemas", "ErrorResponse"), exchange.response_json
+                ):
+                    found.append(_violation(exchange, "error body", message))
+            return found
+        found = []
+        if judge_request:
+            found += self._request(spec, operation, exchange, segments)
+        found += self._response(spec, operation, exchange)
+        return found
+
+    def _request(
+        self, spec: _Spec, op: _Operation, exchange: Exchange, segments: list[str]
+    ) -> list[Violation]:
+        found: list[Violation] = []
+        template_parts = op.template.strip("/").split("/")
+        path_values = {
+            part[1:-1]: segment
+            for part, segment in zip(template_parts, segments, strict=True)
+            if part.startswith("{")
+        }
+        declared_query: dict[str, dict[str, Any]] = {}
+        for parameter in op.parameters:
+            parameter, _ = spec.resolve(parameter, ())
+            name, where = parameter["name"], parameter["in"]
+            schema = parameter.get("schema", {})
+            if where == "query":
+                declared_query[name] = schema
+            elif where == "path" and name in path_values:
+                instance = _coerce(path_values[name], schema)
+                for message in _inline_errors(spec, schema, instance):
+                    found.append(_violation(exchange, f"path parameter {name}", message))
+        for name, value in exchange.query.items():
+            if name not in declared_query:
+                found.append(
+                    _violation(exchange, "query", f"parameter {name!r} is not in the spec")
+                )
+                continue
+            instance = _coerce(value, declared_query[name])
+            for message in _inline_errors(spec, declared_query[name], instance):
+                found.append(_violation(exchange, f"query parameter {name}", message))
+        body = op.spec.get("requestBody")
+        if body is None:
+            if exchange.request_json is not None:
+                found.append(_violation(exchange, "request body", "the operation takes no body"))
+            return found
+        body, pointer = spec.resolve(body, (*op.pointer, "requestBody"))
+        if exchange.request_json is None:
+            if body.get("required"):
+                found.append(_violation(exchange, "request body", "required but missing"))
+            return found
+        if _JSON not in body.get("content", {}):
+            found.append(_violation(exchange, "request body", "the operation takes no JSON"))
+            return found
+        schema_pointer = (*pointer, "content", _JSON, "schema")
+        for message in spec.errors(schema_pointer, exchange.request_json):
+            found.append(_violation(exchange, "request body", message))
+        return found
+
+    def _response(self, spec: _Spec, op: _Operation, exchange: Exchange) -> list[Violation]:
+        status = exchange.status
+        headers = {k.lower(): v for k, v in exchange.response_headers.items()}
+        content_type = headers.get("content-type", "")
+        if status == 429 and content_type.startswith("text/html"):
+            return []  # the Cloudflare ban page: documented, outside the API spec
+        if status >= 500:
+            return []  # the spec describes no server errors
+        responses = op.spec.get("responses", {})
+        for key in (str(status), f"{status // 100}XX", "default"):
+            if key in responses:
+                break
+        else:
+            return [_violation(exchange, "status", f"the spec lists no {status} response")]
+        response, pointer = spec.resolve(responses[key], (*op.pointer, "responses", key))
+        found: list[Violation] = []
+        for name, header in response.get("headers", {}).items():
+            value = headers.get(name.lower())
+            if value is None:
+                continue
+            header, _ = spec.resolve(header, (*pointer, "headers", name))
+            schema = header.get("schema", {})
+            for message in _inline_errors(spec, schema, _coerce(value, schema)):
+                found.append(_violation(exchange, f"header {name}", message))
+        content = response.get("content")
+        if not content:
+            if exchange.response_json is not None:
+                found.append(_violation(exchange, "response body", "the spec says there is none"))
+            return found
+        if _JSON not in content:
+            return found
+        if exchange.response_json is None:
+            found.append(_violation(exchange, "response body", "JSON expected, none sent"))
+            return found
+        if not content_type.startswith(_JSON):
+            found.append(_violation(exchange, "Content-Type", f"{content_type!r}, not JSON"))
+        body = exchange.response_json
+        if status >= 400 and isinstance(body, dict) and "errors" in body:
+            body, problems = _with_docs_error_codes(body)
+            found += [_violation(exchange, "response body", problem) for problem in problems]
+        for message in spec.errors((*pointer, "content", _JSON, "schema"), body):
+            found.append(_violation(exchange, "response body", message))
+        return found
+
+    def report(self) -> str:
+        """A readable list of the violations ("" when there are none)."""
+        with self._lock:
+            violations = list(self.violations)
+        if not violations:
+            return ""
+        lines = [f"{len(violations)} problem(s) against Discord's OpenAPI spec:"]
+        lines += [f"  - {violation}" for violation in violations[:50]]
+        if len(violations) > 50:
+            lines.append(f"  ... and {len(violations) - 50} more")
+        return "\n".join(lines)
+
+
+def _inline_errors(spec: _Spec, schema: dict[str, Any], instance: Any) -> list[str]:
+    """Validate against a small inline schema whose ``$ref``s point into the spec."""
+    if "$ref" in schema:
+        _, pointer = spec.resolve(schema, ())
+        return spec.errors(pointer, instance)
+    validator = OAS31Validator(
+        _absolute_refs(schema), registry=spec.registry, format_checker=oas31_format_checker
+    )
+    return [error.message[:300] for error in validator.iter_errors(instance)]
+
+
+def _absolute_refs(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            key: (
+                _BASE + value if key == "$ref" and value.startswith("#") else _absolute_refs(value)
+            )
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_absolute_refs(item) for item in node]
+    return node
+
+
+def _with_docs_error_codes(body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The body with the docs' string field-error codes swapped for the spec's integers."""
+    problems: list[str] = []
+
+    def walk(node: Any, path: str) -> Any:
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "_errors" and isinstance(value, list):
+                out[key] = [swap(item, f"{path}._errors") for item in value]
+            else:
+                out[key] = walk(value, f"{path}.{key}")
+        return out
+
+    def swap(item: Any, path: str) -> Any:
+        if not isinstance(item, dict) or not isinstance(item.get("code"), str):
+            return item
+        code = item["code"]
+        if not code or not code.replace("_", "").isalnum() or code.upper() != code:
+            problems.append(f"at {path}: field error code {code!r} is not an identifier")
+        return item | {"code": 0}
+
+    return body | {"errors": walk(body["errors"], "errors")}, problems
+
+
+def _violation(exchange: Exchange, where: str, message: str) -> Violation:
+    return Violation(exchange.method, exchange.path, exchange.status, where, message)
