@@ -62,6 +62,8 @@ class Settings:
         api_base: Discord's REST base URL, ending in ``/api/v10``.
         gateway_url: the gateway URL, or None to ask ``GET /gateway/bot``.
         max_block_seconds: overrides how long a blocking tool call may wait before ``pending``.
+        thread_id: a default thread for questions and notices instead of new threads (the
+            watch daemon sets it for the agents it runs, so they talk in their run thread).
     """
 
     token: Secret
@@ -73,6 +75,7 @@ class Settings:
     api_base: str = DEFAULT_API_BASE
     gateway_url: str | None = None
     max_block_seconds: float | None = None
+    thread_id: str | None = None
 
     @classmethod
     def from_env(
@@ -122,7 +125,11 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
     max_block = None
     if _get(env, "DISCORD_MCP_MAX_BLOCK_SECONDS"):
         max_block = _positive_float(env, "DISCORD_MCP_MAX_BLOCK_SECONDS", 0.0, low=0.1)
+    thread_id = None
+    if _get(env, "DISCORD_THREAD_ID"):
+        thread_id = _snowflake(env, "DISCORD_THREAD_ID", "the thread to talk in")
     return Settings(
+        thread_id=thread_id,
         token=token,
         channel_id=channel_id,
         owner_ids=owner_ids,

@@ -62,7 +62,7 @@ async def notify(
     if not text:
         raise DecisionError("message is empty: say what the owner should know")
     prefix, allowed = _mention_prefix(settings, mention)
-    target = thread_id or settings.channel_id
+    target = thread_id or settings.thread_id or settings.channel_id
     sent = await rest.send_text(
         target, f"{LEVEL_ICONS[level]} {prefix}{text}", allowed_mentions=allowed
     )
@@ -145,10 +145,11 @@ async def report_progress(
             channel_id, message_id = str(previous["channel_id"]), str(previous["message_id"])
             created = False
         else:
+            channel_id = settings.thread_id or settings.channel_id
             message = await rest.create_message(
-                settings.channel_id, split_message(prefix + content)[0], allowed_mentions=allowed
+                channel_id, split_message(prefix + content)[0], allowed_mentions=allowed
             )
-            channel_id, message_id, created = settings.channel_id, message["id"], True
+            message_id, created = message["id"], True
         write_json(
             path,
             {

@@ -35,6 +35,7 @@ def test_minimal_environment_gives_documented_defaults(tmp_path: Path) -> None:
     assert s.api_base == "https://discord.com/api/v10"
     assert s.gateway_url is None
     assert s.max_block_seconds is None
+    assert s.thread_id is None
 
 
 def test_token_is_accepted_with_or_without_bot_prefix(tmp_path: Path) -> None:
@@ -61,12 +62,14 @@ def test_overrides_point_everything_at_the_emulator(tmp_path: Path) -> None:
         POLL_INTERVAL_SECONDS="0.2",
         DISCORD_MCP_HOME=str(tmp_path / "state"),
         DISCORD_MCP_MAX_BLOCK_SECONDS="30",
+        DISCORD_THREAD_ID="423456789012345678",
     )
     assert s.api_base == "http://127.0.0.1:8800/api/v10"
     assert s.gateway_url == "ws://127.0.0.1:8800/gateway"
     assert s.poll_interval == 0.2
     assert s.home == tmp_path / "state"
     assert s.max_block_seconds == 30
+    assert s.thread_id == "423456789012345678"
 
 
 @pytest.mark.parametrize(
@@ -85,6 +88,7 @@ def test_overrides_point_everything_at_the_emulator(tmp_path: Path) -> None:
         ("DISCORD_GATEWAY_URL", "http://x", "ws://"),
         ("DISCORD_MCP_MAX_BLOCK_SECONDS", "-1", "between"),
         ("PROJECT_NAME", "p" * 61, "at most 60"),
+        ("DISCORD_THREAD_ID", "my-thread", "17 to 20 digits"),
     ],
 )
 def test_invalid_value_names_the_variable_and_the_fix(

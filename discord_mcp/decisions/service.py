@@ -149,8 +149,9 @@ class DecisionService:
             ):
                 return existing, False
         decision_id = new_decision_id()
-        if q.thread_id:
-            thread = await self._rest.get_channel(q.thread_id)
+        asked_in = q.thread_id or self._settings.thread_id
+        if asked_in:
+            thread = await self._rest.get_channel(asked_in)
             thread_id = thread["id"]
             channel_id = thread.get("parent_id") or thread_id
         else:

@@ -221,3 +221,35 @@ async def test_check_pending_lists_open_questions_and_answers_given_while_away(
         ] == [(first["decision_id"], "y")]
         again = await call(client, "check_pending")
         assert again["answered_while_away"] == []
+
+
+async def test_a_default_thread_receives_questions_and_notices(
+    discord: RunningEmulator, tmp_path: Path, people: People
+) -> None:
+    """How discord-watch's runs talk: DISCORD_THREAD_ID keeps everything in the run thread."""
+    settings = settings_for(discord, tmp_path / "seed")
+    async with Client(build_server(settings, environ={})) as client:
+        await call(client, "notify", message="make a thread to use")
+    run_thread = people.say(discord.channel_id, "run thread starter")
+    from discord_mcp.transport.rest import RestClient
+
+    async with RestClient(settings.token, api_base=settings.api_base) as rest:
+        thread = await rest.create_thread_from_message(
+            discord.channel_id, run_thread["id"], "run thread"
+        )
+    in_thread = settings_for(
+        discord,
+        tmp_path / "home",
+        DISCORD_THREAD_ID=thread["id"],
+        DISCORD_MCP_MAX_BLOCK_SECONDS="0.1",
+    )
+    async with Client(build_server(in_thread, environ={})) as client:
+        await call(client, "notify", message="from the run")
+        asked = await call(client, "ask_decision", question="Inside the run thread?")
+        await call(client, "report_progress", title="Run", summary="going")
+    assert asked["thread_url"].endswith(thread["id"])
+    texts = [m["content"] for m in people.messages(thread["id"])]
+    assert any(t.endswith("from the run") for t in texts)
+    assert any("Inside the run thread?" in t for t in texts)
+    assert any("**Run**" in t for t in texts)
+    assert len(people.threads()) == 1
