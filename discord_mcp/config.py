@@ -21,6 +21,7 @@ DEFAULT_API_BASE = "https://discord.com/api/v10"
 DEFAULT_POLL_INTERVAL_S = 5.0
 """Discord allows about five reads per channel every five seconds; one poll per interval fits."""
 
+GATEWAY_MODES = ("auto", "follow", "off")
 _SNOWFLAKE = re.compile(r"^[0-9]{15,21}$")
 
 
@@ -64,6 +65,8 @@ class Settings:
         max_block_seconds: overrides how long a blocking tool call may wait before ``pending``.
         thread_id: a default thread for questions and notices instead of new threads (the
             watch daemon sets it for the agents it runs, so they talk in their run thread).
+        gateway: ``auto`` (hold the machine's gateway or follow its holder), ``follow`` (only
+            follow another process's gateway, e.g. the watch daemon's) or ``off`` (REST polling).
     """
 
     token: Secret
@@ -76,6 +79,7 @@ class Settings:
     gateway_url: str | None = None
     max_block_seconds: float | None = None
     thread_id: str | None = None
+    gateway: str = "auto"
 
     @classmethod
     def from_env(
@@ -121,14 +125,22 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
         home = (cwd / home).resolve()
     poll = _positive_float(env, "POLL_INTERVAL_SECONDS", DEFAULT_POLL_INTERVAL_S, low=0.05)
     api_base = _url(env, "DISCORD_API_BASE", DEFAULT_API_BASE, ("http://", "https://"))
-    gateway = _url(env, "DISCORD_GATEWAY_URL", "", ("ws://", "wss://")) or None
+    gateway_url = _url(env, "DISCORD_GATEWAY_URL", "", ("ws://", "wss://")) or None
     max_block = None
     if _get(env, "DISCORD_MCP_MAX_BLOCK_SECONDS"):
         max_block = _positive_float(env, "DISCORD_MCP_MAX_BLOCK_SECONDS", 0.0, low=0.1)
     thread_id = None
     if _get(env, "DISCORD_THREAD_ID"):
         thread_id = _snowflake(env, "DISCORD_THREAD_ID", "the thread to talk in")
+    gateway_mode = _get(env, "DISCORD_MCP_GATEWAY").lower() or "auto"
+    if gateway_mode not in GATEWAY_MODES:
+        raise ConfigError(
+            "DISCORD_MCP_GATEWAY",
+            f"is {gateway_mode[:20]!r}",
+            "Use auto (hold or follow the gateway), follow (never hold it) or off (polling only)",
+        )
     return Settings(
+        gateway=gateway_mode,
         thread_id=thread_id,
         token=token,
         channel_id=channel_id,
@@ -137,7 +149,7 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
         home=home,
         poll_interval=poll,
         api_base=api_base,
-        gateway_url=gateway,
+        gateway_url=gateway_url,
         max_block_seconds=max_block,
     )
 

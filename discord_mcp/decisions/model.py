@@ -76,7 +76,11 @@ class Decision:
     """True once a tool call returned the final result to an agent."""
     clarifications: int = 0
     seen_message_id: str | None = None
-    """The newest thread message already looked at (the polling cursor)."""
+    """Every thread message up to this id has been handled (the polling cursor)."""
+    handled_message_ids: tuple[str, ...] = ()
+    """Messages after the cursor already handled live (from the gateway)."""
+    owner_ids: tuple[str, ...] = ()
+    """Who may answer, as configured by the process that asked (empty: the reader's owners)."""
     refused: tuple[Attempt, ...] = ()
     refusal_replied_to: tuple[str, ...] = ()
     """Users already told they cannot answer (told once per decision)."""
@@ -91,6 +95,13 @@ class Decision:
         """Whether the agent's own ``timeout_seconds`` has run out."""
         return self.deadline is not None and now >= datetime.fromisoformat(self.deadline)
 
+    def handled(self, message_id: str) -> bool:
+        """Whether this thread message was already judged (by polling or live)."""
+        cursor = self.seen_message_id
+        return (
+            cursor is not None and int(message_id) <= int(cursor)
+        ) or message_id in self.handled_message_ids
+
     def replace(self, **changes: Any) -> Decision:
         """A copy with ``changes`` applied."""
         return dataclasses.replace(self, **changes)
@@ -98,7 +109,14 @@ class Decision:
     def to_json(self) -> dict[str, Any]:
         """The file's JSON document."""
         document = dataclasses.asdict(self)
-        for name in ("options", "reaction_emojis", "refusal_replied_to", "refused"):
+        for name in (
+            "options",
+            "reaction_emojis",
+            "refusal_replied_to",
+            "refused",
+            "handled_message_ids",
+            "owner_ids",
+        ):
             document[name] = list(document[name])
         return document
 
@@ -114,6 +132,8 @@ class Decision:
         values["options"] = tuple(str(o) for o in values.get("options", ()))
         values["reaction_emojis"] = tuple(values.get("reaction_emojis", ()))
         values["refusal_replied_to"] = tuple(values.get("refusal_replied_to", ()))
+        values["handled_message_ids"] = tuple(values.get("handled_message_ids", ()))
+        values["owner_ids"] = tuple(values.get("owner_ids", ()))
         values["refused"] = tuple(Attempt(**a) for a in values.get("refused", ()))
         decision = cls(**values)
         if decision.status not in ("pending", *FINAL_STATUSES):

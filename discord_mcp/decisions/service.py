@@ -20,10 +20,18 @@ from typing import Any
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions import cards
-from discord_mcp.decisions.answers import Verdict, judge_message, judge_reaction
+from discord_mcp.decisions.answers import Verdict, judge_choice, judge_message, judge_reaction
+from discord_mcp.decisions.interactive import (
+    card_components,
+    ephemeral,
+    modal_response,
+    modal_text,
+    parse_custom_id,
+    update_card,
+)
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
 from discord_mcp.decisions.store import DecisionStore
-from discord_mcp.errors import DecisionError, DiscordError, Unauthorized
+from discord_mcp.errors import DecisionError, DiscordError, StateError, Unauthorized
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.wire import Message
 
@@ -32,6 +40,8 @@ log = logging.getLogger(__name__)
 FILE_WATCH_INTERVAL_S = 0.05
 """How often a waiting call looks at its decision file for another process's answer."""
 THREAD_AUTO_ARCHIVE_MIN = 10080
+SAFETY_POLL_S = 30.0
+"""With a live gateway, polling only catches what a holder handover might have missed."""
 """Decision threads stay listed for a week; an answer may take that long."""
 
 Progress = Callable[[float, Decision], Awaitable[None]]
@@ -103,6 +113,10 @@ class DecisionService:
         store: the decision files.
         background: where follow-up work (reactions, card edits) runs.
         clock: monotonic seconds (injectable).
+        live: whether a gateway session is live on this machine (cards get buttons, polling
+            becomes a slow safety net).
+        watch_all: handle live events for every pending decision of the state directory, not
+            only the ones this process waits on (the watch daemon does).
     """
 
     def __init__(
@@ -113,14 +127,18 @@ class DecisionService:
         store: DecisionStore,
         background: Background,
         clock: Callable[[], float] = time.monotonic,
+        live: Callable[[], bool] = lambda: False,
+        watch_all: bool = False,
     ) -> None:
         self._settings = settings
+        self._live = live
+        self._watch_all = watch_all
+        self._waiting: dict[str, int] = {}
         self._rest = rest
         self._store = store
         self._background = background
         self._clock = clock
         self._changed: dict[str, asyncio.Event] = {}
-        self._bot_user_id: str | None = None
         self._poll_locks: dict[str, asyncio.Lock] = {}
 
     @property
@@ -184,13 +202,24 @@ class DecisionService:
             reaction_emojis=cards.reaction_emojis(q.options),
         )
         owners = self._settings.owner_ids
-        card = await self._rest.create_message(
-            thread_id,
-            cards.render_card(draft, owners),
-            allowed_mentions={"users": sorted(owners)} if q.mention else {"parse": []},
+        draft = draft.replace(owner_ids=tuple(sorted(owners)))
+        # The file exists before the card, so a click on the card always finds its decision.
+        self._store.create(draft)
+        live = self._live()
+        try:
+            card = await self._rest.create_message(
+                thread_id,
+                cards.render_card(draft, owners, buttons=live),
+                components=card_components(decision_id, draft.options) if live else None,
+                allowed_mentions={"users": sorted(owners)} if q.mention else {"parse": []},
+            )
+        except BaseException:
+            self._store.discard(decision_id)
+            raise
+        decision, _ = self._store.update(
+            decision_id,
+            lambda current: current.replace(card_message_id=card["id"], seen_message_id=card["id"]),
         )
-        decision = draft.replace(card_message_id=card["id"], seen_message_id=card["id"])
-        self._store.create(decision)
         log.info("asked decision %s in thread %s", decision.id, thread_id)
         if decision.reaction_emojis:
             self._background.spawn(self._add_reactions(decision), f"reactions-{decision.id}")
@@ -217,6 +246,22 @@ class DecisionService:
         Returns the decision: final, or still pending when the bound ran out. Cancelling the
         call (a client timeout, Esc) leaves the decision pending; nothing is lost.
         """
+        self._waiting[decision_id] = self._waiting.get(decision_id, 0) + 1
+        try:
+            return await self._wait(decision_id, max_wait, progress, progress_every)
+        finally:
+            self._waiting[decision_id] -= 1
+            if not self._waiting[decision_id]:
+                del self._waiting[decision_id]
+
+    def _poll_interval(self) -> float:
+        if self._live():
+            return max(self._settings.poll_interval, SAFETY_POLL_S)
+        return self._settings.poll_interval
+
+    async def _wait(
+        self, decision_id: str, max_wait: float, progress: Progress | None, progress_every: float
+    ) -> Decision:
         start = self._clock()
         next_poll = start
         next_progress = start + progress_every
@@ -232,7 +277,7 @@ class DecisionService:
                 decision = await self.poll(decision)
                 if decision.is_final:
                     return decision
-                next_poll = self._clock() + self._settings.poll_interval
+                next_poll = self._clock() + self._poll_interval()
             now = self._clock()
             if now - start >= max_wait:
                 return decision
@@ -288,8 +333,11 @@ class DecisionService:
                 log.warning("polling decision %s failed: %s", decision.id, exc)
                 return self._store.load(decision.id)
 
+    def _owners(self, decision: Decision) -> frozenset[str]:
+        return frozenset(decision.owner_ids) or self._settings.owner_ids
+
     async def _poll(self, decision: Decision) -> Decision:
-        if decision.is_final:
+        if decision.is_final or not decision.card_message_id:
             return decision
         cursor = int(decision.seen_message_id or decision.card_message_id)
         # One request usually does: the newest page holds the replies after the cursor *and* the
@@ -302,11 +350,7 @@ class DecisionService:
             card = None
         messages = [m for m in page if int(m["id"]) > cursor]
         for message in sorted(messages, key=lambda m: int(m["id"])):
-            decision = await self._apply(
-                decision,
-                judge_message(decision, dict(message), self._settings.owner_ids, self._bot_user_id),
-                seen=message["id"],
-            )
+            decision = await self._judge_message(decision, dict(message), advance=True)
             if decision.is_final:
                 return decision
         if decision.reaction_emojis:
@@ -314,6 +358,20 @@ class DecisionService:
                 card = await self._rest.get_message(decision.thread_id, decision.card_message_id)
             decision = await self._poll_reactions(decision, card)
         return decision
+
+    async def _judge_message(
+        self, decision: Decision, message: dict[str, Any], *, advance: bool
+    ) -> Decision:
+        """Judge one thread message once, whether it came by polling or live.
+
+        ``advance``: polling reads in order, so it moves the cursor; a live event only marks
+        the message as handled, so a message missed live is still found by the next poll.
+        """
+        message_id = str(message.get("id") or "0")
+        if decision.handled(message_id):
+            return decision
+        verdict = judge_message(decision, message, self._owners(decision), None)
+        return await self._apply(decision, verdict, message_id=message_id, advance=advance)
 
     async def _poll_reactions(self, decision: Decision, card: Message) -> Decision:
         for reaction in card.get("reactions", []):
@@ -325,48 +383,170 @@ class DecisionService:
                 decision.thread_id, decision.card_message_id, emoji
             )
             for user in users:
-                if user.get("bot") or (
-                    user["id"] not in self._settings.owner_ids
-                    and user["id"] in {a.user_id for a in decision.refused if a.via == "reaction"}
-                ):
+                if user.get("bot"):
                     continue
                 name = str(user.get("global_name") or user.get("username") or user["id"])
-                verdict = judge_reaction(
-                    decision, user["id"], name, emoji, self._settings.owner_ids
-                )
-                decision = await self._apply(decision, verdict)
+                decision = await self._judge_reaction(decision, user["id"], name, emoji)
                 if decision.is_final:
                     return decision
         return decision
 
-    async def _apply(
-        self, decision: Decision, verdict: Verdict, *, seen: str | None = None
+    async def _judge_reaction(
+        self, decision: Decision, user_id: str, username: str, emoji: str
     ) -> Decision:
-        """Store a verdict's changes (compare-and-set for answers), then do its Discord part."""
+        owners = self._owners(decision)
+        if user_id not in owners and any(
+            a.user_id == user_id and a.via == "reaction" for a in decision.refused
+        ):
+            return decision  # already recorded; polling sees the same reaction every time
+        verdict = judge_reaction(decision, user_id, username, emoji, owners)
+        return await self._apply(decision, verdict)
+
+    async def _apply(
+        self,
+        decision: Decision,
+        verdict: Verdict,
+        *,
+        message_id: str | None = None,
+        advance: bool = True,
+    ) -> Decision:
+        """Store a verdict under the decision's lock, then do its Discord part.
+
+        The store update is also the claim: a message another process (or an earlier poll)
+        already judged is skipped, so no reply is posted twice and no answer applied twice.
+        """
         changes = dict(verdict.changes)
-        if seen is not None:
-            changes["seen_message_id"] = seen
-        if verdict.kind == "resolve":
-            stored, won = self._store.finish(decision.id, **changes)
-            if won:
-                log.info("decision %s answered via %s", decision.id, stored.via)
-                self._notify(decision.id)
-                self._background.spawn(self._show_final(stored), f"final-{decision.id}")
+
+        def change(current: Decision) -> Decision | None:
+            if current.is_final:
+                return None
+            if message_id is not None:
+                if current.handled(message_id):
+                    return None
+                if advance:
+                    changes["seen_message_id"] = message_id
+                    changes["handled_message_ids"] = tuple(
+                        m for m in current.handled_message_ids if int(m) > int(message_id)
+                    )
+                else:
+                    changes["handled_message_ids"] = (*current.handled_message_ids, message_id)
+            return current.replace(**changes) if changes else None
+
+        stored, written = self._store.update(decision.id, change)
+        if not written:
             return stored
-        if changes:
-
-            def change(current: Decision) -> Decision | None:
-                return None if current.is_final else current.replace(**changes)
-
-            decision, _written = self._store.update(decision.id, change)
-        if verdict.reply and not decision.is_final:
+        if verdict.kind == "resolve":
+            log.info("decision %s answered via %s", decision.id, stored.via)
+            self._notify(decision.id)
+            self._background.spawn(self._show_final(stored), f"final-{decision.id}")
+        elif verdict.reply:
             await self._rest.create_message(
-                decision.thread_id,
-                verdict.reply,
-                allowed_mentions={"parse": []},
-                reply_to=seen,
+                stored.thread_id, verdict.reply, allowed_mentions={"parse": []}, reply_to=message_id
             )
-        return decision
+        return stored
+
+    # ---- live events (from the gateway, directly or through the spool) ----------------------
+
+    def _watched(self) -> list[Decision]:
+        if self._watch_all:
+            return [d for d in self._store.all() if d.status == "pending"]
+        found = []
+        for decision_id in list(self._waiting):
+            with contextlib.suppress(DecisionError, StateError):
+                found.append(self._store.load(decision_id))
+        return found
+
+    async def on_event(self, name: str, data: dict[str, Any]) -> None:
+        """A live gateway event: replies and reactions for the decisions this process watches."""
+        if name == "MESSAGE_CREATE":
+            thread_id = str(data.get("channel_id") or "")
+            for decision in self._watched():
+                if decision.thread_id == thread_id and decision.card_message_id:
+                    await self._locked_judge_message(decision, data)
+        elif name == "MESSAGE_REACTION_ADD":
+            message_id = str(data.get("message_id") or "")
+            for decision in self._watched():
+                if decision.card_message_id == message_id:
+                    member = data.get("member") if isinstance(data.get("member"), dict) else {}
+                    user = (member or {}).get("user") or {}
+                    if user.get("bot"):
+                        continue
+                    emoji = (data.get("emoji") or {}).get("name") or ""
+                    user_id = str(data.get("user_id") or user.get("id") or "")
+                    name_ = str(user.get("global_name") or user.get("username") or user_id)
+                    async with self._poll_locks.setdefault(decision.id, asyncio.Lock()):
+                        current = self._store.load(decision.id)
+                        await self._judge_reaction(current, user_id, name_, emoji)
+
+    async def _locked_judge_message(self, decision: Decision, message: dict[str, Any]) -> None:
+        async with self._poll_locks.setdefault(decision.id, asyncio.Lock()):
+            try:
+                current = self._store.load(decision.id)
+                await self._judge_message(current, message, advance=False)
+            except Unauthorized:
+                raise
+            except DiscordError as exc:
+                log.warning("live answer for %s failed: %s", decision.id, exc)
+
+    async def answer_interaction(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        """The callback body for a click on (or modal from) a decision card; None if not ours.
+
+        Runs in the gateway holder, whoever asked: it must answer within Discord's 3 seconds.
+        """
+        click = parse_custom_id(str((data.get("data") or {}).get("custom_id") or ""))
+        if click is None:
+            return None
+        member = data.get("member") if isinstance(data.get("member"), dict) else None
+        user = (member or {}).get("user") or data.get("user") or {}
+        user_id = str(user.get("id") or "")
+        username = str(user.get("global_name") or user.get("username") or user_id)
+        try:
+            decision = self._store.load(click.decision_id)
+        except (DecisionError, StateError):
+            return ephemeral("This question is no longer known here.")
+        owners = self._owners(decision)
+        if decision.is_final:
+            return ephemeral(_already(decision))
+        payload = data.get("data") or {}
+        if data.get("type") == 5:  # modal submit
+            verdict = judge_choice(
+                decision,
+                user_id,
+                username,
+                owners,
+                via="modal",
+                index=None,
+                text=modal_text(payload),
+            )
+        elif click.part == "other":
+            if user_id in owners:
+                return modal_response(decision.id, decision.question)
+            verdict = judge_choice(decision, user_id, username, owners, via="button", index=None)
+        elif click.part == "select":
+            values = payload.get("values") or []
+            index = int(values[0]) if values and str(values[0]).isdigit() else None
+            verdict = judge_choice(decision, user_id, username, owners, via="select", index=index)
+        else:
+            verdict = judge_choice(
+                decision, user_id, username, owners, via="button", index=click.index
+            )
+        if verdict.kind == "refuse":
+            self._store.update(
+                decision.id,
+                lambda current: current.replace(refused=verdict.changes["refused"]),
+            )
+            return ephemeral(
+                "Only " + ", ".join(f"<@{o}>" for o in sorted(owners)) + " can answer this "
+                "question; your click was recorded but not used."
+            )
+        if verdict.kind != "resolve":
+            return ephemeral("That did not select an answer; try again.")
+        stored, won = self._store.finish(decision.id, **verdict.changes)
+        if not won:
+            return ephemeral(_already(stored))
+        log.info("decision %s answered via %s", stored.id, stored.via)
+        self._notify(stored.id)
+        return update_card(cards.render_final(stored))
 
     async def _show_final(self, decision: Decision) -> None:
         await self._rest.edit_message(
@@ -466,6 +646,14 @@ def _same_question(decision: Decision, q: Question) -> bool:
     ).casefold() and tuple(o.casefold() for o in decision.options) == tuple(
         o.casefold() for o in q.options
     )
+
+
+def _already(decision: Decision) -> str:
+    if decision.status == "answered":
+        chosen = decision.selected_option or decision.answer or ""
+        who = decision.answered_by_name or "the owner"
+        return f"This question was already answered ({chosen[:200]!r}, by {who})."
+    return f"This question is already {decision.status}."
 
 
 def option_summary(options: Sequence[str]) -> list[dict[str, Any]]:

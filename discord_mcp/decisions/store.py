@@ -46,6 +46,13 @@ class DecisionStore:
         with locked(path):
             write_json(path, decision.to_json())
 
+    def discard(self, decision_id: str) -> None:
+        """Remove a decision whose card could not be posted (nobody can answer it)."""
+        path = self.path(decision_id)
+        with locked(path):
+            path.unlink(missing_ok=True)
+        path.with_name(path.name + ".lock").unlink(missing_ok=True)
+
     def load(self, decision_id: str) -> Decision:
         """Read a decision.
 

@@ -110,9 +110,7 @@ def build_server(
             holder["runtime"] = Runtime(settings)
         return holder["runtime"]
 
-    async def recover_in_background() -> None:
-        await first_request.wait()
-        await asyncio.sleep(RECOVERY_DELAY_S)
+    async def recover() -> None:
         try:
             found = await runtime().service.recover()
         except Unauthorized as exc:
@@ -125,9 +123,15 @@ def build_server(
         if answered:
             log.info("found answers given while no server ran: %s", ", ".join(answered))
 
+    async def background_work() -> None:
+        await first_request.wait()
+        await asyncio.sleep(RECOVERY_DELAY_S)
+        await recover()
+        await runtime().run_link()
+
     @contextlib.asynccontextmanager
     async def lifespan(_server: FastMCP) -> AsyncIterator[dict[str, Any]]:
-        recovery = asyncio.create_task(recover_in_background(), name="recovery")
+        recovery = asyncio.create_task(background_work(), name="recovery-and-gateway")
         try:
             yield {}
         finally:

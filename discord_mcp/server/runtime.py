@@ -10,8 +10,10 @@ from __future__ import annotations
 import logging
 
 from discord_mcp.config import Settings
+from discord_mcp.decisions.live import DecisionEvents
 from discord_mcp.decisions.service import Background, DecisionService
 from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.relay.link import LiveLink
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.transport.rest import RestClient
 
@@ -19,7 +21,7 @@ log = logging.getLogger(__name__)
 
 
 class Runtime:
-    """REST client, decision store and service for one server process."""
+    """REST client, decision store and service, and the gateway link, for one server process."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -27,9 +29,27 @@ class Runtime:
         self.store = DecisionStore(settings.home)
         self.background = Background()
         self.rest = RestClient(settings.token, api_base=settings.api_base)
+        self.link: LiveLink | None = None
         self.service = DecisionService(
-            settings=settings, rest=self.rest, store=self.store, background=self.background
+            settings=settings,
+            rest=self.rest,
+            store=self.store,
+            background=self.background,
+            live=lambda: self.link is not None and self.link.is_live(),
         )
+        if settings.gateway != "off":
+            self.link = LiveLink(
+                settings=settings,
+                rest=self.rest,
+                handler=DecisionEvents(self.service, self.rest),
+                program="discord-mcp",
+                may_hold=settings.gateway == "auto",
+            )
+
+    async def run_link(self) -> None:
+        """Hold or follow the machine's gateway until cancelled (nothing if it is off)."""
+        if self.link is not None:
+            await self.link.run()
 
     async def aclose(self) -> None:
         """Finish background work (bounded) and close connections."""

@@ -1,0 +1,142 @@
+"""Buttons, select menus and the free-text modal of a decision card (when a gateway is live).
+
+Every ``custom_id`` carries the decision id, so whichever process holds the gateway can answer
+a click for a decision asked by any other process: ``dmcp:<decision id>:<option index>``,
+``dmcp:<id>:select`` (values are option indexes), ``dmcp:<id>:other`` (opens the modal) and
+``dmcp:<id>:modal`` (the modal's submit). Layout: two options become a yes/no pair of buttons,
+up to 24 options become buttons (5 per row) plus "Other…", 25 become a select menu.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from discord_mcp.decisions.cards import LETTERS, option_label
+from discord_mcp.decisions.parser import yes_no_targets
+
+PREFIX = "dmcp"
+ROW_WIDTH = 5
+MAX_ROWS = 5
+MODAL_INPUT_ID = "answer"
+EPHEMERAL = 64
+PRIMARY, SECONDARY, SUCCESS, DANGER = 1, 2, 3, 4
+
+
+@dataclass(frozen=True, slots=True)
+class Click:
+    """A parsed ``custom_id``: which decision, and which part of its card."""
+
+    decision_id: str
+    part: str
+    """An option index as text, ``select``, ``other`` or ``modal``."""
+
+    @property
+    def index(self) -> int | None:
+        return int(self.part) if self.part.isdigit() else None
+
+
+def parse_custom_id(custom_id: str) -> Click | None:
+    """Our click, or None for a custom_id that is not ours."""
+    parts = custom_id.split(":")
+    if len(parts) != 3 or parts[0] != PREFIX or not parts[1] or not parts[2]:
+        return None
+    return Click(parts[1], parts[2])
+
+
+def _button(label: str, custom_id: str, style: int) -> dict[str, Any]:
+    return {"type": 2, "style": style, "label": label[:80], "custom_id": custom_id}
+
+
+def _rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"type": 1, "components": items[i : i + ROW_WIDTH]} for i in range(0, len(items), ROW_WIDTH)
+    ]
+
+
+def card_components(decision_id: str, options: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The action rows for a card."""
+    other = _button(
+        "Other…" if options else "Answer…",
+        f"{PREFIX}:{decision_id}:other",
+        SECONDARY if options else PRIMARY,
+    )
+    if not options:
+        return _rows([other])
+    if len(options) + 1 <= ROW_WIDTH * MAX_ROWS:
+        styles = [PRIMARY] * len(options)
+        if len(options) == 2:
+            yes_index, no_index = yes_no_targets(options)
+            if yes_index is not None and no_index is not None:
+                styles[yes_index], styles[no_index] = SUCCESS, DANGER
+        buttons = [
+            _button(f"{option_label(i)}. {text}", f"{PREFIX}:{decision_id}:{i}", styles[i])
+            for i, text in enumerate(options)
+        ]
+        return _rows([*buttons, other])
+    select = {
+        "type": 3,
+        "custom_id": f"{PREFIX}:{decision_id}:select",
+        "placeholder": "Choose an option",
+        "min_values": 1,
+        "max_values": 1,
+        "options": [
+            {"label": f"{LETTERS[i]}. {text}"[:100], "value": str(i)}
+            for i, text in enumerate(options)
+        ],
+    }
+    return [{"type": 1, "components": [select]}, *_rows([other])]
+
+
+def modal_response(decision_id: str, question: str) -> dict[str, Any]:
+    """The callback (type 9) that opens a free-text answer box."""
+    return {
+        "type": 9,
+        "data": {
+            "custom_id": f"{PREFIX}:{decision_id}:modal",
+            "title": "Your answer",
+            "components": [
+                {
+                    "type": 18,
+                    "label": "Answer",
+                    "description": question[:100],
+                    "component": {
+                        "type": 4,
+                        "custom_id": MODAL_INPUT_ID,
+                        "style": 2,
+                        "required": True,
+                        "max_length": 1500,
+                    },
+                }
+            ],
+        },
+    }
+
+
+def modal_text(data: dict[str, Any]) -> str | None:
+    """The text typed in our modal, from a MODAL_SUBMIT's ``data`` (label or legacy rows)."""
+    for outer in data.get("components") or []:
+        if not isinstance(outer, dict):
+            continue
+        inner = [outer.get("component")] if outer.get("component") else outer.get("components")
+        for component in inner or []:
+            if isinstance(component, dict) and component.get("custom_id") == MODAL_INPUT_ID:
+                value = component.get("value")
+                return str(value) if value is not None else None
+    return None
+
+
+def ephemeral(text: str) -> dict[str, Any]:
+    """A reply only the clicking user sees (type 4, EPHEMERAL)."""
+    return {
+        "type": 4,
+        "data": {"content": text[:2000], "flags": EPHEMERAL, "allowed_mentions": {"parse": []}},
+    }
+
+
+def update_card(content: str) -> dict[str, Any]:
+    """Edit the clicked card in place and remove its components (type 7)."""
+    return {
+        "type": 7,
+        "data": {"content": content, "components": [], "allowed_mentions": {"parse": []}},
+    }

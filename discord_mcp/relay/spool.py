@@ -1,0 +1,114 @@
+"""The spool: gateway events the holder appends for every other process to follow.
+
+One JSON object per line: ``{"v": 1, "t": event name, "s": gateway sequence, "at": unix time,
+"d": data}``. Only the holder writes (the holder lock makes it the only writer). When the file
+grows past :data:`ROTATE_BYTES` it is renamed to ``spool.1.ndjson`` and a new one started; a
+reader keeps its open handle, finishes the old file, then moves to the new one, so rotation
+loses nothing, as long as a reader polls at least once per rotation (followers poll every
+25 ms; a rotation takes megabytes of events). The spool is a live channel, not a record: a process that was not running reads
+history from Discord instead.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from discord_mcp.state.files import FILE_MODE, ensure_dir
+
+log = logging.getLogger(__name__)
+
+ROTATE_BYTES = 8_000_000
+FORMAT = 1
+
+
+class SpoolWriter:
+    """Appends events (the holder's side)."""
+
+    def __init__(self, path: Path, *, rotate_bytes: int = ROTATE_BYTES) -> None:
+        self._path = path
+        self._rotate_bytes = rotate_bytes
+        ensure_dir(path.parent)
+
+    def append(self, name: str, data: dict[str, Any], seq: int | None) -> None:
+        """Add one event; rotates the file when it is full."""
+        line = json.dumps(
+            {"v": FORMAT, "t": name, "s": seq, "at": time.time(), "d": data},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8"))
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size >= self._rotate_bytes:
+            os.replace(self._path, self._path.with_name(self._path.stem + ".1.ndjson"))
+
+
+class SpoolReader:
+    """Follows the spool from its end (a follower's side). Not thread-safe; poll it."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._handle: IO[bytes] | None = None
+        self._inode: int | None = None
+        self._partial = b""
+        self._open(at_end=True)
+
+    def _open(self, *, at_end: bool) -> None:
+        try:
+            handle = open(self._path, "rb")  # noqa: SIM115 - kept open across polls on purpose
+        except FileNotFoundError:
+            self._handle, self._inode = None, None
+            return
+        if at_end:
+            handle.seek(0, os.SEEK_END)
+        self._handle, self._inode = handle, os.fstat(handle.fileno()).st_ino
+        self._partial = b""
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def poll(self) -> list[dict[str, Any]]:
+        """Every complete event appended since the last poll, in order."""
+        events = self._drain()
+        try:
+            current = os.stat(self._path).st_ino
+        except FileNotFoundError:
+            current = None
+        if current != self._inode:
+            # Rotated (or created): finish the old file, then start the new one from the top.
+            self.close()
+            self._open(at_end=False)
+            events.extend(self._drain())
+        return events
+
+    def _drain(self) -> list[dict[str, Any]]:
+        if self._handle is None:
+            return []
+        chunk = self._handle.read()
+        if not chunk:
+            return []
+        data = self._partial + chunk
+        lines = data.split(b"\n")
+        self._partial = lines.pop()  # an incomplete last line waits for its end
+        events = []
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                log.warning("spool: skipping an unreadable line")
+                continue
+            if isinstance(event, dict) and event.get("v") == FORMAT:
+                events.append(event)
+        return events
