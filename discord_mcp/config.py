@@ -97,13 +97,51 @@ class Settings:
             ConfigError: the first missing or invalid variable, with how to fix it.
         """
         cwd = cwd or Path.cwd()
-        merged: dict[str, str] = {}
-        if read_dotenv:
-            env_file = cwd / ".env"
-            if env_file.is_file():
-                merged.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
-        merged.update(os.environ if environ is None else environ)
-        return _parse(merged, cwd)
+        return _parse(_merged_env(environ, cwd, read_dotenv=read_dotenv), cwd)
+
+
+def state_home(environ: Mapping[str, str] | None = None, *, cwd: Path | None = None) -> Path:
+    """The state directory alone (for commands that need nothing else, like project setup)."""
+    cwd = cwd or Path.cwd()
+    return _home(_merged_env(environ, cwd, read_dotenv=True), cwd)
+
+
+def _merged_env(
+    environ: Mapping[str, str] | None, cwd: Path, *, read_dotenv: bool
+) -> dict[str, str]:
+    """``cwd/.env`` overlaid by the environment (the environment wins)."""
+    merged: dict[str, str] = {}
+    env_file = cwd / ".env"
+    if read_dotenv and env_file.is_file():
+        merged.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
+    merged.update(os.environ if environ is None else environ)
+    return merged
+
+
+def _home(env: Mapping[str, str], cwd: Path) -> Path:
+    raw = _get(env, "DISCORD_MCP_HOME")
+    home = Path(raw).expanduser() if raw else Path.home() / ".discord-mcp"
+    return home if home.is_absolute() else (cwd / home).resolve()
+
+
+def watch_roots(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """Directories project paths must be inside: ``DISCORD_WATCH_ROOTS`` (``:``-separated).
+
+    Default: the user's home directory.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get("DISCORD_WATCH_ROOTS", "").strip()
+    if not raw:
+        return [Path.home()]
+    roots = [Path(part).expanduser() for part in raw.split(os.pathsep) if part.strip()]
+    bad = [str(r) for r in roots if not r.is_absolute()]
+    if bad:
+        raise ConfigError(
+            "DISCORD_WATCH_ROOTS",
+            f"contains the relative path {bad[0]!r}",
+            "Use absolute directories separated by ':'",
+        )
+    return roots
 
 
 def _get(env: Mapping[str, str], name: str) -> str:
@@ -119,10 +157,7 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
         raise ConfigError(
             "PROJECT_NAME", f"is {len(project)} characters long", "Use at most 60 characters"
         )
-    home_raw = _get(env, "DISCORD_MCP_HOME")
-    home = Path(home_raw).expanduser() if home_raw else Path.home() / ".discord-mcp"
-    if not home.is_absolute():
-        home = (cwd / home).resolve()
+    home = _home(env, cwd)
     poll = _positive_float(env, "POLL_INTERVAL_SECONDS", DEFAULT_POLL_INTERVAL_S, low=0.05)
     api_base = _url(env, "DISCORD_API_BASE", DEFAULT_API_BASE, ("http://", "https://"))
     gateway_url = _url(env, "DISCORD_GATEWAY_URL", "", ("ws://", "wss://")) or None

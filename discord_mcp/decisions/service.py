@@ -588,14 +588,17 @@ class DecisionService:
         stored, _ = self._store.update(decision.id, change)
         return stored
 
-    async def recover(self) -> list[Decision]:
+    async def recover(self, *, all_projects: bool = False) -> list[Decision]:
         """Look once at every open decision of this project (after a restart, or on request).
 
         Answers given while no server was running are found in the threads' history.
+        ``all_projects``: every project's decisions (the watch daemon).
         """
         found: list[Decision] = []
         for decision in self._store.all():
-            if decision.project != self._settings.project_name or decision.is_final:
+            if decision.is_final or not decision.card_message_id:
+                continue
+            if not all_projects and decision.project != self._settings.project_name:
                 continue
             if decision.deadline_passed(datetime.now(UTC)):
                 found.append(await self.expire(decision))

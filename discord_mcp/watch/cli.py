@@ -1,0 +1,158 @@
+"""The ``discord-watch`` command line.
+
+::
+
+    discord-watch [run]                      run the daemon (Ctrl-C or SIGTERM stops it)
+    discord-watch status                     open decisions, running and queued jobs
+    discord-watch project add NAME PATH --tools claude,codex,gemini --default claude
+                                             [--args TOOL=JSON_ARGV ...]
+    discord-watch project list
+    discord-watch project remove NAME
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import Sequence
+
+from discord_mcp import __version__
+from discord_mcp.errors import ConfigError, DiscordMCPError, RunError
+
+_DESCRIPTION = (
+    "Watch Discord for the owner: fill the agents' inbox, run claude / codex / gemini when the "
+    "owner writes in a run thread, and hold the machine's gateway connection. Configuration "
+    "comes from the environment and .env, as for discord-mcp; DISCORD_WATCH_ROOTS (':'-"
+    "separated) limits where projects may live (default: your home directory)."
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="discord-watch", description=_DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"discord-watch {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.add_parser("run", help="run the daemon (the default)")
+    sub.add_parser("status", help="open decisions, running and queued jobs")
+    project = sub.add_parser("project", help="manage projects agents run in")
+    actions = project.add_subparsers(dest="action", metavar="ACTION", required=True)
+    add = actions.add_parser("add", help="register a project")
+    add.add_argument("name", help="1-40 characters: a-z, 0-9, '-', '_'")
+    add.add_argument("path", help="absolute path of an existing directory")
+    add.add_argument(
+        "--tools", required=True, help="comma-separated: claude,codex,gemini (any subset)"
+    )
+    add.add_argument("--default", help="the tool new sessions use (default: the first)")
+    add.add_argument(
+        "--args",
+        action="append",
+        default=[],
+        metavar="TOOL=JSON_ARGV",
+        help='extra arguments for a tool, as a JSON list: claude=\'["--model", "opus"]\'',
+    )
+    actions.add_parser("list", help="list projects")
+    remove = actions.add_parser("remove", help="remove a project")
+    remove.add_argument("name")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``discord-watch``; returns the exit code."""
+    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        if args.command == "project":
+            return _project(args)
+        if args.command == "status":
+            from discord_mcp.config import state_home
+            from discord_mcp.watch.display import render_status
+
+            sys.stdout.write(render_status(state_home()) + "\n")
+            return 0
+        return _run()
+    except RunError as exc:
+        sys.stderr.write(f"discord-watch: {exc.code}: {exc.message}\n")
+        return 2
+    except ConfigError as exc:
+        sys.stderr.write(f"discord-watch: configuration error: {exc}\n")
+        return 2
+
+
+def _project(args: argparse.Namespace) -> int:
+    from discord_mcp.config import state_home, watch_roots
+    from discord_mcp.runs.projects import ProjectRegistry
+
+    registry = ProjectRegistry(state_home(), allowed_roots=watch_roots())
+    if args.action == "list":
+        projects = registry.list()
+        if not projects:
+            sys.stdout.write("no projects yet: discord-watch project add NAME PATH --tools ...\n")
+        for p in projects:
+            extra = {tool: list(argv) for tool, argv in p.args.items() if argv}
+            sys.stdout.write(
+                f"{p.name}\t{p.path}\ttools={','.join(p.tools)}\tdefault={p.default_tool}"
+                + (f"\targs={json.dumps(extra)}" if extra else "")
+                + "\n"
+            )
+        return 0
+    if args.action == "remove":
+        removed = registry.remove(args.name)
+        sys.stdout.write(f"removed project {removed.name} ({removed.path})\n")
+        return 0
+    tool_args: dict[str, list[str]] = {}
+    for spec in args.args:
+        tool, sep, raw = spec.partition("=")
+        try:
+            value = json.loads(raw) if sep else None
+        except ValueError:
+            value = None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise RunError(
+                "E_INVALID_ARGS",
+                f"--args {spec!r} is not TOOL=JSON_ARGV: write e.g. "
+                'claude=\'["--model", "opus"]\' (a JSON list of strings; no shell)',
+            )
+        tool_args[tool.strip()] = value
+    tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    project = registry.add(args.name, args.path, tools, args.default, tool_args)
+    sys.stdout.write(
+        f"added project {project.name}: {project.path}, tools {','.join(project.tools)}, "
+        f"default {project.default_tool}\n"
+    )
+    return 0
+
+
+def _run() -> int:
+    from discord_mcp.config import Settings
+    from discord_mcp.log import configure
+    from discord_mcp.watch.app import run_daemon
+
+    settings = Settings.from_env()
+    configure(program="discord-watch", home=settings.home, secrets=[settings.token.reveal()])
+    display = sys.stdout if sys.stdout.isatty() else None
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if task is not None:
+                loop.add_signal_handler(signum, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await run_daemon(settings, display=display)
+
+    try:
+        asyncio.run(main())
+    except (DiscordMCPError, BaseExceptionGroup) as exc:
+        sys.stderr.write(f"discord-watch: {_first_error(exc)}\n")
+        return 1
+    return 0
+
+
+def _first_error(exc: BaseException) -> BaseException:
+    """The error to report from a task group's bundle (ours first)."""
+    while isinstance(exc, BaseExceptionGroup):
+        ours = [e for e in exc.exceptions if isinstance(e, DiscordMCPError | BaseExceptionGroup)]
+        exc = (ours or list(exc.exceptions))[0]
+    return exc

@@ -1,0 +1,63 @@
+"""``discord-watch status``: open decisions, running and queued jobs, as plain text.
+
+Read-only: it reads the decision files and the run journal (snapshot plus later events), so it
+works whether the daemon runs or not. The daemon shows the same, redrawn, when its stdout is a
+terminal (a tmux pane).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.errors import DiscordMCPError
+from discord_mcp.inbox import Inbox
+from discord_mcp.relay.holder import read_status
+from discord_mcp.runs import journal
+
+
+def render_status(home: Path, *, now: float | None = None) -> str:
+    """The whole status as text."""
+    now = time.time() if now is None else now
+    lines = [f"discord-watch · state {home}"]
+    gateway = read_status(home / "gateway" / "status.json")
+    if gateway is None:
+        lines.append("gateway: nobody has held it yet (polling)")
+    elif gateway.connected(now):
+        lines.append(f"gateway: live, held by {gateway.program} (pid {gateway.pid})")
+    elif gateway.disabled(now):
+        lines.append(f"gateway: disabled ({gateway.reason}); polling")
+    else:
+        lines.append(f"gateway: not connected (last: {gateway.state}); polling")
+
+    pending = [d for d in DecisionStore(home).all() if d.status == "pending"]
+    lines.append(f"\nopen decisions: {len(pending)}")
+    for decision in pending[:20]:
+        options = f" [{' / '.join(decision.options)}]" if decision.options else ""
+        lines.append(
+            f"  {decision.id}  {decision.project}/{decision.session}: "
+            f"{decision.question[:70]}{options[:60]}"
+        )
+
+    try:
+        state = journal.load(home / "runs").state
+    except DiscordMCPError as exc:
+        lines.append(f"\nruns: unreadable ({exc})")
+        state = None
+    if state is not None:
+        running = [s for s in state.sessions.values() if s.running_job_id]
+        queued = sum(len(s.queue) for s in state.sessions.values())
+        lines.append(
+            f"\nruns: {len(state.sessions)} sessions, {len(running)} running, {queued} queued"
+        )
+        for session in sorted(state.sessions.values(), key=lambda s: s.last_activity_at)[-20:]:
+            job = state.jobs.get(session.running_job_id or "")
+            doing = f"running {job.job_id}: {job.prompt[:50]!r}" if job else "idle"
+            waiting = f", {len(session.queue)} queued" if session.queue else ""
+            lines.append(
+                f"  thread {session.thread_id}  {session.project_name} ({session.tool}): "
+                f"{doing}{waiting}"
+            )
+    lines.append(f"\ninbox: {Inbox(home).unread_count()} unread")
+    return "\n".join(lines)

@@ -1,0 +1,155 @@
+"""How runs look in Discord: a status message per job, typing while it runs, then the answer.
+
+The status message is edited in place (at most every 1.2 s, which the engine already paces);
+the final answer is a *new* message, because edits notify nobody. Text from the agent is posted
+without pings (``allowed_mentions`` empty): it is the agent's output, not ours to trust.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from discord_mcp.errors import DiscordError
+from discord_mcp.runs.model import Activity, JobView, SessionView
+from discord_mcp.transport.rest import RestClient
+
+log = logging.getLogger(__name__)
+
+TYPING_EVERY_S = 8.0
+"""Discord shows "typing" for about 10 s per trigger."""
+MIN_EDIT_INTERVAL_S = 1.2
+NO_PINGS: dict[str, list[str]] = {"parse": []}
+
+
+def _elapsed(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(seconds)
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def status_text(job: JobView, activity: Activity | None = None, *, final: str | None = None) -> str:
+    """The job's status message."""
+    tool = job.tool or "agent"
+    how = "resuming its session" if job.resumed else "new session"
+    head = final or f"\U0001f504 **Running** `{tool}` ({how})"
+    lines = [f"{head} · job `{job.job_id}`"]
+    if activity is not None:
+        lines[0] += f" · {_elapsed(activity.elapsed)}"
+        if activity.tool_call_count:
+            shown = activity.tool_calls[-5:]
+            lines.append(f"tools used: {activity.tool_call_count}")
+            lines.extend(f"• `{_clip(c.name, 60)}` {_clip(c.summary, 120)}" for c in shown)
+        if activity.last_text:
+            lines.append("> " + _clip(activity.last_text, 400))
+        if activity.note:
+            lines.append(f"-# {_clip(activity.note, 200)}")
+    return "\n".join(lines)[:2000]
+
+
+class DiscordNotifier:
+    """The run engine's notifier, posting to each job's thread."""
+
+    def __init__(self, rest: RestClient) -> None:
+        self._rest = rest
+        self._status: dict[str, tuple[str, str]] = {}  # job id -> (thread id, message id)
+        self._typing: dict[str, asyncio.Task[None]] = {}
+        self._last_edit: dict[str, float] = {}
+
+    async def _post(self, thread_id: str, text: str) -> str | None:
+        try:
+            sent = await self._rest.send_text(thread_id, text, allowed_mentions=NO_PINGS)
+        except DiscordError as exc:
+            log.warning("posting to thread %s failed: %s", thread_id, exc)
+            return None
+        return sent[-1]["id"] if sent else None
+
+    async def job_queued(self, job: JobView, position: int) -> None:
+        """Say so only when the job has to wait behind others in its thread."""
+        ahead = (
+            position - 1 + sum(1 for thread, _ in self._status.values() if thread == job.thread_id)
+        )
+        if ahead > 0:
+            jobs = "job" if ahead == 1 else "jobs"
+            await self._post(
+                job.thread_id, f"\u23f3 Queued as `{job.job_id}` ({ahead} {jobs} ahead)."
+            )
+
+    async def job_started(self, job: JobView, session: SessionView) -> None:
+        message_id = await self._post(job.thread_id, status_text(job))
+        if message_id:
+            self._status[job.job_id] = (job.thread_id, message_id)
+        self._typing[job.job_id] = asyncio.create_task(
+            self._keep_typing(job.thread_id), name=f"typing-{job.job_id}"
+        )
+
+    async def _keep_typing(self, thread_id: str) -> None:
+        while True:
+            with contextlib.suppress(DiscordError):
+                await self._rest.trigger_typing(thread_id)
+            await asyncio.sleep(TYPING_EVERY_S)
+
+    async def job_activity(self, job: JobView, activity: Activity) -> None:
+        where = self._status.get(job.job_id)
+        if where is None:
+            return
+        now = time.monotonic()
+        if now - self._last_edit.get(job.job_id, 0.0) < MIN_EDIT_INTERVAL_S:
+            return
+        self._last_edit[job.job_id] = now
+        with contextlib.suppress(DiscordError):
+            await self._rest.edit_message(
+                where[0], where[1], content=status_text(job, activity), allowed_mentions=NO_PINGS
+            )
+
+    async def job_finished(self, job: JobView, session: SessionView) -> None:
+        typing = self._typing.pop(job.job_id, None)
+        if typing is not None:
+            typing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await typing
+        self._last_edit.pop(job.job_id, None)
+        where = self._status.pop(job.job_id, None)
+        duration = _elapsed(job.duration)
+        if job.state == "success":
+            cost = f" · ${job.cost_usd:.4f}" if job.cost_usd else ""
+            head = f"\u2705 **Done** in {duration} · `{job.tool}`{cost}"
+        elif job.state == "unknown_after_crash":
+            head = "\u26a0\ufe0f **Unknown after a crash**"
+        else:
+            head = f"\u274c **Failed** ({job.error_code or 'error'})"
+        if where is not None:
+            with contextlib.suppress(DiscordError):
+                await self._rest.edit_message(
+                    where[0],
+                    where[1],
+                    content=status_text(job, final=head),
+                    allowed_mentions=NO_PINGS,
+                )
+        await self._post(job.thread_id, final_message(job))
+
+
+def final_message(job: JobView) -> str:
+    """The answer (or the failure) as a new message, ending with how to go on."""
+    if job.state == "success":
+        body = (job.final_text or job.result_excerpt or "(the agent gave no text)").strip()
+        return f"{body}\n\n-# Reply in this thread to continue · `!status` · `!tool` · `!stop`"
+    if job.state == "unknown_after_crash":
+        return (
+            f"\u26a0\ufe0f Job `{job.job_id}` was running when discord-watch stopped, and its "
+            "result could not be recovered. Nothing was run again on its own. Send "
+            f"`!retry {job.job_id}` to run it again."
+        )
+    message = _clip(job.error_message or "the agent CLI failed", 1500)
+    return (
+        f"\u274c Job `{job.job_id}` failed: **{job.error_code or 'error'}**: {message}\n"
+        f"Retry with `!retry {job.job_id}`."
+    )

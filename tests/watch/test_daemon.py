@@ -1,0 +1,214 @@
+"""discord-watch against the emulator: the inbox, run threads, commands, catch-up after downtime.
+
+The agent CLIs are the scripted fake (tests/support/fake_cli.py replaying recorded real output);
+the real CLIs run in tests/e2e and tests/runs. Everything Discord-side is real: the emulator,
+our REST client, the daemon's routing and its messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from discord_mcp.config import Settings
+from discord_mcp.decisions.service import Question
+from discord_mcp.emulator import RunningEmulator
+from discord_mcp.inbox import Inbox
+from discord_mcp.runs.projects import ProjectRegistry
+from discord_mcp.watch.app import run_daemon
+from tests.decisions.test_service import running_service
+from tests.support.fake_agents import FakeSpawner
+from tests.support.people import People
+from tests.support.settings import settings_for
+
+
+@pytest.fixture
+def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
+    return make_emulator(rate_limit_scale=0.01)
+
+
+@pytest.fixture
+def people(discord: RunningEmulator) -> Iterator[People]:
+    acting = People(discord)
+    yield acting
+    acting.close()
+
+
+@pytest.fixture
+def settings(discord: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    monkeypatch.setenv("DISCORD_WATCH_ROOTS", str(tmp_path))
+    project = tmp_path / "app"
+    project.mkdir()
+    settings = settings_for(discord, tmp_path / "home", DISCORD_MCP_GATEWAY="off")
+    ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add(
+        "app", project, ["claude", "codex", "gemini"], "claude"
+    )
+    return settings
+
+
+@pytest.fixture
+def spawner(tmp_path: Path) -> FakeSpawner:
+    return FakeSpawner(tmp_path / "fake")
+
+
+@contextlib.asynccontextmanager
+async def daemon(settings: Settings, spawner: FakeSpawner) -> AsyncIterator[None]:
+    task = asyncio.create_task(run_daemon(settings, spawner=spawner))
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            async with asyncio.timeout(15):
+                await task
+
+
+async def until(condition: Callable[[], Any], seconds: float = 15.0) -> Any:
+    async with asyncio.timeout(seconds):
+        while not (value := condition()):
+            await asyncio.sleep(0.05)
+    return value
+
+
+def texts(people: People, channel_id: str) -> list[str]:
+    """The channel's messages; none while a thread does not exist yet."""
+    try:
+        return [m["content"] for m in people.messages(channel_id)]
+    except httpx.HTTPStatusError:
+        return []
+
+
+async def started(people: People) -> None:
+    """The daemon has read the channel once (its first cursor is set)."""
+    await asyncio.sleep(0)  # let the task start
+    await until(lambda: people.state()["stats"]["rest_requests"] > 0)
+
+
+async def test_owner_notes_reach_the_inbox_and_others_do_not(
+    settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
+) -> None:
+    stranger = people.new_user("stranger")
+    inbox = Inbox(settings.home)
+    async with daemon(settings, spawner):
+        await started(people)
+        await asyncio.sleep(0.3)  # the daemon's first look sets its cursor
+        people.say(discord.channel_id, "please also update the changelog")
+        people.say(discord.channel_id, "I am not the owner", author=stranger)
+        await until(lambda: inbox.read(project=None))
+        await asyncio.sleep(0.3)
+    items = inbox.read(project=None)
+    assert [i.content for i in items] == ["please also update the changelog"]
+    assert items[0].author_id == discord.owner_user_id
+    assert items[0].thread_id is None
+
+
+async def test_start_runs_the_first_prompt_and_a_reply_resumes_the_session(
+    settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
+) -> None:
+    async with daemon(settings, spawner):
+        await started(people)
+        await asyncio.sleep(0.3)
+        command = people.say(discord.channel_id, "!start app fix the failing tests")
+        thread_id = command["id"]  # a thread started from the command message
+        await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
+        people.say(thread_id, "now the docs")
+        await until(lambda: sum("Reply in this thread" in t for t in texts(people, thread_id)) == 2)
+    runs = spawner.runs()
+    assert [r["prompt"] for r in runs] == ["fix the failing tests", "now the docs"]
+    first, second = (r["argv"] for r in runs)
+    assert "--resume" not in first
+    assert "--resume" in second  # the second job resumed the first one's claude session
+    messages = texts(people, thread_id)
+    assert any(t.startswith("Session started for **app** with `claude`") for t in messages)
+    assert any("Done" in t for t in messages)
+    assert any("pong" in t for t in messages)  # the agent's answer from the recorded sample
+    assert Inbox(settings.home).read(project=None) == []
+
+
+async def test_thread_commands_status_tool_and_a_failed_jobs_retry(
+    settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
+) -> None:
+    from tests.support.fake_agents import Scenario
+
+    spawner.script("break please", Scenario(sample="claude-fail-401-noretry.jsonl"))
+    async with daemon(settings, spawner):
+        await started(people)
+        await asyncio.sleep(0.3)
+        thread_id = people.say(discord.channel_id, "!start app")["id"]
+        await until(lambda: any("Session started" in t for t in texts(people, thread_id)))
+        people.say(thread_id, "break please")
+        failed = await until(
+            lambda: [t for t in texts(people, thread_id) if "failed" in t and "!retry" in t]
+        )
+        job_id = failed[0].split("`")[1]
+        spawner.script("break please", Scenario())  # the retry will work
+        people.say(thread_id, "!status")
+        await until(lambda: any("**Session status**" in t for t in texts(people, thread_id)))
+        people.say(thread_id, "!tool codex")
+        await until(lambda: any("uses `codex`" in t for t in texts(people, thread_id)))
+        people.say(thread_id, f"!retry {job_id}")
+        await until(lambda: any("Retrying as job" in t for t in texts(people, thread_id)))
+        await until(lambda: len(spawner.runs()) == 2)
+        await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
+    status = next(t for t in texts(people, thread_id) if "**Session status**" in t)
+    for field in ("project: app", "tool: claude", "state: failed", f"`!retry {job_id}`"):
+        assert field in status
+    assert [r["tool"] for r in spawner.runs()] == ["claude", "codex"]
+
+
+async def test_a_strangers_commands_are_refused(
+    settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
+) -> None:
+    stranger = people.new_user("mallory")
+    async with daemon(settings, spawner):
+        await started(people)
+        await asyncio.sleep(0.3)
+        people.say(discord.channel_id, "!start app rm -rf /", author=stranger)
+        await until(lambda: any("E_OWNER_ONLY" in t for t in texts(people, discord.channel_id)))
+    assert people.threads() == []
+    assert spawner.runs() == []
+
+
+async def test_what_was_written_while_the_daemon_was_down_is_handled_once(
+    settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
+) -> None:
+    async with daemon(settings, spawner):
+        await started(people)
+        await asyncio.sleep(0.3)
+        thread_id = people.say(discord.channel_id, "!start app")["id"]
+        await until(lambda: any("Session started" in t for t in texts(people, thread_id)))
+    # Down: the owner keeps writing.
+    people.say(discord.channel_id, "note written while you were down")
+    people.say(thread_id, "job written while you were down")
+    for _ in range(2):  # two restarts: the second must not repeat anything
+        async with daemon(settings, spawner):
+            await until(lambda: len(spawner.runs()) == 1)
+            await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
+            await until(lambda: Inbox(settings.home).read(project=None))
+            await asyncio.sleep(0.5)
+    assert [r["prompt"] for r in spawner.runs()] == ["job written while you were down"]
+    notes = Inbox(settings.home).read(project=None)
+    assert [n.content for n in notes] == ["note written while you were down"]
+
+
+async def test_decision_threads_feed_the_inbox_only_after_the_answer(
+    settings: Settings, spawner: FakeSpawner, people: People
+) -> None:
+    async with running_service(settings) as service:
+        decision, _ = await service.ask(Question("Merge now?", options=("Yes", "No")))
+    async with daemon(settings, spawner):
+        await started(people)
+        people.say(decision.thread_id, "yes")
+        await until(lambda: service.store.load(decision.id).status == "answered")
+        people.say(decision.thread_id, "and after merging, tag a release")
+        await until(lambda: Inbox(settings.home).read(project=None))
+    [note] = Inbox(settings.home).read(project=None)
+    assert note.content == "and after merging, tag a release"
+    assert note.project == "proj"
+    assert note.thread_id == decision.thread_id
