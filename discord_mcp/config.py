@@ -109,12 +109,30 @@ def state_home(environ: Mapping[str, str] | None = None, *, cwd: Path | None = N
 def _merged_env(
     environ: Mapping[str, str] | None, cwd: Path, *, read_dotenv: bool
 ) -> dict[str, str]:
-    """``cwd/.env`` overlaid by the environment (the environment wins)."""
+    """The settings' sources, weakest first: ``cwd/.env``, ``DISCORD_MCP_ENV_FILE``, environment.
+
+    ``DISCORD_MCP_ENV_FILE`` is how ``discord-mcp install`` points an agent's client at the
+    ``.env`` that ``discord-mcp setup`` wrote, so no client config ever holds the token.
+    """
+    env = os.environ if environ is None else environ
     merged: dict[str, str] = {}
-    env_file = cwd / ".env"
-    if read_dotenv and env_file.is_file():
-        merged.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
-    merged.update(os.environ if environ is None else environ)
+    if read_dotenv:
+        files = [cwd / ".env"]
+        explicit = env.get("DISCORD_MCP_ENV_FILE", "").strip()
+        if explicit:
+            path = Path(explicit).expanduser()
+            if not path.is_file():
+                raise ConfigError(
+                    "DISCORD_MCP_ENV_FILE",
+                    f"names {explicit!r}, which is not a readable file",
+                    "Point it at the .env written by `discord-mcp setup`, or unset it",
+                )
+            files.append(path)
+        for env_file in files:
+            if env_file.is_file():
+                values = dotenv_values(env_file, encoding="utf-8")
+                merged.update({k: v for k, v in values.items() if v is not None})
+    merged.update(env)
     return merged
 
 

@@ -130,3 +130,21 @@ def test_log_formatter_redacts_the_token_even_in_tracebacks() -> None:
     text = formatter.format(record)
     assert TOKEN not in text
     assert "[redacted]" in text
+
+
+def test_an_explicit_env_file_is_read_between_dotenv_and_environment(tmp_path: Path) -> None:
+    secrets = tmp_path / "secrets.env"
+    secrets.write_text(
+        f"DISCORD_BOT_TOKEN={TOKEN}\nDISCORD_CHANNEL_ID=111111111111111111\n"
+        "DISCORD_OWNER_IDS=222222222222222222\n",
+        encoding="utf-8",
+    )
+    (tmp_path / ".env").write_text("DISCORD_CHANNEL_ID=999999999999999999\n", encoding="utf-8")
+    s = Settings.from_env({"DISCORD_MCP_ENV_FILE": str(secrets)}, cwd=tmp_path)
+    assert s.token.reveal() == TOKEN
+    assert s.channel_id == "111111111111111111"
+
+
+def test_a_missing_env_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="DISCORD_MCP_ENV_FILE"):
+        Settings.from_env({"DISCORD_MCP_ENV_FILE": str(tmp_path / "nope.env")}, cwd=tmp_path)

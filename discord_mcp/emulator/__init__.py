@@ -1,4 +1,5 @@
-"""A local Discord: REST v10, and a control API through which tests act as Discord's users.
+"""A local Discord: REST v10, the gateway, and a control API through which tests act as
+Discord's users.
 
 It behaves like Discord where a bot client depends on it (snowflakes, error bodies and codes,
 rate-limit buckets and headers, threads and archiving, interactions' deadlines) and shares no
@@ -13,7 +14,8 @@ Typical use::
                    headers={"Authorization": f"Bot {discord.token}"}, json={"content": "hi"})
 
 ``discord-mcp emulator`` serves one for people. The REST routes are in ``rest.py``, the rate
-limits in ``ratelimit.py``, the control API in ``control.py``.
+limits in ``ratelimit.py``, the gateway in ``gateway.py`` (its sessions in ``sessions.py``), the
+control API in ``control.py`` and ``control_interactions.py``.
 """
 
 from discord_mcp.emulator.app import Emulator

@@ -1,8 +1,9 @@
-"""The emulator as an ASGI app: Discord REST v10 under ``/api/v10``, the control API under
-``/_emulator``.
+"""The emulator as an ASGI app: Discord REST v10 under ``/api/v10``, the gateway websocket at
+``/gateway`` (``gateway.py``), the control API under ``/_emulator``.
 
 Every REST request passes through :meth:`Emulator.handle`, in this order: the Cloudflare ban,
-route lookup (404/405), ``Authorization: Bot <token>`` (401), a scripted fault, the global
+route lookup (404/405), ``Authorization: Bot <token>`` (401, also once the gateway's
+identify limit has reset the token), a scripted fault, the global
 limit, the route's bucket, then the handler. Rate-limit headers are added there, 401/403/429
 answers are counted toward the ban, and ``exchange_hook`` sees the result.
 """
@@ -18,12 +19,14 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, Route
+from starlette.routing import Mount, Route, WebSocketRoute
 
 from discord_mcp.emulator import errors
 from discord_mcp.emulator.config import EmulatorConfig, Exchange
 from discord_mcp.emulator.control import control_routes
+from discord_mcp.emulator.control_interactions import interaction_routes
 from discord_mcp.emulator.faults import FaultBook, RouteFault
+from discord_mcp.emulator.gateway import GATEWAY_PATH, Gateway
 from discord_mcp.emulator.interactions import InteractionDesk
 from discord_mcp.emulator.ratelimit import (
     ROUTE_LIMITS,
@@ -39,6 +42,7 @@ from discord_mcp.emulator.rest import (
     major_parameter,
     split_path,
 )
+from discord_mcp.emulator.sessions import GatewayStats, SessionRegistry
 from discord_mcp.emulator.state import State
 
 API_PREFIX = "/api/v10"
@@ -56,16 +60,14 @@ CLOUDFLARE_BAN_PAGE = (
 
 @dataclass
 class Stats:
-    """Counters that make a client's behaviour measurable (``GET /_emulator/state``)."""
+    """REST counters that make a client's behaviour measurable (``GET /_emulator/state``);
+    the gateway's are :class:`~discord_mcp.emulator.sessions.GatewayStats`."""
 
     rest_requests: int = 0
     rest_429: int = 0
     rest_401: int = 0
     rest_5xx: int = 0
     cloudflare_bans: int = 0
-    gateway_identifies: int = 0
-    gateway_resumes: int = 0
-    gateway_connections_open: int = 0
 
 
 @dataclass
@@ -82,7 +84,10 @@ class Emulator:
 
     def __init__(self, config: EmulatorConfig | None = None) -> None:
         self.config = config or EmulatorConfig()
-        self.state = State(strict_archived_threads=self.config.strict_archived_threads)
+        self.state = State(
+            strict_archived_threads=self.config.strict_archived_threads,
+            message_content_intent_enabled=self.config.message_content_intent_enabled,
+        )
         self.desk = InteractionDesk(self.state, deadline=self.config.interaction_deadline)
         self.limiter = RateLimiter(
             scale=self.config.rate_limit_scale,
@@ -91,14 +96,24 @@ class Emulator:
         )
         self.faults = FaultBook()
         self.stats = Stats()
+        self.gateway_stats = GatewayStats()
+        self.sessions = SessionRegistry(
+            self.state,
+            resume_timeout=self.config.gateway_resume_timeout,
+            identify_limit=self.config.identify_limit,
+            stats=self.gateway_stats,
+        )
+        self.gateway = Gateway(self.state, self.sessions, self.config, lambda: self.limiter.scale)
         self.app = Starlette(
             routes=[
+                WebSocketRoute(GATEWAY_PATH, self.gateway),
+                WebSocketRoute(GATEWAY_PATH + "/", self.gateway),
                 Route(
                     API_PREFIX + "/{path:path}",
                     self._serve_rest,
                     methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
                 ),
-                Mount("/_emulator", routes=control_routes(self)),
+                Mount("/_emulator", routes=control_routes(self) + interaction_routes(self)),
             ]
         )
 
@@ -107,7 +122,7 @@ class Emulator:
         return self.config.token
 
     def stats_json(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self.stats)
+        data = dataclasses.asdict(self.stats) | dataclasses.asdict(self.gateway_stats)
         data["interactions_failed"] = self.desk.failed
         data["rest_invalid_requests"] = self.limiter.invalid_count()
         data["cloudflare_banned"] = self.limiter.banned()
@@ -118,6 +133,10 @@ class Emulator:
             "rate_limit_scale": self.limiter.scale,
             "strict_archived_threads": self.state.strict_archived_threads,
             "route_faults": self.faults.to_json(),
+            "message_content_intent_enabled": self.state.message_content_intent_enabled,
+            "token_reset": self.sessions.budget.token_reset,
+            "session_start_limit": self.sessions.budget.to_json(),
+            "gateway_connections": self.gateway.to_json(),
         }
 
     # -- the REST choke point -----------------------------------------------------------------
@@ -188,7 +207,8 @@ class Emulator:
             route, params = find_route(method, split_path(path))
         except errors.DiscordError as exc:
             return Reply(exc.status, exc.body())
-        if route.needs_auth and authorization != f"Bot {self.config.token}":
+        token_refused = authorization != f"Bot {self.config.token}"
+        if route.needs_auth and (token_refused or self.sessions.budget.token_reset):
             return self._counted(Reply(401, errors.unauthorized().body()))
         fault = self.faults.take(route.name)
         if fault is not None:
@@ -227,7 +247,7 @@ class Emulator:
     ) -> Reply:
         try:
             parsed = _body_for(content_type, body)
-            call = Call(self.state, self.desk, params, query, parsed, host)
+            call = Call(self.state, self.desk, self.sessions.budget, params, query, parsed, host)
             return route.handler(call)
         except errors.DiscordError as exc:
             return Reply(exc.status, exc.body())

@@ -40,8 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="discord-mcp emulator",
         description=(
-            "Run a local Discord (REST v10 and a control API) for trying discord-mcp without a "
-            "Discord account. Stop it with Ctrl-C."
+            "Run a local Discord (REST v10, the gateway and a control API) for trying "
+            "discord-mcp without a Discord account. Stop it with Ctrl-C."
         ),
     )
     parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (%(default)s)")
@@ -63,12 +63,14 @@ def _banner(running: RunningEmulator) -> str:
         [
             f"discord-mcp emulator: a local Discord at {running.base_url}",
             f"  REST API:     {running.api_base}",
+            f"  gateway:      {running.gateway_url}",
             f"  control API:  {running.base_url}/_emulator/state",
             f"  guild {running.guild_id}, channel #agents {running.channel_id}",
             f"  bot user {running.bot_user_id}, owner user {running.owner_user_id}",
             "",
             "Point discord-mcp at it:",
             f"  export DISCORD_API_BASE={running.api_base}",
+            f"  export DISCORD_GATEWAY_URL={running.gateway_url}",
             f"  export DISCORD_BOT_TOKEN={running.token}",
             f"  export DISCORD_CHANNEL_ID={running.channel_id}",
             f"  export DISCORD_OWNER_IDS={running.owner_user_id}",

@@ -52,7 +52,21 @@ class EmulatorConfig:
       emulator answers everything with Cloudflare's HTML ban (Discord: 10,000).
     - ``strict_archived_threads``: sending to an archived, unlocked thread fails with 50083
       instead of unarchiving it (the docs say it unarchives; some bots report otherwise).
-    - ``interaction_deadline``: seconds an interaction may wait for its first callback (3).
+    - ``interaction_deadline``: seconds an interaction may wait for its first callback (3). Not
+      scaled by anything: set it directly.
+    - ``gateway_heartbeat_scale``: multiplies the gateway's heartbeat interval (Discord's
+      41250 ms; HELLO sends at least 1 ms) and, in proportion, the window of the 120-sends-per-
+      60-s limit and the grace before a connection told to reconnect (op 7) is closed. A client
+      that sends no heartbeat for 1.5 intervals is closed with 4000. Tests use 0.002-0.005
+      (80-200 ms beats).
+    - ``gateway_resume_timeout``: seconds a session stays resumable after its connection was
+      lost or closed with a code other than 1000/1001 ("a few minutes" on Discord).
+    - ``identify_limit``: ``session_start_limit.total``, the identifies allowed per 24 hours
+      (1000); one more terminates every session and resets the token (REST then answers 401).
+      Identifies closer together than 5 s (times ``rate_limit_scale``) get op 9 instead.
+    - ``message_content_intent_enabled``: the Developer Portal's MESSAGE_CONTENT toggle. Off,
+      an IDENTIFY asking for the intent is closed with 4014 and REST message reads withhold
+      content as Discord does. Changeable at run time through ``POST /_emulator/faults``.
     """
 
     token: str = DEFAULT_TOKEN
@@ -62,6 +76,10 @@ class EmulatorConfig:
     invalid_request_limit: int = 10_000
     strict_archived_threads: bool = False
     interaction_deadline: float = 3.0
+    gateway_heartbeat_scale: float = 1.0
+    gateway_resume_timeout: float = 180.0
+    identify_limit: int = 1000
+    message_content_intent_enabled: bool = True
 
     def __post_init__(self) -> None:
         if not self.token or any(c.isspace() for c in self.token):
@@ -72,3 +90,7 @@ class EmulatorConfig:
             raise ValueError("global_limit and invalid_request_limit must be at least 1")
         if not self.interaction_deadline > 0:
             raise ValueError("interaction_deadline must be greater than 0")
+        if not self.gateway_heartbeat_scale > 0 or not self.gateway_resume_timeout > 0:
+            raise ValueError("gateway_heartbeat_scale and gateway_resume_timeout must be > 0")
+        if self.identify_limit < 0:
+            raise ValueError("identify_limit must be 0 or more")

@@ -6,9 +6,12 @@ needs no authentication (the emulator listens on localhost) and is not reachable
 Discord itself would refuse the action, ``"discord"`` carries Discord's error body too.
 
 - ``GET /_emulator/state``: ``{"guild", "channels" (threads included), "users", "stats",
-  "faults", "bot_user_id", "owner_user_id", "channel_id"}``. ``stats`` always has
-  ``rest_requests``, ``rest_429``, ``gateway_identifies``, ``gateway_resumes``,
-  ``gateway_connections_open``, ``interactions_failed`` (and more counters).
+  "faults", "gateway_sessions", "bot_user_id", "owner_user_id", "channel_id"}``. ``stats``
+  always has ``rest_requests``, ``rest_429``, ``gateway_identifies``, ``gateway_resumes``
+  (IDENTIFY and RESUME payloads received), ``gateway_connections_open``,
+  ``gateway_connections_total``, ``gateway_heartbeats``, ``gateway_dispatches``,
+  ``interactions_failed`` (and more counters). ``gateway_sessions`` lists ``{"session_id",
+  "intents", "seq", "connected", "shard"}`` for every live session (connected or resumable).
 - ``POST /_emulator/users`` ``{"username"}``: a new human member; answers the user (201).
 - ``POST /_emulator/channels/{channel_id}/messages`` ``{"author_id", "content",
   "message_reference"?: {"message_id"}}``: posts as that user, with REST's validation and its
@@ -17,16 +20,34 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
   array of message objects (components and reactions included; ``me`` means the bot).
 - ``POST /_emulator/reactions`` ``{"user_id", "channel_id", "message_id", "emoji",
   "remove"?: bool}``: that user adds (or removes) a reaction; answers the updated message (200).
+- ``POST /_emulator/interactions`` (a user clicks a button, picks in a select or submits a
+  modal; answers what the bot replied) and ``GET /_emulator/interactions/{interaction_id}``:
+  described in ``control_interactions.py``.
 - ``POST /_emulator/faults``: any of ``{"route": "POST /channels/{channel_id}/messages",
   "status": 500, "count": 1, "retry_after"?, "global"?, "cloudflare"?, "scope"?, "code"?,
   "message"?}``, ``{"rate_limit_scale": 0.01}``, ``{"strict_archived_threads": true}``,
-  ``{"clear": true}`` (drop pending route faults), combined in one body. Answers the resulting
-  fault state (``GET /_emulator/faults`` reads it).
+  ``{"clear": true}`` (drop pending route faults), ``{"message_content_intent_enabled":
+  false}`` (the portal toggle: later IDENTIFYs with the intent get 4014, REST reads withhold
+  content), ``{"identify_limit": 3}`` (a fresh ``session_start_limit`` of that total, and a
+  working token again), ``{"token_reset": true}`` (as if the token was reset: every session
+  closed with 4004, REST 401, until ``identify_limit`` is set), and ``{"gateway": {...}}``
+  acting on open gateway connections, combined in one body. ``gateway`` takes
+  ``"session_id"?: str`` (only the connection of that session; default: every open
+  connection) and one or more of ``"stop_acks": bool`` (no more op 11 on those connections; a
+  new connection ACKs again), ``"heartbeat_request": true`` (op 1 from the server),
+  ``"invalid_session": bool`` (op 9 with that ``d``; false ends the session), ``"reconnect":
+  true`` (op 7; closed with 4000 after a grace period), and one of ``"close": <code>`` (a close
+  frame with that code: 1000-1003, 1007-1014 or 3000-4999) or ``"drop": true`` (the TCP
+  connection ends without a close frame), applied in that order. With no matching connection
+  the request is refused. Answers the resulting fault state (``GET /_emulator/faults`` reads
+  it): the keys above plus ``"session_start_limit"`` and ``"gateway_connections":
+  [{"session_id", "acks_stopped"}]``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -97,6 +118,7 @@ def control_routes(emulator: Emulator) -> list[Route]:
                 "users": [user.to_json() for user in state.users.values()],
                 "stats": emulator.stats_json(),
                 "faults": emulator.fault_state(),
+                "gateway_sessions": emulator.sessions.to_json(),
                 "bot_user_id": state.bot.id,
                 "owner_user_id": state.owner.id,
                 "channel_id": state.channel.id,
@@ -196,7 +218,25 @@ _ROUTE_FAULT_KEYS = {
     "code",
     "message",
 }
-_FAULT_KEYS = _ROUTE_FAULT_KEYS | {"rate_limit_scale", "strict_archived_threads", "clear"}
+_SETTING_KEYS = {
+    "rate_limit_scale",
+    "strict_archived_threads",
+    "clear",
+    "message_content_intent_enabled",
+    "identify_limit",
+    "token_reset",
+    "gateway",
+}
+_FAULT_KEYS = _ROUTE_FAULT_KEYS | _SETTING_KEYS
+_GATEWAY_KEYS = {
+    "session_id",
+    "stop_acks",
+    "heartbeat_request",
+    "invalid_session",
+    "reconnect",
+    "close",
+    "drop",
+}
 
 
 def _is_number(value: Any) -> bool:
@@ -216,9 +256,16 @@ def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
     clear = data.get("clear", False)
     if not isinstance(clear, bool):
         raise ControlError("'clear' must be true or false")
+    for key in ("message_content_intent_enabled", "token_reset"):
+        if key in data and not isinstance(data[key], bool):
+            raise ControlError(f"{key!r} must be true or false")
+    limit = data.get("identify_limit")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ControlError("'identify_limit' must be an integer of at least 0")
     fault = _route_fault(data) if "route" in data else None
     if fault is None and set(data) & (_ROUTE_FAULT_KEYS - {"route"}):
         raise ControlError("route fault fields need a 'route'")
+    gateway = _gateway_fault(emulator, data["gateway"]) if "gateway" in data else None
     if clear:
         emulator.faults.clear()
     if scale is not None:
@@ -227,6 +274,68 @@ def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
         emulator.state.strict_archived_threads = strict
     if fault is not None:
         emulator.faults.add(fault)
+    if "message_content_intent_enabled" in data:
+        emulator.state.message_content_intent_enabled = data["message_content_intent_enabled"]
+    if limit is not None:
+        emulator.sessions.budget.set_total(limit)
+    if data.get("token_reset") is True:
+        emulator.sessions.reset_token()
+    elif data.get("token_reset") is False:
+        emulator.sessions.budget.token_reset = False
+    if gateway is not None:
+        gateway()
+
+
+def _is_close_code(value: Any) -> bool:
+    """A code a close frame may carry (RFC 6455: not 1004-1006, 1015, or 1016-2999)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return False
+    return 1000 <= value <= 1003 or 1007 <= value <= 1014 or 3000 <= value <= 4999
+
+
+def _gateway_fault(emulator: Emulator, value: Any) -> Callable[[], None]:
+    """Check a ``gateway`` fault; returns what applies it."""
+    if not isinstance(value, dict):
+        raise ControlError("'gateway' must be a JSON object")
+    unknown = sorted(set(value) - _GATEWAY_KEYS)
+    if unknown:
+        raise ControlError(f"unknown gateway field(s) {unknown}; allowed: {sorted(_GATEWAY_KEYS)}")
+    if not set(value) - {"session_id"}:
+        raise ControlError(f"give at least one of {sorted(_GATEWAY_KEYS - {'session_id'})}")
+    session_id = value.get("session_id")
+    if session_id is not None and not isinstance(session_id, str):
+        raise ControlError("'session_id' must be a string")
+    for key in ("stop_acks", "invalid_session"):
+        if key in value and not isinstance(value[key], bool):
+            raise ControlError(f"{key!r} must be true or false")
+    for key in ("heartbeat_request", "reconnect", "drop"):
+        if key in value and value[key] is not True:
+            raise ControlError(f"{key!r} can only be true")
+    if "close" in value and not _is_close_code(value["close"]):
+        raise ControlError("'close' must be a close code: 1000-1003, 1007-1014 or 3000-4999")
+    if "close" in value and "drop" in value:
+        raise ControlError("give 'close' or 'drop', not both")
+    targets = emulator.gateway.targets(session_id)
+    if not targets:
+        where = "" if session_id is None else f" for session {session_id!r}"
+        raise ControlError(f"no open gateway connection{where}")
+
+    def apply() -> None:
+        for connection in targets:
+            if "stop_acks" in value:
+                connection.acks_stopped = value["stop_acks"]
+            if "heartbeat_request" in value:
+                connection.request_heartbeat()
+            if "invalid_session" in value:
+                connection.invalidate(value["invalid_session"])
+            if "reconnect" in value:
+                connection.reconnect()
+            if "close" in value:
+                connection.close(value["close"], "Closed by the emulator's control API.")
+            if "drop" in value:
+                connection.drop()
+
+    return apply
 
 
 def _route_fault(data: dict[str, Any]) -> RouteFault:

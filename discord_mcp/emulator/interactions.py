@@ -9,25 +9,34 @@ Discord's rules, as the desk enforces them:
   placeholder), 6 deferred update and 7 update (only for component or modal interactions on a
   message), 9 modal (not in answer to a modal submit).
 - After the acknowledgement the token acts as a webhook for 15 minutes:
-  ``POST /webhooks/{application_id}/{token}`` adds a followup and
-  ``PATCH /webhooks/{application_id}/{token}/messages/@original`` edits the original response.
-  Unknown or expired tokens are 10015 "Unknown Webhook".
+  ``POST /webhooks/{application_id}/{token}`` adds a followup;
+  ``GET|PATCH|DELETE /webhooks/{application_id}/{token}/messages/@original`` reads, edits or
+  deletes the original response (for types 6 and 7, the message the component is on), and
+  ``.../messages/{message_id}`` does the same for a followup. Unknown or expired tokens are
+  10015 "Unknown Webhook".
 
-``failed`` counts callbacks answered with 10062 or 40060 (the ``interactions_failed`` stat).
-Interactions are created by the control API and dispatched over the gateway (later work);
-:meth:`InteractionDesk.create` is the one place that does it.
+``failed`` (the ``interactions_failed`` stat) counts interactions whose deadline passed
+unanswered (once each) and callbacks refused with 10062 or 40060 for other reasons.
+Interactions are created by the control API (``control_interactions.py``) and dispatched over
+the gateway; :meth:`InteractionDesk.create` is the one place that does it.
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from discord_mcp.emulator import errors
 from discord_mcp.emulator.errors import FormErrors
 from discord_mcp.emulator.message_body import parse_message
-from discord_mcp.emulator.models import FLAG_EPHEMERAL, FLAG_LOADING
+from discord_mcp.emulator.models import (
+    FLAG_EPHEMERAL,
+    FLAG_LOADING,
+    MEMBER_PERMISSIONS,
+    Message,
+)
 from discord_mcp.emulator.state import State
 from discord_mcp.emulator.validation import body_object
 
@@ -54,8 +63,16 @@ class Interaction:
     created_at: float
     message_id: str | None = None
     callback_type: int | None = None
+    # The callback body the bot sent, as it sent it.
+    response: dict[str, Any] | None = None
     original_message_id: str | None = None
-    modal: dict[str, Any] | None = field(default=None)
+    followup_ids: list[str] = field(default_factory=list)
+    modal: dict[str, Any] | None = None
+    modal_submitted: bool = False
+    # The deadline passed unanswered (counted once in ``failed``); later callbacks are 10062.
+    expired: bool = False
+    # Called once the first callback has been accepted (the control API waits on it).
+    on_answer: Callable[[], None] | None = None
 
 
 class InteractionDesk:
@@ -81,12 +98,16 @@ class InteractionDesk:
         data: dict[str, Any],
         message_id: str | None = None,
     ) -> Interaction:
-        """Issue an interaction (a click, a select, a modal submit...) and emit it."""
+        """Issue an interaction (a click, a select, a modal submit...) and emit it.
+
+        ``message_id`` may name an ephemeral message: its user can click its components.
+        """
         self.state.get_user(user_id)
+        self.state.get_channel(channel_id)
         if message_id is not None:
-            self.state.get_message(channel_id, message_id)
-        else:
-            self.state.get_channel(channel_id)
+            message = self.state.messages.get(message_id)
+            if message is None or message.channel_id != channel_id:
+                raise errors.unknown_message()
         interaction = Interaction(
             id=self.state.new_id(),
             token=f"emulator-interaction.{secrets.token_urlsafe(24)}",
@@ -101,6 +122,19 @@ class InteractionDesk:
         self.state.emit("INTERACTION_CREATE", self.to_json(interaction))
         return interaction
 
+    def get(self, interaction_id: str) -> Interaction | None:
+        return self._by_id.get(interaction_id)
+
+    def interactions(self) -> list[Interaction]:
+        """Every interaction issued, oldest first."""
+        return list(self._by_id.values())
+
+    def expire(self, interaction: Interaction) -> None:
+        """The deadline passed: an unanswered interaction fails (counted once)."""
+        if interaction.callback_type is None and not interaction.expired:
+            interaction.expired = True
+            self.failed += 1
+
     def to_json(self, interaction: Interaction) -> dict[str, Any]:
         """Discord's interaction object, as ``INTERACTION_CREATE`` carries it."""
         state = self.state
@@ -114,23 +148,10 @@ class InteractionDesk:
             "guild_id": state.guild.id,
             "channel_id": channel.id,
             "channel": channel.to_json(),
-            "member": {
-                "user": user.to_json(),
-                "roles": [],
-                "joined_at": state.now_iso(),
-                "deaf": False,
-                "mute": False,
-                "flags": 0,
-                "pending": False,
-                "nick": None,
-                "avatar": None,
-                "premium_since": None,
-                "communication_disabled_until": None,
-                "permissions": "2248473465835073",
-            },
+            "member": state.member_json(user.id) | {"permissions": MEMBER_PERMISSIONS},
             "token": interaction.token,
             "version": 1,
-            "app_permissions": "2248473465835073",
+            "app_permissions": MEMBER_PERMISSIONS,
             "locale": "en-US",
             "guild_locale": "en-US",
             "entitlements": [],
@@ -156,8 +177,8 @@ class InteractionDesk:
         if interaction.callback_type is not None:
             self.failed += 1
             raise errors.already_acknowledged()
-        if self.state.clock() - interaction.created_at > self.deadline:
-            self.failed += 1
+        if interaction.expired or self.state.clock() - interaction.created_at > self.deadline:
+            self.expire(interaction)
             raise errors.unknown_interaction()
         request = body_object(body)
         kind = request.get("type")
@@ -169,6 +190,9 @@ class InteractionDesk:
         message_json = self._respond(interaction, kind, payload or {})
         # _respond accepted it, so kind is one of the callback type integers.
         interaction.callback_type = kind
+        interaction.response = request
+        if interaction.on_answer is not None:
+            interaction.on_answer()
         if not with_response:
             return None
         summary: dict[str, Any] = {"id": interaction.id, "type": interaction.type}
@@ -257,16 +281,40 @@ class InteractionDesk:
         message, _ = self.state.create_message(
             interaction.channel_id, self.state.bot.id, body, webhook_id=self.application_id
         )
+        interaction.followup_ids.append(message.id)
         return self.state.message_json(message)
 
-    def edit_original(self, application_id: str, token: str, body: Any) -> dict[str, Any]:
-        """Edit the original response (for types 6/7, the message the component is on)."""
+    def _response_message(self, application_id: str, token: str, message_id: str) -> Message:
+        """``@original`` or one of the followups of the interaction with this token."""
         interaction = self._by_webhook(application_id, token)
-        if interaction.original_message_id is None:
-            raise errors.unknown_message()
-        message = self.state.messages.get(interaction.original_message_id)
+        if message_id == "@original":
+            wanted = interaction.original_message_id
+        else:
+            wanted = message_id if message_id in interaction.followup_ids else None
+        message = None if wanted is None else self.state.messages.get(wanted)
         if message is None:
             raise errors.unknown_message()
+        return message
+
+    def get_message(self, application_id: str, token: str, message_id: str) -> dict[str, Any]:
+        """Read the original response or a followup."""
+        return self.state.message_json(self._response_message(application_id, token, message_id))
+
+    def delete_message(self, application_id: str, token: str, message_id: str) -> None:
+        """Delete the original response or a followup."""
+        message = self._response_message(application_id, token, message_id)
+        if message.flags & FLAG_EPHEMERAL:
+            # Only its user ever saw it: it goes without a trace in any channel.
+            del self.state.messages[message.id]
+            return
+        self.state.delete_message(message.channel_id, message.id)
+
+    def edit_original(
+        self, application_id: str, token: str, body: Any, message_id: str = "@original"
+    ) -> dict[str, Any]:
+        """Edit the original response (for types 6/7, the message the component is on) or a
+        followup."""
+        message = self._response_message(application_id, token, message_id)
         fields = parse_message(body, create=False)
         if message.flags & FLAG_LOADING:
             # Filling in a deferred response replaces the "thinking" state.

@@ -29,6 +29,10 @@ FLAG_IS_COMPONENTS_V2 = 1 << 15
 
 AUTO_ARCHIVE_DURATIONS = (60, 1440, 4320, 10080)
 
+MEMBER_PERMISSIONS = "2248473465835073"
+"""What every member (the bot included) may do in the one guild: view, send, read history,
+react, embed, attach, mention, create and manage threads, use application commands."""
+
 
 def snowflake_at(unix_ms: int, increment: int = 0) -> str:
     """The snowflake id of something created at ``unix_ms`` (worker and process 0)."""

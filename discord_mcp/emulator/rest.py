@@ -15,7 +15,10 @@ from typing import Any
 from urllib.parse import unquote
 
 from discord_mcp.emulator import errors
+from discord_mcp.emulator.intents import application_flags, withhold_content
 from discord_mcp.emulator.interactions import InteractionDesk
+from discord_mcp.emulator.models import Message
+from discord_mcp.emulator.sessions import IdentifyBudget
 from discord_mcp.emulator.state import State
 from discord_mcp.emulator.validation import (
     check_only_one,
@@ -37,6 +40,7 @@ class Reply:
 class Call:
     state: State
     desk: InteractionDesk
+    budget: IdentifyBudget
     params: dict[str, str]
     query: dict[str, str]
     body: Any | None
@@ -133,8 +137,8 @@ def get_application(call: Call) -> Reply:
             "bot_public": False,
             "bot_require_code_grant": False,
             "verify_key": "0" * 64,
-            "flags": 0,
-            "flags_new": "0",
+            "flags": application_flags(state.message_content_intent_enabled),
+            "flags_new": str(application_flags(state.message_content_intent_enabled)),
             "redirect_uris": [],
             "interactions_endpoint_url": None,
             "role_connections_verification_url": None,
@@ -155,12 +159,7 @@ def get_gateway_bot(call: Call) -> Reply:
         {
             "url": f"ws://{call.host}/gateway",
             "shards": 1,
-            "session_start_limit": {
-                "total": 1000,
-                "remaining": 1000,
-                "reset_after": 0,
-                "max_concurrency": 1,
-            },
+            "session_start_limit": call.budget.to_json(),
         },
     )
 
@@ -210,7 +209,7 @@ def list_messages(call: Call) -> Reply:
         after=parse_snowflake_query("after", call.query.get("after")),
         around=parse_snowflake_query("around", call.query.get("around")),
     )
-    return Reply(200, [call.state.message_json(m) for m in page])
+    return Reply(200, [_read_message(call, m) for m in page])
 
 
 def create_message(call: Call) -> Reply:
@@ -224,8 +223,16 @@ def create_message(call: Call) -> Reply:
 
 def get_message(call: Call) -> Reply:
     return Reply(
-        200, call.state.message_json(call.state.get_message(_channel_id(call), _message_id(call)))
+        200, _read_message(call, call.state.get_message(_channel_id(call), _message_id(call)))
     )
+
+
+def _read_message(call: Call, message: Message) -> dict[str, Any]:
+    """A message as a read shows it: content withheld while the portal's toggle is off."""
+    data = call.state.message_json(message)
+    if call.state.message_content_intent_enabled:
+        return data
+    return withhold_content(data, call.state.bot.id)
 
 
 def edit_message(call: Call) -> Reply:
@@ -275,7 +282,7 @@ def list_reactions(call: Call) -> Reply:
 
 
 def interaction_callback(call: Call) -> Reply:
-    with_response = call.query.get("with_response", "false").lower() == "true"
+    with_response = call.query.get("with_response", "false").lower() in ("true", "1")
     result = call.desk.callback(
         call.params["interaction_id"],
         call.params["interaction_token"],
@@ -290,11 +297,26 @@ def execute_webhook(call: Call) -> Reply:
     return Reply(200, message)
 
 
-def edit_original_response(call: Call) -> Reply:
-    message = call.desk.edit_original(
-        call.params["webhook_id"], call.params["webhook_token"], call.body
-    )
-    return Reply(200, message)
+def _webhook_message(call: Call) -> tuple[str, str, str]:
+    """Application id, interaction token, and ``@original`` or a followup's id."""
+    message_id = call.params.get("message_id", "@original")
+    if message_id != "@original":
+        message_id = _message_id(call)
+    return call.params["webhook_id"], call.params["webhook_token"], message_id
+
+
+def edit_webhook_message(call: Call) -> Reply:
+    application_id, token, message_id = _webhook_message(call)
+    return Reply(200, call.desk.edit_original(application_id, token, call.body, message_id))
+
+
+def get_webhook_message(call: Call) -> Reply:
+    return Reply(200, call.desk.get_message(*_webhook_message(call)))
+
+
+def delete_webhook_message(call: Call) -> Reply:
+    call.desk.delete_message(*_webhook_message(call))
+    return Reply(204)
 
 
 _CHANNEL = "/channels/{channel_id}"
@@ -327,12 +349,14 @@ ROUTES: tuple[RestRoute, ...] = (
         global_limit=False,
     ),
     RestRoute("POST", _WEBHOOK, execute_webhook, needs_auth=False, global_limit=False),
-    RestRoute(
-        "PATCH",
-        _WEBHOOK + "/messages/@original",
-        edit_original_response,
-        needs_auth=False,
-        global_limit=False,
+    *(
+        RestRoute(method, _WEBHOOK + path, handler, needs_auth=False, global_limit=False)
+        for path in ("/messages/@original", "/messages/{message_id}")
+        for method, handler in (
+            ("GET", get_webhook_message),
+            ("PATCH", edit_webhook_message),
+            ("DELETE", delete_webhook_message),
+        )
     ),
 )
 

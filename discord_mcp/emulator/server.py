@@ -161,7 +161,7 @@ def _uvicorn_config(emulator: Emulator) -> uvicorn.Config:
         log_level="warning",
         access_log=False,
         lifespan="off",
-        # The gateway will be a websocket on this server; the legacy "websockets" protocol
+        # The gateway is a websocket on this server; the legacy "websockets" protocol
         # implementation emits deprecation warnings, the sans-I/O one does not.
         ws="websockets-sansio",
         timeout_graceful_shutdown=1,

@@ -5,9 +5,9 @@ Each :class:`State` method validates as Discord does (raising
 :class:`~discord_mcp.emulator.store.Event` named like the gateway dispatch it corresponds to
 (``MESSAGE_CREATE``, ``MESSAGE_UPDATE``, ``MESSAGE_DELETE``, ``MESSAGE_REACTION_ADD``,
 ``MESSAGE_REACTION_REMOVE``, ``THREAD_CREATE``, ``THREAD_UPDATE``, ``CHANNEL_UPDATE``,
-``TYPING_START``; interactions add ``INTERACTION_CREATE``). The REST routes, the control API
-and (later) the gateway all go through it. Like its :class:`~discord_mcp.emulator.store.Store`,
-a state belongs to one event loop.
+``TYPING_START``; interactions add ``INTERACTION_CREATE``). The REST routes and the control
+API go through it, and the gateway (``sessions.py``) listens to its events. Like its
+:class:`~discord_mcp.emulator.store.Store`, a state belongs to one event loop.
 """
 
 from __future__ import annotations
@@ -48,18 +48,21 @@ class State(Store):
     """The emulated world and the only way to change it.
 
     ``strict_archived_threads`` makes sending to an archived, unlocked thread fail with 50083
-    instead of unarchiving it (settable at run time).
+    instead of unarchiving it; ``message_content_intent_enabled`` is the portal's
+    MESSAGE_CONTENT toggle (both settable at run time).
     """
 
     def __init__(
         self,
         *,
         strict_archived_threads: bool = False,
+        message_content_intent_enabled: bool = True,
         wall: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(wall=wall, clock=clock)
         self.strict_archived_threads = strict_archived_threads
+        self.message_content_intent_enabled = message_content_intent_enabled
         self._nonces: dict[tuple[str, str, str], tuple[str, float]] = {}
 
     # -- users ------------------------------------------------------------------------------
@@ -269,7 +272,9 @@ class State(Store):
             message.reactions.append(reaction)
         if user_id not in reaction.user_ids:
             reaction.user_ids.append(user_id)
-            self.emit("MESSAGE_REACTION_ADD", self._reaction_event(message, user_id, reaction))
+            event = self._reaction_event(message, user_id, reaction)
+            event["member"] = self.member_json(user_id)
+            self.emit("MESSAGE_REACTION_ADD", event)
         return message
 
     def remove_reaction(
@@ -430,6 +435,7 @@ class State(Store):
                 "guild_id": self.guild.id,
                 "user_id": user_id,
                 "timestamp": int(self.wall()),
+                "member": self.member_json(user_id),
             },
         )
 

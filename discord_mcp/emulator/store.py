@@ -27,6 +27,7 @@ from discord_mcp.emulator.models import (
     User,
     iso_timestamp,
     snowflake_at,
+    snowflake_time_ms,
 )
 
 # Startup records get fixed ids (2024-01-01T00:00:00Z) so a person running the emulator keeps
@@ -175,8 +176,36 @@ class Store:
             data["application_id"] = message.application_id
         return data
 
+    def member_json(self, user_id: str, *, with_user: bool = True) -> dict[str, Any]:
+        """A user's guild member object (every user is a member of the one guild).
+
+        Gateway message events carry it without ``user`` (the author is beside it).
+        """
+        user = self.get_user(user_id)
+        data: dict[str, Any] = {
+            "roles": [],
+            "joined_at": iso_timestamp(snowflake_time_ms(user.id)),
+            "deaf": False,
+            "mute": False,
+            "flags": 0,
+            "pending": False,
+            "nick": None,
+            "avatar": None,
+            "banner": None,
+            "premium_since": None,
+            "communication_disabled_until": None,
+        }
+        if with_user:
+            data["user"] = user.to_json()
+        return data
+
     def _event_message(self, message: Message) -> dict[str, Any]:
-        return self.message_json(message) | {"guild_id": self.guild.id}
+        """A message as MESSAGE_CREATE/UPDATE carry it: with ``guild_id`` and the author's
+        ``member`` (none for webhook and interaction-response messages)."""
+        data = self.message_json(message) | {"guild_id": self.guild.id}
+        if message.webhook_id is None:
+            data["member"] = self.member_json(message.author_id, with_user=False)
+        return data
 
     def history(self, channel_id: str) -> list[Message]:
         """Every message of a channel or thread, oldest first."""

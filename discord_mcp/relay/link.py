@@ -12,7 +12,6 @@ gateway is marked disabled for a while and everyone keeps working by polling.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import time
@@ -33,6 +32,7 @@ from discord_mcp.relay.holder import (
     write_status,
 )
 from discord_mcp.relay.spool import SpoolReader, SpoolWriter
+from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.gateway import DEFAULT_INTENTS, Gateway, SessionInfo
 from discord_mcp.transport.rest import RestClient
 
@@ -228,10 +228,8 @@ class LiveLink:
             return
         finally:
             if not task.done():
-                await gateway.close()
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, GatewayError):
-                    await task
+                await gateway.close()  # resumable, and the loop ends instead of resuming
+                await cancel_and_wait(task, within=5)
             self._gateway = None
             status = read_status(self._status_path)
             if status is None or status.state != "disabled":

@@ -5,8 +5,8 @@ One JSON object per line: ``{"v": 1, "t": event name, "s": gateway sequence, "at
 grows past :data:`ROTATE_BYTES` it is renamed to ``spool.1.ndjson`` and a new one started; a
 reader keeps its open handle, finishes the old file, then moves to the new one, so rotation
 loses nothing, as long as a reader polls at least once per rotation (followers poll every
-25 ms; a rotation takes megabytes of events). The spool is a live channel, not a record: a process that was not running reads
-history from Discord instead.
+25 ms; a rotation takes megabytes of events). The spool is a live channel, not a record: a
+process that was not running reads history from Discord instead.
 """
 
 from __future__ import annotations

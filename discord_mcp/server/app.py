@@ -26,6 +26,7 @@ from discord_mcp.config import Settings
 from discord_mcp.errors import DiscordMCPError, Unauthorized
 from discord_mcp.server import results
 from discord_mcp.server.limits import max_block_seconds
+from discord_mcp.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from discord_mcp.decisions.model import Decision
@@ -135,9 +136,7 @@ def build_server(
         try:
             yield {}
         finally:
-            recovery.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await recovery
+            await cancel_and_wait(recovery, within=10)
             if "runtime" in holder:
                 await holder["runtime"].aclose()
 

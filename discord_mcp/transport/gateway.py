@@ -51,6 +51,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from discord_mcp.config import Secret
 from discord_mcp.errors import GatewayError
+from discord_mcp.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +160,7 @@ class Gateway:
         self._failures = 0
         self.identifies = 0
         self.resumes = 0
+        self._closing = False
 
     # ---- the loop ---------------------------------------------------------------------------
 
@@ -170,7 +172,7 @@ class Gateway:
                 what to fix.
         """
         resume = self.session.resumable
-        while True:
+        while not self.is_closing():
             connected_at = self._clock()
             try:
                 await self._connect_once(resume=resume)
@@ -198,6 +200,8 @@ class Gateway:
             finally:
                 self.ready.clear()
                 self._ws = None
+            if self.is_closing():
+                return
             if self._clock() - connected_at >= STABLE_AFTER_S:
                 self._failures = 0
             self._failures += 1
@@ -261,9 +265,7 @@ class Gateway:
             try:
                 await self._receive(ws)
             finally:
-                beating.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await beating
+                await cancel_and_wait(beating, within=5)
 
     async def _hello(self, ws: ClientConnection) -> dict[str, Any]:
         async with asyncio.timeout(HELLO_TIMEOUT_S):
@@ -332,8 +334,14 @@ class Gateway:
             # A handler's bug must not take the connection down with it.
             log.exception("gateway: handling %s failed", name)
 
+    def is_closing(self) -> bool:
+        """Whether :meth:`close` was called (set from another task while :meth:`run` waits)."""
+        return self._closing
+
     async def close(self) -> None:
-        """Close the connection, keeping the session resumable for a successor."""
+        """Leave: close the connection (keeping the session resumable for a successor) and end
+        :meth:`run` instead of reconnecting."""
+        self._closing = True
         ws = self._ws
         if ws is not None:
             with contextlib.suppress(websockets.WebSocketException, OSError):

@@ -35,7 +35,7 @@ from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import BadRequest, DiscordError, RunError, Unauthorized
 from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.relay.link import LiveLink
-from discord_mcp.runs.model import JobView, SessionView
+from discord_mcp.runs import JobView, SessionView
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.commands import CHANNEL_HELP, THREAD_HELP, Command, parse_command
 from discord_mcp.watch.cursors import Cursors

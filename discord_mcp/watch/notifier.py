@@ -13,7 +13,8 @@ import logging
 import time
 
 from discord_mcp.errors import DiscordError
-from discord_mcp.runs.model import Activity, JobView, SessionView
+from discord_mcp.runs import Activity, JobView, SessionView
+from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)
@@ -113,9 +114,7 @@ class DiscordNotifier:
     async def job_finished(self, job: JobView, session: SessionView) -> None:
         typing = self._typing.pop(job.job_id, None)
         if typing is not None:
-            typing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await typing
+            await cancel_and_wait(typing, within=5)
         self._last_edit.pop(job.job_id, None)
         where = self._status.pop(job.job_id, None)
         duration = _elapsed(job.duration)

@@ -13,6 +13,9 @@ STATS = (
     "gateway_identifies",
     "gateway_resumes",
     "gateway_connections_open",
+    "gateway_connections_total",
+    "gateway_heartbeats",
+    "gateway_dispatches",
     "interactions_failed",
 )
 

@@ -1,8 +1,8 @@
-"""Interactions: over REST every interaction is unknown for now; the desk's rules in-process.
+"""Interactions: unknown ones over REST, and the desk's rules in-process with a fake clock.
 
-The control API does not issue interactions yet (a later task adds ``POST
-/_emulator/interactions`` and the gateway), so the deadline, acknowledgement and followup rules
-are exercised on :class:`InteractionDesk` directly, with a controllable clock.
+The deadline, acknowledgement and followup rules are exercised on :class:`InteractionDesk`
+directly, where time can be moved; live clicks through the control API and the gateway are in
+``test_interactions_live.py``.
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ Deliberate allowances, where Discord's docs and the spec part ways or the spec i
   is checked against the spec.
 - **Server errors.** The spec lists no 5xx responses; 5xx answers (scripted faults) are not
   checked.
+- **Boolean queries.** Discord also reads ``1``/``0`` as booleans (discord.py sends
+  ``with_response=1``); they are coerced like ``true``/``false``.
 """
 
 from __future__ import annotations
@@ -171,6 +173,9 @@ def _coerce(value: str, schema: dict[str, Any]) -> Any:
             return int(value)
         if "number" in kinds:
             return float(value)
+        if "boolean" in kinds and value in ("1", "0"):
+            # Discord reads 1 and 0 as booleans in queries (discord.py sends with_response=1).
+            return value == "1"
         if "boolean" in kinds and value in ("true", "false", "True", "False"):
             return value.lower() == "true"
     except ValueError:
