@@ -65,3 +65,39 @@ class People:
 
     def threads(self) -> list[dict[str, Any]]:
         return [c for c in self.state()["channels"] if c.get("type") in (11, 12)]
+
+    def click(
+        self,
+        message_id: str,
+        custom_id: str,
+        *,
+        user: str | None = None,
+        values: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Click a component (a select when ``values`` is given); returns the emulator's report
+        once the bot answered or Discord's 3-second deadline passed."""
+        body: dict[str, Any] = {
+            "user_id": user or self._emulator.owner_user_id,
+            "message_id": message_id,
+            "custom_id": custom_id,
+        }
+        if values is not None:
+            body["values"] = values
+        response = self._http.post("/interactions", json=body)
+        response.raise_for_status()
+        return dict(response.json())
+
+    def submit_modal(
+        self, message_id: str, custom_id: str, values: dict[str, str], *, user: str | None = None
+    ) -> dict[str, Any]:
+        """Submit the modal the bot opened on ``message_id``."""
+        response = self._http.post(
+            "/interactions",
+            json={
+                "user_id": user or self._emulator.owner_user_id,
+                "message_id": message_id,
+                "modal": {"custom_id": custom_id, "values": values},
+            },
+        )
+        response.raise_for_status()
+        return dict(response.json())
