@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import cast
 
 from discord_mcp import __version__
 from discord_mcp.errors import ConfigError
@@ -35,6 +37,22 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("serve", help="run the MCP stdio server (the default)")
     sub.add_parser("emulator", help=_EMULATOR_HELP, add_help=False)
+    setup = sub.add_parser("setup", help="set up the Discord side and write a private .env")
+    setup.add_argument("--env-file", default=".env", help="where to write (default: ./.env)")
+    install = sub.add_parser(
+        "install", help="register the server with Claude Code, Codex or Gemini CLI"
+    )
+    install.add_argument("client", choices=["claude", "codex", "gemini"])
+    install.add_argument(
+        "--scope",
+        choices=["user", "project"],
+        default="user",
+        help="user: for every project (default); project: this directory only",
+    )
+    install.add_argument(
+        "--env-file", default=".env", help="the .env written by setup (default: ./.env)"
+    )
+    sub.add_parser("doctor", help="check token, intents, channel, owners, state and clients")
     return parser
 
 
@@ -48,7 +66,71 @@ def main(argv: Sequence[str] | None = None) -> int:
     parsed = _parser().parse_args(args)
     if parsed.command in (None, "serve"):
         return _serve()
+    if parsed.command == "setup":
+        return _setup(Path(parsed.env_file))
+    if parsed.command == "install":
+        return _install(parsed.client, parsed.scope, Path(parsed.env_file))
+    if parsed.command == "doctor":
+        return _doctor()
     return 2  # argparse rejects unknown commands before this
+
+
+def _setup(env_file: Path) -> int:
+    import asyncio
+    import getpass
+    import os
+
+    from discord_mcp.config import DEFAULT_API_BASE
+    from discord_mcp.setup.wizard import run_setup
+
+    asyncio.run(
+        run_setup(
+            ask=input,
+            ask_secret=getpass.getpass,
+            out=sys.stdout,
+            env_file=env_file.resolve(),
+            api_base=os.environ.get("DISCORD_API_BASE", DEFAULT_API_BASE).rstrip("/"),
+        )
+    )
+    return 0
+
+
+def _install(client: str, scope: str, env_file: Path) -> int:
+    import os
+
+    from discord_mcp.setup.clients import Client, Scope
+    from discord_mcp.setup.install import install
+
+    try:
+        result = install(
+            cast(Client, client),
+            cast(Scope, scope),
+            env_file=env_file,
+            home=Path.home(),
+            cwd=Path.cwd(),
+            environ=dict(os.environ),
+        )
+    except ConfigError as exc:
+        sys.stderr.write(f"discord-mcp install: {exc}\n")
+        return 2
+    sys.stdout.write(result.describe() + "\n")
+    return 0
+
+
+def _doctor() -> int:
+    import asyncio
+    import os
+
+    from discord_mcp.setup.doctor import run_doctor
+
+    checks = asyncio.run(run_doctor(dict(os.environ), cwd=Path.cwd(), home=Path.home()))
+    for check in checks:
+        sys.stdout.write(check.render() + "\n")
+    failed = sum(check.verdict == "FAIL" for check in checks)
+    sys.stdout.write(
+        f"\n{failed} problem(s) to fix.\n" if failed else "\nEverything needed works.\n"
+    )
+    return 1 if failed else 0
 
 
 def _serve() -> int:

@@ -192,6 +192,22 @@ class RestClient:
         """A user by id."""
         return cast(User, await self.request(Route.of("GET", "/users/{user_id}", user_id=user_id)))
 
+    async def get_current_application(self) -> dict[str, Any]:
+        """The bot's application (its ``flags`` tell which privileged intents are enabled)."""
+        return cast(dict[str, Any], await self.request(Route.of("GET", "/applications/@me")))
+
+    async def get_guild(self, guild_id: str) -> dict[str, Any]:
+        """A guild, with its roles and owner."""
+        route = Route.of("GET", "/guilds/{guild_id}", guild_id=guild_id)
+        return cast(dict[str, Any], await self.request(route))
+
+    async def get_guild_member(self, guild_id: str, user_id: str) -> dict[str, Any]:
+        """A member of a guild, with the ids of their roles."""
+        route = Route.of(
+            "GET", "/guilds/{guild_id}/members/{user_id}", guild_id=guild_id, user_id=user_id
+        )
+        return cast(dict[str, Any], await self.request(route))
+
     async def get_gateway_bot(self) -> GatewayBot:
         """The gateway URL and how many identifies are left (``session_start_limit``)."""
         return cast(GatewayBot, await self.request(Route.of("GET", "/gateway/bot")))

@@ -1,0 +1,366 @@
+"""``discord-mcp doctor``: check everything a decision depends on, and say how to fix each.
+
+Each check prints ``OK``, ``WARN`` or ``FAIL`` with what was found and, when something is wrong,
+exactly what to do. The exit status is non-zero when any check fails. Checks:
+
+1. configuration: the variables load (token, channel, owners...);
+2. token: ``GET /users/@me`` accepts it;
+3. Message Content intent: the application's flags, and a gateway login (close 4014 means the
+   intent is off) unless a live session on this machine already proves it;
+4. channel: reachable, and the bot's effective permissions there include everything needed;
+5. owners: every id in DISCORD_OWNER_IDS is a real Discord user;
+6. state directory: writable, and not readable by other users;
+7. agent clients: for Claude Code, Codex and Gemini CLI configured on this machine, our server
+   is registered, and their timeout and approval settings will not kill or block a decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from discord_mcp.config import Settings
+from discord_mcp.errors import (
+    ConfigError,
+    DiscordError,
+    DiscordHTTPError,
+    Forbidden,
+    GatewayError,
+    NotFound,
+    Unauthorized,
+)
+from discord_mcp.relay.budget import IdentifyBudget
+from discord_mcp.relay.holder import read_status
+from discord_mcp.setup.clients import CLIENTS, config_location, entries, is_ours, read_document
+from discord_mcp.setup.permissions import NEEDED, effective_permissions, missing
+from discord_mcp.transport.gateway import Gateway
+from discord_mcp.transport.rest import RestClient
+
+Verdict = Literal["OK", "WARN", "FAIL"]
+MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19)
+"""GATEWAY_MESSAGE_CONTENT and GATEWAY_MESSAGE_CONTENT_LIMITED application flags."""
+GATEWAY_PROBE_S = 15.0
+TEXT_CHANNEL_TYPES = {0: "text", 5: "announcement", 15: "forum"}
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One line of the report."""
+
+    verdict: Verdict
+    name: str
+    detail: str
+    fix: str = ""
+
+    def render(self) -> str:
+        line = f"{self.verdict:<4} {self.name}: {self.detail}"
+        return line + (f"\n     fix: {self.fix}" if self.fix else "")
+
+
+GatewayProbe = Callable[[Settings, str], Awaitable[str | None]]
+"""Tries a gateway login; returns None when it worked, else what went wrong."""
+
+
+async def probe_gateway(settings: Settings, url: str) -> str | None:
+    """Identify once (counted in the machine's identify budget), then leave."""
+    ready = asyncio.Event()
+
+    async def dispatched(name: str, _data: dict[str, Any], _seq: int | None) -> None:
+        if name == "READY":
+            ready.set()
+
+    gateway = Gateway(
+        settings.token,
+        url=url,
+        on_dispatch=dispatched,
+        identify_guard=IdentifyBudget(settings.home / "gateway" / "identifies.json"),
+    )
+    task = asyncio.create_task(gateway.run())
+    waiting = asyncio.create_task(ready.wait())
+    try:
+        done, _ = await asyncio.wait(
+            {task, waiting}, timeout=GATEWAY_PROBE_S, return_when=asyncio.FIRST_COMPLETED
+        )
+        if waiting in done:
+            return None
+        if task in done:
+            error = task.exception()
+            return str(error) if error else "the gateway closed without a reason"
+        return f"no READY within {GATEWAY_PROBE_S:.0f} s"
+    finally:
+        await gateway.close()
+        for pending in (task, waiting):
+            pending.cancel()
+        await asyncio.wait({task, waiting}, timeout=5)
+
+
+async def run_doctor(
+    environ: Mapping[str, str],
+    *,
+    cwd: Path,
+    home: Path,
+    probe: GatewayProbe = probe_gateway,
+) -> list[Check]:
+    """Every check, in order; Discord checks are skipped when the configuration is broken."""
+    checks: list[Check] = []
+    try:
+        settings = Settings.from_env(environ, cwd=cwd)
+    except ConfigError as exc:
+        checks.append(Check("FAIL", "configuration", exc.problem, f"{exc.variable}: {exc.fix}"))
+        checks.extend(_client_checks(home=home, cwd=cwd, environ=environ))
+        return checks
+    checks.append(
+        Check("OK", "configuration", f"project {settings.project_name}, state {settings.home}")
+    )
+    async with RestClient(settings.token, api_base=settings.api_base) as rest:
+        checks.extend(await _discord_checks(settings, rest, probe))
+    checks.append(_state_check(settings.home))
+    checks.extend(_client_checks(home=home, cwd=cwd, environ=environ))
+    return checks
+
+
+async def _discord_checks(settings: Settings, rest: RestClient, probe: GatewayProbe) -> list[Check]:
+    checks: list[Check] = []
+    try:
+        me = await rest.get_current_user()
+    except Unauthorized as exc:
+        return [Check("FAIL", "token", "Discord rejected it (401)", exc.message or str(exc))]
+    except DiscordError as exc:
+        return [Check("FAIL", "token", f"could not ask Discord: {exc}", "Check the network")]
+    checks.append(Check("OK", "token", f"logged in as {me.get('username')} ({me['id']})"))
+    checks.append(await _intent_check(settings, rest, probe))
+    checks.append(await _channel_check(settings, rest, me["id"]))
+    checks.append(await _owner_check(settings, rest))
+    return checks
+
+
+async def _intent_check(settings: Settings, rest: RestClient, probe: GatewayProbe) -> Check:
+    name = "message content intent"
+    fix = (
+        "Developer portal > your application > Bot > Privileged Gateway Intents > enable "
+        "Message Content Intent, then Save"
+    )
+    try:
+        application = await rest.get_current_application()
+        if not int(application.get("flags") or 0) & MESSAGE_CONTENT_FLAGS:
+            return Check("FAIL", name, "not enabled for the application", fix)
+    except (NotFound, Forbidden):
+        pass  # older APIs: the gateway login below decides
+    except DiscordError as exc:
+        return Check("WARN", name, f"could not read the application ({exc})")
+    status = read_status(settings.home / "gateway" / "status.json")
+    if status is not None and status.connected(time.time()):
+        return Check("OK", name, f"enabled (a live gateway session is held by {status.program})")
+    if settings.gateway == "off":
+        return Check("WARN", name, "not tested: DISCORD_MCP_GATEWAY=off (answers by polling)")
+    try:
+        url = settings.gateway_url or (await rest.get_gateway_bot())["url"]
+        problem = await probe(settings, url)
+    except (DiscordError, GatewayError) as exc:
+        problem = str(exc)
+    if problem is None:
+        return Check("OK", name, "enabled (a gateway login succeeded)")
+    if "4014" in problem or "Message Content" in problem:
+        return Check("FAIL", name, "Discord refused it (gateway close 4014)", fix)
+    return Check(
+        "WARN",
+        name,
+        f"the gateway login did not work ({problem[:160]}); answers will be read by polling",
+    )
+
+
+async def _channel_check(settings: Settings, rest: RestClient, bot_id: str) -> Check:
+    name = "channel"
+    channel_id = settings.channel_id
+    try:
+        channel = await rest.get_channel(channel_id)
+    except (NotFound, Forbidden) as exc:
+        return Check(
+            "FAIL",
+            name,
+            f"{channel_id} is not reachable ({exc.status}, code {exc.code})",
+            "Check DISCORD_CHANNEL_ID (right-click the channel > Copy ID) and that the bot was "
+            "invited to that server (`discord-mcp setup` prints the invite URL)",
+        )
+    except DiscordError as exc:
+        return Check("WARN", name, f"could not read channel {channel_id}: {exc}")
+    kind = TEXT_CHANNEL_TYPES.get(int(channel.get("type", -1)))
+    if kind is None:
+        return Check(
+            "FAIL",
+            name,
+            f"#{channel.get('name')} is not a text channel (type {channel.get('type')})",
+            "Use a text channel: questions open threads in it",
+        )
+    guild_id = channel.get("guild_id")
+    if not guild_id:
+        return Check("FAIL", name, "the channel is not in a server", "Use a server text channel")
+    try:
+        guild = await rest.get_guild(guild_id)
+        member = await rest.get_guild_member(guild_id, bot_id)
+    except DiscordHTTPError as exc:
+        return Check("WARN", name, f"#{channel.get('name')} reachable; permissions unknown ({exc})")
+    bits = effective_permissions(
+        guild_id=guild_id,
+        guild_owner_id=guild.get("owner_id"),
+        roles=guild.get("roles") or [],
+        member_id=bot_id,
+        member_role_ids=[str(r) for r in member.get("roles") or []],
+        overwrites=cast(list[dict[str, Any]], channel.get("permission_overwrites") or []),
+    )
+    lacking = missing(bits)
+    if lacking:
+        return Check(
+            "FAIL",
+            name,
+            f"#{channel.get('name')}: the bot lacks {', '.join(lacking)}",
+            "Server Settings > Roles (or the channel's Permissions) > allow "
+            + ", ".join(lacking)
+            + " for the bot's role",
+        )
+    return Check("OK", name, f"#{channel.get('name')} ({kind}): all {len(NEEDED)} permissions")
+
+
+async def _owner_check(settings: Settings, rest: RestClient) -> Check:
+    unknown, names = [], []
+    for owner in sorted(settings.owner_ids):
+        try:
+            user = await rest.get_user(owner)
+        except NotFound:
+            unknown.append(owner)
+            continue
+        except DiscordError as exc:
+            return Check("WARN", "owners", f"could not look up {owner}: {exc}")
+        if user.get("bot"):
+            unknown.append(f"{owner} (a bot)")
+        else:
+            names.append(str(user.get("global_name") or user.get("username")))
+    if unknown:
+        return Check(
+            "FAIL",
+            "owners",
+            f"not a Discord user: {', '.join(unknown)}",
+            "DISCORD_OWNER_IDS needs your own user id: Developer Mode on, right-click your "
+            "name > Copy User ID",
+        )
+    return Check("OK", "owners", ", ".join(names))
+
+
+def _state_check(home: Path) -> Check:
+    name = "state directory"
+    try:
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        probe = home / ".doctor-write-test"
+        probe.write_text("ok", encoding="utf-8")
+        probe.unlink()
+    except OSError as exc:
+        return Check(
+            "FAIL", name, f"{home} is not writable ({exc.strerror})", "Fix DISCORD_MCP_HOME"
+        )
+    if os.stat(home).st_mode & 0o077:
+        return Check(
+            "FAIL",
+            name,
+            f"{home} is readable by other users (decisions and logs are private)",
+            f"chmod 700 {home}",
+        )
+    return Check("OK", name, f"{home} (private, writable)")
+
+
+def _client_checks(*, home: Path, cwd: Path, environ: Mapping[str, str]) -> list[Check]:
+    env = dict(environ)
+    found: list[Check] = []
+    registered_anywhere = False
+    for client in CLIENTS:
+        for scope in ("user", "project"):
+            location = config_location(client, scope, home=home, cwd=cwd, environ=env)
+            if not location.path.exists():
+                continue
+            try:
+                document = read_document(location)
+            except ValueError as exc:
+                found.append(
+                    Check("FAIL", f"{client} ({scope})", f"{location.path}: unreadable ({exc})")
+                )
+                continue
+            ours = {n: e for n, e in entries(location, document).items() if is_ours(e)}
+            for server_name, entry in ours.items():
+                registered_anywhere = True
+                found.append(_judge_entry(client, scope, location.path, server_name, entry))
+    if not registered_anywhere:
+        found.append(
+            Check(
+                "WARN",
+                "agent clients",
+                "discord-mcp is not registered with Claude Code, Codex or Gemini CLI here",
+                "discord-mcp install claude   (or codex, gemini)",
+            )
+        )
+    return found
+
+
+def _judge_entry(
+    client: str, scope: str, path: Path, server_name: str, entry: dict[str, Any]
+) -> Check:
+    name = f"{client} ({scope}, {path})"
+    raw_env = entry.get("env")
+    env: dict[str, Any] = raw_env if isinstance(raw_env, dict) else {}
+    has_credentials = bool(env) and ("DISCORD_MCP_ENV_FILE" in env or "DISCORD_BOT_TOKEN" in env)
+    problems: list[tuple[str, str]] = []
+    if "_" in server_name and client == "gemini":
+        problems.append(
+            (f"server name {server_name!r} has '_'", "rename it: Gemini splits names on '_'")
+        )
+    if client == "claude":
+        timeout = entry.get("timeout")
+        if isinstance(timeout, int | float) and timeout < 110_000:
+            problems.append(
+                (f"per-server timeout {timeout} ms kills waits", "remove it or set >= 120000")
+            )
+    elif client == "codex":
+        if entry.get("default_tools_approval_mode") != "approve":
+            problems.append(
+                (
+                    "codex exec refuses tools that need approval",
+                    'set default_tools_approval_mode = "approve"',
+                )
+            )
+        tool_timeout = entry.get("tool_timeout_sec", 300)
+        block = env.get("DISCORD_MCP_MAX_BLOCK_SECONDS") if env else None
+        if isinstance(tool_timeout, int | float) and tool_timeout < 300 and not block:
+            problems.append(
+                (
+                    f"tool_timeout_sec = {tool_timeout} is shorter than our 270 s wait",
+                    f"raise it, or set DISCORD_MCP_MAX_BLOCK_SECONDS below {tool_timeout}",
+                )
+            )
+    elif client == "gemini":
+        if entry.get("trust") is not True:
+            problems.append(
+                ("trust is not true", "set trust: true, or headless Gemini hides the tools")
+            )
+        timeout = entry.get("timeout", 600_000)
+        if isinstance(timeout, int | float) and timeout < 550_000:
+            problems.append(
+                (f"timeout {timeout} ms is shorter than our 540 s wait", "set timeout: 600000")
+            )
+        if not has_credentials:
+            problems.append(
+                (
+                    "no explicit env: Gemini strips inherited *TOKEN* variables",
+                    "run `discord-mcp install gemini` (it sets DISCORD_MCP_ENV_FILE)",
+                )
+            )
+    if problems:
+        return Check(
+            "FAIL",
+            name,
+            "; ".join(p for p, _ in problems),
+            "; ".join(f for _, f in problems),
+        )
+    return Check("OK", name, f"server '{server_name}' registered, timeouts and approval fine")

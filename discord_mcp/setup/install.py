@@ -1,0 +1,134 @@
+"""``discord-mcp install claude|codex|gemini [--scope user|project]``: register the server.
+
+Idempotent: an entry already as it should be is left alone (and the file untouched). Otherwise
+the file is backed up (``<file>.bak-<time>``) and rewritten, keeping everything else in it, and
+the change is printed. A config file that cannot be parsed is never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from discord_mcp.errors import ConfigError
+from discord_mcp.setup.clients import (
+    SERVER_NAME,
+    Client,
+    Location,
+    Scope,
+    config_location,
+    desired_entry,
+    entries,
+    read_document,
+    toml_section,
+    without_toml_section,
+)
+from discord_mcp.state.files import FILE_MODE, ensure_dir
+
+
+@dataclass(frozen=True, slots=True)
+class InstallResult:
+    """What ``install`` did."""
+
+    location: Location
+    changed: bool
+    backup: Path | None
+    before: dict[str, Any] | None
+    after: dict[str, Any]
+
+    def describe(self) -> str:
+        """What a person reads after running the command."""
+        where = f"{self.location.client} ({self.location.scope} scope): {self.location.path}"
+        if not self.changed:
+            return f"{where}\n  already up to date: server '{SERVER_NAME}' is registered"
+        verb = "updated" if self.before is not None else "added"
+        lines = [f"{where}\n  {verb} server '{SERVER_NAME}':"]
+        for key, value in self.after.items():
+            old = (self.before or {}).get(key, "<none>")
+            mark = "  " if old == value else "* "
+            lines.append(f"    {mark}{key} = {json.dumps(value)}")
+        if self.backup is not None:
+            lines.append(f"  backup of the previous file: {self.backup}")
+        if self.location.client == "claude" and self.location.scope == "project":
+            lines.append("  Claude Code asks once to approve project servers: run `claude` here.")
+        if self.location.client == "codex" and self.location.scope == "project":
+            lines.append("  Codex reads project config only in trusted projects.")
+        return "\n".join(lines)
+
+
+def install(
+    client: Client,
+    scope: Scope,
+    *,
+    env_file: Path,
+    home: Path,
+    cwd: Path,
+    environ: dict[str, str],
+) -> InstallResult:
+    """Register discord-mcp with ``client``.
+
+    Raises:
+        ConfigError: the env file is missing, or the client's config file is unreadable.
+    """
+    env_file = env_file.expanduser().resolve()
+    if not env_file.is_file():
+        raise ConfigError(
+            "--env-file",
+            f"{env_file} does not exist",
+            "Run `discord-mcp setup` first (it writes .env), or pass --env-file PATH",
+        )
+    location = config_location(client, scope, home=home, cwd=cwd, environ=environ)
+    try:
+        document = read_document(location)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(
+            str(location.path),
+            f"cannot be parsed ({str(exc)[:120]})",
+            "Fix or move the file, then run install again; it was not changed",
+        ) from None
+    desired = desired_entry(client, env_file)
+    current = entries(location, document).get(SERVER_NAME)
+    if current is not None and all(current.get(k) == v for k, v in desired.items()):
+        return InstallResult(location, False, None, current, desired)
+    backup = _backup(location.path)
+    if client == "codex":
+        _write_codex(location.path, desired)
+    else:
+        document.setdefault("mcpServers", {})[SERVER_NAME] = desired
+        _write_text(location.path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    return InstallResult(location, True, backup, current, desired)
+
+
+def _backup(path: Path) -> Path | None:
+    if not path.exists():
+        return None
+    target = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+    shutil.copy2(path, target)
+    return target
+
+
+def _write_codex(path: Path, entry: dict[str, Any]) -> None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    kept = without_toml_section(text, SERVER_NAME)
+    updated = (kept + "\n" if kept.strip() else "") + toml_section(SERVER_NAME, entry)
+    tomllib.loads(updated)  # never write a file Codex cannot read
+    _write_text(path, updated)
+
+
+def _write_text(path: Path, text: str) -> None:
+    ensure_dir(path.parent)
+    existed = path.exists()
+    mode = path.stat().st_mode & 0o777 if existed else FILE_MODE
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.chmod(temporary, mode)
+    os.replace(temporary, path)

@@ -1,0 +1,140 @@
+"""``discord-mcp setup``: the Discord side, step by step, ending in a private ``.env``.
+
+It prints what to do in the developer portal, checks the token with Discord (never echoing it),
+prints the invite URL with the exact permissions, asks for the channel and the owner ids, and
+writes ``.env`` with mode 0600 (keeping any other lines already in it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from discord_mcp.config import DEFAULT_API_BASE, Secret, parse_token
+from discord_mcp.errors import ConfigError, DiscordError, NotFound, Unauthorized
+from discord_mcp.setup.permissions import NEEDED, invite_url
+from discord_mcp.transport.rest import RestClient
+
+_SNOWFLAKE = re.compile(r"^[0-9]{15,21}$")
+
+PORTAL_STEPS = """\
+Discord side, once (https://discord.com/developers/applications):
+  1. New Application: any name (e.g. "agents").
+  2. Bot > Reset Token > copy the token (you will paste it here; it is not shown).
+  3. Bot > Privileged Gateway Intents > turn on "Message Content Intent" > Save.
+  4. In Discord: User Settings > Advanced > Developer Mode on (to copy ids with right-click).
+"""
+
+Ask = Callable[[str], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Answers:
+    token: Secret
+    channel_id: str
+    owner_ids: tuple[str, ...]
+
+
+def _ask_id(ask: Ask, out: TextIO, prompt: str, *, many: bool = False) -> tuple[str, ...]:
+    while True:
+        raw = ask(prompt).strip()
+        ids = tuple(p.strip() for p in raw.split(",") if p.strip()) if many else (raw,)
+        if ids and all(_SNOWFLAKE.match(i) for i in ids):
+            return ids
+        out.write("  That is not a Discord id (17-20 digits). Right-click > Copy ID.\n")
+
+
+async def run_setup(
+    *,
+    ask: Ask,
+    ask_secret: Ask,
+    out: TextIO,
+    env_file: Path,
+    api_base: str = DEFAULT_API_BASE,
+    check: Callable[[Secret, str], Awaitable[str]] | None = None,
+) -> Answers:
+    """Walk through setup and write ``env_file``; returns what was entered.
+
+    ``check`` verifies a token and returns the application id (default: ask Discord).
+    """
+    out.write(PORTAL_STEPS)
+    verify = check or _verify_token
+    while True:
+        try:
+            token = parse_token(ask_secret("Bot token (hidden): "))
+        except ConfigError as exc:
+            out.write(f"  {exc.problem}. {exc.fix}.\n")
+            continue
+        try:
+            application_id = await verify(token, api_base)
+        except Unauthorized:
+            out.write("  Discord rejected that token: copy it again (Bot > Reset Token).\n")
+            continue
+        except DiscordError as exc:
+            out.write(f"  Could not reach Discord to check the token ({exc}); saving it anyway.\n")
+            application_id = ""
+        break
+    out.write("  Token accepted.\n")
+    if application_id:
+        out.write(
+            "\n  5. Invite the bot to your server with exactly the permissions it needs ("
+            + ", ".join(NEEDED)
+            + "):\n     "
+            + invite_url(application_id)
+            + "\n\n"
+        )
+    (channel_id,) = _ask_id(ask, out, "Channel id for questions (right-click channel > Copy ID): ")
+    owners = _ask_id(
+        ask,
+        out,
+        "Your user id(s), comma-separated (right-click your name > Copy User ID): ",
+        many=True,
+    )
+    answers = Answers(token, channel_id, owners)
+    write_env_file(
+        env_file,
+        {
+            "DISCORD_BOT_TOKEN": token.reveal(),
+            "DISCORD_CHANNEL_ID": channel_id,
+            "DISCORD_OWNER_IDS": ",".join(owners),
+            **({"DISCORD_API_BASE": api_base} if api_base != DEFAULT_API_BASE else {}),
+        },
+    )
+    out.write(
+        f"\nWrote {env_file} (mode 0600; the token is only there).\n"
+        "Next:\n"
+        f"  discord-mcp install claude --env-file {env_file}   (or codex, gemini)\n"
+        "  discord-mcp doctor\n"
+    )
+    return answers
+
+
+async def _verify_token(token: Secret, api_base: str) -> str:
+    async with RestClient(token, api_base=api_base) as rest:
+        me = await rest.get_current_user()
+        try:
+            application = await rest.get_current_application()
+            return str(application.get("id") or me["id"])
+        except NotFound:
+            return me["id"]
+
+
+def write_env_file(path: Path, values: dict[str, str]) -> None:
+    """Set ``values`` in a ``.env`` (other lines kept), private to the user, atomically."""
+    lines: list[str] = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            key = line.split("=", 1)[0].strip().removeprefix("export ").strip()
+            if key not in values:
+                lines.append(line)
+    lines.extend(f"{key}={value}" for key, value in values.items())
+    temporary = path.with_name(f".{path.name}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    os.chmod(temporary, 0o600)
+    os.replace(temporary, path)
