@@ -20,6 +20,9 @@
     ├── DecisionError
     │   └── DecisionNotFound
     └── AgentError                   the run engine and its CLIs
+        └── RunError                 .code (seed 000 §14, e.g. E_QUEUE_FULL) .message: how to fix
+            ├── JournalCorrupt       runs/events.ndjson has a gap or a bad line: .path .line
+            └── SpawnError           a CLI could not be started (not found, exec failed)
 
 Third-party exceptions (httpx, websockets) never escape the transport modules: they are
 translated there, ``raise ... from exc``. Messages are sentences a person or an agent can act
@@ -202,6 +205,41 @@ class DecisionNotFound(DecisionError):
 
 class AgentError(DiscordMCPError):
     """The run engine or one of the agent CLIs failed."""
+
+
+class RunError(AgentError):
+    """A run-engine request cannot be done as asked.
+
+    Attributes:
+        code: a stable error code (``E_PROJECT_NOT_FOUND``, ``E_QUEUE_FULL``, ...; seed 000 §14).
+        message: a sentence saying what is wrong and how to fix it.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        self.message = message
+        super().__init__(f"{code}: {message}")
+
+
+class JournalCorrupt(RunError):
+    """The run journal cannot be replayed: a sequence gap or an unreadable line before the end.
+
+    The engine refuses to start rather than run on a silently wrong state.
+    """
+
+    def __init__(self, path: str, line: int, problem: str) -> None:
+        self.path = path
+        self.line = line
+        self.problem = problem
+        super().__init__(
+            "E_JOURNAL_CORRUPT",
+            f"{path} line {line}: {problem}. The run engine will not start on a damaged "
+            "journal: move the file aside (the jobs in it are then forgotten) or repair the line",
+        )
+
+
+class SpawnError(RunError):
+    """An agent CLI could not be started (executable not found, exec failed)."""
 
 
 def _flatten_field_errors(errors: dict[str, Any], prefix: str = "") -> list[str]:

@@ -1,0 +1,226 @@
+"""Run engine: owner message to CLI spawn, and journal replay.
+
+Budgets (DESIGN §6): from ``submit`` (an owner message) to the CLI process running, p50 at most
+100 ms; replaying 100k journal events at startup at most 1 s.
+
+- Spawn latency: a real engine (journal with fsync, real spawner, real job wrapper) runs a
+  tiny fake CLI that records ``time.monotonic()`` as its first statement (CLOCK_MONOTONIC is
+  system-wide on Linux, so the two processes' readings compare). Jobs run one at a time, so
+  no queueing is measured.
+- Replay: a journal of 100k events (20k jobs over 100 threads: enqueued, started, process
+  started, session key, completed, with realistic prompt and excerpt sizes) rebuilt from the
+  events alone, i.e. without the snapshot's shortcut.
+
+    .venv/bin/python -m bench.runs [--jobs 60] [--events 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from discord_mcp.runs import (
+    Activity,
+    JobView,
+    ProcessSpawner,
+    ProjectRegistry,
+    RunEngine,
+    RunLimits,
+    SessionView,
+    SpawnSpec,
+)
+from discord_mcp.runs.journal import EVENTS_FILE, load
+from discord_mcp.runs.model import ProcessInfo
+
+SPAWN_P50_BUDGET = 0.100
+REPLAY_BUDGET = 1.0
+
+# The fake CLI: note when it started, then print what Claude Code prints for a turn.
+_FAKE_CLI = """
+import time
+started = time.monotonic()
+import json, sys
+print(json.dumps({"type": "system", "subtype": "init", "session_id": "bench-session"}))
+print(json.dumps({"type": "result", "is_error": False, "result": "done",
+                  "session_id": "bench-session"}))
+with open(sys.argv[1], "a", encoding="utf-8") as log:
+    log.write(f"{sys.argv[2]} {started}\\n")
+"""
+
+
+class FakeCliSpawner:
+    def __init__(self, record: Path) -> None:
+        self.record = record
+        self.real = ProcessSpawner()
+
+    def spawn(self, spec: SpawnSpec) -> ProcessInfo:
+        prompt = spec.argv[-1]
+        argv = (sys.executable, "-I", "-S", "-c", _FAKE_CLI, str(self.record), prompt)
+        return self.real.spawn(replace(spec, argv=argv))
+
+
+class Finished:
+    def __init__(self) -> None:
+        self.done: dict[str, asyncio.Event] = {}
+
+    def event(self, job_id: str) -> asyncio.Event:
+        return self.done.setdefault(job_id, asyncio.Event())
+
+    async def job_queued(self, job: JobView, position: int) -> None:
+        pass
+
+    async def job_started(self, job: JobView, session: SessionView) -> None:
+        pass
+
+    async def job_activity(self, job: JobView, activity: Activity) -> None:
+        pass
+
+    async def job_finished(self, job: JobView, session: SessionView) -> None:
+        self.event(job.job_id).set()
+
+
+async def spawn_latencies(root: Path, jobs: int) -> list[float]:
+    project = root / "project"
+    project.mkdir(parents=True)
+    state = root / "state"
+    registry = ProjectRegistry(state, allowed_roots=[root])
+    registry.add("bench", project, ["claude"])
+    record = root / "spawned.txt"
+    notifier = Finished()
+    engine = RunEngine(
+        state_dir=state,
+        projects=registry,
+        notifier=notifier,
+        spawner=FakeCliSpawner(record),
+        limits=RunLimits(poll_interval=0.01),
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    submitted: dict[str, float] = {}
+    async with engine:
+        await engine.start_session("bench-thread", "bench")
+        for number in range(jobs):
+            prompt = f"prompt-{number}"
+            submitted[prompt] = time.monotonic()
+            job = await engine.submit("bench-thread", f"m{number}", prompt, "owner")
+            async with asyncio.timeout(30):
+                await notifier.event(job.job_id).wait()
+    started = dict(line.split() for line in record.read_text(encoding="utf-8").splitlines())
+    latencies = [float(started[p]) - t for p, t in submitted.items()]
+    return latencies[3:]  # the first runs warm the OS caches
+
+
+def write_journal(directory: Path, events: int) -> None:
+    """A valid journal of ``events`` events: 100 threads, 5 events per job."""
+    directory.mkdir(parents=True)
+    prompt = "Please fix the failing tests in the parser module and explain the change. " * 3
+    excerpt = "I fixed the off-by-one in the tokenizer and added a regression test. " * 6
+    lines: list[str] = []
+    seq = 0
+
+    def add(kind: str, payload: dict[str, object]) -> None:
+        nonlocal seq
+        seq += 1
+        ts = f"2026-11-22T10:{(seq // 1000) % 60:02d}:{seq % 60:02d}.000Z"
+        event = {"seq": seq, "ts": ts, "type": kind, "payload": payload}
+        lines.append(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+
+    threads = [f"13590000000000{n:05d}" for n in range(100)]
+    for thread in threads:
+        add("SessionCreated", {"thread_id": thread, "project_name": "app", "tool": "claude"})
+    number = 0
+    while seq + 5 <= events:
+        number += 1
+        thread = threads[number % len(threads)]
+        job = f"job_20261122_{number:04d}"
+        add(
+            "JobEnqueued",
+            {
+                "job_id": job,
+                "number": number,
+                "thread_id": thread,
+                "message_id": str(1359000000000100000 + number),
+                "author": "223456789012345678",
+                "prompt": prompt,
+                "attempt": 1,
+                "retry_of": None,
+                "dedupe_key": f"{thread}:{1359000000000100000 + number}",
+            },
+        )
+        add(
+            "JobStarted",
+            {"job_id": job, "tool": "claude", "project_name": "app", "resume_key": None},
+        )
+        add(
+            "JobProcessStarted",
+            {"job_id": job, "pid": 40000 + number, "start_time": 1, "boot_id": "b"},
+        )
+        add("JobProgress", {"job_id": job, "session_key": f"session-{thread}"})
+        add(
+            "JobCompleted",
+            {
+                "job_id": job,
+                "state": "success",
+                "error_code": None,
+                "error_message": None,
+                "session_key": f"session-{thread}",
+                "session_key_action": "set",
+                "result_excerpt": excerpt,
+                "usage": {"input_tokens": 1200, "output_tokens": 300, "total_tokens": 1500},
+                "cost_usd": 0.0123,
+                "exit_code": 0,
+                "duration": 42.5,
+            },
+        )
+    while seq < events:
+        add("ToolChanged", {"thread_id": threads[seq % len(threads)], "tool": "codex"})
+    (directory / EVENTS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def replay_seconds(directory: Path, repeats: int = 5) -> tuple[float, int]:
+    times = []
+    count = 0
+    for _ in range(repeats):
+        start = time.perf_counter()
+        loaded = load(directory, use_snapshot=False)
+        times.append(time.perf_counter() - start)
+        count = loaded.replayed
+    return statistics.median(times), count
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--jobs", type=int, default=60)
+    parser.add_argument("--events", type=int, default=100_000)
+    args = parser.parse_args()
+    ok = True
+    with tempfile.TemporaryDirectory() as name:
+        root = Path(name)
+        latencies = asyncio.run(spawn_latencies(root / "spawn", args.jobs))
+        ordered = sorted(latencies)
+        p50 = statistics.median(ordered)
+        p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+        verdict = "OK" if p50 <= SPAWN_P50_BUDGET else "OVER BUDGET"
+        ok = ok and p50 <= SPAWN_P50_BUDGET
+        print(f"owner message (submit) to CLI running, {len(latencies)} jobs:")
+        print(f"  p50 {p50 * 1000:6.1f} ms (budget <= {SPAWN_P50_BUDGET * 1000:.0f} ms) {verdict}")
+        print(f"  p99 {p99 * 1000:6.1f} ms")
+
+        journal = root / "journal"
+        write_journal(journal, args.events)
+        seconds, count = replay_seconds(journal)
+        verdict = "OK" if seconds <= REPLAY_BUDGET else "OVER BUDGET"
+        ok = ok and seconds <= REPLAY_BUDGET
+        print(f"journal replay from the events alone, {count} events (median of 5):")
+        print(f"  {seconds * 1000:6.1f} ms (budget <= {REPLAY_BUDGET * 1000:.0f} ms) {verdict}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,59 @@
+"""The run engine of ``discord-watch``: Discord threads are agent sessions, owner messages are
+jobs, and each job is one headless ``claude`` / ``codex`` / ``gemini`` turn (seed 000).
+
+No Discord code lives here: the watch daemon calls :class:`RunEngine` and implements
+:class:`RunNotifier` to post what happens.
+
+- ``projects``: the project catalog (``runs/config.json``).
+- ``model``: sessions, jobs, the state machine and its one reducer; ``views``: what callers see.
+- ``journal``: ``runs/events.ndjson`` + ``runs/snapshot.json``, replay at startup.
+- ``contract``: the limits, the clock, and the notifier the Discord side implements.
+- ``engine``: the commands and views; ``scheduler``: starting, following, finishing and
+  recovering jobs; ``runner``: one running job's log and process; ``notices``: delivering
+  notifications; ``launch``: private files and the engine lock.
+- ``spawner``: the one place child processes start; ``wrap``: the per-job wrapper process.
+- ``adapters``: one per CLI (argv, tolerant decoding, success judgement).
+"""
+
+from __future__ import annotations
+
+from discord_mcp.runs.adapters.base import McpRegistration
+from discord_mcp.runs.contract import Clock, ProjectStatus, RunLimits, RunNotifier, SystemClock
+from discord_mcp.runs.engine import RunEngine
+from discord_mcp.runs.model import TOOLS
+from discord_mcp.runs.projects import Project, ProjectRegistry
+from discord_mcp.runs.spawner import ProcessSpawner, Spawner, SpawnSpec
+from discord_mcp.runs.views import (
+    Activity,
+    JobState,
+    JobView,
+    SessionState,
+    SessionView,
+    Tool,
+    ToolCallSummary,
+    Usage,
+)
+
+__all__ = [
+    "TOOLS",
+    "Activity",
+    "Clock",
+    "JobState",
+    "JobView",
+    "McpRegistration",
+    "ProcessSpawner",
+    "Project",
+    "ProjectRegistry",
+    "ProjectStatus",
+    "RunEngine",
+    "RunLimits",
+    "RunNotifier",
+    "SessionState",
+    "SessionView",
+    "SpawnSpec",
+    "Spawner",
+    "SystemClock",
+    "Tool",
+    "ToolCallSummary",
+    "Usage",
+]

@@ -1,0 +1,153 @@
+"""Claude Code: ``claude -p --verbose --output-format stream-json``.
+
+New session::
+
+    claude -p --verbose --output-format stream-json --mcp-config <job>/mcp.json
+           --allowedTools mcp__discord <project args> -- <prompt>
+
+Resume: the same with ``--resume <session_id>`` (stable across resumes; works from any cwd).
+``--mcp-config`` and ``--allowedTools`` take several values and would swallow a prompt after
+them, hence the ``--``. The per-job MCP config (mode 0600: it holds the bot token) adds the
+``discord`` server on top of the user's own servers (no ``--strict-mcp-config``), and
+``--allowedTools mcp__discord`` pre-approves its tools, so a headless run can ask questions.
+
+Events: ``system/init`` (``session_id``, MCP server status), ``assistant`` (text and
+``tool_use`` blocks, one block per event), ``user`` (tool results), ``system/api_retry``,
+``system/permission_denied``, and the final ``result``. Success is ``result.is_error ==
+false``; ``subtype`` says "success" even for API errors, so it is not used.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from discord_mcp.runs.adapters.base import (
+    MCP_SERVER_NAME,
+    Decoder,
+    Invocation,
+    InvocationRequest,
+    Verdict,
+    as_int,
+)
+from discord_mcp.runs.views import Tool, Usage
+
+
+class ClaudeDecoder(Decoder):
+    tool = "claude"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._result: dict[str, Any] | None = None
+
+    def handle(self, event: dict[str, Any]) -> bool:
+        kind = event.get("type")
+        if kind == "system":
+            return self._system(event)
+        if kind == "assistant":
+            changed = False
+            for block in event["message"].get("content") or []:
+                if block.get("type") == "text":
+                    changed = self.set_text(block.get("text")) or changed
+                elif block.get("type") == "tool_use":
+                    self.add_tool_call(str(block.get("name")), block.get("input"))
+                    changed = True
+            return changed
+        if kind == "result":
+            self._result = event
+            self.final_seen = True
+            if isinstance(event.get("session_id"), str) and self.session_key is None:
+                self.session_key = event["session_id"]
+            result = event.get("result")
+            self.final_text = result if isinstance(result, str) else self.last_text
+            usage = event.get("usage") or {}
+            inputs = as_int(usage.get("input_tokens"))
+            outputs = as_int(usage.get("output_tokens"))
+            self.usage = Usage(
+                input_tokens=inputs,
+                output_tokens=outputs,
+                cached_input_tokens=as_int(usage.get("cache_read_input_tokens")),
+                total_tokens=inputs + outputs
+                if inputs is not None and outputs is not None
+                else None,
+            )
+            cost = event.get("total_cost_usd")
+            self.cost_usd = float(cost) if isinstance(cost, int | float) else None
+            return True
+        if kind in ("user", "stream_event"):
+            return False
+        self.unknown_events += 1
+        return False
+
+    def _system(self, event: dict[str, Any]) -> bool:
+        subtype = event.get("subtype")
+        if subtype == "init":
+            if isinstance(event.get("session_id"), str):
+                self.session_key = event["session_id"]
+            servers = event.get("mcp_servers") or []
+            broken = [
+                f"{s.get('name')}: {s.get('status')}"
+                for s in servers
+                if s.get("name") == MCP_SERVER_NAME and s.get("status") != "connected"
+            ]
+            if broken:
+                self.note = f"MCP server {', '.join(broken)}"
+            return True
+        if subtype == "api_retry":
+            status = event.get("error_status")
+            self.note = (
+                f"API retry {event.get('attempt')}/{event.get('max_retries')}"
+                f" ({f'HTTP {status}' if status else event.get('error', 'error')})"
+            )
+            return True
+        if subtype == "permission_denied":
+            self.note = f"permission denied for {event.get('tool_name')}"
+            return True
+        if subtype != "status":
+            self.unknown_events += 1
+        return False
+
+    def verdict(self) -> Verdict | None:
+        if self._result is None:
+            return None
+        if not self._result.get("is_error"):
+            return Verdict(ok=True)
+        message = self._result.get("result")
+        errors = self._result.get("errors")
+        if not isinstance(message, str) and isinstance(errors, list) and errors:
+            message = "; ".join(str(e) for e in errors)
+        status = self._result.get("api_error_status")
+        if status and isinstance(message, str):
+            message = f"{message} (HTTP {status})"
+        return Verdict(ok=False, message=message if isinstance(message, str) else None)
+
+    def resume_failed(self, exit_code: int | None, stderr_tail: str) -> bool:
+        errors = (self._result or {}).get("errors") or []
+        text = " ".join(str(e) for e in errors) + " " + stderr_tail
+        return "No conversation found" in text
+
+
+class ClaudeAdapter:
+    tool: Tool = "claude"
+
+    def invocation(self, request: InvocationRequest) -> Invocation:
+        argv = [request.executable, "-p", "--verbose", "--output-format", "stream-json"]
+        if request.resume_key:
+            argv += ["--resume", request.resume_key]
+        files = {}
+        if request.mcp is not None:
+            config_path = request.job_dir / "claude-mcp.json"
+            server = {
+                "type": "stdio",
+                "command": request.mcp.argv[0],
+                "args": list(request.mcp.argv[1:]),
+                "env": request.mcp_env(),
+            }
+            files[config_path] = json.dumps({"mcpServers": {MCP_SERVER_NAME: server}}, indent=1)
+            argv += ["--mcp-config", str(config_path)]
+            argv += ["--allowedTools", f"mcp__{MCP_SERVER_NAME}"]
+        argv += [*request.default_args, "--", request.prompt]
+        return Invocation(argv=tuple(argv), files=files)
+
+    def decoder(self) -> Decoder:
+        return ClaudeDecoder()

@@ -1,0 +1,158 @@
+"""Codex CLI: ``codex exec --json``.
+
+New session and resume::
+
+    codex exec --json --skip-git-repo-check -c mcp_servers.discord.… <project args> -- <prompt>
+    codex exec --json --skip-git-repo-check -c … <project args> resume <thread_id> -- <prompt>
+
+Options go before ``resume``: ``exec``'s own options (``-s``, ``--full-auto``, ...) are refused
+after it, and accepted before it for a resumed run too. The thread id is stable across
+resumes.
+
+The ``discord`` MCP server is added with ``-c`` overrides (TOML values): ``command``, ``args``,
+``default_tools_approval_mode = "approve"`` (``exec`` refuses MCP calls that need approval
+otherwise), ``required = true`` (else a slow server misses the first turn's tool search) and
+``env_vars = [...]``: the NAMES of the variables Codex passes through to the server. Their
+values (the bot token among them) travel in Codex's own environment, never in argv.
+
+Events: ``thread.started`` (``thread_id``), ``turn.started``, ``item.started`` /
+``item.updated`` / ``item.completed`` (``agent_message``, ``mcp_tool_call``,
+``command_execution``, ``file_change``, ``web_search``, ...), ``error`` (also transient ones
+such as "Reconnecting..."), and the final ``turn.completed`` (with usage) or ``turn.failed``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from discord_mcp.runs.adapters.base import (
+    MCP_SERVER_NAME,
+    Decoder,
+    Invocation,
+    InvocationRequest,
+    Verdict,
+    as_int,
+    truncate,
+)
+from discord_mcp.runs.views import Tool, Usage
+
+
+def _toml(value: Any) -> str:
+    # JSON strings and arrays of strings are valid TOML (the escapes used by json.dumps with
+    # ensure_ascii are TOML's too).
+    return json.dumps(value)
+
+
+class CodexDecoder(Decoder):
+    tool = "codex"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen_items: set[str] = set()
+        self._failed: str | None = None
+        self._completed = False
+
+    def handle(self, event: dict[str, Any]) -> bool:
+        kind = event.get("type")
+        if kind == "thread.started":
+            self.session_key = str(event["thread_id"])
+            return True
+        if kind in ("item.started", "item.updated", "item.completed"):
+            return self._item(event["item"], done=kind == "item.completed")
+        if kind == "turn.completed":
+            self._completed = True
+            self.final_seen = True
+            usage = event.get("usage") or {}
+            inputs = as_int(usage.get("input_tokens"))
+            outputs = as_int(usage.get("output_tokens"))
+            self.usage = Usage(
+                input_tokens=inputs,
+                output_tokens=outputs,
+                cached_input_tokens=as_int(usage.get("cached_input_tokens")),
+                total_tokens=inputs + outputs
+                if inputs is not None and outputs is not None
+                else None,
+            )
+            return True
+        if kind == "turn.failed":
+            self.final_seen = True
+            error = event.get("error") or {}
+            self._failed = str(error.get("message") or "turn failed")
+            return True
+        if kind == "error":
+            self.note = truncate(str(event.get("message")), 200)
+            return True
+        if kind != "turn.started":
+            self.unknown_events += 1
+        return False
+
+    def _item(self, item: dict[str, Any], *, done: bool) -> bool:
+        item_type = item.get("type")
+        item_id = str(item.get("id"))
+        first = item_id not in self._seen_items
+        self._seen_items.add(item_id)
+        if item_type == "agent_message":
+            if done and isinstance(item.get("text"), str):
+                self.final_text = item["text"]
+            return self.set_text(item.get("text"))
+        if item_type == "mcp_tool_call" and first:
+            name = f"mcp__{item.get('server')}__{item.get('tool')}"
+            self.add_tool_call(name, item.get("arguments"))
+            return True
+        if item_type == "command_execution" and first:
+            self.add_tool_call("shell", {"command": item.get("command")})
+            return True
+        if item_type == "file_change" and first:
+            paths = [c.get("path") for c in item.get("changes") or [] if isinstance(c, dict)]
+            self.add_tool_call("file_change", {"paths": paths})
+            return True
+        if item_type == "web_search" and first:
+            self.add_tool_call("web_search", {"query": item.get("query")})
+            return True
+        if item_type == "error":
+            self.note = truncate(str(item.get("message")), 200)
+            return True
+        if item_type == "mcp_tool_call" and done and item.get("status") == "failed":
+            self.note = truncate(f"{item.get('tool')} failed: {item.get('error')}", 200)
+            return True
+        return False
+
+    def verdict(self) -> Verdict | None:
+        if self._failed is not None:
+            return Verdict(ok=False, message=self._failed)
+        if self._completed:
+            return Verdict(ok=True)
+        return None
+
+    def resume_failed(self, exit_code: int | None, stderr_tail: str) -> bool:
+        return exit_code not in (None, 0) and "no rollout found" in stderr_tail
+
+
+class CodexAdapter:
+    tool: Tool = "codex"
+
+    def invocation(self, request: InvocationRequest) -> Invocation:
+        argv = [request.executable, "exec", "--json", "--skip-git-repo-check"]
+        env: dict[str, str] = {}
+        if request.mcp is not None:
+            server_env = request.mcp_env()
+            prefix = f"mcp_servers.{MCP_SERVER_NAME}"
+            overrides = {
+                "command": request.mcp.argv[0],
+                "args": list(request.mcp.argv[1:]),
+                "default_tools_approval_mode": "approve",
+                "required": True,
+                "env_vars": sorted(server_env),
+            }
+            for key, value in overrides.items():
+                argv += ["-c", f"{prefix}.{key}={_toml(value)}"]
+            env.update(server_env)
+        argv += list(request.default_args)
+        if request.resume_key:
+            argv += ["resume", request.resume_key]
+        argv += ["--", request.prompt]
+        return Invocation(argv=tuple(argv), env=env)
+
+    def decoder(self) -> Decoder:
+        return CodexDecoder()

@@ -1,0 +1,233 @@
+"""Gemini CLI: ``gemini --output-format stream-json --prompt=<prompt>``.
+
+New session and resume::
+
+    gemini --output-format stream-json <project args> --prompt=<prompt>
+    gemini --output-format stream-json --resume <session_id> <project args> --prompt=<prompt>
+
+``--prompt=`` keeps a prompt that starts with ``-`` from being read as an option. Resume works
+only from the directory the session was created in (sessions are stored per project), which
+is why every run happens in the project's path.
+
+The ``discord`` MCP server. Gemini has no command-line flag for an MCP server, and the files
+it reads are the user's ``~/.gemini/settings.json``, the project's ``.gemini/settings.json``
+(which we must not touch), and system files. Gemini 0.61 skips a system settings file
+(``GEMINI_CLI_SYSTEM_SETTINGS_PATH``) unless it and every directory above it are owned by root
+and not writable by group or others, so that route is closed to a normal user. What it does
+honour is ``GEMINI_CLI_HOME``, the directory holding ``.gemini/``. Runs therefore get an
+overlay home, ``<state>/runs/cli-homes/gemini``, kept across jobs. Its ``.gemini/`` links to
+the entries of the user's real ``~/.gemini`` (credentials, accounts, trusted folders, memory,
+commands, extensions, skills, ...), except what Gemini keeps per home and rewrites by renaming
+a temporary file over it: the project registry (``projects.json``), the sessions (``tmp/``)
+and ``history/`` stay the runs' own, so runs' sessions never mix with the user's interactive
+ones (and resume keeps working, from the project's directory, across jobs). Its
+``settings.json`` is the user's settings (comments allowed) plus ``mcpServers.discord`` with
+``trust: true`` (untrusted servers' tools are not offered at all in headless mode). The thread
+id is written as ``${DISCORD_THREAD_ID}``, which Gemini expands from each run's environment,
+so concurrent runs can share the file. The file is 0600 (it holds the bot token). If the
+user's settings cannot be read, the overlay links them unchanged and runs go without the
+discord server (logged), rather than without the user's settings.
+
+Events: ``init`` (``session_id``), ``message`` (user echo; assistant text as deltas),
+``tool_use`` / ``tool_result``, ``error`` (warnings), and the final ``result`` with
+``status`` ``success`` or ``error``. When Gemini ends on an API error its exit code is the
+HTTP status mod 256 (401 -> 145, 500 -> 244, 529 -> 17).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from discord_mcp.runs.adapters.base import (
+    MCP_SERVER_NAME,
+    THREAD_VARIABLE,
+    Decoder,
+    Invocation,
+    InvocationRequest,
+    Verdict,
+    as_int,
+    truncate,
+)
+from discord_mcp.runs.views import Tool, Usage
+
+log = logging.getLogger(__name__)
+
+HOME_VARIABLE = "GEMINI_CLI_HOME"
+SETTINGS_FILE = "settings.json"
+# Kept per home by Gemini itself (see the module doc): never linked into the overlay.
+_OWN_ENTRIES = frozenset({SETTINGS_FILE, "projects.json", "tmp", "history"})
+
+# Gemini CLI's own exit codes, and HTTP statuses as they come out mod 256.
+_EXIT_MEANINGS = {
+    41: "authentication is not set up",
+    42: "bad input or unknown session",
+    44: "sandbox error",
+    52: "configuration error",
+    53: "turn limit reached",
+    55: "the folder is not trusted",
+    **{
+        status % 256: f"probably HTTP {status} from the model API"
+        for status in (400, 401, 403, 404, 429, 500, 502, 503, 504, 529)
+    },
+}
+
+
+class GeminiDecoder(Decoder):
+    tool = "gemini"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._text: list[str] = []
+        self._result: dict[str, Any] | None = None
+
+    def handle(self, event: dict[str, Any]) -> bool:
+        kind = event.get("type")
+        if kind == "init":
+            self.session_key = str(event["session_id"])
+            return True
+        if kind == "message":
+            if event.get("role") != "assistant":
+                return False
+            content = event.get("content")
+            if not isinstance(content, str):
+                return False
+            if event.get("delta"):
+                self._text.append(content)
+            else:
+                self._text = [content]
+            return self.set_text("".join(self._text))
+        if kind == "tool_use":
+            self._text = []  # the answer is the text after the last tool call
+            self.add_tool_call(str(event.get("tool_name")), event.get("parameters"))
+            return True
+        if kind == "tool_result":
+            if event.get("status") not in (None, "success"):
+                self.note = truncate(f"tool failed: {event.get('error') or event}", 200)
+                return True
+            return False
+        if kind == "error":
+            self.note = truncate(str(event.get("message")), 200)
+            return True
+        if kind == "result":
+            self._result = event
+            self.final_seen = True
+            self.final_text = "".join(self._text) or None
+            stats = event.get("stats") or {}
+            self.usage = Usage(
+                input_tokens=as_int(stats.get("input_tokens")),
+                output_tokens=as_int(stats.get("output_tokens")),
+                cached_input_tokens=as_int(stats.get("cached")),
+                total_tokens=as_int(stats.get("total_tokens")),
+            )
+            return True
+        self.unknown_events += 1
+        return False
+
+    def verdict(self) -> Verdict | None:
+        if self._result is None:
+            return None
+        if self._result.get("status") == "success":
+            return Verdict(ok=True)
+        error = self._result.get("error") or {}
+        message = error.get("message") if isinstance(error, dict) else None
+        return Verdict(ok=False, message=str(message) if message else None)
+
+    def resume_failed(self, exit_code: int | None, stderr_tail: str) -> bool:
+        return exit_code == 42 and "Error resuming session" in stderr_tail
+
+    def explain_exit(self, exit_code: int) -> str:
+        meaning = _EXIT_MEANINGS.get(exit_code)
+        base = super().explain_exit(exit_code)
+        return f"{base}: {meaning}" if meaning else base
+
+
+class GeminiAdapter:
+    tool: Tool = "gemini"
+
+    def invocation(self, request: InvocationRequest) -> Invocation:
+        argv = [request.executable, "--output-format", "stream-json"]
+        if request.resume_key:
+            argv += ["--resume", request.resume_key]
+        argv += [*request.default_args, f"--prompt={request.prompt}"]
+        if request.mcp is None:
+            return Invocation(argv=tuple(argv))
+        real = real_gemini_dir(request.env)
+        overlay_home = request.shared_dir / "gemini"
+        overlay = overlay_home / ".gemini"
+        links = {
+            overlay / entry.name: entry
+            for entry in _entries(real)
+            if entry.name not in _OWN_ENTRIES and not entry.name.endswith(".tmp")
+        }
+        files: dict[Path, str] = {}
+        settings = read_settings(real / SETTINGS_FILE)
+        if settings is None:
+            log.warning(
+                "cannot read %s; Gemini runs use it unchanged, without the discord MCP server",
+                real / SETTINGS_FILE,
+            )
+            links[overlay / SETTINGS_FILE] = real / SETTINGS_FILE
+        else:
+            servers = dict(settings.get("mcpServers") or {})
+            servers[MCP_SERVER_NAME] = {
+                "command": request.mcp.argv[0],
+                "args": list(request.mcp.argv[1:]),
+                "env": {**request.mcp.env, THREAD_VARIABLE: f"${{{THREAD_VARIABLE}}}"},
+                "trust": True,
+            }
+            settings["mcpServers"] = servers
+            files[overlay / SETTINGS_FILE] = json.dumps(settings, indent=1)
+        return Invocation(
+            argv=tuple(argv), env={HOME_VARIABLE: str(overlay_home)}, files=files, links=links
+        )
+
+    def decoder(self) -> Decoder:
+        return GeminiDecoder()
+
+
+def real_gemini_dir(env: Mapping[str, str]) -> Path:
+    """The user's own ``.gemini`` directory, as Gemini would find it with this environment."""
+    home = env.get(HOME_VARIABLE) or env.get("HOME") or str(Path.home())
+    return Path(home) / ".gemini"
+
+
+def _entries(directory: Path) -> list[Path]:
+    try:
+        return sorted(directory.iterdir())
+    except OSError:
+        return []
+
+
+def read_settings(path: Path) -> dict[str, Any] | None:
+    """A Gemini settings file (JSON with comments); {} when there is none, None if unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError:
+        return None
+    if not text.strip():
+        return {}
+    try:
+        document = json.loads(strip_json_comments(text))
+    except ValueError:
+        return None
+    return document if isinstance(document, dict) else None
+
+
+_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
+_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|,(?=\s*[}\]])')
+
+
+def strip_json_comments(text: str) -> str:
+    """JSON with ``//`` and ``/* */`` comments and trailing commas, made plain JSON."""
+
+    def keep_strings(match: re.Match[str]) -> str:
+        return match.group(0) if match.group(0).startswith('"') else ""
+
+    return _TRAILING_COMMA.sub(keep_strings, _COMMENT.sub(keep_strings, text))

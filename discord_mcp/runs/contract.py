@@ -1,0 +1,81 @@
+"""The run engine's public contract besides the engine itself: its limits, its clock, the
+notifier the Discord side implements, and the project summary."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+from discord_mcp.runs.views import Activity, JobView, SessionView
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """The engine's constants (seed 000 §13), plus the bounds of its own waits."""
+
+    global_max_running: int = 2
+    queue_cap: int = 20  # waiting jobs per thread (the running one not counted)
+    job_timeout: float = 900.0  # wall-clock seconds per job, from the CLI's start
+    status_interval: float = 1.2  # at most one job_activity per job per interval
+    result_excerpt: int = 400
+    snapshot_every_events: int = 50
+    snapshot_every_seconds: float = 5.0
+    kill_grace: float = 5.0  # SIGTERM to SIGKILL
+    poll_interval: float = 0.05  # how often a running job's log and process are checked
+    notify_timeout: float = 10.0  # per notifier call
+    shutdown_timeout: float = 5.0  # for notifications still queued at shutdown
+    keep_finished_jobs: int = 200  # per thread, in the state (older ones are dropped)
+
+
+class Clock(Protocol):
+    """Time as the engine sees it (inject a fake in tests)."""
+
+    def time(self) -> float:
+        """Wall-clock seconds since the epoch (timestamps)."""
+        ...
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never jumps (intervals, deadlines)."""
+        ...
+
+
+class SystemClock:
+    def time(self) -> float:
+        return time.time()
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
+class RunNotifier(Protocol):
+    """What the engine tells the Discord side (each call bounded; exceptions are logged)."""
+
+    async def job_queued(self, job: JobView, position: int) -> None:
+        """A job was accepted; ``position`` is its 1-based place in the thread's queue."""
+        ...
+
+    async def job_started(self, job: JobView, session: SessionView) -> None:
+        """The job's CLI started (``job.reattached``: picked up again after a restart)."""
+        ...
+
+    async def job_activity(self, job: JobView, activity: Activity) -> None:
+        """Progress of a running job, at most every ``limits.status_interval`` per job."""
+        ...
+
+    async def job_finished(self, job: JobView, session: SessionView) -> None:
+        """success, failed (``error_code``, ``error_message``) or unknown_after_crash;
+        ``job.final_text`` holds the CLI's whole answer when there is one."""
+        ...
+
+
+@dataclass(frozen=True)
+class ProjectStatus:
+    """Seed 000 §11.3."""
+
+    project_name: str
+    session_total: int
+    running_sessions: int
+    queued_jobs: int
+    failed_jobs_24h: int
+    last_error: str | None

@@ -1,0 +1,450 @@
+"""The run engine: threads are sessions, owner messages are jobs, CLIs run one at a time per
+thread and at most ``global_max_running`` at once.
+
+Theory (seed 000 §3, §6, §12). ``submit`` journals ``JobEnqueued`` (deduplicated on
+thread + message id) and the scheduler starts the oldest waiting job of any thread that has
+nothing running while fewer than ``global_max_running`` CLIs run: strict FIFO per thread, and
+the oldest job first across threads. A job's tool is the thread's tool when the job STARTS, so
+``set_tool`` never touches a running job. Every decision is journaled before it is acted on,
+and everything is applied by the one reducer (:mod:`discord_mcp.runs.model`).
+
+Each CLI runs under the job wrapper in its own process group with its output going straight
+into the job's log files (:mod:`discord_mcp.runs.spawner`); the engine follows the log
+(:mod:`discord_mcp.runs.runner`). So the CLI survives the daemon, and at the next start a job
+the journal still shows as running is:
+
+- reattached, when its wrapper is still alive (pid, start time and boot id all match); its
+  timeout still counts from the original start;
+- completed from its log, when the CLI has ended meanwhile (its final event is in the log, or
+  the wrapper recorded its exit code);
+- ``unknown_after_crash`` only when there is neither; the notifier is told, and only the
+  owner's explicit ``retry`` runs it again. Nothing is rerun blindly.
+
+Normal shutdown (leaving ``async with engine``) DETACHES running CLIs: they keep running, the
+journal keeps them as running, and the next start reattaches them or completes them from their
+logs. Restarting the daemon (an upgrade, say) therefore never kills or loses work. To end a
+job, ``stop`` it.
+
+Notifications go through one queue, in order, each call bounded by ``notify_timeout``; a
+notifier that raises or hangs is logged and never breaks the engine. Activity is sent at most
+every ``status_interval`` per job, and only the latest one waiting is delivered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from discord_mcp.errors import RunError
+from discord_mcp.runs.adapters import adapter_for
+from discord_mcp.runs.adapters.base import (
+    McpRegistration,
+)
+from discord_mcp.runs.contract import Clock, ProjectStatus, RunLimits, RunNotifier, SystemClock
+from discord_mcp.runs.journal import Journal
+from discord_mcp.runs.launch import (
+    check_tool_enabled,
+    lock_engine,
+    unlock,
+)
+from discord_mcp.runs.model import RunState, Session, parse_iso
+from discord_mcp.runs.notices import Notices
+from discord_mcp.runs.projects import ProjectRegistry
+from discord_mcp.runs.runner import JobPaths
+from discord_mcp.runs.scheduler import Scheduler
+from discord_mcp.runs.spawner import (
+    ProcessSpawner,
+    Spawner,
+)
+from discord_mcp.runs.views import JobView, SessionView, Tool
+
+log = logging.getLogger(__name__)
+
+
+class RunEngine:
+    """Runs agent CLI jobs for Discord threads. Use as ``async with RunEngine(...) as engine``.
+
+    Args:
+        state_dir: the state directory (``runs/`` and ``logs/jobs/`` are used inside it).
+        projects: where projects are looked up (read again at every job start).
+        notifier: told about queued, started, active and finished jobs.
+        spawner: starts CLIs (default :class:`ProcessSpawner`).
+        clock: wall and monotonic time (default :class:`SystemClock`).
+        limits: :class:`RunLimits`.
+        mcp: how to register discord-mcp as the ``discord`` MCP server of each run (None: no
+            server is registered).
+        env: the environment every CLI gets (default: the daemon's own, read now).
+        tool_env: extra variables per tool, on top of ``env``.
+    """
+
+    def __init__(
+        self,
+        *,
+        state_dir: Path,
+        projects: ProjectRegistry,
+        notifier: RunNotifier,
+        spawner: Spawner | None = None,
+        clock: Clock | None = None,
+        limits: RunLimits | None = None,
+        mcp: McpRegistration | None = None,
+        env: Mapping[str, str] | None = None,
+        tool_env: Mapping[Tool, Mapping[str, str]] | None = None,
+    ) -> None:
+        self.state_dir = state_dir
+        self.projects = projects
+        self.notifier = notifier
+        self.spawner: Spawner = spawner or ProcessSpawner()
+        self.clock: Clock = clock or SystemClock()
+        self.limits = limits or RunLimits()
+        self.mcp = mcp
+        self._env = dict(os.environ if env is None else env)
+        self._tool_env = {tool: dict(value) for tool, value in (tool_env or {}).items()}
+        self.journal = Journal(
+            state_dir / "runs",
+            wall_clock=self.clock.time,
+            monotonic=self.clock.monotonic,
+            snapshot_every_events=self.limits.snapshot_every_events,
+            snapshot_every_seconds=self.limits.snapshot_every_seconds,
+            keep_finished=self.limits.keep_finished_jobs,
+        )
+        self._group: asyncio.TaskGroup | None = None
+        self._background: list[asyncio.Task[None]] = []
+        self._notices = self._new_notices()
+        self._scheduler = self._new_scheduler()
+        self._lock_fd: int | None = None
+        self._open = False
+
+    # ---------------------------------------------------------------------------------------
+    # Lifecycle
+
+    async def __aenter__(self) -> Self:
+        self._lock_fd = lock_engine(self.state_dir / "runs" / "engine.lock")
+        self._notices = self._new_notices()
+        self._scheduler = self._new_scheduler()
+        try:
+            self.journal.open()
+            group = asyncio.TaskGroup()
+            await group.__aenter__()
+        except BaseException:
+            self.journal.close()
+            unlock(self._lock_fd)
+            raise
+        self._group = self._scheduler.group = group
+        self._background = [
+            group.create_task(self._notices.run(), name="runs-notifier"),
+            group.create_task(self._snapshot_timer(), name="runs-snapshots"),
+        ]
+        try:
+            self._scheduler.cleanup_job_dirs()
+            self._scheduler.recover()  # nothing new starts before every old job is accounted for
+            self._open = self._scheduler.open = True
+            self._scheduler.pump()
+        except BaseException as exc:
+            await self.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._open = False
+        group = self._group
+        try:
+            await self._scheduler.detach()  # the CLIs keep running (see the module doc)
+            self._notices.close()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.limits.shutdown_timeout):
+                    await self._background[0]
+            for task in self._background:
+                task.cancel()
+            if group is not None:
+                # Only a cancellation is the group's business; any other exception from the
+                # body propagates as it is (not wrapped in an ExceptionGroup).
+                if exc_type is not None and issubclass(exc_type, asyncio.CancelledError):
+                    await group.__aexit__(exc_type, exc, traceback)
+                else:
+                    await group.__aexit__(None, None, None)
+        finally:
+            self._group = None
+            with contextlib.suppress(Exception):
+                self.journal.snapshot()
+            self.journal.close()
+            unlock(self._lock_fd)
+            self._lock_fd = None
+
+    def _new_notices(self) -> Notices:
+        def running_view(job_id: str) -> JobView | None:
+            job = self.state.jobs.get(job_id)
+            return job.view() if job is not None and job.state == "running" else None
+
+        return Notices(self.notifier, timeout=self.limits.notify_timeout, running_view=running_view)
+
+    def _new_scheduler(self) -> Scheduler:
+        return Scheduler(
+            state_dir=self.state_dir,
+            journal=self.journal,
+            projects=self.projects,
+            spawner=self.spawner,
+            clock=self.clock,
+            limits=self.limits,
+            mcp=self.mcp,
+            env=self._env,
+            tool_env=self._tool_env,
+            notices=self._notices,
+        )
+
+    def _require_open(self) -> None:
+        if not self._open:
+            raise RunError(
+                "E_ENGINE_NOT_RUNNING",
+                "the run engine is not running: use it inside 'async with engine:'",
+            )
+
+    # ---------------------------------------------------------------------------------------
+    # Commands
+
+    async def start_session(
+        self, thread_id: str, project: str, tool: str | None = None
+    ) -> SessionView:
+        """Bind a thread to a project (and a tool, default: the project's default tool).
+
+        Raises:
+            RunError: E_SESSION_EXISTS, E_PROJECT_NOT_FOUND, E_TOOL_NOT_ENABLED.
+        """
+        self._require_open()
+        thread_id = str(thread_id)
+        if thread_id in self.state.sessions:
+            raise RunError(
+                "E_SESSION_EXISTS",
+                f"thread {thread_id} is already a session of project "
+                f"{self.state.sessions[thread_id].project_name!r}: keep writing there, or start "
+                "a new thread",
+            )
+        found = self.projects.get(project)
+        chosen = tool if tool is not None else found.default_tool
+        check_tool_enabled(chosen, found.name, found.tools)
+        self.journal.append(
+            "SessionCreated", {"thread_id": thread_id, "project_name": found.name, "tool": chosen}
+        )
+        return self._session_view(thread_id)
+
+    async def submit(self, thread_id: str, message_id: str, prompt: str, author: str) -> JobView:
+        """Queue an owner message as a job; a message already queued returns its job.
+
+        Raises:
+            RunError: E_NOT_IN_MANAGED_THREAD, E_QUEUE_FULL, E_DUPLICATE_MESSAGE.
+        """
+        self._require_open()
+        session = self._session(str(thread_id))
+        key = f"{session.thread_id}:{message_id}"
+        existing = self.state.dedupe.get(key)
+        if existing is not None:
+            job = self.state.jobs.get(existing)
+            if job is None:
+                raise RunError(
+                    "E_DUPLICATE_MESSAGE",
+                    f"message {message_id} already ran as job {existing}, which is too old to "
+                    "show: nothing to do",
+                )
+            return job.view()
+        return self._enqueue(session, str(message_id), prompt, str(author), 1, None, key)
+
+    async def set_tool(self, thread_id: str, tool: str) -> SessionView:
+        """Switch the thread's tool; the running job is unaffected, the next job uses it.
+
+        Raises:
+            RunError: E_NOT_IN_MANAGED_THREAD, E_INVALID_TOOLSET, E_TOOL_NOT_ENABLED,
+                E_PROJECT_NOT_FOUND.
+        """
+        self._require_open()
+        session = self._session(str(thread_id))
+        project = self.projects.get(session.project_name)
+        check_tool_enabled(tool, project.name, project.tools)
+        if tool != session.tool:
+            self.journal.append("ToolChanged", {"thread_id": session.thread_id, "tool": tool})
+        return self._session_view(session.thread_id)
+
+    async def retry(self, thread_id: str, job_id: str) -> JobView:
+        """Run a failed or crash-lost job again, as a new job with ``attempt + 1``.
+
+        Raises:
+            RunError: E_NOT_IN_MANAGED_THREAD, E_JOB_NOT_FOUND, E_JOB_NOT_RETRYABLE,
+                E_QUEUE_FULL.
+        """
+        self._require_open()
+        session = self._session(str(thread_id))
+        job = self.state.jobs.get(job_id)
+        if job is None or job.thread_id != session.thread_id:
+            raise RunError(
+                "E_JOB_NOT_FOUND",
+                f"thread {session.thread_id} has no job {job_id!r}: check the id in the "
+                "thread's status",
+            )
+        if job.retried_by is not None:
+            raise RunError(
+                "E_JOB_NOT_RETRYABLE",
+                f"job {job_id} was retried already as {job.retried_by}: retry that one if it "
+                "failed too",
+            )
+        if job.state not in ("failed", "unknown_after_crash"):
+            raise RunError(
+                "E_JOB_NOT_RETRYABLE",
+                f"job {job_id} is {job.state}; only failed jobs and jobs lost in a crash can "
+                "be retried",
+            )
+        return self._enqueue(
+            session, job.message_id, job.prompt, job.author, job.attempt + 1, job.job_id, None
+        )
+
+    async def stop(self, thread_id: str) -> JobView | None:
+        """End the thread's running job (its whole process group); it fails with E_STOPPED.
+
+        Returns the finished job, or None when nothing was running. Waiting jobs stay queued.
+
+        Raises:
+            RunError: E_NOT_IN_MANAGED_THREAD.
+        """
+        self._require_open()
+        session = self._session(str(thread_id))
+        job_id = session.running_job_id
+        if job_id is None:
+            return None
+        await self._scheduler.stop(job_id)
+        job = self.state.jobs.get(job_id)
+        return job.view() if job else None
+
+    # ---------------------------------------------------------------------------------------
+    # Views
+
+    @property
+    def state(self) -> RunState:
+        return self.journal.state
+
+    def session(self, thread_id: str) -> SessionView | None:
+        """The thread's session, or None if the thread is not bound to a project."""
+        session = self.state.sessions.get(str(thread_id))
+        return self.state.session_view(session) if session else None
+
+    def sessions(self, project: str | None = None) -> list[SessionView]:
+        """All sessions (of one project), most recently active first."""
+        views = [
+            self.state.session_view(s)
+            for s in self.state.sessions.values()
+            if project is None or s.project_name == project
+        ]
+        return sorted(views, key=lambda v: v.last_activity_at, reverse=True)
+
+    def jobs(self, thread_id: str | None = None) -> list[JobView]:
+        """Jobs the state still holds (of one thread), oldest first."""
+        jobs = sorted(self.state.jobs.values(), key=lambda j: j.number)
+        return [j.view() for j in jobs if thread_id is None or j.thread_id == str(thread_id)]
+
+    def job(self, job_id: str) -> JobView | None:
+        job = self.state.jobs.get(job_id)
+        return job.view() if job else None
+
+    def final_text(self, job_id: str) -> str | None:
+        """The final answer of a finished job, decoded again from its stdout log."""
+        job = self.state.jobs.get(job_id)
+        if job is None or job.tool is None:
+            return None
+        decoder = adapter_for(job.tool).decoder()
+        try:
+            with open(JobPaths.for_job(self.state_dir, job_id).stdout, "rb") as handle:
+                for raw in handle:
+                    decoder.feed(raw.decode("utf-8", errors="replace"))
+        except OSError:
+            return None
+        return decoder.final_text
+
+    def project_status(self, project: str) -> ProjectStatus:
+        """Seed 000 §11.3: how busy a project is and its latest error."""
+        sessions = [s for s in self.state.sessions.values() if s.project_name == project]
+        threads = {s.thread_id for s in sessions}
+        jobs = [j for j in self.state.jobs.values() if j.thread_id in threads]
+        since = dt.datetime.fromtimestamp(self.clock.time(), tz=dt.UTC) - dt.timedelta(days=1)
+        failed = [j for j in jobs if j.state in ("failed", "unknown_after_crash")]
+        recent = [j for j in failed if (parse_iso(j.finished_at) or since) > since]
+        latest = max(failed, key=lambda j: j.number, default=None)
+        return ProjectStatus(
+            project_name=project,
+            session_total=len(sessions),
+            running_sessions=sum(1 for s in sessions if s.running_job_id),
+            queued_jobs=sum(len(s.queue) for s in sessions),
+            failed_jobs_24h=len(recent),
+            last_error=(
+                f"{latest.error_code}: {latest.error_message}" if latest is not None else None
+            ),
+        )
+
+    def _session(self, thread_id: str) -> Session:
+        session = self.state.sessions.get(thread_id)
+        if session is None:
+            raise RunError(
+                "E_NOT_IN_MANAGED_THREAD",
+                f"thread {thread_id} is not a run session: start one with a project first",
+            )
+        return session
+
+    def _session_view(self, thread_id: str) -> SessionView:
+        return self.state.session_view(self.state.sessions[thread_id])
+
+    # ---------------------------------------------------------------------------------------
+    # Scheduling
+
+    def _enqueue(
+        self,
+        session: Session,
+        message_id: str,
+        prompt: str,
+        author: str,
+        attempt: int,
+        retry_of: str | None,
+        dedupe_key: str | None,
+    ) -> JobView:
+        if len(session.queue) >= self.limits.queue_cap:
+            raise RunError(
+                "E_QUEUE_FULL",
+                f"thread {session.thread_id} already has {len(session.queue)} messages waiting "
+                f"(the limit is {self.limits.queue_cap}): wait for some to finish, or stop the "
+                "running job",
+            )
+        number = self.state.job_counter + 1
+        day = dt.datetime.fromtimestamp(self.clock.time(), tz=dt.UTC).strftime("%Y%m%d")
+        job_id = f"job_{day}_{number:04d}"
+        self.journal.append(
+            "JobEnqueued",
+            {
+                "job_id": job_id,
+                "number": number,
+                "thread_id": session.thread_id,
+                "message_id": message_id,
+                "author": author,
+                "prompt": prompt,
+                "attempt": attempt,
+                "retry_of": retry_of,
+                "dedupe_key": dedupe_key,
+            },
+        )
+        self._notices.post("job_queued", self.state.jobs[job_id].view(), len(session.queue))
+        self._scheduler.pump()
+        return self.state.jobs[job_id].view()
+
+    # ---------------------------------------------------------------------------------------
+    # Notifications and background work
+
+    async def _snapshot_timer(self) -> None:
+        while True:
+            await asyncio.sleep(min(1.0, self.limits.snapshot_every_seconds))
+            if self.journal.snapshot_due():
+                self.journal.snapshot()

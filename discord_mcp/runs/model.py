@@ -1,0 +1,465 @@
+"""Sessions and jobs: the state machine and the one reducer that changes it.
+
+Theory. A Discord thread is a session (seed 000 §2.3): it is bound to a project and a tool, and
+keeps one CLI session key per tool (Claude/Gemini ``session_id``, Codex ``thread_id``). Every
+owner message in the thread is a job. A job goes ``queued -> running -> success | failed |
+unknown_after_crash`` (§12.1) and never changes after that: a retry is a new job.
+
+All state changes are events (:data:`EVENT_TYPES`) applied by :meth:`RunState.apply`, the one
+reducer. The live engine and the replay at startup run the very same code, so rebuilding from
+the journal gives exactly the state the engine had. :meth:`RunState.apply` checks an event
+completely before changing anything: an invalid event raises :class:`InvalidEvent` and leaves
+the state untouched, so the engine never journals an event it could not apply.
+
+Callers get views (:mod:`discord_mcp.runs.views`), frozen snapshots; the state itself is
+never shared.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_args
+
+from discord_mcp.runs.views import (
+    RETRYABLE_STATES,
+    JobState,
+    JobView,
+    SessionState,
+    SessionView,
+    Tool,
+    Usage,
+)
+
+TOOLS: tuple[Tool, ...] = get_args(Tool)
+FINISHED_STATES: frozenset[str] = frozenset({"success", "failed", "unknown_after_crash"})
+
+# The name each CLI gives its session key (seed 000 §4.2).
+SESSION_KEY_NAMES: Mapping[str, str] = {
+    "claude": "session_id",
+    "codex": "thread_id",
+    "gemini": "session_id",
+}
+
+EVENT_TYPES = (
+    "SessionCreated",
+    "ToolChanged",
+    "JobEnqueued",
+    "JobStarted",
+    "JobProcessStarted",
+    "JobReattached",
+    "JobProgress",
+    "JobCompleted",
+    "JobFailed",
+    "JobMarkedUnknownAfterCrash",
+)
+
+
+class InvalidEvent(ValueError):
+    """An event that does not fit the current state (a bug, or a damaged journal)."""
+
+
+def is_tool(value: object) -> bool:
+    return value in TOOLS
+
+
+def utc_iso(seconds: float) -> str:
+    """``2026-02-26T14:21:00.000Z`` for a wall-clock time in seconds since the epoch."""
+    moment = dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_iso(text: str | None) -> dt.datetime | None:
+    if text is None:
+        return None
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+# --------------------------------------------------------------------------------------------
+# Mutable records (internal)
+
+
+@dataclass
+class ProcessInfo:
+    """Who runs a job's CLI: the wrapper process (group leader), told apart from a reused pid
+    by its start time (``/proc/<pid>/stat`` field 22) and the boot it belongs to."""
+
+    pid: int
+    start_time: int | None
+    boot_id: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pid": self.pid, "start_time": self.start_time, "boot_id": self.boot_id}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ProcessInfo:
+        return cls(int(data["pid"]), data.get("start_time"), data.get("boot_id"))
+
+
+@dataclass
+class Job:
+    job_id: str
+    number: int  # enqueue order, across all threads
+    thread_id: str
+    message_id: str
+    author: str
+    prompt: str
+    attempt: int
+    retry_of: str | None
+    enqueued_at: str
+    state: JobState = "queued"
+    retried_by: str | None = None
+    tool: Tool | None = None
+    project_name: str | None = None
+    resume_key: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    duration: float | None = None
+    session_key: str | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    result_excerpt: str | None = None
+    usage: dict[str, int] | None = None
+    cost_usd: float | None = None
+    exit_code: int | None = None
+    process: ProcessInfo | None = None
+    reattached: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["discord_message_id"] = data.pop("message_id")
+        data["process"] = self.process.to_dict() if self.process else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Job:
+        fields_ = dict(data)
+        fields_["message_id"] = fields_.pop("discord_message_id")
+        process = fields_.pop("process", None)
+        job = cls(**fields_)
+        job.process = ProcessInfo.from_dict(process) if process else None
+        return job
+
+    def view(self, *, final_text: str | None = None) -> JobView:
+        enqueued = parse_iso(self.enqueued_at)
+        assert enqueued is not None
+        return JobView(
+            job_id=self.job_id,
+            thread_id=self.thread_id,
+            message_id=self.message_id,
+            author=self.author,
+            prompt=self.prompt,
+            state=self.state,
+            attempt=self.attempt,
+            retry_of=self.retry_of,
+            retried_by=self.retried_by,
+            tool=self.tool,
+            project_name=self.project_name,
+            error_code=self.error_code,
+            error_message=self.error_message,
+            enqueued_at=enqueued,
+            started_at=parse_iso(self.started_at),
+            finished_at=parse_iso(self.finished_at),
+            duration=self.duration,
+            session_key=self.session_key,
+            resumed=self.resume_key is not None,
+            result_excerpt=self.result_excerpt,
+            usage=Usage.from_dict(self.usage),
+            cost_usd=self.cost_usd,
+            exit_code=self.exit_code,
+            pid=self.process.pid if self.process else None,
+            reattached=self.reattached,
+            final_text=final_text,
+        )
+
+
+@dataclass
+class Session:
+    thread_id: str
+    project_name: str
+    tool: Tool
+    created_at: str
+    updated_at: str
+    last_activity_at: str
+    adapter_state: dict[str, dict[str, str]] = field(default_factory=dict)
+    queue: list[str] = field(default_factory=list)
+    running_job_id: str | None = None
+    last_job_id: str | None = None
+    finished_job_ids: list[str] = field(default_factory=list)
+
+    def session_key(self, tool: Tool) -> str | None:
+        return self.adapter_state.get(tool, {}).get(SESSION_KEY_NAMES[tool])
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["adapter_state"] = {k: dict(v) for k, v in self.adapter_state.items()}
+        data["queue"] = list(self.queue)
+        data["finished_job_ids"] = list(self.finished_job_ids)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Session:
+        session = cls(**dict(data))
+        session.adapter_state = {k: dict(v) for k, v in session.adapter_state.items()}
+        session.queue = list(session.queue)
+        session.finished_job_ids = list(session.finished_job_ids)
+        return session
+
+
+# --------------------------------------------------------------------------------------------
+# The state and its reducer
+
+
+class RunState:
+    """Sessions, jobs and the dedupe index; changed only by :meth:`apply`.
+
+    ``keep_finished`` bounds how many finished jobs each session keeps (older ones are dropped
+    from the state, their dedupe keys stay), so the snapshot does not grow forever.
+    """
+
+    def __init__(self, *, keep_finished: int = 200) -> None:
+        self.keep_finished = keep_finished
+        self.sessions: dict[str, Session] = {}
+        self.jobs: dict[str, Job] = {}
+        self.dedupe: dict[str, str] = {}
+        self.job_counter = 0
+        self._reducers: dict[str, Callable[[Mapping[str, Any], str], None]] = {
+            "SessionCreated": self._session_created,
+            "ToolChanged": self._tool_changed,
+            "JobEnqueued": self._job_enqueued,
+            "JobStarted": self._job_started,
+            "JobProcessStarted": self._job_process_started,
+            "JobReattached": self._job_reattached,
+            "JobProgress": self._job_progress,
+            "JobCompleted": self._job_finished,
+            "JobFailed": self._job_finished,
+            "JobMarkedUnknownAfterCrash": self._job_finished,
+        }
+
+    # -- serialisation
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "job_counter": self.job_counter,
+            "sessions": {k: s.to_dict() for k, s in self.sessions.items()},
+            "jobs": {k: j.to_dict() for k, j in self.jobs.items()},
+            "dedupe": dict(self.dedupe),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, keep_finished: int = 200) -> RunState:
+        state = cls(keep_finished=keep_finished)
+        state.job_counter = int(data.get("job_counter", 0))
+        state.sessions = {k: Session.from_dict(v) for k, v in data["sessions"].items()}
+        state.jobs = {k: Job.from_dict(v) for k, v in data["jobs"].items()}
+        state.dedupe = dict(data["dedupe"])
+        return state
+
+    # -- queries
+
+    def running_jobs(self) -> list[Job]:
+        return [j for j in self.jobs.values() if j.state == "running"]
+
+    def session_state(self, session: Session) -> SessionState:
+        """Seed 000 §12.2."""
+        if session.running_job_id is not None:
+            return "running"
+        if session.queue:
+            return "queued"
+        last = self.jobs.get(session.last_job_id) if session.last_job_id else None
+        if last is not None and last.state == "unknown_after_crash":
+            return "unknown_after_crash"
+        if last is not None and last.state == "failed":
+            return "failed"
+        return "idle"
+
+    def session_view(self, session: Session) -> SessionView:
+        last = self.jobs.get(session.last_job_id) if session.last_job_id else None
+        key = session.session_key(session.tool)
+        retry = None
+        if last is not None and last.state in RETRYABLE_STATES and last.retried_by is None:
+            retry = last.job_id
+        created, updated, active = (
+            parse_iso(session.created_at),
+            parse_iso(session.updated_at),
+            parse_iso(session.last_activity_at),
+        )
+        assert created is not None
+        assert updated is not None
+        assert active is not None
+        return SessionView(
+            thread_id=session.thread_id,
+            project_name=session.project_name,
+            tool=session.tool,
+            session_key=key,
+            session_keys={
+                tool: value[SESSION_KEY_NAMES[tool]]
+                for tool, value in sorted(session.adapter_state.items())
+                if SESSION_KEY_NAMES.get(tool, "") in value
+            },
+            state=self.session_state(session),
+            pending=len(session.queue),
+            queued_job_ids=tuple(session.queue),
+            running_job_id=session.running_job_id,
+            last_job=last.view() if last else None,
+            resume_ready=key is not None,
+            retry_job_id=retry,
+            created_at=created,
+            updated_at=updated,
+            last_activity_at=active,
+        )
+
+    # -- the reducer
+
+    def apply(self, event_type: str, payload: Mapping[str, Any], ts: str) -> None:
+        """Apply one event; raises :class:`InvalidEvent` (state unchanged) if it does not fit."""
+        reducer = self._reducers.get(event_type)
+        if reducer is None:
+            raise InvalidEvent(f"unknown event type {event_type!r}")
+        try:
+            reducer(payload, ts)
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, InvalidEvent):
+                raise
+            raise InvalidEvent(f"{event_type}: malformed payload ({exc!r})") from None
+
+    def _session(self, thread_id: str) -> Session:
+        session = self.sessions.get(thread_id)
+        if session is None:
+            raise InvalidEvent(f"no session for thread {thread_id}")
+        return session
+
+    def _job(self, job_id: str, *states: str) -> Job:
+        job = self.jobs.get(job_id)
+        if job is None:
+            raise InvalidEvent(f"no job {job_id}")
+        if states and job.state not in states:
+            raise InvalidEvent(f"job {job_id} is {job.state}, expected {'/'.join(states)}")
+        return job
+
+    def _session_created(self, p: Mapping[str, Any], ts: str) -> None:
+        thread_id = str(p["thread_id"])
+        if thread_id in self.sessions:
+            raise InvalidEvent(f"thread {thread_id} already has a session")
+        tool = p["tool"]
+        if not is_tool(tool):
+            raise InvalidEvent(f"unknown tool {tool!r}")
+        self.sessions[thread_id] = Session(
+            thread_id=thread_id,
+            project_name=str(p["project_name"]),
+            tool=tool,
+            created_at=ts,
+            updated_at=ts,
+            last_activity_at=ts,
+        )
+
+    def _tool_changed(self, p: Mapping[str, Any], ts: str) -> None:
+        session = self._session(p["thread_id"])
+        tool = p["tool"]
+        if not is_tool(tool):
+            raise InvalidEvent(f"unknown tool {tool!r}")
+        session.tool = tool
+        session.updated_at = ts
+
+    def _job_enqueued(self, p: Mapping[str, Any], ts: str) -> None:
+        session = self._session(p["thread_id"])
+        job_id = str(p["job_id"])
+        if job_id in self.jobs:
+            raise InvalidEvent(f"job {job_id} exists already")
+        dedupe_key = p.get("dedupe_key")
+        if dedupe_key is not None and dedupe_key in self.dedupe:
+            raise InvalidEvent(f"message {dedupe_key} was enqueued already")
+        retry_of = p.get("retry_of")
+        original = self._job(retry_of) if retry_of is not None else None
+        if original is not None and original.retried_by is not None:
+            raise InvalidEvent(f"job {retry_of} was retried already")
+        number = int(p["number"])
+        self.jobs[job_id] = Job(
+            job_id=job_id,
+            number=number,
+            thread_id=session.thread_id,
+            message_id=str(p["message_id"]),
+            author=str(p["author"]),
+            prompt=str(p["prompt"]),
+            attempt=int(p["attempt"]),
+            retry_of=retry_of,
+            enqueued_at=ts,
+        )
+        if original is not None:
+            original.retried_by = job_id
+        if dedupe_key is not None:
+            self.dedupe[dedupe_key] = job_id
+        self.job_counter = max(self.job_counter, number)
+        session.queue.append(job_id)
+        session.updated_at = session.last_activity_at = ts
+
+    def _job_started(self, p: Mapping[str, Any], ts: str) -> None:
+        job = self._job(p["job_id"], "queued")
+        session = self._session(job.thread_id)
+        if session.running_job_id is not None:
+            raise InvalidEvent(f"thread {job.thread_id} already runs {session.running_job_id}")
+        if not session.queue or session.queue[0] != job.job_id:
+            raise InvalidEvent(f"job {job.job_id} is not next in its thread's queue")
+        tool = p["tool"]
+        if not is_tool(tool):
+            raise InvalidEvent(f"unknown tool {tool!r}")
+        session.queue.pop(0)
+        session.running_job_id = job.job_id
+        session.updated_at = session.last_activity_at = ts
+        job.state = "running"
+        job.tool = tool
+        job.project_name = p.get("project_name")
+        job.resume_key = p.get("resume_key")
+        job.started_at = ts
+
+    def _job_process_started(self, p: Mapping[str, Any], ts: str) -> None:
+        job = self._job(p["job_id"], "running")
+        job.process = ProcessInfo(int(p["pid"]), p.get("start_time"), p.get("boot_id"))
+
+    def _job_reattached(self, p: Mapping[str, Any], ts: str) -> None:
+        job = self._job(p["job_id"], "running")
+        job.reattached = True
+
+    def _job_progress(self, p: Mapping[str, Any], ts: str) -> None:
+        job = self._job(p["job_id"], "running")
+        if p.get("session_key") is not None:
+            job.session_key = str(p["session_key"])
+
+    def _job_finished(self, p: Mapping[str, Any], ts: str) -> None:
+        job = self._job(p["job_id"], "running")
+        session = self._session(job.thread_id)
+        state = p["state"]
+        if state not in FINISHED_STATES:
+            raise InvalidEvent(f"{state!r} is not a finished state")
+        action = p.get("session_key_action", "keep")
+        if action not in ("keep", "set", "clear"):
+            raise InvalidEvent(f"unknown session_key_action {action!r}")
+        if action == "set" and not p.get("session_key"):
+            raise InvalidEvent("session_key_action 'set' without a session_key")
+        usage = p.get("usage")
+        job.state = state
+        job.finished_at = ts
+        job.duration = p.get("duration")
+        if p.get("session_key") is not None:
+            job.session_key = str(p["session_key"])
+        job.error_code = p.get("error_code")
+        job.error_message = p.get("error_message")
+        job.result_excerpt = p.get("result_excerpt")
+        job.usage = {k: int(v) for k, v in usage.items()} if usage else None
+        job.cost_usd = p.get("cost_usd")
+        job.exit_code = p.get("exit_code")
+        if job.tool is not None and action == "set":
+            session.adapter_state[job.tool] = {SESSION_KEY_NAMES[job.tool]: str(p["session_key"])}
+        elif job.tool is not None and action == "clear":
+            session.adapter_state.pop(job.tool, None)
+        session.running_job_id = None
+        session.last_job_id = job.job_id
+        session.updated_at = session.last_activity_at = ts
+        session.finished_job_ids.append(job.job_id)
+        self._prune(session)
+
+    def _prune(self, session: Session) -> None:
+        # The dedupe keys of dropped jobs stay: a redelivered old message is still refused.
+        while len(session.finished_job_ids) > self.keep_finished:
+            self.jobs.pop(session.finished_job_ids.pop(0), None)

@@ -1,0 +1,278 @@
+"""Projects: where a run happens and with which tools (``<state>/runs/config.json``).
+
+A project is a run template (seed 000 §2.3, §10.1): a directory the CLIs run in, the tools
+that may run there, the default tool, and per-tool argv fragments inserted into every run.
+Any number of threads may use one project.
+
+The file is the public contract of seed 000 §10.1, version 1::
+
+    {"version": 1,
+     "projects": {"my-app": {"name": "my-app", "path": "/home/me/code/my-app",
+                             "enabled_tools": ["gemini", "codex", "claude"],
+                             "default_tool": "gemini",
+                             "default_args": {"gemini": ["--model", "gemini-2.5-pro"],
+                                              "codex": [], "claude": []},
+                             "created_at": "...Z", "updated_at": "...Z"}}}
+
+Other top-level keys (``owner_id``, ...) are kept as they are. The file may be changed by
+another process (the ``discord-watch`` command line) while the daemon runs: every change is a
+read-modify-write under the file's lock, and reads always see the current file.
+
+A path must be absolute, an existing directory, and inside one of the allowed roots (the
+user's home directory unless configured otherwise), checked after resolving symlinks; the
+resolved path is what is stored.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from discord_mcp.errors import RunError
+from discord_mcp.runs.model import TOOLS, is_tool, utc_iso
+from discord_mcp.runs.views import Tool
+from discord_mcp.state.files import locked, read_json, write_json
+
+CONFIG_VERSION = 1
+_NAME = re.compile(r"^[a-z0-9_-]{1,40}$")
+
+
+@dataclass(frozen=True)
+class Project:
+    """A run template: the directory, the tools, and their default argv fragments."""
+
+    name: str
+    path: Path
+    tools: tuple[Tool, ...]
+    default_tool: Tool
+    args: Mapping[Tool, tuple[str, ...]]
+    created_at: str
+    updated_at: str
+
+    def args_for(self, tool: Tool) -> tuple[str, ...]:
+        return self.args.get(tool, ())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "path": str(self.path),
+            "enabled_tools": list(self.tools),
+            "default_tool": self.default_tool,
+            "default_args": {tool: list(self.args_for(tool)) for tool in TOOLS},
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Project:
+        tools = tuple(t for t in data["enabled_tools"] if is_tool(t))
+        default = data["default_tool"]
+        if not tools or default not in tools:
+            raise ValueError(f"project {data.get('name')!r}: bad enabled_tools/default_tool")
+        given = data.get("default_args") or {}
+        args = {tool: tuple(str(a) for a in given.get(tool) or ()) for tool in TOOLS}
+        return cls(
+            name=str(data["name"]),
+            path=Path(data["path"]),
+            tools=tools,
+            default_tool=default,
+            args=args,
+            created_at=str(data.get("created_at", "")),
+            updated_at=str(data.get("updated_at", "")),
+        )
+
+
+class ProjectRegistry:
+    """The projects in ``<state_dir>/runs/config.json``.
+
+    ``allowed_roots``: directories a project path must be inside (after resolving symlinks);
+    default: the user's home directory.
+    """
+
+    def __init__(self, state_dir: Path, allowed_roots: Sequence[Path] | None = None) -> None:
+        self.path = state_dir / "runs" / "config.json"
+        roots = list(allowed_roots) if allowed_roots is not None else [Path.home()]
+        self.allowed_roots = tuple(root.resolve() for root in roots)
+
+    # -- reading
+
+    def list(self) -> builtins.list[Project]:
+        """Every project, by name."""
+        projects = self._read().get("projects") or {}
+        return [_load(projects[name]) for name in sorted(projects)]
+
+    def get(self, name: str) -> Project:
+        """The project called ``name``.
+
+        Raises:
+            RunError: E_PROJECT_NOT_FOUND.
+        """
+        projects = self._read().get("projects") or {}
+        if name not in projects:
+            raise _not_found(name, projects)
+        return _load(projects[name])
+
+    # -- changing
+
+    def add(
+        self,
+        name: str,
+        path: Path | str,
+        tools: Iterable[str],
+        default: str | None = None,
+        args: Mapping[str, Sequence[str]] | None = None,
+    ) -> Project:
+        """Create a project; ``default`` is the first tool when not given.
+
+        Raises:
+            RunError: E_INVALID_PROJECT_NAME, E_INVALID_PATH, E_INVALID_TOOLSET, E_INVALID_ARGS,
+                or E_PROJECT_EXISTS, each with a sentence saying how to fix it.
+        """
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise RunError(
+                "E_INVALID_PROJECT_NAME",
+                f"project name {name!r} is not allowed: use 1 to 40 characters from a-z, 0-9, "
+                "'-' and '_'",
+            )
+        resolved = self.check_path(path)
+        tool_list = _check_tools(tools, default)
+        chosen = default if default is not None else tool_list[0]
+        checked_args = _check_args(args or {})
+        now = utc_iso(time.time())
+        project = Project(
+            name=name,
+            path=resolved,
+            tools=tool_list,
+            default_tool=chosen,  # type: ignore[arg-type]
+            args=checked_args,
+            created_at=now,
+            updated_at=now,
+        )
+        with locked(self.path):
+            document = self._read()
+            projects = document.setdefault("projects", {})
+            if name in projects:
+                raise RunError(
+                    "E_PROJECT_EXISTS",
+                    f"a project called {name!r} exists already (at {projects[name].get('path')})"
+                    ": pick another name, or remove the old project first",
+                )
+            projects[name] = project.to_dict()
+            write_json(self.path, document)
+        return project
+
+    def remove(self, name: str) -> Project:
+        """Delete a project (threads bound to it fail their next job with E_PROJECT_NOT_FOUND).
+
+        Raises:
+            RunError: E_PROJECT_NOT_FOUND.
+        """
+        with locked(self.path):
+            document = self._read()
+            projects = document.get("projects") or {}
+            if name not in projects:
+                raise _not_found(name, projects)
+            removed = _load(projects.pop(name))
+            write_json(self.path, document)
+        return removed
+
+    # -- validation
+
+    def check_path(self, path: Path | str) -> Path:
+        """The resolved project directory, if it is acceptable.
+
+        Raises:
+            RunError: E_INVALID_PATH, saying what is wrong.
+        """
+        given = Path(path)
+        if not given.is_absolute():
+            raise RunError(
+                "E_INVALID_PATH", f"{str(path)!r} is not an absolute path: give the full path"
+            )
+        resolved = given.resolve()
+        if not resolved.exists():
+            raise RunError("E_INVALID_PATH", f"{given} does not exist: create it first")
+        if not resolved.is_dir():
+            raise RunError("E_INVALID_PATH", f"{given} is not a directory: give its folder")
+        if not any(resolved.is_relative_to(root) for root in self.allowed_roots):
+            roots = ", ".join(str(r) for r in self.allowed_roots)
+            raise RunError(
+                "E_INVALID_PATH",
+                f"{given} (resolved: {resolved}) is outside the allowed roots ({roots}): use a "
+                "directory inside them, or add its root to the daemon's allowed roots",
+            )
+        return resolved
+
+    def _read(self) -> dict[str, Any]:
+        document = read_json(self.path, max_version=CONFIG_VERSION)
+        return document if document is not None else {"version": CONFIG_VERSION, "projects": {}}
+
+
+def _load(data: Mapping[str, Any]) -> Project:
+    try:
+        return Project.from_dict(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RunError(
+            "E_INVALID_PROJECT",
+            f"project entry {data.get('name')!r} in runs/config.json is invalid ({exc}): remove "
+            "it and add it again",
+        ) from None
+
+
+def _not_found(name: str, projects: Mapping[str, Any]) -> RunError:
+    known = ", ".join(sorted(projects)) or "none yet"
+    return RunError(
+        "E_PROJECT_NOT_FOUND",
+        f"there is no project called {name!r} (projects: {known}): check the name, or create "
+        "the project first",
+    )
+
+
+def _check_tools(tools: Iterable[str], default: str | None) -> tuple[Tool, ...]:
+    if isinstance(tools, str):
+        tools = [t.strip() for t in tools.split(",")]
+    unique: list[Tool] = []
+    for tool in tools:
+        if not is_tool(tool):
+            raise RunError(
+                "E_INVALID_TOOLSET",
+                f"{tool!r} is not a tool we can run: choose from {', '.join(TOOLS)}",
+            )
+        if tool not in unique:
+            unique.append(tool)  # type: ignore[arg-type]
+    if not unique:
+        raise RunError(
+            "E_INVALID_TOOLSET", f"a project needs at least one tool: one of {', '.join(TOOLS)}"
+        )
+    if default is not None and default not in unique:
+        raise RunError(
+            "E_INVALID_TOOLSET",
+            f"the default tool {default!r} is not among the project's tools "
+            f"({', '.join(unique)}): add it to the tools or pick one of them",
+        )
+    return tuple(unique)
+
+
+def _check_args(args: Mapping[str, Sequence[str]]) -> dict[Tool, tuple[str, ...]]:
+    checked: dict[Tool, tuple[str, ...]] = {}
+    for tool, value in args.items():
+        if not is_tool(tool):
+            raise RunError(
+                "E_INVALID_ARGS",
+                f"default args for {tool!r}: not a tool; use one of {', '.join(TOOLS)}",
+            )
+        if isinstance(value, str) or not all(isinstance(a, str) for a in value):
+            raise RunError(
+                "E_INVALID_ARGS",
+                f"default args for {tool} must be a list of strings (argv fragments, e.g. "
+                '["--model", "x"]), never one shell string',
+            )
+        if any("\0" in a for a in value):
+            raise RunError("E_INVALID_ARGS", f"default args for {tool} contain a NUL character")
+        checked[tool] = tuple(value)  # type: ignore[index]
+    return {tool: checked.get(tool, ()) for tool in TOOLS}

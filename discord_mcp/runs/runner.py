@@ -1,0 +1,215 @@
+"""Watching one running job: follow its stdout log, notice its end, stop it when told.
+
+The CLI writes its stdout straight into ``<state>/logs/jobs/<job_id>.stdout``; a
+:class:`JobRun` reads what is new on every poll, feeds complete lines to the adapter's decoder,
+and tells whether the CLI has ended (the wrapper's status file, our own ``waitpid``, or the
+process being gone). The same code serves a job this engine started and one it reattached
+after a restart: nothing here depends on being the CLI's parent.
+
+Stopping (``stop`` or the wall-clock timeout) signals the whole process group: SIGTERM, then
+SIGKILL after ``kill_grace`` seconds. Once the CLI has ended, anything left in its group (an
+MCP server that ignored its closed stdin, a background process) is stopped the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from discord_mcp.runs.adapters.base import Decoder, Outcome
+from discord_mcp.runs.model import ProcessInfo
+from discord_mcp.runs.spawner import exit_code_from_status, group_members, is_alive, reap
+from discord_mcp.runs.views import Activity, Tool
+
+_READ_CHUNK = 1 << 20
+_STDERR_TAIL = 4096
+
+
+@dataclass(frozen=True)
+class JobPaths:
+    """Where a job's files are: logs under ``logs/jobs``, private files under ``runs/jobs``."""
+
+    stdout: Path
+    stderr: Path
+    job_dir: Path
+    status: Path
+
+    @classmethod
+    def for_job(cls, state_dir: Path, job_id: str) -> JobPaths:
+        logs = state_dir / "logs" / "jobs"
+        job_dir = state_dir / "runs" / "jobs" / job_id
+        return cls(
+            stdout=logs / f"{job_id}.stdout",
+            stderr=logs / f"{job_id}.stderr",
+            job_dir=job_dir,
+            status=job_dir / "status.json",
+        )
+
+
+class JobRun:
+    """One running job as the engine watches it."""
+
+    def __init__(
+        self,
+        *,
+        job_id: str,
+        thread_id: str,
+        tool: Tool,
+        process: ProcessInfo,
+        paths: JobPaths,
+        decoder: Decoder,
+        resumed: bool,
+        started: float,
+        deadline: float,
+        monotonic: Callable[[], float],
+        reattached: bool = False,
+    ) -> None:
+        self.job_id = job_id
+        self.reattached = reattached  # picked up after a restart: we did not see it all
+        self.thread_id = thread_id
+        self.tool = tool
+        self.process = process
+        self.paths = paths
+        self.decoder = decoder
+        self.resumed = resumed
+        self.started = started
+        self.deadline = deadline
+        self._monotonic = monotonic
+        self.stop_reason: str | None = None
+        self.wakeup = asyncio.Event()
+        self.done = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+        self.key_journaled = False
+        self.activity_dirty = False
+        self.activity_sent_at: float | None = None
+        self._handle: BinaryIO | None = None
+        self._partial = b""
+
+    # -- output
+
+    def read_new(self, *, final: bool = False) -> bool:
+        """Decode the complete lines written since the last call; True if activity changed.
+
+        With ``final`` (the CLI has ended) a last line without a newline counts too.
+        """
+        if self._handle is None:
+            try:
+                self._handle = open(self.paths.stdout, "rb")  # noqa: SIM115 (kept open)
+            except FileNotFoundError:
+                return False
+        changed = False
+        while True:
+            data = self._handle.read(_READ_CHUNK)
+            if not data:
+                break
+            lines = (self._partial + data).split(b"\n")
+            self._partial = lines.pop()
+            for raw in lines:
+                changed = self.decoder.feed(raw.decode("utf-8", errors="replace")) or changed
+            if not final:
+                break  # keep the loop responsive; the rest comes on the next poll
+        if final and self._partial:
+            changed = self.decoder.feed(self._partial.decode("utf-8", errors="replace")) or changed
+            self._partial = b""
+        return changed
+
+    def stderr_tail(self) -> str:
+        try:
+            with open(self.paths.stderr, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                handle.seek(max(0, size - _STDERR_TAIL))
+                return handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    # -- the process
+
+    def exit_status(self) -> tuple[bool, int | None]:
+        """(ended, exit code): the CLI's exit code as the wrapper recorded it. Without that
+        record the job ends once the wrapper and everything in its group are gone, with the
+        code unknown (None): the wrapper was killed hard, or we never saw it."""
+        reap(self.process.pid)  # our own wrapper must not linger as a zombie
+        recorded = exit_code_from_status(self.paths.status)
+        if recorded is not None:
+            return True, recorded
+        if is_alive(self.process) or group_members(self.process.pid):
+            return False, None  # (a wrapper killed alone leaves its CLI at work in the group)
+        return True, None
+
+    async def terminate(self, grace: float, poll: float) -> None:
+        """SIGTERM the group, SIGKILL it after ``grace`` seconds; bounded."""
+        ended = lambda: self.exit_status()[0]  # noqa: E731
+        stop_group(self.process, signal.SIGTERM)
+        if not await poll_until(ended, grace, poll, self._monotonic):
+            stop_group(self.process, signal.SIGKILL)
+            await poll_until(ended, grace, poll, self._monotonic)
+        await sweep_group(self.process, grace, poll, self._monotonic)
+
+    # -- reporting
+
+    def activity(self) -> Activity:
+        decoder = self.decoder
+        return Activity(
+            job_id=self.job_id,
+            elapsed=max(0.0, self._monotonic() - self.started),
+            tool_calls=tuple(decoder.tool_calls),
+            tool_call_count=decoder.tool_call_count,
+            last_text=decoder.last_text,
+            note=decoder.note,
+            session_key=decoder.session_key,
+            events_seen=decoder.events_seen,
+        )
+
+    def outcome(self, exit_code: int | None) -> Outcome:
+        return self.decoder.outcome(exit_code, resumed=self.resumed, stderr_tail=self.stderr_tail())
+
+
+def stop_group(process: ProcessInfo, signum: signal.Signals) -> None:
+    """Signal the job's process group, only while its leader is still ours or members remain
+    (then the group id cannot have been reused)."""
+    if not is_alive(process) and not group_members(process.pid):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)
+
+
+async def sweep_group(
+    process: ProcessInfo, grace: float, poll: float, monotonic: Callable[[], float]
+) -> None:
+    """Stop whatever is left in the group after the CLI ended; bounded by ``2 * grace``."""
+    if not group_members(process.pid):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    empty = lambda: not group_members(process.pid)  # noqa: E731
+    if not await poll_until(empty, grace, poll, monotonic):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await poll_until(empty, grace, poll, monotonic)
+
+
+async def poll_until(
+    condition: Callable[[], bool], within: float, poll: float, monotonic: Callable[[], float]
+) -> bool:
+    """Check ``condition`` every ``poll`` seconds for at most ``within`` seconds; its last value.
+
+    For processes that are not our children (nothing to await), and for process groups.
+    """
+    limit = monotonic() + within
+    while True:
+        if condition():
+            return True
+        if monotonic() >= limit:
+            return False
+        await asyncio.sleep(poll)

@@ -1,0 +1,436 @@
+"""The job lifecycle: start waiting jobs, follow running ones, finish them, and account for
+the jobs a previous daemon left running (see :mod:`discord_mcp.runs.engine` for the policy).
+
+Every state change goes through the journal first; processes are started only through the
+spawner; notifications are only queued here (:class:`~discord_mcp.runs.notices.Notices`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from discord_mcp.errors import RunError
+from discord_mcp.runs.adapters import adapter_for
+from discord_mcp.runs.adapters.base import (
+    THREAD_VARIABLE,
+    InvocationRequest,
+    McpRegistration,
+    Outcome,
+    check_no_secrets_in_argv,
+    truncate,
+)
+from discord_mcp.runs.contract import Clock, RunLimits
+from discord_mcp.runs.journal import Journal
+from discord_mcp.runs.launch import (
+    check_tool_enabled,
+    private_dirs,
+    process_from_status,
+    write_private,
+)
+from discord_mcp.runs.model import Job, ProcessInfo, RunState, Session, parse_iso
+from discord_mcp.runs.notices import Notices
+from discord_mcp.runs.projects import ProjectRegistry
+from discord_mcp.runs.runner import JobPaths, JobRun, sweep_group
+from discord_mcp.runs.spawner import (
+    Spawner,
+    SpawnSpec,
+    exit_code_from_status,
+    group_members,
+    is_alive,
+)
+from discord_mcp.runs.views import SessionView, Tool
+
+log = logging.getLogger(__name__)
+
+
+class Scheduler:
+    """Starts, follows and finishes jobs for one engine (whose lifecycle drives it)."""
+
+    def __init__(
+        self,
+        *,
+        state_dir: Path,
+        journal: Journal,
+        projects: ProjectRegistry,
+        spawner: Spawner,
+        clock: Clock,
+        limits: RunLimits,
+        mcp: McpRegistration | None,
+        env: Mapping[str, str],
+        tool_env: Mapping[Tool, Mapping[str, str]],
+        notices: Notices,
+    ) -> None:
+        self.state_dir = state_dir
+        self.journal = journal
+        self.projects = projects
+        self.spawner = spawner
+        self.clock = clock
+        self.limits = limits
+        self.mcp = mcp
+        self._env = dict(env)
+        self._tool_env = {tool: dict(value) for tool, value in tool_env.items()}
+        self._notices = notices
+        self.runs: dict[str, JobRun] = {}
+        self.group: asyncio.TaskGroup | None = None
+        self.open = False  # False: nothing new starts (during recovery and shutdown)
+
+    @property
+    def state(self) -> RunState:
+        return self.journal.state
+
+    def _session_view(self, thread_id: str) -> SessionView:
+        return self.state.session_view(self.state.sessions[thread_id])
+
+    async def stop(self, job_id: str) -> None:
+        """Stop a running job and wait (bounded) until it is finished."""
+        run = self.runs.get(job_id)
+        if run is None:
+            return
+        if run.stop_reason is None:
+            run.stop_reason = "E_STOPPED"
+        run.wakeup.set()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(2 * self.limits.kill_grace + 5):
+                await run.done.wait()
+
+    async def detach(self) -> None:
+        """Stop following every running job WITHOUT stopping it (daemon shutdown)."""
+        self.open = False
+        for run in list(self.runs.values()):
+            if run.task is not None:
+                run.task.cancel()
+        for run in list(self.runs.values()):
+            if run.task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await run.task
+            run.close()
+        self.runs.clear()
+
+    def pump(self) -> None:
+        """Start waiting jobs while there is room: oldest first, one per thread."""
+        while self.open and len(self.runs) < self.limits.global_max_running:
+            heads = [
+                self.state.jobs[s.queue[0]]
+                for s in self.state.sessions.values()
+                if s.running_job_id is None and s.queue
+            ]
+            if not heads:
+                return
+            self._start(min(heads, key=lambda j: j.number))
+
+    def _start(self, job: Job) -> None:
+        session = self.state.sessions[job.thread_id]
+        tool = session.tool
+        resume_key = session.session_key(tool)
+        self.journal.append(
+            "JobStarted",
+            {
+                "job_id": job.job_id,
+                "tool": tool,
+                "project_name": session.project_name,
+                "resume_key": resume_key,
+            },
+        )
+        paths = JobPaths.for_job(self.state_dir, job.job_id)
+        try:
+            spec = self._prepare(job, session, tool, resume_key, paths)
+            process = self.spawner.spawn(spec)
+        except RunError as exc:
+            self._finish_failed(job.job_id, exc.code, exc.message)
+            return
+        except OSError as exc:
+            self._finish_failed(job.job_id, "E_SPAWN_FAILED", f"could not start {tool}: {exc}")
+            return
+        self.journal.append("JobProcessStarted", {"job_id": job.job_id, **process.to_dict()})
+        now = self.clock.monotonic()
+        self._watch(job, tool, process, paths, started=now, deadline=now + self.limits.job_timeout)
+        self._notices.post("job_started", job.view(), self._session_view(job.thread_id))
+
+    def _prepare(
+        self, job: Job, session: Session, tool: Tool, resume_key: str | None, paths: JobPaths
+    ) -> SpawnSpec:
+        project = self.projects.get(session.project_name)
+        check_tool_enabled(tool, project.name, project.tools)
+        cwd = self.projects.check_path(project.path)
+        env = {**self._env, **self._tool_env.get(tool, {}), THREAD_VARIABLE: session.thread_id}
+        private_dirs(paths.job_dir)
+        private_dirs(paths.stdout.parent)
+        invocation = adapter_for(tool).invocation(
+            InvocationRequest(
+                executable=tool,
+                prompt=job.prompt,
+                resume_key=resume_key,
+                default_args=project.args_for(tool),
+                job_dir=paths.job_dir,
+                shared_dir=self.state_dir / "runs" / "cli-homes",
+                thread_id=session.thread_id,
+                env=env,
+                mcp=self.mcp,
+            )
+        )
+        secrets = {**(self.mcp.env if self.mcp else {}), **invocation.env}
+        check_no_secrets_in_argv(invocation.argv, secrets)
+        for path, content in invocation.files.items():
+            write_private(path, content)
+        for link, target in invocation.links.items():
+            private_dirs(link.parent)
+            with contextlib.suppress(FileExistsError):
+                os.symlink(target, link)
+        return SpawnSpec(
+            job_id=job.job_id,
+            tool=tool,
+            argv=invocation.argv,
+            cwd=cwd,
+            env={**env, **invocation.env},
+            stdout_path=paths.stdout,
+            stderr_path=paths.stderr,
+            status_path=paths.status,
+        )
+
+    def _watch(
+        self,
+        job: Job,
+        tool: Tool,
+        process: ProcessInfo,
+        paths: JobPaths,
+        *,
+        started: float,
+        deadline: float,
+        reattached: bool = False,
+    ) -> None:
+        assert self.group is not None
+        run = JobRun(
+            job_id=job.job_id,
+            thread_id=job.thread_id,
+            tool=tool,
+            process=process,
+            paths=paths,
+            decoder=adapter_for(tool).decoder(),
+            resumed=job.resume_key is not None,
+            started=started,
+            deadline=deadline,
+            monotonic=self.clock.monotonic,
+            reattached=reattached,
+        )
+        self.runs[job.job_id] = run
+        run.task = self.group.create_task(self._follow(run), name=f"runs-{job.job_id}")
+
+    async def _follow(self, run: JobRun) -> None:
+        """Follow one job until its CLI ends, is stopped, or times out (then finish it)."""
+        poll = self.limits.poll_interval
+        try:
+            while True:
+                if run.read_new():
+                    run.activity_dirty = True
+                self._progress(run)
+                ended, code = run.exit_status()
+                if ended:
+                    run.read_new(final=True)
+                    if run.reattached and code is None and not run.decoder.final_seen:
+                        # Lost with the old daemon's watch: the crash rule, not a failure.
+                        run.close()
+                        self.runs.pop(run.job_id, None)
+                        self._mark_unknown(run.job_id, run.tool, run.decoder.session_key)
+                    else:
+                        self._complete(run, run.outcome(code))
+                    break
+                if run.stop_reason is None and self.clock.monotonic() >= run.deadline:
+                    run.stop_reason = "E_CLI_TIMEOUT"
+                if run.stop_reason is not None:
+                    await run.terminate(self.limits.kill_grace, poll)
+                    run.read_new(final=True)
+                    self._complete(run, self._forced_outcome(run))
+                    break
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(poll):
+                        await run.wakeup.wait()
+                run.wakeup.clear()
+        except asyncio.CancelledError:
+            raise  # shutdown: detach, the CLI keeps running
+        except Exception as exc:  # a bug here must not take the engine down
+            log.exception("watching job %s failed", run.job_id)
+            if run.job_id in self.runs:
+                self._complete(run, _failure("E_INTERNAL", f"the engine lost track: {exc!r}"))
+        finally:
+            run.done.set()
+        await sweep_group(run.process, self.limits.kill_grace, poll, self.clock.monotonic)
+
+    def _forced_outcome(self, run: JobRun) -> Outcome:
+        code = run.exit_status()[1]
+        if run.decoder.final_seen:
+            return run.outcome(code)  # it finished just as it was stopped
+        if run.stop_reason == "E_CLI_TIMEOUT":
+            return _failure(
+                "E_CLI_TIMEOUT",
+                f"{run.tool} ran longer than {self.limits.job_timeout:g}s and was stopped",
+                run,
+            )
+        return _failure("E_STOPPED", f"{run.tool} was stopped on request", run)
+
+    def _progress(self, run: JobRun) -> None:
+        key = run.decoder.session_key
+        if key is not None and not run.key_journaled:
+            run.key_journaled = True
+            self.journal.append("JobProgress", {"job_id": run.job_id, "session_key": key})
+        now = self.clock.monotonic()
+        due = run.activity_sent_at is None or (
+            now - run.activity_sent_at >= self.limits.status_interval
+        )
+        if run.activity_dirty and due:
+            run.activity_dirty = False
+            run.activity_sent_at = now
+            self._notices.activity(run.job_id, run.activity())
+
+    def _complete(self, run: JobRun, outcome: Outcome) -> None:
+        run.close()
+        self.runs.pop(run.job_id, None)
+        self._finish(run.job_id, outcome)
+
+    def _finish(self, job_id: str, outcome: Outcome) -> None:
+        job = self.state.jobs[job_id]
+        if outcome.resume_failed:
+            action = "clear"
+        elif outcome.session_key:
+            action = "set"
+        else:
+            action = "keep"
+        started = parse_iso(job.started_at)
+        duration = round(max(0.0, self.clock.time() - started.timestamp()), 3) if started else None
+        excerpt = (
+            truncate(outcome.final_text.strip(), self.limits.result_excerpt)
+            if outcome.final_text
+            else None
+        )
+        self.journal.append(
+            "JobCompleted" if outcome.ok else "JobFailed",
+            {
+                "job_id": job_id,
+                "state": "success" if outcome.ok else "failed",
+                "error_code": outcome.error_code,
+                "error_message": outcome.error_message,
+                "session_key": outcome.session_key,
+                "session_key_action": action,
+                "result_excerpt": excerpt,
+                "usage": outcome.usage.to_dict() if outcome.usage else None,
+                "cost_usd": outcome.cost_usd,
+                "exit_code": outcome.exit_code,
+                "duration": duration,
+            },
+        )
+        self._after_finish(job_id, outcome.final_text)
+
+    def _finish_failed(self, job_id: str, code: str, message: str) -> None:
+        self._finish(job_id, _failure(code, message))
+
+    def _after_finish(self, job_id: str, final_text: str | None) -> None:
+        shutil.rmtree(JobPaths.for_job(self.state_dir, job_id).job_dir, ignore_errors=True)
+        job = self.state.jobs.get(job_id)
+        if job is not None:
+            self._notices.post(
+                "job_finished", job.view(final_text=final_text), self._session_view(job.thread_id)
+            )
+        self.pump()
+
+    # -- recovery after a restart
+
+    def recover(self) -> None:
+        """Reattach, complete from the log, or mark unknown: every job the journal shows as
+        running (see the module doc)."""
+        for job in sorted(self.state.running_jobs(), key=lambda j: j.number):
+            paths = JobPaths.for_job(self.state_dir, job.job_id)
+            tool = job.tool or self.state.sessions[job.thread_id].tool
+            process = job.process or process_from_status(paths.status)
+            # A group with members whose leader is gone cannot have had its id reused.
+            alive = process is not None and (
+                is_alive(process) or (job.process is not None and bool(group_members(process.pid)))
+            )
+            if process is not None and alive:
+                if job.process is None:
+                    self.journal.append(
+                        "JobProcessStarted", {"job_id": job.job_id, **process.to_dict()}
+                    )
+                self.journal.append("JobReattached", {"job_id": job.job_id, "pid": process.pid})
+                started_at = parse_iso(job.started_at)
+                ran = self.clock.time() - started_at.timestamp() if started_at else 0.0
+                now = self.clock.monotonic()
+                self._watch(
+                    job,
+                    tool,
+                    process,
+                    paths,
+                    started=now - ran,
+                    deadline=now + max(0.0, self.limits.job_timeout - ran),
+                    reattached=True,
+                )
+                log.info("reattached job %s (pid %d)", job.job_id, process.pid)
+                self._notices.post("job_started", job.view(), self._session_view(job.thread_id))
+                continue
+            run = JobRun(
+                job_id=job.job_id,
+                thread_id=job.thread_id,
+                tool=tool,
+                process=process or ProcessInfo(0, None, None),
+                paths=paths,
+                decoder=adapter_for(tool).decoder(),
+                resumed=job.resume_key is not None,
+                started=0.0,
+                deadline=0.0,
+                monotonic=self.clock.monotonic,
+            )
+            run.read_new(final=True)
+            run.close()
+            code = exit_code_from_status(paths.status)
+            if run.decoder.final_seen or code is not None:
+                log.info("job %s ended while the daemon was down; completing it", job.job_id)
+                self._finish(job.job_id, run.outcome(code))
+                continue
+            self._mark_unknown(job.job_id, tool, run.decoder.session_key)
+
+    def _mark_unknown(self, job_id: str, tool: Tool, session_key: str | None) -> None:
+        log.warning("job %s was running when the daemon stopped; outcome unknown", job_id)
+        self.journal.append(
+            "JobMarkedUnknownAfterCrash",
+            {
+                "job_id": job_id,
+                "state": "unknown_after_crash",
+                "error_code": "E_UNKNOWN_AFTER_CRASH",
+                "error_message": (
+                    f"the daemon stopped while {tool} ran this job, and the CLI left no result: "
+                    "it may or may not have done its work. Check, then retry the job if it "
+                    "should run again"
+                ),
+                "session_key": session_key,
+                "session_key_action": "keep",
+            },
+        )
+        self._after_finish(job_id, None)
+
+    def cleanup_job_dirs(self) -> None:
+        # Private per-job files (they may hold the bot token) of jobs that are over.
+        directory = self.state_dir / "runs" / "jobs"
+        if not directory.is_dir():
+            return
+        for entry in directory.iterdir():
+            job = self.state.jobs.get(entry.name)
+            if job is None or job.state != "running":
+                shutil.rmtree(entry, ignore_errors=True)
+
+
+def _failure(code: str, message: str, run: JobRun | None = None) -> Outcome:
+    decoder = run.decoder if run else None
+    return Outcome(
+        ok=False,
+        error_code=code,
+        error_message=message,
+        session_key=decoder.session_key if decoder else None,
+        final_text=None,
+        usage=decoder.usage if decoder else None,
+        cost_usd=decoder.cost_usd if decoder else None,
+        exit_code=None,
+    )
