@@ -17,6 +17,12 @@ from discord_mcp.decisions.model import Attempt, Decision, Via, utc_now
 from discord_mcp.decisions.parser import clarify_message, parse_answer
 
 MAX_CLARIFICATIONS = 2
+CONTENT_HIDDEN = "content_hidden"
+CONTENT_HINT = (
+    "I cannot read the text of replies: the bot's Message Content intent is off (developer "
+    "portal > Bot > Privileged Gateway Intents). Answer with a reaction on the question "
+    "instead, or turn the intent on."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,12 +32,13 @@ class Verdict:
     Attributes:
         kind: ``resolve`` (``changes`` finish the decision), ``clarify`` (ask again with
             ``reply``; ``changes`` count it), ``refuse`` (record the attempt in ``changes``, and
-            ``reply`` if this person was not told yet), or ``ignore``.
+            ``reply`` if this person was not told yet), ``notice`` (a one-time hint), or
+            ``ignore``.
         changes: fields to set on the decision, under its lock.
         reply: a message to post in the thread, if any.
     """
 
-    kind: Literal["resolve", "clarify", "refuse", "ignore"]
+    kind: Literal["resolve", "clarify", "refuse", "notice", "ignore"]
     changes: dict[str, Any] = field(default_factory=dict)
     reply: str | None = None
 
@@ -96,7 +103,12 @@ def judge_message(
         return _refuse(decision, owner_ids, user_id, username, "text", message.get("id"))
     text = str(message.get("content") or "").strip()
     if not text:
-        return IGNORE  # an attachment or sticker alone, or content withheld by the intent
+        if message.get("attachments") or message.get("sticker_items") or message.get("embeds"):
+            return IGNORE  # a file or sticker alone is not an answer
+        # Discord withholds message text from bots without the Message Content intent.
+        if CONTENT_HIDDEN in decision.notices:
+            return IGNORE
+        return Verdict("notice", {"notices": (*decision.notices, CONTENT_HIDDEN)}, CONTENT_HINT)
     parsed = parse_answer(text, decision.options)
     if parsed.kind == "option":
         return _answered(

@@ -83,6 +83,8 @@ class Decision:
     """Who may answer, as configured by the process that asked (empty: the reader's owners)."""
     refused: tuple[Attempt, ...] = ()
     refusal_replied_to: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
+    """One-time notices already posted in the thread (e.g. ``content_hidden``)."""
     """Users already told they cannot answer (told once per decision)."""
     version: int = field(default=FORMAT_VERSION)
 
@@ -116,6 +118,7 @@ class Decision:
             "refused",
             "handled_message_ids",
             "owner_ids",
+            "notices",
         ):
             document[name] = list(document[name])
         return document
@@ -134,6 +137,7 @@ class Decision:
         values["refusal_replied_to"] = tuple(values.get("refusal_replied_to", ()))
         values["handled_message_ids"] = tuple(values.get("handled_message_ids", ()))
         values["owner_ids"] = tuple(values.get("owner_ids", ()))
+        values["notices"] = tuple(values.get("notices", ()))
         values["refused"] = tuple(Attempt(**a) for a in values.get("refused", ()))
         decision = cls(**values)
         if decision.status not in ("pending", *FINAL_STATUSES):

@@ -12,6 +12,7 @@ from discord_mcp.config import Settings, watch_roots
 from discord_mcp.decisions.service import Background, DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.relay.link import LiveLink
+from discord_mcp.runs import Tool
 from discord_mcp.runs.adapters.base import McpRegistration
 from discord_mcp.runs.engine import RunEngine
 from discord_mcp.runs.projects import ProjectRegistry
@@ -52,8 +53,16 @@ async def run_daemon(
     environ: Mapping[str, str] | None = None,
     spawner: Spawner | None = None,
     display: TextIO | None = None,
+    tool_env: Mapping[Tool, Mapping[str, str]] | None = None,
 ) -> None:
-    """Run ``discord-watch`` until cancelled (Ctrl-C, SIGTERM)."""
+    """Run ``discord-watch`` until cancelled (Ctrl-C, SIGTERM).
+
+    Args:
+        environ: the environment (project roots; the base environment of every agent CLI).
+        spawner: how agent CLIs are started (tests pass a fake).
+        display: where to draw the live status (a terminal), if anywhere.
+        tool_env: extra environment per CLI (tests point the CLIs at a scripted model).
+    """
     ensure_dir(settings.home)
     projects = ProjectRegistry(settings.home, allowed_roots=watch_roots(environ))
     holder: dict[str, LiveLink] = {}
@@ -78,6 +87,7 @@ async def run_daemon(
                 argv=[sys.executable, "-m", "discord_mcp"], env=server_environment(settings)
             ),
             env=environ,
+            tool_env=tool_env,
         )
         async with engine:
             watcher = Watcher(

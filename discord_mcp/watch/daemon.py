@@ -13,7 +13,7 @@ channel, ``!start``/``!status``  a new run thread / the status
 channel, anything else           an inbox item for every agent
 run thread, ``!...``             the session command (status, tool, retry, stop)
 run thread, anything else        a job for that thread's agent session
-decision thread, still pending   left to the decision (answered by the decision service)
+thread with a pending decision   left to the decision (an answer, even in a run thread)
 decision thread, answered        an inbox item for that decision's project
 other thread under the channel   an inbox item
 ===============================  ===========================================================
@@ -246,15 +246,19 @@ class Watcher:
             elif content.strip():
                 self._to_inbox(message, project=None)
             return
+        decisions = [d for d in self._store.all() if d.thread_id == channel_id]
+        if command is None and any(
+            d.status == "pending" or d.handled(str(message["id"])) for d in decisions
+        ):
+            # An answer to a question (a run's agent asks in its own thread too): the
+            # decision service judges it; it is not a new job or an inbox note.
+            return
         if self._engine.session(channel_id) is not None:
             if command is not None:
                 await self._thread_command(message, channel_id, command)
             elif content.strip():
                 await self._engine.submit(channel_id, str(message["id"]), content, _name(author))
             return
-        decisions = [d for d in self._store.all() if d.thread_id == channel_id]
-        if any(d.status == "pending" or d.handled(str(message["id"])) for d in decisions):
-            return  # an answer, or on its way to be one: the decision service judges it
         if content.strip():
             self._to_inbox(message, project=decisions[-1].project if decisions else None)
 

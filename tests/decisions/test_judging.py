@@ -100,7 +100,9 @@ def test_bots_and_system_messages_are_ignored() -> None:
     bot["author"]["bot"] = True
     assert judge_message(make_decision(), bot, OWNERS, None).kind == "ignore"
     assert judge_message(make_decision(), message("1", type=7), OWNERS, None).kind == "ignore"
-    assert judge_message(make_decision(), message("   "), OWNERS, None).kind == "ignore"
+    assert (
+        judge_message(make_decision(), message("   ", stickers=[]), OWNERS, None).kind == "notice"
+    )
 
 
 def test_a_stranger_is_refused_recorded_and_told_only_once() -> None:
@@ -151,4 +153,18 @@ def test_a_final_decision_ignores_everything() -> None:
     assert judge_reaction(done, OWNER, "o", YES, OWNERS).kind == "ignore"
     assert (
         judge_choice(done, OWNER, "o", OWNERS, via="modal", index=None, text="x").kind == "ignore"
+    )
+
+
+def test_hidden_reply_text_gets_a_one_time_hint_to_use_reactions() -> None:
+    decision = make_decision()
+    first = judge_message(decision, message(""), OWNERS, None)
+    assert first.kind == "notice"
+    assert first.reply is not None
+    assert "Message Content" in first.reply
+    decision = decision.replace(**first.changes)
+    assert judge_message(decision, message(""), OWNERS, None).kind == "ignore"
+    assert (
+        judge_message(make_decision(), message("", attachments=[{"id": "1"}]), OWNERS, None).kind
+        == "ignore"
     )

@@ -173,3 +173,48 @@ def test_a_strangers_click_is_refused_privately_and_changes_nothing(
         assert result["via"] == "modal"
     finally:
         peer.close()
+
+
+def test_without_the_message_content_intent_everything_falls_back_to_polling(
+    discord: RunningEmulator, people: People, tmp_path: Path
+) -> None:
+    people.fault(message_content_intent_enabled=False)
+    home = tmp_path / "home"
+    peer = StdioPeer(
+        env_for(discord, home, POLL_INTERVAL_SECONDS="0.2", DISCORD_MCP_MAX_BLOCK_SECONDS="60"),
+        tmp_path,
+    )
+    try:
+        peer.handshake()
+
+        def disabled() -> str | None:
+            status = read_status(home / "gateway" / "status.json")
+            return status.reason if status is not None and status.state == "disabled" else None
+
+        reason = until(disabled, what="the gateway to be given up")
+        assert "Message Content Intent" in reason
+        with ThreadPoolExecutor(1) as pool:
+            asking = pool.submit(
+                peer.call_tool, "ask_decision", {"question": "Polling?", "options": ["Yes", "No"]}
+            )
+            thread = until(lambda: people.threads(), what="the question")[0]
+            card = until(lambda: people.messages(thread["id"]), what="the card")[0]
+            assert not card.get("components")  # no gateway, no clicks
+            # Discord hides reply text from the bot too: it says so, once, and a reaction works.
+            people.say(thread["id"], "yes")
+            until(
+                lambda: any(
+                    "Message Content" in m["content"] for m in people.messages(thread["id"])
+                ),
+                what="the hint that replies cannot be read",
+            )
+            people.react(thread["id"], card["id"], "\u2705")
+            result = asking.result(timeout=30)
+        assert (result["status"], result["selected_option"], result["via"]) == (
+            "answered",
+            "Yes",
+            "reaction",
+        )
+        assert people.state()["stats"]["gateway_identifies"] == 1  # refused once, not retried
+    finally:
+        peer.close()

@@ -1,0 +1,128 @@
+"""discord-watch with the real CLIs: the owner starts a run in Discord, its agent asks the owner a
+decision in the same thread, the answer reaches the model; ``!tool`` switches CLIs.
+
+Everything is real but Discord (the emulator) and the model (the scripted server): the daemon,
+its gateway, the run engine, claude and codex, and the discord-mcp server each run registers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from discord_mcp.config import Settings
+from discord_mcp.emulator import RunningEmulator
+from discord_mcp.runs import ProjectRegistry, Tool
+from discord_mcp.watch.app import run_daemon
+from tests.support.agent_clis import CLAUDE_MODEL, ClaudeCli, CodexCli
+from tests.support.model_server import ModelServer, Text, ToolCall, quote_tool_result
+from tests.support.people import People
+from tests.support.settings import settings_for
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
+    return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.01)
+
+
+@pytest.fixture
+def people(discord: RunningEmulator) -> Iterator[People]:
+    acting = People(discord)
+    yield acting
+    acting.close()
+
+
+@pytest.fixture
+def model_server() -> Iterator[ModelServer]:
+    with ModelServer() as server:
+        yield server
+        assert not server.outbound_attempts, server.outbound_attempts
+
+
+def texts(people: People, channel_id: str) -> list[str]:
+    try:
+        return [m["content"] for m in people.messages(channel_id)]
+    except httpx.HTTPStatusError:
+        return []
+
+
+async def until(condition: Callable[[], Any], seconds: float = 60.0, what: str = "") -> Any:
+    async with asyncio.timeout(seconds):
+        while not (value := condition()):
+            await asyncio.sleep(0.1)
+    return value
+
+
+@contextlib.asynccontextmanager
+async def watching(
+    settings: Settings, environ: dict[str, str], tool_env: dict[Tool, dict[str, str]]
+) -> AsyncIterator[asyncio.Task[None]]:
+    task = asyncio.create_task(run_daemon(settings, environ=environ, tool_env=tool_env))
+    try:
+        yield task
+    finally:
+        task.cancel()
+        await asyncio.wait({task}, timeout=20)
+
+
+async def test_a_runs_agent_asks_in_its_thread_and_tool_switches(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    workdir = tmp_path / "app"
+    workdir.mkdir()
+    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
+    ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add(
+        "app", workdir, ["claude", "codex"], "claude", {"claude": ["--model", CLAUDE_MODEL]}
+    )
+    claude = ClaudeCli(
+        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
+    )
+    codex = CodexCli(
+        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
+    )
+    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
+    model_server.script(
+        ToolCall(
+            "discord", "ask_decision", {"question": "Deploy to prod?", "options": ["Yes", "No"]}
+        ),
+        quote_tool_result("The owner decided: {result}"),
+        Text("Codex here, picking up."),
+    )
+    async with watching(settings, environ, {"claude": claude.env(), "codex": codex.env()}):
+        await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1)
+        thread_id = people.say(discord.channel_id, "!start app")["id"]
+        await until(lambda: any("Session started" in t for t in texts(people, thread_id)))
+        people.say(thread_id, "deploy the release")
+        card = await until(
+            lambda: [t for t in texts(people, thread_id) if "Deploy to prod?" in t],
+            what="the agent's question in the run thread",
+        )
+        assert "decision `" in card[0]
+        assert len(people.threads()) == 1  # asked in the run thread, not a new one
+        people.say(thread_id, "no")  # an answer, not a new job
+        await until(
+            lambda: any("The owner decided" in t for t in texts(people, thread_id)),
+            what="the final answer",
+        )
+        people.say(thread_id, "!tool codex")
+        await until(lambda: any("uses `codex`" in t for t in texts(people, thread_id)))
+        people.say(thread_id, "carry on")
+        await until(lambda: any("Codex here" in t for t in texts(people, thread_id)), what="codex")
+    [result] = [r for r in model_server.tool_results() if '"status"' in r.text]
+    answer = json.loads(result.text)
+    assert (answer["status"], answer["selected_option"]) == ("answered", "No")
+    prompts = [t for r in model_server.turn_requests() for t in r.user_texts()]
+    assert "no" not in prompts  # the answer never became a job
+    assert "carry on" in prompts
+    finals = [t for t in texts(people, thread_id) if "Reply in this thread" in t]
+    assert len(finals) == 2

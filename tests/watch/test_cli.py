@@ -1,0 +1,133 @@
+"""The ``discord-watch`` command line: projects, status, and its errors (a public contract)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from discord_mcp.decisions.model import Decision, new_decision_id
+from discord_mcp.decisions.store import DecisionStore
+
+WATCH = [sys.executable, "-c", "from discord_mcp.watch.cli import main; raise SystemExit(main())"]
+
+
+def watch(*args: str, home: Path, roots: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*WATCH, *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(home),
+            "DISCORD_MCP_HOME": str(home / "state"),
+            "DISCORD_WATCH_ROOTS": str(roots),
+        },
+        cwd=home,
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    (tmp_path / "code" / "app").mkdir(parents=True)
+    return tmp_path
+
+
+def test_projects_are_added_listed_and_removed(home: Path) -> None:
+    app = home / "code" / "app"
+    added = watch(
+        "project",
+        "add",
+        "app",
+        str(app),
+        "--tools",
+        "claude,codex",
+        "--default",
+        "codex",
+        "--args",
+        'claude=["--model", "opus"]',
+        home=home,
+        roots=home,
+    )
+    assert added.returncode == 0, added.stderr
+    assert "added project app" in added.stdout
+    listed = watch("project", "list", home=home, roots=home)
+    name, path, tools, default, args = listed.stdout.strip().split("\t")
+    assert (name, path, tools, default) == ("app", str(app), "tools=claude,codex", "default=codex")
+    assert json.loads(args.removeprefix("args=")) == {"claude": ["--model", "opus"]}
+    config = json.loads((home / "state" / "runs" / "config.json").read_text(encoding="utf-8"))
+    assert config["version"] == 1
+    assert config["projects"]["app"]["default_args"]["claude"] == ["--model", "opus"]
+    removed = watch("project", "remove", "app", home=home, roots=home)
+    assert removed.returncode == 0
+    assert "no projects yet" in watch("project", "list", home=home, roots=home).stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["BAD NAME", "{app}", "--tools", "claude"], "E_INVALID_PROJECT_NAME"),
+        (["app", "relative/path", "--tools", "claude"], "E_INVALID_PATH"),
+        (["app", "{missing}", "--tools", "claude"], "E_INVALID_PATH"),
+        (["app", "/usr", "--tools", "claude"], "E_INVALID_PATH"),
+        (["app", "{app}", "--tools", "vim"], "E_INVALID_TOOLSET"),
+        (["app", "{app}", "--tools", "claude", "--default", "gemini"], "E_INVALID_TOOLSET"),
+        (["app", "{app}", "--tools", "claude", "--args", "claude=--model opus"], "E_INVALID_ARGS"),
+    ],
+)
+def test_invalid_projects_are_refused_with_a_code_and_a_fix(
+    home: Path, args: list[str], code: str
+) -> None:
+    filled = [a.format(app=home / "code" / "app", missing=home / "code" / "nope") for a in args]
+    result = watch("project", "add", *filled, home=home, roots=home)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"discord-watch: {code}: ")
+    assert not (home / "state" / "runs" / "config.json").exists()
+
+
+def test_a_second_project_with_the_same_name_is_refused(home: Path) -> None:
+    app = str(home / "code" / "app")
+    assert (
+        watch("project", "add", "app", app, "--tools", "claude", home=home, roots=home).returncode
+        == 0
+    )
+    again = watch("project", "add", "app", app, "--tools", "gemini", home=home, roots=home)
+    assert "E_PROJECT_EXISTS" in again.stderr
+
+
+def test_status_shows_open_decisions_runs_and_the_gateway(home: Path) -> None:
+    state = home / "state"
+    DecisionStore(state).create(
+        Decision(
+            id=new_decision_id(),
+            project="app",
+            session="s1",
+            question="Rotate the keys tonight?",
+            context=None,
+            options=("Tonight", "Tomorrow"),
+            channel_id="1" * 18,
+            thread_id="2" * 18,
+            card_message_id="3" * 18,
+            thread_url="https://discord.com/channels/1/2",
+            asked_at="2026-11-22T16:00:00+00:00",
+        )
+    )
+    result = watch("status", home=home, roots=home)
+    assert result.returncode == 0, result.stderr
+    assert "open decisions: 1" in result.stdout
+    assert "Rotate the keys tonight?" in result.stdout
+    assert "runs: 0 sessions" in result.stdout
+    assert "gateway: nobody has held it yet" in result.stdout
+    assert "inbox: 0 unread" in result.stdout
+
+
+def test_run_without_configuration_names_the_missing_variable(home: Path) -> None:
+    result = watch("run", home=home, roots=home)
+    assert result.returncode == 2
+    assert "DISCORD_BOT_TOKEN" in result.stderr
+    assert result.stdout == ""
