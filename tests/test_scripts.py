@@ -1,0 +1,128 @@
+"""The scripts a user runs: syntax, the systemd unit they render, the tmux launcher for real."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from discord_mcp.emulator import RunningEmulator
+from discord_mcp.setup.wizard import write_env_file
+from tests.support.people import People
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ROOT / "scripts"
+SHELL_SCRIPTS = [
+    "bootstrap",
+    "test",
+    "run",
+    "install-agent-clis",
+    "install-systemd-unit",
+    "start-discord-watch.sh",
+]
+
+
+@pytest.mark.parametrize("name", SHELL_SCRIPTS)
+def test_every_script_is_valid_bash_and_executable(name: str) -> None:
+    path = SCRIPTS / name
+    assert os.access(path, os.X_OK)
+    subprocess.run(["bash", "-n", str(path)], check=True, timeout=30)
+    assert path.read_text(encoding="utf-8").startswith("#!/usr/bin/env bash\n")
+
+
+def test_the_ci_entry_point_runs_exactly_the_test_script() -> None:
+    text = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "exec scripts/test" in text
+
+
+def test_the_systemd_unit_renders_with_real_paths_and_verifies(tmp_path: Path) -> None:
+    env_file = tmp_path / "discord.env"
+    env_file.write_text("DISCORD_BOT_TOKEN=x\n", encoding="utf-8")
+    unit = tmp_path / "discord-watch.service"
+    subprocess.run(
+        [str(SCRIPTS / "install-systemd-unit"), str(unit), str(env_file)],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.read(unit, encoding="utf-8")
+    exec_start = parser["Service"]["ExecStart"].split()
+    assert exec_start[1:] == ["run"]
+    assert os.access(exec_start[0], os.X_OK)
+    assert parser["Service"]["Environment"] == f"DISCORD_MCP_ENV_FILE={env_file}"
+    assert Path(parser["Service"]["WorkingDirectory"]) == ROOT
+    assert "@" not in unit.read_text(encoding="utf-8").replace("network-online", "")
+    if shutil.which("systemd-analyze"):
+        verified = subprocess.run(
+            ["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60
+        )
+        assert verified.returncode == 0, verified.stderr
+
+
+def test_the_unit_script_refuses_a_missing_env_file(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [str(SCRIPTS / "install-systemd-unit"), str(tmp_path / "u.service"), str(tmp_path / "no")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 1
+    assert "discord-mcp setup" in done.stderr
+    assert not (tmp_path / "u.service").exists()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed on this machine")
+def test_the_tmux_launcher_starts_the_daemon_in_a_session(
+    make_emulator: Callable[..., RunningEmulator], tmp_path: Path
+) -> None:
+    discord = make_emulator(rate_limit_scale=0.05)
+    env_file = tmp_path / "discord.env"
+    write_env_file(
+        env_file,
+        {
+            "DISCORD_BOT_TOKEN": discord.token,
+            "DISCORD_CHANNEL_ID": discord.channel_id,
+            "DISCORD_OWNER_IDS": discord.owner_user_id,
+            "DISCORD_API_BASE": discord.api_base,
+            "DISCORD_MCP_HOME": str(tmp_path / "state"),
+        },
+    )
+    env = {
+        **os.environ,
+        "TMUX_TMPDIR": str(tmp_path),  # a private tmux server, not the user's
+        "DISCORD_WATCH_TMUX_SESSION": "dw-test",
+    }
+    env.pop("TMUX", None)
+    people = People(discord)
+    try:
+        started = subprocess.run(
+            [str(SCRIPTS / "start-discord-watch.sh"), str(env_file)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert started.returncode == 0, started.stderr
+        assert "tmux attach -t dw-test" in started.stdout
+        deadline = time.monotonic() + 30
+        while people.state()["stats"]["gateway_connections_open"] != 1:
+            assert time.monotonic() < deadline, "the daemon never connected"
+            time.sleep(0.1)
+        again = subprocess.run(
+            [str(SCRIPTS / "start-discord-watch.sh"), str(env_file)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert "already running" in again.stdout
+    finally:
+        subprocess.run(["tmux", "kill-server"], env=env, capture_output=True, timeout=30)
+        people.close()
