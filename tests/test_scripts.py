@@ -6,6 +6,7 @@ import configparser
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -126,3 +127,13 @@ def test_the_tmux_launcher_starts_the_daemon_in_a_session(
     finally:
         subprocess.run(["tmux", "kill-server"], env=env, capture_output=True, timeout=30)
         people.close()
+
+
+def test_the_readme_tool_reference_matches_the_tools() -> None:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "tool-reference.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
