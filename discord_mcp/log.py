@@ -13,6 +13,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from discord_mcp.state.files import ensure_dir
+
 _FORMAT = "%(asctime)s %(levelname)s %(name)s [%(process)d] %(message)s"
 _REDACTED = "[redacted]"
 
@@ -66,7 +68,7 @@ def configure(
     if home is not None:
         try:
             log_dir = home / "logs"
-            log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            ensure_dir(log_dir)
             log_path = log_dir / f"{program}.log"
             file_handler = logging.handlers.RotatingFileHandler(
                 log_path, maxBytes=5_000_000, backupCount=3, encoding="utf-8"

@@ -62,7 +62,11 @@ def test_the_systemd_unit_renders_with_real_paths_and_verifies(tmp_path: Path) -
     assert "@" not in unit.read_text(encoding="utf-8").replace("network-online", "")
     if shutil.which("systemd-analyze"):
         verified = subprocess.run(
-            ["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60
+            ["systemd-analyze", "verify", str(unit)],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=60,
         )
         assert verified.returncode == 0, verified.stderr
 
@@ -72,6 +76,7 @@ def test_the_unit_script_refuses_a_missing_env_file(tmp_path: Path) -> None:
         [str(SCRIPTS / "install-systemd-unit"), str(tmp_path / "u.service"), str(tmp_path / "no")],
         capture_output=True,
         text=True,
+        encoding="utf-8",
         timeout=30,
     )
     assert done.returncode == 1
@@ -108,6 +113,7 @@ def test_the_tmux_launcher_starts_the_daemon_in_a_session(
             env=env,
             capture_output=True,
             text=True,
+            encoding="utf-8",
             timeout=30,
         )
         assert started.returncode == 0, started.stderr
@@ -121,6 +127,7 @@ def test_the_tmux_launcher_starts_the_daemon_in_a_session(
             env=env,
             capture_output=True,
             text=True,
+            encoding="utf-8",
             timeout=30,
         )
         assert "already running" in again.stdout
@@ -134,6 +141,7 @@ def test_the_readme_tool_reference_matches_the_tools() -> None:
         [sys.executable, str(SCRIPTS / "tool-reference.py"), "--check"],
         capture_output=True,
         text=True,
+        encoding="utf-8",
         timeout=60,
     )
     assert done.returncode == 0, done.stderr

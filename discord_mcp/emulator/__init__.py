@@ -13,9 +13,10 @@ Typical use::
         httpx.post(f"{discord.api_base}/channels/{discord.channel_id}/messages",
                    headers={"Authorization": f"Bot {discord.token}"}, json={"content": "hi"})
 
-``discord-mcp emulator`` serves one for people. The REST routes are in ``rest.py``, the rate
+``discord-mcp emulator`` serves one for people. The REST routes are in ``rest.py`` (what the
+bot may do there in ``access.py``, Discord's permission model in ``permissions.py``), the rate
 limits in ``ratelimit.py``, the gateway in ``gateway.py`` (its sessions in ``sessions.py``), the
-control API in ``control.py`` and ``control_interactions.py``.
+control API in ``control.py``, ``control_interactions.py`` and ``control_guild.py``.
 """
 
 from discord_mcp.emulator.app import Emulator

@@ -24,6 +24,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from discord_mcp.emulator import errors
 from discord_mcp.emulator.config import EmulatorConfig, Exchange
 from discord_mcp.emulator.control import control_routes
+from discord_mcp.emulator.control_guild import guild_routes
 from discord_mcp.emulator.control_interactions import interaction_routes
 from discord_mcp.emulator.faults import FaultBook, RouteFault
 from discord_mcp.emulator.gateway import GATEWAY_PATH, Gateway
@@ -66,6 +67,7 @@ class Stats:
     rest_requests: int = 0
     rest_429: int = 0
     rest_401: int = 0
+    rest_403: int = 0
     rest_5xx: int = 0
     cloudflare_bans: int = 0
 
@@ -113,7 +115,10 @@ class Emulator:
                     self._serve_rest,
                     methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
                 ),
-                Mount("/_emulator", routes=control_routes(self) + interaction_routes(self)),
+                Mount(
+                    "/_emulator",
+                    routes=control_routes(self) + interaction_routes(self) + guild_routes(self),
+                ),
             ]
         )
 
@@ -256,6 +261,8 @@ class Emulator:
         status = reply.status
         if status == 401:
             self.stats.rest_401 += 1
+        if status == 403:
+            self.stats.rest_403 += 1
         if status == 429:
             self.stats.rest_429 += 1
         if status >= 500:

@@ -6,7 +6,12 @@ needs no authentication (the emulator listens on localhost) and is not reachable
 Discord itself would refuse the action, ``"discord"`` carries Discord's error body too.
 
 - ``GET /_emulator/state``: ``{"guild", "channels" (threads included), "users", "stats",
-  "faults", "gateway_sessions", "bot_user_id", "owner_user_id", "channel_id"}``. ``stats``
+  "faults", "gateway_sessions", "bot_user_id", "owner_user_id", "channel_id", "roles",
+  "members", "bot_role_id", "bot_in_guild", "bot_permissions"}``. ``roles`` are role objects
+  (``@everyone``, whose id is the guild's, then the bot's role), ``members`` member objects
+  with their ``user`` (the guild's owner is ``guild.owner_id``, the ``owner`` user), and
+  ``bot_permissions`` maps every channel and thread id to the bot's effective permissions
+  there as a decimal string, as the REST routes enforce them. ``stats``
   always has ``rest_requests``, ``rest_429``, ``gateway_identifies``, ``gateway_resumes``
   (IDENTIFY and RESUME payloads received), ``gateway_connections_open``,
   ``gateway_connections_total``, ``gateway_heartbeats``, ``gateway_dispatches``,
@@ -23,6 +28,10 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
 - ``POST /_emulator/interactions`` (a user clicks a button, picks in a select or submits a
   modal; answers what the bot replied) and ``GET /_emulator/interactions/{interaction_id}``:
   described in ``control_interactions.py``.
+- ``POST /_emulator/roles/{role_id}`` (a role's permissions), ``POST
+  /_emulator/channels/{channel_id}/overwrites`` (a channel's permission overwrites) and ``POST
+  /_emulator/members/{user_id}`` (a member's roles, the bot's membership): described in
+  ``control_guild.py``. The control API itself is never subject to permissions.
 - ``POST /_emulator/faults``: any of ``{"route": "POST /channels/{channel_id}/messages",
   "status": 500, "count": 1, "retry_after"?, "global"?, "cloudflare"?, "scope"?, "code"?,
   "message"?}``, ``{"rate_limit_scale": 0.01}``, ``{"strict_archived_threads": true}``,
@@ -122,6 +131,14 @@ def control_routes(emulator: Emulator) -> list[Route]:
                 "bot_user_id": state.bot.id,
                 "owner_user_id": state.owner.id,
                 "channel_id": state.channel.id,
+                "roles": [role.to_json() for role in state.roles.values()],
+                "members": [state.member_json(user_id) for user_id in state.members],
+                "bot_role_id": state.bot_role.id,
+                "bot_in_guild": state.bot_in_guild,
+                "bot_permissions": {
+                    channel.id: str(state.permissions_for(state.bot.id, channel))
+                    for channel in state.channels.values()
+                },
             }
         )
 

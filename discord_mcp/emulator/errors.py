@@ -55,12 +55,24 @@ def unknown_channel() -> DiscordError:
     return DiscordError(404, 10003, "Unknown Channel")
 
 
+def unknown_guild() -> DiscordError:
+    return DiscordError(404, 10004, "Unknown Guild")
+
+
+def unknown_member() -> DiscordError:
+    return DiscordError(404, 10007, "Unknown Member")
+
+
 def unknown_message() -> DiscordError:
     return DiscordError(404, 10008, "Unknown Message")
 
 
 def unknown_user() -> DiscordError:
     return DiscordError(404, 10013, "Unknown User")
+
+
+def unknown_role() -> DiscordError:
+    return DiscordError(404, 10011, "Unknown Role")
 
 
 def unknown_emoji() -> DiscordError:
@@ -81,6 +93,16 @@ def already_acknowledged() -> DiscordError:
 
 def cannot_edit_other_users_message() -> DiscordError:
     return DiscordError(403, 50005, "Cannot edit a message authored by another user")
+
+
+def missing_access() -> DiscordError:
+    """The bot cannot see the resource (a channel without VIEW_CHANNEL, a guild it left)."""
+    return DiscordError(403, 50001, "Missing Access")
+
+
+def missing_permissions() -> DiscordError:
+    """The bot sees the resource but lacks the permission the action needs."""
+    return DiscordError(403, 50013, "Missing Permissions")
 
 
 def empty_message() -> DiscordError:
@@ -124,7 +146,7 @@ _REASONS = {
 def generic(status: int) -> DiscordError:
     """The body Discord sends for a bare HTTP failure (``{"message": "500: ...", "code": 0}``)."""
     if status == 403:
-        return DiscordError(403, 50013, "Missing Permissions")
+        return missing_permissions()
     reason = _REASONS.get(status, "Error")
     return DiscordError(status, 0, f"{status}: {reason}")
 

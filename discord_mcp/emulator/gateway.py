@@ -53,8 +53,9 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from discord_mcp.emulator.config import EmulatorConfig
+from discord_mcp.emulator.guild import guild_create
 from discord_mcp.emulator.intents import GUILDS, KNOWN_INTENTS, MESSAGE_CONTENT
-from discord_mcp.emulator.ready import guild_create, ready
+from discord_mcp.emulator.ready import ready
 from discord_mcp.emulator.sessions import IDENTIFY_INTERVAL, Session, SessionRegistry
 from discord_mcp.emulator.state import State
 
@@ -402,7 +403,7 @@ class Connection:
         self.session = session
         resume_url = f"ws://{self._host}{GATEWAY_PATH}"
         registry.dispatch(session, "READY", ready(state, session, resume_url))
-        if intents & GUILDS and session.owns_guild(state.guild.id):
+        if intents & GUILDS and session.owns_guild(state.guild.id) and state.bot_in_guild:
             registry.dispatch(session, "GUILD_CREATE", guild_create(state))
 
     def _resume(self, d: Any) -> None:

@@ -23,7 +23,7 @@ MESSAGE_CONTENT = 1 << 15
 KNOWN_INTENTS = sum(1 << bit for bit in (*range(17), 20, 21, 24, 25))
 """Every intent bit Discord defines; any other bit in an IDENTIFY is closed with 4013."""
 
-# Application flags (``application.flags`` in READY and on /oauth2/applications/@me) saying
+# Application flags (``application.flags`` in READY and on /applications/@me) saying
 # which privileged intents are enabled in the portal, in their "limited" form (bots in fewer
 # than 100 servers).
 GATEWAY_PRESENCE_LIMITED = 1 << 13
@@ -41,6 +41,9 @@ _EVENT_INTENTS = {
     "MESSAGE_REACTION_REMOVE_EMOJI": GUILD_MESSAGE_REACTIONS,
     "TYPING_START": GUILD_MESSAGE_TYPING,
     "GUILD_CREATE": GUILDS,
+    "GUILD_DELETE": GUILDS,
+    "GUILD_ROLE_UPDATE": GUILDS,
+    "GUILD_MEMBER_UPDATE": GUILD_MEMBERS,
     "CHANNEL_CREATE": GUILDS,
     "CHANNEL_UPDATE": GUILDS,
     "CHANNEL_DELETE": GUILDS,

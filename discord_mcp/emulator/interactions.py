@@ -31,12 +31,7 @@ from typing import Any
 from discord_mcp.emulator import errors
 from discord_mcp.emulator.errors import FormErrors
 from discord_mcp.emulator.message_body import parse_message
-from discord_mcp.emulator.models import (
-    FLAG_EPHEMERAL,
-    FLAG_LOADING,
-    MEMBER_PERMISSIONS,
-    Message,
-)
+from discord_mcp.emulator.models import FLAG_EPHEMERAL, FLAG_LOADING, Message
 from discord_mcp.emulator.state import State
 from discord_mcp.emulator.validation import body_object
 
@@ -148,10 +143,11 @@ class InteractionDesk:
             "guild_id": state.guild.id,
             "channel_id": channel.id,
             "channel": channel.to_json(),
-            "member": state.member_json(user.id) | {"permissions": MEMBER_PERMISSIONS},
+            "member": state.member_json(user.id)
+            | {"permissions": str(state.permissions_for(user.id, channel))},
             "token": interaction.token,
             "version": 1,
-            "app_permissions": MEMBER_PERMISSIONS,
+            "app_permissions": str(state.permissions_for(state.bot.id, channel)),
             "locale": "en-US",
             "guild_locale": "en-US",
             "entitlements": [],

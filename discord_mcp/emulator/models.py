@@ -1,4 +1,5 @@
-"""The emulator's records (users, channels and threads, messages, reactions) and their ids.
+"""The emulator's records (users, roles and members, channels and threads, messages,
+reactions) and their ids.
 
 Records are plain mutable dataclasses owned by :class:`~discord_mcp.emulator.state.State`; the
 JSON Discord sends is built from them by the state, which can resolve references (authors,
@@ -10,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from discord_mcp.emulator.permissions import Overwrite
 
 DISCORD_EPOCH_MS = 1_420_070_400_000
 
@@ -28,10 +31,6 @@ FLAG_LOADING = 1 << 7
 FLAG_IS_COMPONENTS_V2 = 1 << 15
 
 AUTO_ARCHIVE_DURATIONS = (60, 1440, 4320, 10080)
-
-MEMBER_PERMISSIONS = "2248473465835073"
-"""What every member (the bot included) may do in the one guild: view, send, read history,
-react, embed, attach, mention, create and manage threads, use application commands."""
 
 
 def snowflake_at(unix_ms: int, increment: int = 0) -> str:
@@ -92,6 +91,48 @@ class User:
 
 
 @dataclass
+class Role:
+    """A guild role; the ``@everyone`` role has the guild's id and position 0.
+
+    ``bot_id`` marks the role Discord creates for a bot when it joins (managed, tagged).
+    """
+
+    id: str
+    name: str
+    permissions: int
+    position: int = 0
+    bot_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Discord's role object (the spec's ``GuildRoleResponse``)."""
+        data: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "permissions": str(self.permissions),
+            "position": self.position,
+            "color": 0,
+            "colors": {"primary_color": 0, "secondary_color": None, "tertiary_color": None},
+            "hoist": False,
+            "managed": self.bot_id is not None,
+            "mentionable": False,
+            "icon": None,
+            "unicode_emoji": None,
+            "flags": 0,
+        }
+        if self.bot_id is not None:
+            data["tags"] = {"bot_id": self.bot_id}
+        return data
+
+
+@dataclass
+class Member:
+    """A user's membership of the guild: the ids of their roles (never ``@everyone``'s)."""
+
+    user_id: str
+    role_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Channel:
     """A guild text channel, or a thread when ``type`` is 10, 11 or 12."""
 
@@ -104,6 +145,8 @@ class Channel:
     position: int = 0
     last_message_id: str | None = None
     rate_limit_per_user: int = 0
+    # Text channels only (a thread is governed by its parent's).
+    overwrites: list[Overwrite] = field(default_factory=list)
     # Thread-only fields.
     owner_id: str | None = None
     archived: bool = False
@@ -137,7 +180,7 @@ class Channel:
                 position=self.position,
                 topic=self.topic,
                 nsfw=False,
-                permission_overwrites=[],
+                permission_overwrites=[o.to_json() for o in self.overwrites],
                 default_auto_archive_duration=1440,
             )
             return data

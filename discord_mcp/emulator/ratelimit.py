@@ -41,7 +41,11 @@ GET    /channels/{channel_id}                          5            1           
 PATCH  /channels/{channel_id}                          5            5           channel
 POST   /channels/{channel_id}/typing                   5            5           channel
 GET    /users/@me, /users/{user_id}                    5            1           (per bot)
+GET    /applications/@me                               5            1           (per bot)
 GET    /oauth2/applications/@me                        5            1           (per bot)
+GET    /guilds/{guild_id}                              5            1           guild
+GET    /guilds/{guild_id}/roles, .../roles/{role_id}   5            1           guild
+GET    /guilds/{guild_id}/members/{user_id}            5            1           guild
 GET    /gateway/bot                                    5            5           (per bot)
 POST   /webhooks/{webhook_id}/{webhook_token}          5            2           webhook+token
 PATCH  /webhooks/.../messages/@original                5            2           webhook+token
@@ -93,7 +97,12 @@ ROUTE_LIMITS: dict[str, Limit] = {
     "POST /channels/{channel_id}/typing": Limit("channels:typing", 5, 5.0),
     "GET /users/@me": Limit("users:get", 5, 1.0),
     "GET /users/{user_id}": Limit("users:get", 5, 1.0),
+    "GET /applications/@me": Limit("applications:current", 5, 1.0),
     "GET /oauth2/applications/@me": Limit("applications:me", 5, 1.0),
+    "GET /guilds/{guild_id}": Limit("guilds:get", 5, 1.0),
+    "GET /guilds/{guild_id}/roles": Limit("guilds:roles", 5, 1.0),
+    "GET /guilds/{guild_id}/roles/{role_id}": Limit("guilds:roles", 5, 1.0),
+    "GET /guilds/{guild_id}/members/{user_id}": Limit("guilds:member", 5, 1.0),
     "GET /gateway/bot": Limit("gateway:bot", 5, 5.0),
     "POST /webhooks/{webhook_id}/{webhook_token}": Limit("webhooks:execute", 5, 2.0),
     "PATCH /webhooks/{webhook_id}/{webhook_token}/messages/@original": Limit(

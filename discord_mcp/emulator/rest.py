@@ -3,7 +3,8 @@
 A handler gets a :class:`Call` (path parameters, query, parsed body, the state) and returns a
 :class:`Reply` or raises :class:`~discord_mcp.emulator.errors.DiscordError`. Everything around
 the handler (authentication, faults, rate limits, error bodies, the exchange hook) happens once,
-in ``app.py``. Route names are ``"METHOD /template"`` with the parameter names of Discord's
+in ``app.py``; what the bot may do in a channel is checked by the handlers through
+``access.py``. Route names are ``"METHOD /template"`` with the parameter names of Discord's
 OpenAPI spec; the control API's faults use the same names.
 """
 
@@ -14,12 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from discord_mcp.emulator import errors
+from discord_mcp.emulator import access, errors
+from discord_mcp.emulator.guild import guild_json
 from discord_mcp.emulator.intents import application_flags, withhold_content
 from discord_mcp.emulator.interactions import InteractionDesk
-from discord_mcp.emulator.models import Message
+from discord_mcp.emulator.models import Channel, Message
+from discord_mcp.emulator.permissions import CREATE_PUBLIC_THREADS, READ_MESSAGE_HISTORY
 from discord_mcp.emulator.sessions import IdentifyBudget
-from discord_mcp.emulator.state import State
+from discord_mcp.emulator.state import State, normalise_emoji
 from discord_mcp.emulator.validation import (
     check_only_one,
     parse_limit,
@@ -109,6 +112,15 @@ def _message_id(call: Call) -> str:
     return _snowflake_param(call.params["message_id"], errors.unknown_message)
 
 
+def _seen(call: Call, *, read: int = 0) -> tuple[Channel, int]:
+    """The path's channel and the bot's permissions there (50001 if it cannot see it)."""
+    return access.visible_channel(call.state, _channel_id(call), read=read)
+
+
+def _query_flag(call: Call, name: str) -> bool:
+    return call.query.get(name, "false").lower() in ("true", "1")
+
+
 # -- users, application, gateway -----------------------------------------------------------
 
 
@@ -164,31 +176,67 @@ def get_gateway_bot(call: Call) -> Reply:
     )
 
 
+# -- guilds ---------------------------------------------------------------------------------
+
+
+def get_guild(call: Call) -> Reply:
+    access.guild_for_bot(call.state, call.params["guild_id"])
+    return Reply(200, guild_json(call.state, with_counts=_query_flag(call, "with_counts")))
+
+
+def list_roles(call: Call) -> Reply:
+    access.guild_for_bot(call.state, call.params["guild_id"])
+    return Reply(200, [role.to_json() for role in call.state.roles.values()])
+
+
+def get_role(call: Call) -> Reply:
+    access.guild_for_bot(call.state, call.params["guild_id"])
+    role_id = _snowflake_param(call.params["role_id"], errors.unknown_role)
+    return Reply(200, call.state.get_role(role_id).to_json())
+
+
+def get_member(call: Call) -> Reply:
+    access.guild_for_bot(call.state, call.params["guild_id"])
+    user_id = _snowflake_param(call.params["user_id"], errors.unknown_member)
+    call.state.get_member(user_id)
+    return Reply(200, call.state.member_json(user_id))
+
+
 # -- channels and threads -------------------------------------------------------------------
 
 
 def get_channel(call: Call) -> Reply:
-    return Reply(200, call.state.get_channel(_channel_id(call)).to_json())
+    channel, _ = _seen(call)
+    return Reply(200, channel.to_json())
 
 
 def update_channel(call: Call) -> Reply:
-    return Reply(200, call.state.update_channel(_channel_id(call), call.body).to_json())
+    channel, permissions = _seen(call)
+    if channel.is_thread:
+        access.check_thread_edit(call.state, channel, permissions, call.body)
+    return Reply(200, call.state.update_channel(channel.id, call.body).to_json())
 
 
 def create_thread_from_message(call: Call) -> Reply:
+    channel, permissions = _seen(call)
+    access.require(permissions, CREATE_PUBLIC_THREADS)
     thread = call.state.create_thread_from_message(
-        _channel_id(call), _message_id(call), call.state.bot.id, call.body
+        channel.id, _message_id(call), call.state.bot.id, call.body
     )
     return Reply(201, thread.to_json())
 
 
 def create_thread(call: Call) -> Reply:
-    thread = call.state.create_thread(_channel_id(call), call.state.bot.id, call.body)
+    channel, permissions = _seen(call)
+    access.require(permissions, access.thread_creation_permission(call.body))
+    thread = call.state.create_thread(channel.id, call.state.bot.id, call.body)
     return Reply(201, thread.to_json())
 
 
 def trigger_typing(call: Call) -> Reply:
-    call.state.typing(_channel_id(call), call.state.bot.id)
+    channel, permissions = _seen(call)
+    access.check_typing(channel, permissions)
+    call.state.typing(channel.id, call.state.bot.id)
     return Reply(204)
 
 
@@ -196,8 +244,8 @@ def trigger_typing(call: Call) -> Reply:
 
 
 def list_messages(call: Call) -> Reply:
-    channel_id = _channel_id(call)
-    call.state.get_channel(channel_id)
+    channel, permissions = _seen(call)
+    channel_id = channel.id
     exclusive = check_only_one(call.query, ("around", "before", "after"))
     if exclusive is not None:
         raise exclusive
@@ -209,11 +257,16 @@ def list_messages(call: Call) -> Reply:
         after=parse_snowflake_query("after", call.query.get("after")),
         around=parse_snowflake_query("around", call.query.get("around")),
     )
+    if not permissions & READ_MESSAGE_HISTORY:
+        # Discord's docs: without READ_MESSAGE_HISTORY "no messages will be returned".
+        return Reply(200, [])
     return Reply(200, [_read_message(call, m) for m in page])
 
 
 def create_message(call: Call) -> Reply:
-    message, _ = call.state.create_message(_channel_id(call), call.state.bot.id, call.body)
+    channel, permissions = _seen(call)
+    access.check_send(channel, permissions, call.body)
+    message, _ = call.state.create_message(channel.id, call.state.bot.id, call.body)
     data = call.state.message_json(message)
     if message.nonce is not None:
         # Discord echoes the nonce in the create response only; later reads omit it.
@@ -222,9 +275,8 @@ def create_message(call: Call) -> Reply:
 
 
 def get_message(call: Call) -> Reply:
-    return Reply(
-        200, _read_message(call, call.state.get_message(_channel_id(call), _message_id(call)))
-    )
+    channel, _ = _seen(call, read=READ_MESSAGE_HISTORY)
+    return Reply(200, _read_message(call, call.state.get_message(channel.id, _message_id(call))))
 
 
 def _read_message(call: Call, message: Message) -> dict[str, Any]:
@@ -236,14 +288,17 @@ def _read_message(call: Call, message: Message) -> dict[str, Any]:
 
 
 def edit_message(call: Call) -> Reply:
-    message = call.state.edit_message(
-        _channel_id(call), _message_id(call), call.state.bot.id, call.body
-    )
+    channel, permissions = _seen(call)
+    access.check_edit(channel, permissions)
+    message = call.state.edit_message(channel.id, _message_id(call), call.state.bot.id, call.body)
     return Reply(200, call.state.message_json(message))
 
 
 def delete_message(call: Call) -> Reply:
-    call.state.delete_message(_channel_id(call), _message_id(call))
+    channel, permissions = _seen(call)
+    message = call.state.get_message(channel.id, _message_id(call))
+    access.check_delete(call.state, message, permissions)
+    call.state.delete_message(channel.id, message.id)
     return Reply(204)
 
 
@@ -252,24 +307,26 @@ def delete_message(call: Call) -> Reply:
 
 def add_own_reaction(call: Call) -> Reply:
     state = call.state
-    state.add_reaction(
-        _channel_id(call), _message_id(call), state.bot.id, call.params["emoji_name"]
-    )
+    channel, permissions = _seen(call)
+    message = state.get_message(channel.id, _message_id(call))
+    emoji = normalise_emoji(call.params["emoji_name"])
+    access.check_reaction(message, emoji, permissions)
+    state.add_reaction(channel.id, message.id, state.bot.id, emoji)
     return Reply(204)
 
 
 def remove_own_reaction(call: Call) -> Reply:
     state = call.state
-    state.remove_reaction(
-        _channel_id(call), _message_id(call), state.bot.id, call.params["emoji_name"]
-    )
+    channel, _ = _seen(call)
+    state.remove_reaction(channel.id, _message_id(call), state.bot.id, call.params["emoji_name"])
     return Reply(204)
 
 
 def list_reactions(call: Call) -> Reply:
+    channel, _ = _seen(call, read=READ_MESSAGE_HISTORY)
     limit = parse_limit(call.query.get("limit"), default=25)
     users = call.state.reactors(
-        _channel_id(call),
+        channel.id,
         _message_id(call),
         call.params["emoji_name"],
         after=parse_snowflake_query("after", call.query.get("after")),
@@ -282,7 +339,7 @@ def list_reactions(call: Call) -> Reply:
 
 
 def interaction_callback(call: Call) -> Reply:
-    with_response = call.query.get("with_response", "false").lower() in ("true", "1")
+    with_response = _query_flag(call, "with_response")
     result = call.desk.callback(
         call.params["interaction_id"],
         call.params["interaction_token"],
@@ -319,6 +376,7 @@ def delete_webhook_message(call: Call) -> Reply:
     return Reply(204)
 
 
+_GUILD = "/guilds/{guild_id}"
 _CHANNEL = "/channels/{channel_id}"
 _MESSAGE = _CHANNEL + "/messages/{message_id}"
 _WEBHOOK = "/webhooks/{webhook_id}/{webhook_token}"
@@ -326,8 +384,13 @@ _WEBHOOK = "/webhooks/{webhook_id}/{webhook_token}"
 ROUTES: tuple[RestRoute, ...] = (
     RestRoute("GET", "/users/@me", get_me),
     RestRoute("GET", "/users/{user_id}", get_user),
+    RestRoute("GET", "/applications/@me", get_application),
     RestRoute("GET", "/oauth2/applications/@me", get_application),
     RestRoute("GET", "/gateway/bot", get_gateway_bot),
+    RestRoute("GET", _GUILD, get_guild),
+    RestRoute("GET", _GUILD + "/roles", list_roles),
+    RestRoute("GET", _GUILD + "/roles/{role_id}", get_role),
+    RestRoute("GET", _GUILD + "/members/{user_id}", get_member),
     RestRoute("GET", _CHANNEL, get_channel),
     RestRoute("PATCH", _CHANNEL, update_channel),
     RestRoute("POST", _CHANNEL + "/threads", create_thread),

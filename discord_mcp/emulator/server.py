@@ -49,6 +49,7 @@ class RunningEmulator:
         self.bot_user_id = state.bot.id
         self.application_id = state.bot.id
         self.owner_user_id = state.owner.id
+        self.bot_role_id = state.bot_role.id
         self._stop = stop
         self._stopped = False
 

@@ -252,6 +252,9 @@ class SessionRegistry:
             # Ephemeral responses exist only in the clicking user's client.
             return
         self._expire()
+        if not self.store.bot_in_guild and event.type != "GUILD_DELETE":
+            # A bot removed from the guild hears nothing of it (until GUILD_CREATE re-adds it).
+            return
         needed = required_intent(event.type)
         guild_id = str(data.get("guild_id") or self.store.guild.id)
         withheld: dict[str, Any] | None = None

@@ -5,7 +5,10 @@ Each :class:`State` method validates as Discord does (raising
 :class:`~discord_mcp.emulator.store.Event` named like the gateway dispatch it corresponds to
 (``MESSAGE_CREATE``, ``MESSAGE_UPDATE``, ``MESSAGE_DELETE``, ``MESSAGE_REACTION_ADD``,
 ``MESSAGE_REACTION_REMOVE``, ``THREAD_CREATE``, ``THREAD_UPDATE``, ``CHANNEL_UPDATE``,
-``TYPING_START``; interactions add ``INTERACTION_CREATE``). The REST routes and the control
+``TYPING_START``, ``GUILD_ROLE_UPDATE``, ``GUILD_MEMBER_UPDATE``, ``GUILD_DELETE`` and
+``GUILD_CREATE`` when the bot leaves and rejoins; interactions add ``INTERACTION_CREATE``).
+Permission checks are not made here: the REST routes check what the bot may do
+(``rest.py``), and the control API acts as people without them. The REST routes and the control
 API go through it, and the gateway (``sessions.py``) listens to its events. Like its
 :class:`~discord_mcp.emulator.store.Store`, a state belongs to one event loop.
 """
@@ -19,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from discord_mcp.emulator import errors
+from discord_mcp.emulator.guild import GuildState
 from discord_mcp.emulator.message_body import MessageFields, parse_message
 from discord_mcp.emulator.models import (
     FLAG_LOADING,
@@ -27,13 +31,15 @@ from discord_mcp.emulator.models import (
     PRIVATE_THREAD,
     PUBLIC_THREAD,
     Channel,
+    Member,
     Message,
     Reaction,
     User,
     iso_timestamp,
     snowflake_time_ms,
 )
-from discord_mcp.emulator.store import Event, Listener, Store, is_hidden
+from discord_mcp.emulator.permissions import MENTION_EVERYONE
+from discord_mcp.emulator.store import Event, Listener, is_hidden
 from discord_mcp.emulator.validation import parse_thread
 
 __all__ = ["NONCE_WINDOW_SECONDS", "Event", "Listener", "State", "normalise_emoji"]
@@ -44,7 +50,7 @@ NONCE_WINDOW_SECONDS = 300.0
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
 
 
-class State(Store):
+class State(GuildState):
     """The emulated world and the only way to change it.
 
     ``strict_archived_threads`` makes sending to an archived, unlocked thread fail with 50083
@@ -71,6 +77,7 @@ class State(Store):
         """A new human member of the guild."""
         user = User(self.new_id(), username, global_name=username)
         self.users[user.id] = user
+        self.members[user.id] = Member(user.id)
         return user
 
     # -- messages -------------------------------------------------------------------------------
@@ -182,7 +189,14 @@ class State(Store):
                 mentioned.append(target.author_id)
         message.mention_ids = list(dict.fromkeys(mentioned))
         everyone = "@everyone" in message.content or "@here" in message.content
-        message.mention_everyone = everyone and (parse is None or "everyone" in parse)
+        # Only an author with MENTION_EVERYONE in the channel can ping everyone.
+        allowed_to = bool(
+            self.permissions_for(message.author_id, self.channels[message.channel_id])
+            & MENTION_EVERYONE
+        )
+        message.mention_everyone = (
+            everyone and allowed_to and (parse is None or "everyone" in parse)
+        )
 
     def edit_message(self, channel_id: str, message_id: str, editor_id: str, body: Any) -> Message:
         """Edit content, embeds, components, flags; only the author may (50005 otherwise)."""

@@ -1,8 +1,15 @@
-"""The emulated world's records: one guild, its channels and threads, users, messages.
+"""The emulated world's records: one guild with its roles and members, its channels and
+threads, users, messages.
 
-:class:`Store` keeps the records, finds them (raising Discord's 10003/10008/10013), renders
-them as Discord's JSON and feeds :class:`Event` listeners. Changes are made only through
+:class:`Store` keeps the records, finds them (raising Discord's 10003/10004/10007/10008/10011/
+10013), computes a member's permissions in a channel (``permissions.py``), renders records as
+Discord's JSON and feeds :class:`Event` listeners. Changes are made only through
 :class:`~discord_mcp.emulator.state.State`, which builds on it.
+
+The startup world: the guild is owned by the ``owner`` user (the person the bot works for,
+who as owner has every permission); its roles are ``@everyone`` (id = the guild's id) and the
+bot's managed role, which grants exactly what discord-mcp needs; the bot and the owner are
+members (the bot with its role, the owner with none); the text channel has no overwrites.
 
 A store is used from one event loop and is not thread-safe. Its clocks are injectable:
 ``wall`` (Unix seconds, for ids and timestamps) and ``clock`` (monotonic seconds, for nonces
@@ -21,13 +28,24 @@ from discord_mcp.emulator.models import (
     FLAG_EPHEMERAL,
     GUILD_TEXT,
     MESSAGE_REPLY,
+    PRIVATE_THREAD,
     Channel,
+    Member,
     Message,
+    Role,
     SnowflakeGenerator,
     User,
     iso_timestamp,
     snowflake_at,
     snowflake_time_ms,
+)
+from discord_mcp.emulator.permissions import (
+    BOT_ROLE_PERMISSIONS,
+    EVERYONE_PERMISSIONS,
+    MANAGE_THREADS,
+    apply_overwrites,
+    base_permissions,
+    implicit,
 )
 
 # Startup records get fixed ids (2024-01-01T00:00:00Z) so a person running the emulator keeps
@@ -59,7 +77,8 @@ class Guild:
 class Store:
     """The records, their lookups and JSON, and the event feed. :class:`State` adds the changes.
 
-    After construction ``guild``, ``channel`` (the text channel), ``bot`` and ``owner`` are set.
+    After construction ``guild``, ``channel`` (the text channel), ``bot``, ``owner``,
+    ``everyone`` and ``bot_role`` (the two startup roles) are set.
     """
 
     def __init__(
@@ -76,6 +95,19 @@ class Store:
         self.owner = User(snowflake_at(_STARTUP_MS, 2), "owner", global_name="Owner")
         self.guild = Guild(snowflake_at(_STARTUP_MS, 3), "discord-mcp emulator", self.owner.id)
         self.channel = Channel(snowflake_at(_STARTUP_MS, 4), GUILD_TEXT, "agents", self.guild.id)
+        self.everyone = Role(self.guild.id, "@everyone", EVERYONE_PERMISSIONS)
+        self.bot_role = Role(
+            snowflake_at(_STARTUP_MS, 5),
+            self.bot.username,
+            BOT_ROLE_PERMISSIONS,
+            position=1,
+            bot_id=self.bot.id,
+        )
+        self.roles: dict[str, Role] = {r.id: r for r in (self.everyone, self.bot_role)}
+        self.members: dict[str, Member] = {
+            self.bot.id: Member(self.bot.id, [self.bot_role.id]),
+            self.owner.id: Member(self.owner.id),
+        }
         self.users: dict[str, User] = {u.id: u for u in (self.bot, self.owner)}
         self.channels: dict[str, Channel] = {self.channel.id: self.channel}
         self.messages: dict[str, Message] = {}
@@ -118,6 +150,60 @@ class Store:
         if user is None:
             raise errors.unknown_user()
         return user
+
+    def get_guild(self, guild_id: str) -> Guild:
+        if guild_id != self.guild.id:
+            raise errors.unknown_guild()
+        return self.guild
+
+    def get_role(self, role_id: str) -> Role:
+        role = self.roles.get(role_id)
+        if role is None:
+            raise errors.unknown_role()
+        return role
+
+    def get_member(self, user_id: str) -> Member:
+        member = self.members.get(user_id)
+        if member is None:
+            raise errors.unknown_member()
+        return member
+
+    @property
+    def bot_in_guild(self) -> bool:
+        """Whether the bot is a member of the guild (the control API can remove it)."""
+        return self.bot.id in self.members
+
+    def permissions_for(self, user_id: str, channel: Channel) -> int:
+        """``user_id``'s effective permissions in ``channel`` as Discord enforces them.
+
+        0 for someone outside the guild. A thread takes its parent's overwrites; a private
+        thread shows nothing to a non-member without MANAGE_THREADS.
+        """
+        member = self.members.get(user_id)
+        if member is None:
+            return 0
+        source = channel
+        if channel.is_thread and channel.parent_id in self.channels:
+            source = self.channels[channel.parent_id]
+        base = base_permissions(
+            guild_id=self.guild.id,
+            owner_id=self.guild.owner_id,
+            role_permissions={role.id: role.permissions for role in self.roles.values()},
+            member_id=user_id,
+            member_roles=member.role_ids,
+        )
+        permissions = apply_overwrites(
+            base,
+            guild_id=self.guild.id,
+            member_id=user_id,
+            member_roles=member.role_ids,
+            overwrites=source.overwrites,
+        )
+        permissions = implicit(permissions, thread=channel.is_thread)
+        hidden = channel.type == PRIVATE_THREAD and user_id not in channel.member_ids
+        if hidden and not permissions & MANAGE_THREADS:
+            return 0
+        return permissions
 
     def get_message(self, channel_id: str, message_id: str) -> Message:
         self.get_channel(channel_id)
@@ -177,13 +263,15 @@ class Store:
         return data
 
     def member_json(self, user_id: str, *, with_user: bool = True) -> dict[str, Any]:
-        """A user's guild member object (every user is a member of the one guild).
+        """A user's guild member object (the spec's ``GuildMemberResponse``).
 
-        Gateway message events carry it without ``user`` (the author is beside it).
+        Gateway message events carry it without ``user`` (the author is beside it). A user
+        outside the guild is shown with no roles.
         """
         user = self.get_user(user_id)
+        member = self.members.get(user_id)
         data: dict[str, Any] = {
-            "roles": [],
+            "roles": list(member.role_ids) if member is not None else [],
             "joined_at": iso_timestamp(snowflake_time_ms(user.id)),
             "deaf": False,
             "mute": False,

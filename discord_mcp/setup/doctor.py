@@ -38,6 +38,7 @@ from discord_mcp.relay.budget import IdentifyBudget
 from discord_mcp.relay.holder import read_status
 from discord_mcp.setup.clients import CLIENTS, config_location, entries, is_ours, read_document
 from discord_mcp.setup.permissions import NEEDED, effective_permissions, missing
+from discord_mcp.state.files import ensure_dir
 from discord_mcp.transport.gateway import Gateway
 from discord_mcp.transport.rest import RestClient
 
@@ -129,7 +130,7 @@ async def _discord_checks(settings: Settings, rest: RestClient, probe: GatewayPr
     try:
         me = await rest.get_current_user()
     except Unauthorized as exc:
-        return [Check("FAIL", "token", "Discord rejected it (401)", exc.message or str(exc))]
+        return [Check("FAIL", "token", "Discord rejected it (401)", str(exc))]
     except DiscordError as exc:
         return [Check("FAIL", "token", f"could not ask Discord: {exc}", "Check the network")]
     checks.append(Check("OK", "token", f"logged in as {me.get('username')} ({me['id']})"))
@@ -254,7 +255,7 @@ async def _owner_check(settings: Settings, rest: RestClient) -> Check:
 def _state_check(home: Path) -> Check:
     name = "state directory"
     try:
-        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        ensure_dir(home)
         probe = home / ".doctor-write-test"
         probe.write_text("ok", encoding="utf-8")
         probe.unlink()

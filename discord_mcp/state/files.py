@@ -28,8 +28,19 @@ FILE_MODE = 0o600
 
 
 def ensure_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) private to the user; return it."""
-    path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    """Create ``path`` and any missing parents, each private to the user; return it.
+
+    (``Path.mkdir(parents=True, mode=...)`` applies the mode to the last directory only.)
+    """
+    missing = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for directory in reversed(missing):
+        directory.mkdir(mode=DIR_MODE, exist_ok=True)
     return path
 
 

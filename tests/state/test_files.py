@@ -22,6 +22,12 @@ def test_write_then_read_round_trips_with_private_permissions(tmp_path: Path) ->
     assert [p.name for p in path.parent.iterdir()] == ["doc.json"]  # no temp file left
 
 
+def test_every_directory_created_for_state_is_private(tmp_path: Path) -> None:
+    write_json(tmp_path / "home" / "gateway" / "x.json", {"version": 1})
+    assert (tmp_path / "home").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "home" / "gateway").stat().st_mode & 0o777 == 0o700
+
+
 def test_a_missing_file_reads_as_none(tmp_path: Path) -> None:
     assert read_json(tmp_path / "absent.json", max_version=1) is None
 

@@ -1,0 +1,216 @@
+"""`discord-mcp doctor` against the emulator: each check passes, and each failure says the fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from discord_mcp.emulator import RunningEmulator
+from discord_mcp.setup.doctor import Check, run_doctor
+from discord_mcp.setup.install import install
+from discord_mcp.setup.wizard import write_env_file
+from tests.support.people import People
+from tests.support.settings import env_for
+
+
+@pytest.fixture
+def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
+    return make_emulator(rate_limit_scale=0.01)
+
+
+@pytest.fixture
+def people(discord: RunningEmulator) -> Iterator[People]:
+    acting = People(discord)
+    yield acting
+    acting.close()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "user"
+    path.mkdir()
+    return path
+
+
+def env(discord: RunningEmulator, tmp_path: Path, **extra: str) -> dict[str, str]:
+    return env_for(discord, tmp_path / "state", **extra)
+
+
+async def doctor(
+    discord: RunningEmulator, tmp_path: Path, home: Path, **extra: str
+) -> dict[str, Check]:
+    checks = await run_doctor(env(discord, tmp_path, **extra), cwd=tmp_path, home=home)
+    return {check.name.split(" (")[0]: check for check in checks}
+
+
+async def test_a_healthy_setup_passes_every_check(
+    discord: RunningEmulator, tmp_path: Path, home: Path, people: People
+) -> None:
+    env_file = tmp_path / "discord.env"
+    write_env_file(env_file, {"DISCORD_BOT_TOKEN": discord.token})
+    for client in ("claude", "codex", "gemini"):
+        install(client, "user", env_file=env_file, home=home, cwd=tmp_path, environ={})  # type: ignore[arg-type]
+    checks = await doctor(discord, tmp_path, home)
+    assert {name: c.verdict for name, c in checks.items()} == {
+        "configuration": "OK",
+        "token": "OK",
+        "message content intent": "OK",
+        "channel": "OK",
+        "owners": "OK",
+        "state directory": "OK",
+        "claude": "OK",
+        "codex": "OK",
+        "gemini": "OK",
+    }, [c.render() for c in checks.values()]
+    assert "all 9 permissions" in checks["channel"].detail
+    assert people.state()["stats"]["gateway_identifies"] == 1  # the intent was really tried
+
+
+async def test_a_broken_configuration_is_named_and_discord_is_not_asked(
+    discord: RunningEmulator, tmp_path: Path, home: Path, people: People
+) -> None:
+    checks = await doctor(discord, tmp_path, home, DISCORD_OWNER_IDS="")
+    assert checks["configuration"].verdict == "FAIL"
+    assert checks["configuration"].fix.startswith("DISCORD_OWNER_IDS:")
+    assert "token" not in checks
+    assert people.state()["stats"]["rest_requests"] == 0
+
+
+async def test_a_wrong_token_fails_with_how_to_get_a_new_one(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    checks = await doctor(discord, tmp_path, home, DISCORD_BOT_TOKEN="wrong.token.value")
+    assert checks["token"].verdict == "FAIL"
+    assert "Reset Token" in checks["token"].fix
+    assert "wrong.token.value" not in checks["token"].render()
+
+
+async def test_the_message_content_intent_off_is_caught_with_the_portal_steps(
+    discord: RunningEmulator, tmp_path: Path, home: Path, people: People
+) -> None:
+    people.fault(message_content_intent_enabled=False)
+    checks = await doctor(discord, tmp_path, home)
+    assert checks["message content intent"].verdict == "FAIL"
+    assert "Privileged Gateway Intents" in checks["message content intent"].fix
+
+
+async def test_a_gateway_refusal_alone_is_caught_too(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    async def refused(_settings: object, _url: str) -> str:
+        return "gateway close 4014: Message Content Intent"
+
+    settings_env = env(discord, tmp_path)
+    checks = {
+        c.name: c for c in await run_doctor(settings_env, cwd=tmp_path, home=home, probe=refused)
+    }
+    assert checks["message content intent"].verdict == "FAIL"
+
+
+async def test_missing_permissions_are_named(
+    discord: RunningEmulator, tmp_path: Path, home: Path, people: People
+) -> None:
+    response = people._http.post(
+        f"/roles/{discord.bot_role_id}", json={"deny": ["ADD_REACTIONS", "MANAGE_THREADS"]}
+    )
+    response.raise_for_status()
+    checks = await doctor(discord, tmp_path, home)
+    channel = checks["channel"]
+    assert channel.verdict == "FAIL"
+    assert "Add Reactions" in channel.detail
+    assert "Manage Threads" in channel.detail
+    assert "Send Messages" not in channel.detail
+
+
+async def test_an_unreachable_channel_and_unknown_owner_fail(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    checks = await doctor(
+        discord,
+        tmp_path,
+        home,
+        DISCORD_CHANNEL_ID="123456789012345678",
+        DISCORD_OWNER_IDS="223456789012345678",
+    )
+    assert checks["channel"].verdict == "FAIL"
+    assert "Copy ID" in checks["channel"].fix
+    assert checks["owners"].verdict == "FAIL"
+    assert "223456789012345678" in checks["owners"].detail
+
+
+async def test_a_state_directory_others_can_read_fails(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    os.chmod(state, 0o755)
+    checks = await doctor(discord, tmp_path, home)
+    assert checks["state directory"].verdict == "FAIL"
+    assert checks["state directory"].fix == f"chmod 700 {state}"
+
+
+async def test_client_settings_that_would_kill_or_block_a_wait_are_flagged(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text(
+        '[mcp_servers.discord]\ncommand = "python3"\nargs = ["-m", "discord_mcp"]\n'
+        "tool_timeout_sec = 120\n",
+        encoding="utf-8",
+    )
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "settings.json").write_text(
+        json.dumps({"mcpServers": {"discord": {"command": "discord-mcp", "timeout": 60000}}}),
+        encoding="utf-8",
+    )
+    (home / ".claude.json").write_text(
+        json.dumps({"mcpServers": {"discord": {"command": "discord-mcp", "timeout": 30000}}}),
+        encoding="utf-8",
+    )
+    checks = await doctor(discord, tmp_path, home)
+    codex, gemini, claude = checks["codex"], checks["gemini"], checks["claude"]
+    assert codex.verdict == "FAIL"
+    assert 'default_tools_approval_mode = "approve"' in codex.fix
+    assert "tool_timeout_sec = 120" in codex.detail
+    assert gemini.verdict == "FAIL"
+    assert "trust" in gemini.detail
+    assert "*TOKEN*" in gemini.detail
+    assert "540" in gemini.detail
+    assert claude.verdict == "FAIL"
+    assert "30000" in claude.detail
+
+
+async def test_no_client_configured_is_a_warning_with_the_install_command(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    checks = await doctor(discord, tmp_path, home)
+    assert checks["agent clients"].verdict == "WARN"
+    assert "discord-mcp install" in checks["agent clients"].fix
+
+
+def test_the_command_exits_non_zero_when_something_fails(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "discord_mcp", "doctor"],
+        env={
+            **os.environ,
+            **env(discord, tmp_path, DISCORD_OWNER_IDS="223456789012345678"),
+            "HOME": str(home),
+        },
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
+    assert run.returncode == 1
+    assert "FAIL owners" in run.stdout
+    assert "problem(s) to fix" in run.stdout
+    assert discord.token not in run.stdout + run.stderr
