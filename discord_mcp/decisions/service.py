@@ -41,6 +41,8 @@ FILE_WATCH_INTERVAL_S = 0.05
 """How often a waiting call looks at its decision file for another process's answer."""
 THREAD_AUTO_ARCHIVE_MIN = 10080
 SAFETY_POLL_S = 30.0
+CARD_GRACE_S = 60.0
+"""How long a decision without a recorded card is given before it counts as never posted."""
 """With a live gateway, polling only catches what a holder handover might have missed."""
 """Decision threads stay listed for a week; an answer may take that long."""
 
@@ -333,12 +335,47 @@ class DecisionService:
                 log.warning("polling decision %s failed: %s", decision.id, exc)
                 return self._store.load(decision.id)
 
+    async def _adopt_card(self, decision: Decision) -> Decision:
+        """A decision whose process died between posting its card and recording the card's id:
+        find the card in the thread by the decision id printed on it. If it never got there,
+        nobody could answer: withdraw it, saying why (never read as an answer)."""
+        marker = f"decision `{decision.id}`"
+        page = await self._rest.list_messages(decision.thread_id, limit=100)
+        cards_found = [m for m in page if m["author"].get("bot") and marker in m["content"]]
+        if cards_found:
+            card_id = min(cards_found, key=lambda m: int(m["id"]))["id"]
+
+            def adopt(current: Decision) -> Decision | None:
+                if current.card_message_id:
+                    return None
+                return current.replace(card_message_id=card_id, seen_message_id=card_id)
+
+            stored, _ = self._store.update(decision.id, adopt)
+            return stored
+        asked = datetime.fromisoformat(decision.asked_at)
+        if datetime.now(UTC) - asked < timedelta(seconds=CARD_GRACE_S):
+            return decision  # still being posted by its process
+        stored, won = self._store.finish(
+            decision.id,
+            status="cancelled",
+            cancel_reason="the question never reached Discord (its process stopped first)",
+            answered_at=utc_now(),
+        )
+        if won:
+            self._notify(decision.id)
+        return stored
+
     def _owners(self, decision: Decision) -> frozenset[str]:
         return frozenset(decision.owner_ids) or self._settings.owner_ids
 
     async def _poll(self, decision: Decision) -> Decision:
-        if decision.is_final or not decision.card_message_id:
+        if decision.is_final:
             return decision
+        if not decision.card_message_id:
+            adopted = await self._adopt_card(decision)
+            if adopted.is_final or not adopted.card_message_id:
+                return adopted
+            decision = adopted
         cursor = int(decision.seen_message_id or decision.card_message_id)
         # One request usually does: the newest page holds the replies after the cursor *and* the
         # card with its reactions, since decision threads are short. Only when more than a page
@@ -596,7 +633,7 @@ class DecisionService:
         """
         found: list[Decision] = []
         for decision in self._store.all():
-            if decision.is_final or not decision.card_message_id:
+            if decision.is_final:
                 continue
             if not all_projects and decision.project != self._settings.project_name:
                 continue

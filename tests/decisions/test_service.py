@@ -313,3 +313,32 @@ async def test_an_answer_behind_more_than_a_page_of_chatter_is_still_found(
     assert result.status == "answered"
     assert result.selected_option == "Stop"
     assert len(result.refused) == 105
+
+
+async def test_a_card_whose_id_was_never_recorded_is_found_by_its_decision_id(
+    service: DecisionService, people: People
+) -> None:
+    """The asking process died between posting the card and recording it: recovery adopts it."""
+    decision, _ = await service.ask(Question("Crash-safe?", options=("Yes", "No")))
+    service.store.update(decision.id, lambda d: d.replace(card_message_id="", seen_message_id=None))
+    people.say(decision.thread_id, "no")
+    [recovered] = await service.recover()
+    assert recovered.card_message_id == decision.card_message_id
+    assert (recovered.status, recovered.selected_option) == ("answered", "No")
+
+
+async def test_a_question_that_never_reached_discord_is_withdrawn_not_answered(
+    service: DecisionService, settings: Settings
+) -> None:
+    decision, _ = await service.ask(Question("Lost?"))
+    async with RestClient(settings.token, api_base=settings.api_base) as rest:
+        await rest.delete_message(decision.thread_id, decision.card_message_id)  # never arrived
+    long_ago = "2026-01-01T00:00:00.000+00:00"
+    service.store.update(
+        decision.id,
+        lambda d: d.replace(card_message_id="", seen_message_id=None, asked_at=long_ago),
+    )
+    [recovered] = await service.recover()
+    assert recovered.status == "cancelled"
+    assert recovered.answer is None
+    assert "never reached Discord" in (recovered.cancel_reason or "")
