@@ -215,11 +215,22 @@ class LiveLink:
         task = asyncio.create_task(gateway.run(), name="gateway")
         try:
             while not task.done():
-                self._publish(gateway, "ready" if gateway.ready.is_set() else "connecting")
+                was_ready = gateway.ready.is_set()
+                self._publish(gateway, "ready" if was_ready else "connecting")
                 if not self._preferred and preferred_pid(self._prefer_path) is not None:
                     log.info("handing the gateway over to the watch daemon")
                     break
-                await asyncio.wait({task}, timeout=STATUS_EVERY_S)
+                # Publish again every few seconds, and at once when the session becomes ready,
+                # so other processes know a live gateway is there (cards get buttons).
+                became_ready = asyncio.create_task(gateway.ready.wait())
+                try:
+                    await asyncio.wait(
+                        {task} if was_ready else {task, became_ready},
+                        timeout=STATUS_EVERY_S,
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                finally:
+                    await cancel_and_wait(became_ready)
             if task.done():
                 task.result()
         except GatewayError as exc:
