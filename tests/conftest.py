@@ -10,6 +10,7 @@ import pytest
 
 if TYPE_CHECKING:
     from discord_mcp.emulator import RunningEmulator
+    from tests.support.people import People
 
 _OUR_VARIABLES = (
     "DISCORD_BOT_TOKEN",
@@ -84,3 +85,22 @@ def emulator(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
     use ``make_emulator(rate_limit_scale=0.01)`` instead.
     """
     return make_emulator()
+
+
+@pytest.fixture
+def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
+    """The emulator most tests use: rate-limit windows 100 times shorter than Discord's.
+
+    A module that needs other settings defines its own ``discord`` fixture.
+    """
+    return make_emulator(rate_limit_scale=0.01)
+
+
+@pytest.fixture
+def people(discord: RunningEmulator) -> Iterator[People]:
+    """Acting as Discord's people (the owner by default) in this test's ``discord``."""
+    from tests.support.people import People
+
+    acting = People(discord)
+    yield acting
+    acting.close()

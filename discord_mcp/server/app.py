@@ -34,6 +34,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_SENDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
+"""Posts to or edits Discord."""
+_WAITS = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=True)
+"""Reads Discord while it waits."""
+_LOCAL = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+"""Reads (and may mark) local state only."""
+_DELETES_LOCAL = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+"""Deletes local state."""
+
 RECOVERY_DELAY_S = 1.0
 """Recovery waits this long after the first request, so it never slows the handshake."""
 PROGRESS_EVERY_S = 20.0
@@ -167,11 +176,7 @@ def build_server(
         )
         return service.mark_delivered(decision)
 
-    @mcp.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=False, open_world_hint=True
-        )
-    )
+    @mcp.tool(annotations=_SENDS)
     async def ask_decision(
         question: Annotated[
             str, Field(description="The decision you need, as one clear question.")
@@ -236,11 +241,7 @@ def build_server(
             decision = await waited(decision.id, ctx, block_bound(ctx, None))
             return results.decision_result(decision, duplicate=not created)
 
-    @mcp.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=True, destructive_hint=False, open_world_hint=True
-        )
-    )
+    @mcp.tool(annotations=_WAITS)
     async def wait_decision(
         decision_id: Annotated[str, Field(description="The id ask_decision returned.")],
         ctx: Context,
@@ -258,11 +259,7 @@ def build_server(
             decision = await waited(decision_id.strip(), ctx, block_bound(ctx, max_wait_seconds))
             return results.decision_result(decision)
 
-    @mcp.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=False, open_world_hint=True
-        )
-    )
+    @mcp.tool(annotations=_SENDS)
     async def cancel_decision(
         decision_id: Annotated[str, Field(description="The decision to withdraw.")],
         reason: Annotated[
@@ -279,11 +276,7 @@ def build_server(
             decision = await service.cancel(decision_id.strip(), reason)
             return results.decision_result(service.mark_delivered(decision))
 
-    @mcp.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=False, open_world_hint=True
-        )
-    )
+    @mcp.tool(annotations=_SENDS)
     async def notify(
         message: Annotated[str, Field(description="What the owner should know.")],
         level: Annotated[
@@ -303,11 +296,7 @@ def build_server(
                 rt.rest, settings, message, level=level, thread_id=thread_id, mention=mention
             )
 
-    @mcp.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=False, open_world_hint=True
-        )
-    )
+    @mcp.tool(annotations=_SENDS)
     async def report_progress(
         title: Annotated[str, Field(description="The task's name.")],
         summary: Annotated[str, Field(description="Where it stands, in a sentence or two.")],
@@ -344,11 +333,7 @@ def build_server(
             )
             return await report(runtime().rest, settings, update)
 
-    @mcp.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=False, open_world_hint=True
-        )
-    )
+    @mcp.tool(annotations=_SENDS)
     async def check_pending() -> dict[str, Any]:
         """List this project's open decisions, and answers that arrived while you were away.
 
@@ -372,11 +357,7 @@ def build_server(
                 "answered_while_away": away,
             }
 
-    @mcp.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=False, open_world_hint=False
-        )
-    )
+    @mcp.tool(annotations=_LOCAL)
     async def read_inbox(
         unread_only: Annotated[bool, Field(description="Only messages not read yet.")] = True,
         mark_read: Annotated[
@@ -404,11 +385,7 @@ def build_server(
             )
             return results.inbox_result(items)
 
-    @mcp.tool(
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=True, open_world_hint=False
-        )
-    )
+    @mcp.tool(annotations=_DELETES_LOCAL)
     async def clear_inbox(
         read_only: Annotated[
             bool, Field(description="Delete only messages already read (the default).")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -18,18 +18,6 @@ from discord_mcp.errors import DecisionError
 from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import settings_for
-
-
-@pytest.fixture
-def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
-    return make_emulator(rate_limit_scale=0.01)
-
-
-@pytest.fixture
-def people(discord: RunningEmulator) -> Iterator[People]:
-    acting = People(discord)
-    yield acting
-    acting.close()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,6 @@ CALL_TIMEOUT = 40.0
 @pytest.fixture
 def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
     return make_emulator(rate_limit_scale=0.05)
-
-
-@pytest.fixture
-def people(discord: RunningEmulator) -> Iterator[People]:
-    acting = People(discord)
-    yield acting
-    acting.close()
 
 
 def discord_mcp(discord: RunningEmulator, home: Path, **env: str) -> McpServer:

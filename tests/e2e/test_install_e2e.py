@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +47,6 @@ class UserConfigClaude(ClaudeCli):
 @pytest.fixture
 def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
     return make_emulator(rate_limit_scale=0.05)
-
-
-@pytest.fixture
-def people(discord: RunningEmulator) -> Iterator[People]:
-    acting = People(discord)
-    yield acting
-    acting.close()
 
 
 async def set_up(discord: RunningEmulator, tmp_path: Path) -> Path:

@@ -36,13 +36,6 @@ def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
 
 
 @pytest.fixture
-def people(discord: RunningEmulator) -> Iterator[People]:
-    acting = People(discord)
-    yield acting
-    acting.close()
-
-
-@pytest.fixture
 def model_server() -> Iterator[ModelServer]:
     with ModelServer() as server:
         yield server

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -31,13 +31,6 @@ WATCH = [sys.executable, "-c", "from discord_mcp.watch.cli import main; raise Sy
 @pytest.fixture
 def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
     return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.01)
-
-
-@pytest.fixture
-def people(discord: RunningEmulator) -> Iterator[People]:
-    acting = People(discord)
-    yield acting
-    acting.close()
 
 
 def until(condition: Callable[[], Any], seconds: float = 20.0, what: str = "condition") -> Any:

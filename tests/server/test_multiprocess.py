@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,13 +21,6 @@ TEAMMATES = 4
 def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
     # Discord's real rate-limit speed: polling must stay inside it without a single 429.
     return make_emulator(rate_limit_scale=1.0)
-
-
-@pytest.fixture
-def people(discord: RunningEmulator) -> Iterator[People]:
-    acting = People(discord)
-    yield acting
-    acting.close()
 
 
 def test_each_teammate_gets_its_own_answer_and_polling_stays_within_rate_limits(

@@ -6,27 +6,13 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from discord_mcp.emulator import RunningEmulator
 from tests.support.people import People
 from tests.support.settings import env_for
 from tests.support.stdio_peer import SERVER, StdioPeer
-
-
-@pytest.fixture
-def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
-    return make_emulator(rate_limit_scale=0.01)
-
-
-@pytest.fixture
-def people(discord: RunningEmulator) -> Iterator[People]:
-    acting = People(discord)
-    yield acting
-    acting.close()
 
 
 def wait_for(condition: Callable[[], bool], seconds: float = 15.0) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +20,6 @@ from tests.support.people import People
 from tests.support.settings import settings_for
 
 CONTRACT = Path(__file__).parent.parent / "data" / "contract" / "tools.json"
-
-
-@pytest.fixture
-def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
-    return make_emulator(rate_limit_scale=0.01)
-
-
-@pytest.fixture
-def people(discord: RunningEmulator) -> Iterator[People]:
-    acting = People(discord)
-    yield acting
-    acting.close()
 
 
 @pytest.fixture

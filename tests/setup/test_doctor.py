@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -17,18 +16,6 @@ from discord_mcp.setup.install import install
 from discord_mcp.setup.wizard import write_env_file
 from tests.support.people import People
 from tests.support.settings import env_for
-
-
-@pytest.fixture
-def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
-    return make_emulator(rate_limit_scale=0.01)
-
-
-@pytest.fixture
-def people(discord: RunningEmulator) -> Iterator[People]:
-    acting = People(discord)
-    yield acting
-    acting.close()
 
 
 @pytest.fixture

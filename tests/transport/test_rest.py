@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -30,22 +30,10 @@ async def no_sleep(_seconds: float) -> None:
 
 
 @pytest.fixture
-def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
-    return make_emulator(rate_limit_scale=0.01)
-
-
-@pytest.fixture
 async def rest(discord: RunningEmulator) -> AsyncIterator[RestClient]:
     client = RestClient(Secret(discord.token), api_base=discord.api_base, sleep=no_sleep)
     yield client
     await client.aclose()
-
-
-@pytest.fixture
-def people(discord: RunningEmulator) -> Iterator[People]:
-    acting = People(discord)
-    yield acting
-    acting.close()
 
 
 async def test_current_user_is_the_bot(rest: RestClient, discord: RunningEmulator) -> None:

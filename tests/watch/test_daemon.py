@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +26,6 @@ from tests.decisions.test_service import running_service
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
 from tests.support.settings import settings_for
-
-
-@pytest.fixture
-def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
-    return make_emulator(rate_limit_scale=0.01)
-
-
-@pytest.fixture
-def people(discord: RunningEmulator) -> Iterator[People]:
-    acting = People(discord)
-    yield acting
-    acting.close()
 
 
 @pytest.fixture

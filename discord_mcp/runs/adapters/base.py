@@ -310,6 +310,20 @@ def as_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def token_usage(usage: Any, *, cached_key: str) -> Usage:
+    """Token counts from a CLI's usage object (``input_tokens``, ``output_tokens`` and, under
+    a name of its own, the cached input); the total when both counts are known."""
+    fields = usage if isinstance(usage, dict) else {}
+    inputs = as_int(fields.get("input_tokens"))
+    outputs = as_int(fields.get("output_tokens"))
+    return Usage(
+        input_tokens=inputs,
+        output_tokens=outputs,
+        cached_input_tokens=as_int(fields.get(cached_key)),
+        total_tokens=inputs + outputs if inputs is not None and outputs is not None else None,
+    )
+
+
 def _last_lines(text: str, limit: int = 300) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     # Skip stack-trace noise ("  3: <unknown>") that Codex prints after its error line.

@@ -28,9 +28,9 @@ from discord_mcp.runs.adapters.base import (
     Invocation,
     InvocationRequest,
     Verdict,
-    as_int,
+    token_usage,
 )
-from discord_mcp.runs.views import Tool, Usage
+from discord_mcp.runs.views import Tool
 
 
 class ClaudeDecoder(Decoder):
@@ -60,17 +60,7 @@ class ClaudeDecoder(Decoder):
                 self.session_key = event["session_id"]
             result = event.get("result")
             self.final_text = result if isinstance(result, str) else self.last_text
-            usage = event.get("usage") or {}
-            inputs = as_int(usage.get("input_tokens"))
-            outputs = as_int(usage.get("output_tokens"))
-            self.usage = Usage(
-                input_tokens=inputs,
-                output_tokens=outputs,
-                cached_input_tokens=as_int(usage.get("cache_read_input_tokens")),
-                total_tokens=inputs + outputs
-                if inputs is not None and outputs is not None
-                else None,
-            )
+            self.usage = token_usage(event.get("usage"), cached_key="cache_read_input_tokens")
             cost = event.get("total_cost_usd")
             self.cost_usd = float(cost) if isinstance(cost, int | float) else None
             return True

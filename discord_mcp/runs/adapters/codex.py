@@ -32,10 +32,10 @@ from discord_mcp.runs.adapters.base import (
     Invocation,
     InvocationRequest,
     Verdict,
-    as_int,
+    token_usage,
     truncate,
 )
-from discord_mcp.runs.views import Tool, Usage
+from discord_mcp.runs.views import Tool
 
 
 def _toml(value: Any) -> str:
@@ -63,17 +63,7 @@ class CodexDecoder(Decoder):
         if kind == "turn.completed":
             self._completed = True
             self.final_seen = True
-            usage = event.get("usage") or {}
-            inputs = as_int(usage.get("input_tokens"))
-            outputs = as_int(usage.get("output_tokens"))
-            self.usage = Usage(
-                input_tokens=inputs,
-                output_tokens=outputs,
-                cached_input_tokens=as_int(usage.get("cached_input_tokens")),
-                total_tokens=inputs + outputs
-                if inputs is not None and outputs is not None
-                else None,
-            )
+            self.usage = token_usage(event.get("usage"), cached_key="cached_input_tokens")
             return True
         if kind == "turn.failed":
             self.final_seen = True
