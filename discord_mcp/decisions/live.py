@@ -5,8 +5,18 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from discord_mcp.decisions import cards
+from discord_mcp.decisions.answers import judge_choice
+from discord_mcp.decisions.interactive import (
+    ephemeral,
+    modal_response,
+    modal_text,
+    parse_custom_id,
+    update_card,
+)
+from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.service import DecisionService
-from discord_mcp.errors import DiscordError
+from discord_mcp.errors import DecisionError, DiscordError, StateError
 from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)
@@ -27,7 +37,7 @@ class DecisionEvents:
         await self._service.on_event(name, data)
 
     async def on_interaction(self, data: dict[str, Any]) -> None:
-        body = await self._service.answer_interaction(data)
+        body = await answer_click(self._service, data)
         if body is None:
             return  # not a decision card's component
         try:
@@ -36,3 +46,70 @@ class DecisionEvents:
             )
         except DiscordError as exc:
             log.warning("answering a click failed: %s", exc)
+
+
+async def answer_click(service: DecisionService, data: dict[str, Any]) -> dict[str, Any] | None:
+    """The callback body for a click on (or modal from) a decision card; None if not ours.
+
+    Runs in the gateway holder, whoever asked: it must answer within Discord's 3 seconds.
+    """
+    click = parse_custom_id(str((data.get("data") or {}).get("custom_id") or ""))
+    if click is None:
+        return None
+    member = data.get("member") if isinstance(data.get("member"), dict) else None
+    user = (member or {}).get("user") or data.get("user") or {}
+    user_id = str(user.get("id") or "")
+    username = str(user.get("global_name") or user.get("username") or user_id)
+    try:
+        decision = service.store.load(click.decision_id)
+    except (DecisionError, StateError):
+        return ephemeral("This question is no longer known here.")
+    owners = service.owners(decision)
+    if decision.is_final:
+        return ephemeral(_already(decision))
+    payload = data.get("data") or {}
+    if data.get("type") == 5:  # modal submit
+        verdict = judge_choice(
+            decision,
+            user_id,
+            username,
+            owners,
+            via="modal",
+            index=None,
+            text=modal_text(payload),
+        )
+    elif click.part == "other":
+        if user_id in owners:
+            return modal_response(decision.id, decision.question)
+        verdict = judge_choice(decision, user_id, username, owners, via="button", index=None)
+    elif click.part == "select":
+        values = payload.get("values") or []
+        index = int(values[0]) if values and str(values[0]).isdigit() else None
+        verdict = judge_choice(decision, user_id, username, owners, via="select", index=index)
+    else:
+        verdict = judge_choice(decision, user_id, username, owners, via="button", index=click.index)
+    if verdict.kind == "refuse":
+        service.store.update(
+            decision.id,
+            lambda current: current.replace(refused=verdict.changes["refused"]),
+        )
+        return ephemeral(
+            "Only " + ", ".join(f"<@{o}>" for o in sorted(owners)) + " can answer this "
+            "question; your click was recorded but not used."
+        )
+    if verdict.kind != "resolve":
+        return ephemeral("That did not select an answer; try again.")
+    stored, won = service.store.finish(decision.id, **verdict.changes)
+    if not won:
+        return ephemeral(_already(stored))
+    log.info("decision %s answered via %s", stored.id, stored.via)
+    service.notify_waiters(stored.id)
+    return update_card(cards.render_final(stored))
+
+
+def _already(decision: Decision) -> str:
+    if decision.status == "answered":
+        chosen = decision.selected_option or decision.answer or ""
+        who = decision.answered_by_name or "the owner"
+        return f"This question was already answered ({chosen[:200]!r}, by {who})."
+    return f"This question is already {decision.status}."

@@ -13,25 +13,21 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions import cards
-from discord_mcp.decisions.answers import Verdict, judge_choice, judge_message, judge_reaction
+from discord_mcp.decisions.answers import Verdict, judge_message, judge_reaction
 from discord_mcp.decisions.interactive import (
     card_components,
-    ephemeral,
-    modal_response,
-    modal_text,
-    parse_custom_id,
-    update_card,
 )
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DecisionError, DiscordError, StateError, Unauthorized
+from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.wire import Message
 
@@ -61,49 +57,6 @@ class Question:
     on_timeout: str | None = None
     mention: bool = False
     session: str = "agent"
-
-
-class Background:
-    """A home for tasks that outlive the call that started them (reactions, card edits).
-
-    Use as an async context manager; leaving it waits a bounded time for the tasks, then
-    cancels what is left.
-    """
-
-    def __init__(self, *, drain_timeout: float = 5.0) -> None:
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._drain_timeout = drain_timeout
-
-    def spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
-        """Run ``work`` in the background; its failure is logged, never raised."""
-        task = asyncio.get_running_loop().create_task(self._guard(work, name), name=name)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    @staticmethod
-    async def _guard(work: Coroutine[Any, Any, None], name: str) -> None:
-        try:
-            await work
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("background task %s failed", name)
-
-    async def __aenter__(self) -> Background:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.drain()
-
-    async def drain(self) -> None:
-        """Wait (bounded) for running tasks, then cancel the rest."""
-        if not self._tasks:
-            return
-        _done, pending = await asyncio.wait(set(self._tasks), timeout=self._drain_timeout)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.wait(pending, timeout=1.0)
 
 
 class DecisionService:
@@ -312,7 +265,8 @@ class DecisionService:
                 async with asyncio.timeout(min(left, FILE_WATCH_INTERVAL_S)):
                     await event.wait()
 
-    def _notify(self, decision_id: str) -> None:
+    def notify_waiters(self, decision_id: str) -> None:
+        """Wake this process's calls waiting on ``decision_id`` (it just changed)."""
         event = self._changed.get(decision_id)
         if event is not None:
             event.set()
@@ -362,10 +316,11 @@ class DecisionService:
             answered_at=utc_now(),
         )
         if won:
-            self._notify(decision.id)
+            self.notify_waiters(decision.id)
         return stored
 
-    def _owners(self, decision: Decision) -> frozenset[str]:
+    def owners(self, decision: Decision) -> frozenset[str]:
+        """Who may answer ``decision``: the owners of the process that asked it."""
         return frozenset(decision.owner_ids) or self._settings.owner_ids
 
     async def _poll(self, decision: Decision) -> Decision:
@@ -407,7 +362,7 @@ class DecisionService:
         message_id = str(message.get("id") or "0")
         if decision.handled(message_id):
             return decision
-        verdict = judge_message(decision, message, self._owners(decision), None)
+        verdict = judge_message(decision, message, self.owners(decision), None)
         return await self._apply(decision, verdict, message_id=message_id, advance=advance)
 
     async def _poll_reactions(self, decision: Decision, card: Message) -> Decision:
@@ -431,7 +386,7 @@ class DecisionService:
     async def _judge_reaction(
         self, decision: Decision, user_id: str, username: str, emoji: str
     ) -> Decision:
-        owners = self._owners(decision)
+        owners = self.owners(decision)
         if user_id not in owners and any(
             a.user_id == user_id and a.via == "reaction" for a in decision.refused
         ):
@@ -474,7 +429,7 @@ class DecisionService:
             return stored
         if verdict.kind == "resolve":
             log.info("decision %s answered via %s", decision.id, stored.via)
-            self._notify(decision.id)
+            self.notify_waiters(decision.id)
             self._background.spawn(self._show_final(stored), f"final-{decision.id}")
         elif verdict.reply:
             await self._rest.create_message(
@@ -525,66 +480,6 @@ class DecisionService:
             except DiscordError as exc:
                 log.warning("live answer for %s failed: %s", decision.id, exc)
 
-    async def answer_interaction(self, data: dict[str, Any]) -> dict[str, Any] | None:
-        """The callback body for a click on (or modal from) a decision card; None if not ours.
-
-        Runs in the gateway holder, whoever asked: it must answer within Discord's 3 seconds.
-        """
-        click = parse_custom_id(str((data.get("data") or {}).get("custom_id") or ""))
-        if click is None:
-            return None
-        member = data.get("member") if isinstance(data.get("member"), dict) else None
-        user = (member or {}).get("user") or data.get("user") or {}
-        user_id = str(user.get("id") or "")
-        username = str(user.get("global_name") or user.get("username") or user_id)
-        try:
-            decision = self._store.load(click.decision_id)
-        except (DecisionError, StateError):
-            return ephemeral("This question is no longer known here.")
-        owners = self._owners(decision)
-        if decision.is_final:
-            return ephemeral(_already(decision))
-        payload = data.get("data") or {}
-        if data.get("type") == 5:  # modal submit
-            verdict = judge_choice(
-                decision,
-                user_id,
-                username,
-                owners,
-                via="modal",
-                index=None,
-                text=modal_text(payload),
-            )
-        elif click.part == "other":
-            if user_id in owners:
-                return modal_response(decision.id, decision.question)
-            verdict = judge_choice(decision, user_id, username, owners, via="button", index=None)
-        elif click.part == "select":
-            values = payload.get("values") or []
-            index = int(values[0]) if values and str(values[0]).isdigit() else None
-            verdict = judge_choice(decision, user_id, username, owners, via="select", index=index)
-        else:
-            verdict = judge_choice(
-                decision, user_id, username, owners, via="button", index=click.index
-            )
-        if verdict.kind == "refuse":
-            self._store.update(
-                decision.id,
-                lambda current: current.replace(refused=verdict.changes["refused"]),
-            )
-            return ephemeral(
-                "Only " + ", ".join(f"<@{o}>" for o in sorted(owners)) + " can answer this "
-                "question; your click was recorded but not used."
-            )
-        if verdict.kind != "resolve":
-            return ephemeral("That did not select an answer; try again.")
-        stored, won = self._store.finish(decision.id, **verdict.changes)
-        if not won:
-            return ephemeral(_already(stored))
-        log.info("decision %s answered via %s", stored.id, stored.via)
-        self._notify(stored.id)
-        return update_card(cards.render_final(stored))
-
     async def _show_final(self, decision: Decision) -> None:
         await self._rest.edit_message(
             decision.thread_id,
@@ -600,7 +495,7 @@ class DecisionService:
         """The agent's own deadline passed: mark it expired and say so on the card."""
         stored, won = self._store.finish(decision.id, status="expired", answered_at=utc_now())
         if won:
-            self._notify(decision.id)
+            self.notify_waiters(decision.id)
             self._background.spawn(self._show_final(stored), f"final-{decision.id}")
         return stored
 
@@ -610,7 +505,7 @@ class DecisionService:
             decision_id, status="cancelled", cancel_reason=reason, answered_at=utc_now()
         )
         if won:
-            self._notify(decision_id)
+            self.notify_waiters(decision_id)
             await self._show_final(stored)
         return stored
 
@@ -686,19 +581,3 @@ def _same_question(decision: Decision, q: Question) -> bool:
     ).casefold() and tuple(o.casefold() for o in decision.options) == tuple(
         o.casefold() for o in q.options
     )
-
-
-def _already(decision: Decision) -> str:
-    if decision.status == "answered":
-        chosen = decision.selected_option or decision.answer or ""
-        who = decision.answered_by_name or "the owner"
-        return f"This question was already answered ({chosen[:200]!r}, by {who})."
-    return f"This question is already {decision.status}."
-
-
-def option_summary(options: Sequence[str]) -> list[dict[str, Any]]:
-    """Options as the tools report them: letter, number and text."""
-    return [
-        {"label": cards.option_label(i), "number": i + 1, "text": text}
-        for i, text in enumerate(options)
-    ]

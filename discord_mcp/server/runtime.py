@@ -11,10 +11,11 @@ import logging
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
-from discord_mcp.decisions.service import Background, DecisionService
+from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.state.files import ensure_dir
+from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)

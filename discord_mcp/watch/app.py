@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TextIO
 
 from discord_mcp.config import Settings, watch_roots
-from discord_mcp.decisions.service import Background, DecisionService
+from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import Tool
@@ -18,6 +18,7 @@ from discord_mcp.runs.engine import RunEngine
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.spawner import Spawner
 from discord_mcp.state.files import ensure_dir
+from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.daemon import Watcher
 from discord_mcp.watch.display import render_status

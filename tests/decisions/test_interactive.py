@@ -14,8 +14,10 @@ from discord_mcp.decisions.interactive import (
     modal_text,
     parse_custom_id,
 )
-from discord_mcp.decisions.service import Background, DecisionService
+from discord_mcp.decisions.live import answer_click
+from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from tests.decisions.test_store import make_decision
 
@@ -117,12 +119,12 @@ def click(decision_id: str, part: str, user: str, **data: Any) -> dict[str, Any]
 async def test_the_askers_owners_decide_who_may_click(service: DecisionService) -> None:
     decision = make_decision(owner_ids=(OWNER,))
     service.store.create(decision)
-    refused = await service.answer_interaction(click(decision.id, "0", STRANGER))
+    refused = await answer_click(service, click(decision.id, "0", STRANGER))
     assert refused is not None
     assert refused["type"] == 4
     assert refused["data"]["flags"] == 64
     assert service.store.load(decision.id).refused[0].user_id == STRANGER
-    answered = await service.answer_interaction(click(decision.id, "1", OWNER))
+    answered = await answer_click(service, click(decision.id, "1", OWNER))
     assert answered is not None
     assert answered["type"] == 7
     assert answered["data"]["components"] == []
@@ -133,8 +135,8 @@ async def test_the_askers_owners_decide_who_may_click(service: DecisionService) 
 async def test_a_click_on_an_answered_decision_is_told_so(service: DecisionService) -> None:
     decision = make_decision(owner_ids=(OWNER,))
     service.store.create(decision)
-    await service.answer_interaction(click(decision.id, "0", OWNER))
-    again = await service.answer_interaction(click(decision.id, "1", OWNER))
+    await answer_click(service, click(decision.id, "0", OWNER))
+    again = await answer_click(service, click(decision.id, "1", OWNER))
     assert again is not None
     assert again["type"] == 4
     assert "already answered" in again["data"]["content"]
@@ -144,18 +146,18 @@ async def test_a_click_on_an_answered_decision_is_told_so(service: DecisionServi
 async def test_select_and_modal_answers(service: DecisionService) -> None:
     picked = make_decision(owner_ids=(OWNER,), options=tuple(f"o{i}" for i in range(25)))
     service.store.create(picked)
-    await service.answer_interaction(click(picked.id, "select", OWNER, values=["17"]))
+    await answer_click(service, click(picked.id, "select", OWNER, values=["17"]))
     assert service.store.load(picked.id).selected_option == "o17"
 
     typed = make_decision(owner_ids=(OWNER,), id="20261122-000001-abcdef")
     service.store.create(typed)
-    modal = await service.answer_interaction(click(typed.id, "other", OWNER))
+    modal = await answer_click(service, click(typed.id, "other", OWNER))
     assert modal is not None
     assert modal["type"] == 9
     submit = click(typed.id, "modal", OWNER, components=modal["data"]["components"])
     submit["type"] = 5
     submit["data"]["components"][0]["component"]["value"] = "Only on Fridays"
-    answered = await service.answer_interaction(submit)
+    answered = await answer_click(service, submit)
     assert answered is not None
     assert answered["type"] == 7
     stored = service.store.load(typed.id)
@@ -165,4 +167,4 @@ async def test_select_and_modal_answers(service: DecisionService) -> None:
 async def test_foreign_components_are_not_ours_to_answer(service: DecisionService) -> None:
     data = click("x", "0", OWNER)
     data["data"]["custom_id"] = "someone-else:thing"
-    assert await service.answer_interaction(data) is None
+    assert await answer_click(service, data) is None

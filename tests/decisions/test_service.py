@@ -11,10 +11,11 @@ import pytest
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.cards import KEYCAPS, NO, YES
-from discord_mcp.decisions.service import Background, DecisionService, Question
+from discord_mcp.decisions.service import DecisionService, Question
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.errors import DecisionError
+from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import settings_for
