@@ -1,0 +1,73 @@
+"""Narrow scripted sequences the emulator does not produce, through an injected transport.
+
+respx scripts the responses; the REST client gets it as its transport (nothing is patched).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+import respx
+
+from discord_mcp.config import Secret
+from discord_mcp.errors import CloudflareBanned, DiscordTransportError
+from discord_mcp.transport.rest import RestClient
+
+API = "https://discord.test/api/v10"
+
+
+async def no_sleep(_seconds: float) -> None:
+    await asyncio.sleep(0)
+
+
+def client(router: respx.Router) -> RestClient:
+    return RestClient(
+        Secret("scripted.token"),
+        api_base=API,
+        transport=httpx.MockTransport(router.async_handler),
+        sleep=no_sleep,
+    )
+
+
+async def test_a_429_with_json_but_no_retry_after_is_treated_as_a_ban() -> None:
+    router = respx.Router(assert_all_called=True)
+    router.get(f"{API}/channels/1").mock(
+        return_value=httpx.Response(429, json={"message": "error code: 1015"})
+    )
+    async with client(router) as rest:
+        with pytest.raises(CloudflareBanned):
+            await rest.get_channel("1")
+    assert router.calls.call_count == 1
+
+
+async def test_a_message_create_lost_in_flight_is_retried_with_the_same_nonce() -> None:
+    router = respx.Router(assert_all_called=True)
+    message = {
+        "id": "10",
+        "channel_id": "1",
+        "content": "once",
+        "timestamp": "2026-11-22T00:00:00+00:00",
+        "author": {"id": "2", "username": "bot"},
+    }
+    route = router.post(f"{API}/channels/1/messages").mock(
+        side_effect=[httpx.ReadTimeout("lost"), httpx.Response(200, json=message)]
+    )
+    async with client(router) as rest:
+        sent = await rest.create_message("1", "once")
+    assert sent["id"] == "10"
+    nonces = [json.loads(call.request.content)["nonce"] for call in route.calls]
+    assert len(nonces) == 2
+    assert nonces[0] == nonces[1]
+    assert all(json.loads(c.request.content)["enforce_nonce"] is True for c in route.calls)
+
+
+async def test_a_thread_create_lost_in_flight_is_not_sent_twice() -> None:
+    router = respx.Router(assert_all_called=True)
+    route = router.post(f"{API}/channels/1/threads").mock(side_effect=httpx.ReadTimeout("lost"))
+    async with client(router) as rest:
+        with pytest.raises(DiscordTransportError, match="could not reach Discord"):
+            await rest.create_thread("1", "maybe created")
+    assert route.call_count == 1
