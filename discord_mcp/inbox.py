@@ -104,8 +104,7 @@ class Inbox:
             chosen = [
                 item
                 for item in items
-                if (item.project is None or project is None or item.project == project)
-                and not (unread_only and item.read)
+                if _for_project(item, project) and not (unread_only and item.read)
             ]
             if limit is not None:
                 chosen = chosen[-limit:] if limit > 0 else []
@@ -123,8 +122,7 @@ class Inbox:
             gone = [
                 item
                 for item in items
-                if (item.project is None or project is None or item.project == project)
-                and (item.read or not read_only)
+                if _for_project(item, project) and (item.read or not read_only)
             ]
             if gone:
                 ids = {item.message_id for item in gone}
@@ -133,3 +131,8 @@ class Inbox:
 
     def unread_count(self, project: str | None = None) -> int:
         return len(self.read(project=project))
+
+
+def _for_project(item: InboxItem, project: str | None) -> bool:
+    """Shared-channel items are everyone's; a project's items are that project's (None: all)."""
+    return item.project is None or project is None or item.project == project

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import StateCorrupt
+from discord_mcp.processes import pid_alive
 from discord_mcp.state.files import FILE_MODE, ensure_dir, read_json, write_json
 
 FORMAT = 1
@@ -18,19 +19,6 @@ ALIVE_WITHIN_S = 15.0
 """A holder that has not refreshed its status this long is not trusted to be connected."""
 RESUMABLE_WITHIN_S = 90.0
 """Discord keeps a dropped session resumable for a few minutes; we try within this window."""
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists (it may belong to another user)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class HolderLock:

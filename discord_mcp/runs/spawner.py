@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from discord_mcp.errors import SpawnError
+from discord_mcp.processes import pid_alive
 from discord_mcp.runs import wrap
 from discord_mcp.runs.model import ProcessInfo
 from discord_mcp.runs.views import Tool
@@ -178,23 +179,12 @@ def is_alive(process: ProcessInfo) -> bool:
     if fields is None:
         if Path("/proc/self/stat").exists():
             return False
-        return _alive_without_proc(process.pid)
+        return pid_alive(process.pid)  # no /proc (not Linux): a pid check is all there is
     if fields[0] in ("Z", "X"):
         return False
     if process.boot_id is not None and boot_id() not in (None, process.boot_id):
         return False
     return process.start_time is None or int(fields[19]) == process.start_time
-
-
-def _alive_without_proc(pid: int) -> bool:
-    # No /proc (not Linux): a pid check is all there is.
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def group_members(pgid: int) -> list[int]:

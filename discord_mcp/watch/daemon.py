@@ -158,11 +158,7 @@ class Watcher:
         for channel_id, cursor in self._cursors.channels().items():
             after = cursor.cursor
             while True:
-                page = (
-                    await self._rest.list_messages(channel_id, after=after, limit=100)
-                    if after
-                    else (await self._rest.list_messages(channel_id, limit=100))
-                )
+                page = await self._rest.list_messages(channel_id, after=after, limit=100)
                 ordered = sorted(page, key=lambda m: int(m["id"]))
                 if not after:
                     # A thread watched from its start: everything in it is new.
