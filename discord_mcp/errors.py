@@ -16,7 +16,9 @@
     │   ├── DiscordTransportError    connect/read failures after the retries ran out
     │   └── GatewayError             the gateway refused us for good (bad token, intents, ...)
     ├── StateError                   the state directory
-    │   └── StateCorrupt             an unreadable file: moved aside, never read as empty
+    │   ├── StateCorrupt             an unreadable file: quarantined, never read as empty
+    │   ├── StateFull                the disk is full: nothing was half written
+    │   └── StateBusy                a state lock stayed taken too long (a stuck process)
     ├── DecisionError
     │   └── DecisionNotFound
     └── AgentError                   the run engine and its CLIs
@@ -186,6 +188,14 @@ class StateCorrupt(StateError):
         self.moved_to = moved_to
         where = f"; it was moved to {moved_to}" if moved_to else ""
         super().__init__(f"state file {path} is unreadable ({reason}){where}")
+
+
+class StateFull(StateError):
+    """The disk holding the state directory is full; the write did not happen."""
+
+
+class StateBusy(StateError):
+    """A state file's lock stayed taken longer than any read-modify-write should take."""
 
 
 class DecisionError(DiscordMCPError):

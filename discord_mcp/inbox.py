@@ -98,22 +98,34 @@ class Inbox:
         mark_read: bool = False,
         limit: int | None = None,
     ) -> list[InboxItem]:
-        """Items for ``project`` (and the shared channel), oldest first; optionally mark them."""
+        """Items for ``project`` (and the shared channel), oldest first; optionally mark them.
+
+        Reading alone takes no lock (files are replaced whole); marking does.
+        """
+        if not mark_read:
+            return self._choose(self._read(), project, unread_only, limit)
         with locked(self.path):
             items = self._read()
-            chosen = [
-                item
-                for item in items
-                if _for_project(item, project) and not (unread_only and item.read)
-            ]
-            if limit is not None:
-                chosen = chosen[-limit:] if limit > 0 else []
-            if mark_read and chosen:
+            chosen = self._choose(items, project, unread_only, limit)
+            if chosen:
                 ids = {item.message_id for item in chosen}
                 self._write(
                     [dataclasses.replace(i, read=True) if i.message_id in ids else i for i in items]
                 )
             return chosen
+
+    @staticmethod
+    def _choose(
+        items: list[InboxItem], project: str | None, unread_only: bool, limit: int | None
+    ) -> list[InboxItem]:
+        chosen = [
+            item
+            for item in items
+            if _for_project(item, project) and not (unread_only and item.read)
+        ]
+        if limit is not None:
+            chosen = chosen[-limit:] if limit > 0 else []
+        return chosen
 
     def clear(self, *, project: str | None, read_only: bool = True) -> int:
         """Delete items (only read ones by default); returns how many went."""

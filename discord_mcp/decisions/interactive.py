@@ -134,9 +134,13 @@ def ephemeral(text: str) -> dict[str, Any]:
     }
 
 
+UPDATE_MESSAGE = 7
+"""The interaction callback type that edits the clicked message."""
+
+
 def update_card(content: str) -> dict[str, Any]:
     """Edit the clicked card in place and remove its components (type 7)."""
     return {
-        "type": 7,
+        "type": UPDATE_MESSAGE,
         "data": {"content": content, "components": [], "allowed_mentions": {"parse": []}},
     }

@@ -8,6 +8,7 @@ from typing import Any
 from discord_mcp.decisions import cards
 from discord_mcp.decisions.answers import judge_choice
 from discord_mcp.decisions.interactive import (
+    UPDATE_MESSAGE,
     ephemeral,
     modal_response,
     modal_text,
@@ -40,12 +41,24 @@ class DecisionEvents:
         body = await answer_click(self._service, data)
         if body is None:
             return  # not a decision card's component
+        # An UPDATE_MESSAGE (7) answer is the card showing the outcome of a resolving click.
+        resolved = body["type"] == UPDATE_MESSAGE and parse_custom_id(
+            str((data.get("data") or {}).get("custom_id") or "")
+        )
         try:
             await self._rest.create_interaction_response(
                 str(data["id"]), str(data["token"]), int(body["type"]), body.get("data")
             )
         except DiscordError as exc:
             log.warning("answering a click failed: %s", exc)
+            if resolved:  # the card was not updated by the response: edit it instead
+                await self._service.show_final(self._service.store.load(resolved.decision_id))
+            return
+        if resolved:
+            await self._service.store.aupdate(
+                resolved.decision_id,
+                lambda current: None if current.final_shown else current.replace(final_shown=True),
+            )
 
 
 async def answer_click(service: DecisionService, data: dict[str, Any]) -> dict[str, Any] | None:
@@ -89,9 +102,10 @@ async def answer_click(service: DecisionService, data: dict[str, Any]) -> dict[s
     else:
         verdict = judge_choice(decision, user_id, username, owners, via="button", index=click.index)
     if verdict.kind == "refuse":
-        service.store.update(
+        attempt = verdict.changes["refused"][-1]
+        await service.store.aupdate(
             decision.id,
-            lambda current: current.replace(refused=verdict.changes["refused"]),
+            lambda current: current.replace(refused=(*current.refused, attempt)),
         )
         return ephemeral(
             "Only " + ", ".join(f"<@{o}>" for o in sorted(owners)) + " can answer this "
@@ -99,7 +113,7 @@ async def answer_click(service: DecisionService, data: dict[str, Any]) -> dict[s
         )
     if verdict.kind != "resolve":
         return ephemeral("That did not select an answer; try again.")
-    stored, won = service.store.finish(decision.id, **verdict.changes)
+    stored, won = await service.store.afinish(decision.id, **verdict.changes)
     if not won:
         return ephemeral(_already(stored))
     log.info("decision %s answered via %s", stored.id, stored.via)

@@ -83,9 +83,16 @@ class Decision:
     """Who may answer, as configured by the process that asked (empty: the reader's owners)."""
     refused: tuple[Attempt, ...] = ()
     refusal_replied_to: tuple[str, ...] = ()
+    """Users already told they cannot answer (told once per decision)."""
     notices: tuple[str, ...] = ()
     """One-time notices already posted in the thread (e.g. ``content_hidden``)."""
-    """Users already told they cannot answer (told once per decision)."""
+    asker_lease: str | None = None
+    """The asking process's lease (:mod:`discord_mcp.state.leases`): while it is alive, an
+    answer belongs to that session and is not handed to another one as "arrived while away"."""
+    card_buttons: bool = False
+    """The card carries buttons (it was posted, or upgraded, while a gateway was live)."""
+    final_shown: bool = False
+    """The card shows the outcome (edited after the decision became final)."""
     version: int = field(default=FORMAT_VERSION)
 
     @property

@@ -4,7 +4,11 @@ Waiting is bounded. A waiting call returns when the decision is final or when it
 out, and the decision stays pending in its file either way: a client timeout or a cancelled call
 never reads as "no". While it waits it polls the thread over REST every poll interval, and it
 watches the decision's file, so an answer found by another process (another agent's server, the
-watch daemon, the gateway holder) ends the wait too.
+watch daemon, the gateway holder) ends the wait too. Posting the question is
+:mod:`~discord_mcp.decisions.posting`'s job.
+
+Every state change goes through the store's async methods, off the event loop, and no lock is
+held while Discord is asked anything: one process serves every waiting call of its session.
 """
 
 from __future__ import annotations
@@ -21,12 +25,17 @@ from typing import Any
 from discord_mcp.config import Settings
 from discord_mcp.decisions import cards
 from discord_mcp.decisions.answers import Verdict, judge_message, judge_reaction
-from discord_mcp.decisions.interactive import (
-    card_components,
-)
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
+from discord_mcp.decisions.posting import Poster
 from discord_mcp.decisions.store import DecisionStore
-from discord_mcp.errors import DecisionError, DiscordError, StateError, Unauthorized
+from discord_mcp.errors import (
+    DecisionError,
+    DecisionNotFound,
+    DiscordError,
+    NotFound,
+    StateError,
+    Unauthorized,
+)
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.wire import Message
@@ -35,12 +44,14 @@ log = logging.getLogger(__name__)
 
 FILE_WATCH_INTERVAL_S = 0.05
 """How often a waiting call looks at its decision file for another process's answer."""
-THREAD_AUTO_ARCHIVE_MIN = 10080
 SAFETY_POLL_S = 30.0
-CARD_GRACE_S = 60.0
-"""How long a decision without a recorded card is given before it counts as never posted."""
 """With a live gateway, polling only catches what a holder handover might have missed."""
-"""Decision threads stay listed for a week; an answer may take that long."""
+LIVE_CHECK_S = 2.0
+"""While a card has no buttons, how often a waiting call checks whether a gateway came up."""
+FINAL_EDIT_RETRIES = (1.0, 5.0, 30.0)
+"""Pauses before retrying a failed final edit of a card; recovery retries later ones."""
+RESHOW_FINAL_DAYS = 7
+"""Recovery re-shows outcomes on cards whose final edit failed, for this long."""
 
 Progress = Callable[[float, Decision], Awaitable[None]]
 
@@ -72,6 +83,9 @@ class DecisionService:
             becomes a slow safety net).
         watch_all: handle live events for every pending decision of the state directory, not
             only the ones this process waits on (the watch daemon does).
+        lease: this process's lease name (:class:`~discord_mcp.state.leases.ProcessLease`),
+            recorded on the decisions it asks.
+        sleep: how to pause between retries (injectable).
     """
 
     def __init__(
@@ -84,10 +98,14 @@ class DecisionService:
         clock: Callable[[], float] = time.monotonic,
         live: Callable[[], bool] = lambda: False,
         watch_all: bool = False,
+        lease: str | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._settings = settings
         self._live = live
         self._watch_all = watch_all
+        self._lease = lease
+        self._sleep = sleep
         self._waiting: dict[str, int] = {}
         self._rest = rest
         self._store = store
@@ -95,6 +113,9 @@ class DecisionService:
         self._clock = clock
         self._changed: dict[str, asyncio.Event] = {}
         self._poll_locks: dict[str, asyncio.Lock] = {}
+        self.poster = Poster(
+            settings=settings, rest=rest, store=store, background=background, live=live
+        )
 
     @property
     def store(self) -> DecisionStore:
@@ -107,40 +128,28 @@ class DecisionService:
         """Post a question, or find the same question already pending.
 
         Returns the decision and whether it is new (False: an identical pending question of this
-        project was found and is returned instead of a duplicate).
+        project was found and is returned instead of a duplicate; if its card never reached
+        Discord because its asker died, the card is posted now).
 
         Raises:
-            DecisionError: the question or its options are not acceptable (the message says why).
+            DecisionError: the question, its options or its thread are not acceptable (the
+                message says why).
             DiscordError: Discord refused the thread or the card.
+            StateError: the state directory cannot record it (full, unwritable).
         """
         q = _validated(q)
-        for existing in self._store.all():
-            if (
-                existing.status == "pending"
-                and existing.project == self._settings.project_name
-                and _same_question(existing, q)
-            ):
-                return existing, False
-        decision_id = new_decision_id()
+        thread_id, channel_id, guild_id = "", self._settings.channel_id, ""
         asked_in = q.thread_id or self._settings.thread_id
         if asked_in:
-            thread = await self._rest.get_channel(asked_in)
-            thread_id = thread["id"]
-            channel_id = thread.get("parent_id") or thread_id
-        else:
-            name = f"{self._settings.project_name} · {q.session} · {q.question}"
-            thread = await self._rest.create_thread(
-                self._settings.channel_id, name, auto_archive_duration=THREAD_AUTO_ARCHIVE_MIN
-            )
-            thread_id, channel_id = thread["id"], self._settings.channel_id
-        guild_id = thread.get("guild_id") or "@me"
+            thread_id, parent_id, guild_id = await self.poster.existing_thread(asked_in)
+            channel_id = parent_id or thread_id
         deadline = None
         if q.timeout_seconds is not None:
             deadline = (datetime.now(UTC) + timedelta(seconds=q.timeout_seconds)).isoformat(
                 timespec="milliseconds"
             )
         draft = Decision(
-            id=decision_id,
+            id=new_decision_id(),
             project=self._settings.project_name,
             session=q.session,
             question=q.question,
@@ -149,42 +158,24 @@ class DecisionService:
             channel_id=channel_id,
             thread_id=thread_id,
             card_message_id="",
-            thread_url=f"https://discord.com/channels/{guild_id}/{thread_id}",
+            thread_url=self.poster.thread_url(guild_id, thread_id) if thread_id else "",
             asked_at=utc_now(),
             deadline=deadline,
             on_timeout=q.on_timeout,
             mention=q.mention,
             reaction_emojis=cards.reaction_emojis(q.options),
+            owner_ids=tuple(sorted(self._settings.owner_ids)),
+            asker_lease=self._lease,
         )
-        owners = self._settings.owner_ids
-        draft = draft.replace(owner_ids=tuple(sorted(owners)))
-        # The file exists before the card, so a click on the card always finds its decision.
-        self._store.create(draft)
-        live = self._live()
-        try:
-            card = await self._rest.create_message(
-                thread_id,
-                cards.render_card(draft, owners, buttons=live),
-                components=card_components(decision_id, draft.options) if live else None,
-                allowed_mentions={"users": sorted(owners)} if q.mention else {"parse": []},
-            )
-        except BaseException:
-            self._store.discard(decision_id)
-            raise
-        decision, _ = self._store.update(
-            decision_id,
-            lambda current: current.replace(card_message_id=card["id"], seen_message_id=card["id"]),
+        project = self._settings.project_name
+        existing = await self._store.acreate_unless_pending(
+            draft, lambda d: d.project == project and _same_question(d, q)
         )
-        log.info("asked decision %s in thread %s", decision.id, thread_id)
-        if decision.reaction_emojis:
-            self._background.spawn(self._add_reactions(decision), f"reactions-{decision.id}")
-        return decision, True
-
-    async def _add_reactions(self, decision: Decision) -> None:
-        for emoji in decision.reaction_emojis:
-            if self._store.load(decision.id).is_final:
-                return
-            await self._rest.add_reaction(decision.thread_id, decision.card_message_id, emoji)
+        if existing is not None:
+            if not existing.card_message_id:
+                existing = await self.poster.post(existing, fresh=False)
+            return existing, False
+        return await self.poster.post(draft, fresh=True), True
 
     # ---- waiting ----------------------------------------------------------------------------
 
@@ -201,6 +192,8 @@ class DecisionService:
         Returns the decision: final, or still pending when the bound ran out. Cancelling the
         call (a client timeout, Esc) leaves the decision pending; nothing is lost.
         """
+        self._store.load(decision_id)  # DecisionNotFound before anything else
+        hold = await self._store.ahold_waiting(decision_id)
         self._waiting[decision_id] = self._waiting.get(decision_id, 0) + 1
         try:
             return await self._wait(decision_id, max_wait, progress, progress_every)
@@ -208,6 +201,7 @@ class DecisionService:
             self._waiting[decision_id] -= 1
             if not self._waiting[decision_id]:
                 del self._waiting[decision_id]
+            hold.release()
 
     def _poll_interval(self) -> float:
         if self._live():
@@ -220,6 +214,7 @@ class DecisionService:
         start = self._clock()
         next_poll = start
         next_progress = start + progress_every
+        next_live_check = start
         stamp = self._store.stamp(decision_id)
         while True:
             decision = self._store.load(decision_id)
@@ -228,6 +223,9 @@ class DecisionService:
             if decision.deadline_passed(datetime.now(UTC)):
                 return await self.expire(decision)
             now = self._clock()
+            if not decision.card_buttons and now >= next_live_check:
+                decision = await self._upgrade_if_live(decision)
+                next_live_check = now + LIVE_CHECK_S
             if now >= next_poll:
                 decision = await self.poll(decision)
                 if decision.is_final:
@@ -240,6 +238,8 @@ class DecisionService:
                 await progress(now - start, decision)
                 next_progress = now + progress_every
             wake = min(next_poll, start + max_wait, next_progress if progress else next_poll)
+            if not decision.card_buttons:
+                wake = min(wake, next_live_check)
             if decision.deadline:
                 left = (
                     datetime.fromisoformat(decision.deadline) - datetime.now(UTC)
@@ -285,39 +285,33 @@ class DecisionService:
                 return await self._poll(self._store.load(decision.id))
             except Unauthorized:
                 raise
-            except DiscordError as exc:
+            except (DiscordError, StateError) as exc:
                 log.warning("polling decision %s failed: %s", decision.id, exc)
                 return self._store.load(decision.id)
 
-    async def _adopt_card(self, decision: Decision) -> Decision:
-        """A decision whose process died between posting its card and recording the card's id:
-        find the card in the thread by the decision id printed on it. If it never got there,
-        nobody could answer: withdraw it, saying why (never read as an answer)."""
-        marker = f"decision `{decision.id}`"
-        page = await self._rest.list_messages(decision.thread_id, limit=100)
-        cards_found = [m for m in page if m["author"].get("bot") and marker in m["content"]]
-        if cards_found:
-            card_id = min(cards_found, key=lambda m: int(m["id"]))["id"]
-
-            def adopt(current: Decision) -> Decision | None:
-                if current.card_message_id:
-                    return None
-                return current.replace(card_message_id=card_id, seen_message_id=card_id)
-
-            stored, _ = self._store.update(decision.id, adopt)
-            return stored
-        asked = datetime.fromisoformat(decision.asked_at)
-        if datetime.now(UTC) - asked < timedelta(seconds=CARD_GRACE_S):
-            return decision  # still being posted by its process
-        stored, won = self._store.finish(
-            decision.id,
-            status="cancelled",
-            cancel_reason="the question never reached Discord (its process stopped first)",
-            answered_at=utc_now(),
-        )
-        if won:
-            self.notify_waiters(decision.id)
+    async def _upgrade_if_live(self, decision: Decision) -> Decision:
+        """Buttons for a card posted before the gateway was up (a failure is retried later)."""
+        if not decision.card_message_id or not self._live():
+            return decision
+        try:
+            stored = await self.poster.upgrade(decision)
+        except Unauthorized:
+            raise
+        except DiscordError as exc:
+            log.warning("could not add buttons to decision %s: %s", decision.id, exc)
+            return decision
+        if stored.is_final:  # answered meanwhile: the outcome must win over the question
+            await self.show_final(stored)
         return stored
+
+    async def upgrade_cards(self) -> None:
+        """Buttons for every pending card of this state directory that lacks them (the gateway
+        holder calls it; no-op without a live gateway)."""
+        if not self._live():
+            return
+        for decision in await self._store.aall():
+            if decision.status == "pending" and not decision.card_buttons:
+                await self._upgrade_if_live(decision)
 
     def owners(self, decision: Decision) -> frozenset[str]:
         """Who may answer ``decision``: the owners of the process that asked it."""
@@ -327,10 +321,10 @@ class DecisionService:
         if decision.is_final:
             return decision
         if not decision.card_message_id:
-            adopted = await self._adopt_card(decision)
-            if adopted.is_final or not adopted.card_message_id:
-                return adopted
-            decision = adopted
+            # Its poster died before the card was recorded: adopt the card or post it.
+            decision = await self.poster.post(decision, fresh=False)
+            if decision.is_final or not decision.card_message_id:
+                return decision
         cursor = int(decision.seen_message_id or decision.card_message_id)
         # One request usually does: the newest page holds the replies after the cursor *and* the
         # card with its reactions, since decision threads are short. Only when more than a page
@@ -424,13 +418,13 @@ class DecisionService:
                     changes["handled_message_ids"] = (*current.handled_message_ids, message_id)
             return current.replace(**changes) if changes else None
 
-        stored, written = self._store.update(decision.id, change)
+        stored, written = await self._store.aupdate(decision.id, change)
         if not written:
             return stored
         if verdict.kind == "resolve":
             log.info("decision %s answered via %s", decision.id, stored.via)
             self.notify_waiters(decision.id)
-            self._background.spawn(self._show_final(stored), f"final-{decision.id}")
+            self._background.spawn(self.show_final(stored), f"final-{decision.id}")
         elif verdict.reply:
             await self._rest.create_message(
                 stored.thread_id, verdict.reply, allowed_mentions={"parse": []}, reply_to=message_id
@@ -439,9 +433,9 @@ class DecisionService:
 
     # ---- live events (from the gateway, directly or through the spool) ----------------------
 
-    def _watched(self) -> list[Decision]:
+    async def _watched(self) -> list[Decision]:
         if self._watch_all:
-            return [d for d in self._store.all() if d.status == "pending"]
+            return [d for d in await self._store.aall() if d.status == "pending"]
         found = []
         for decision_id in list(self._waiting):
             with contextlib.suppress(DecisionError, StateError):
@@ -452,12 +446,12 @@ class DecisionService:
         """A live gateway event: replies and reactions for the decisions this process watches."""
         if name == "MESSAGE_CREATE":
             thread_id = str(data.get("channel_id") or "")
-            for decision in self._watched():
+            for decision in await self._watched():
                 if decision.thread_id == thread_id and decision.card_message_id:
                     await self._locked_judge_message(decision, data)
         elif name == "MESSAGE_REACTION_ADD":
             message_id = str(data.get("message_id") or "")
-            for decision in self._watched():
+            for decision in await self._watched():
                 if decision.card_message_id == message_id:
                     member = data.get("member") if isinstance(data.get("member"), dict) else {}
                     user = (member or {}).get("user") or {}
@@ -481,35 +475,62 @@ class DecisionService:
                 log.warning("live answer for %s failed: %s", decision.id, exc)
 
     async def _show_final(self, decision: Decision) -> None:
-        await self._rest.edit_message(
-            decision.thread_id,
-            decision.card_message_id,
-            content=cards.render_final(decision),
-            components=[],
-            allowed_mentions={"parse": []},
+        """Edit the card to show the outcome, once; raises if Discord refuses."""
+        try:
+            await self._rest.edit_message(
+                decision.thread_id,
+                decision.card_message_id,
+                content=cards.render_final(decision),
+                components=[],
+                allowed_mentions={"parse": []},
+            )
+        except NotFound:
+            log.warning("the card of decision %s is gone; nothing to edit", decision.id)
+        await self._store.aupdate(
+            decision.id,
+            lambda current: None if current.final_shown else current.replace(final_shown=True),
         )
+
+    async def show_final(self, decision: Decision) -> None:
+        """Show the outcome on the card, retrying a failed edit a few times (then recovery
+        retries it on the next start)."""
+        if not decision.card_message_id:
+            return
+        for pause in (*FINAL_EDIT_RETRIES, None):
+            try:
+                await self._show_final(decision)
+                return
+            except Unauthorized:
+                raise
+            except (DiscordError, StateError) as exc:
+                if pause is None:
+                    log.warning("showing the outcome of decision %s failed: %s", decision.id, exc)
+                    return
+                await self._sleep(pause)
 
     # ---- ending -----------------------------------------------------------------------------
 
     async def expire(self, decision: Decision) -> Decision:
         """The agent's own deadline passed: mark it expired and say so on the card."""
-        stored, won = self._store.finish(decision.id, status="expired", answered_at=utc_now())
+        stored, won = await self._store.afinish(
+            decision.id, status="expired", answered_at=utc_now()
+        )
         if won:
             self.notify_waiters(decision.id)
-            self._background.spawn(self._show_final(stored), f"final-{decision.id}")
+            self._background.spawn(self.show_final(stored), f"final-{decision.id}")
         return stored
 
     async def cancel(self, decision_id: str, reason: str | None) -> Decision:
         """Withdraw a question; the card says so and waiting calls return ``cancelled``."""
-        stored, won = self._store.finish(
+        stored, won = await self._store.afinish(
             decision_id, status="cancelled", cancel_reason=reason, answered_at=utc_now()
         )
         if won:
             self.notify_waiters(decision_id)
-            await self._show_final(stored)
+            await self.show_final(stored)
         return stored
 
-    def mark_delivered(self, decision: Decision) -> Decision:
+    async def mark_delivered(self, decision: Decision) -> Decision:
         """Record that an agent received this final result."""
         if not decision.is_final or decision.delivered:
             return decision
@@ -517,25 +538,40 @@ class DecisionService:
         def change(current: Decision) -> Decision | None:
             return current.replace(delivered=True) if current.is_final else None
 
-        stored, _ = self._store.update(decision.id, change)
+        stored, _ = await self._store.aupdate(decision.id, change)
         return stored
+
+    async def deliver_if_away(self, decision: Decision) -> Decision | None:
+        """The answer of a decision whose asker is gone and that nobody waits on, for this
+        session; None if it belongs to a live session (or was delivered already)."""
+        if not decision.is_final or decision.delivered:
+            return None
+        return await self._store.adeliver_if_away(decision.id)
 
     async def recover(self, *, all_projects: bool = False) -> list[Decision]:
         """Look once at every open decision of this project (after a restart, or on request).
 
-        Answers given while no server was running are found in the threads' history.
+        Answers given while no server was running are found in the threads' history; cards
+        that never reached Discord are posted; outcomes that never reached a card are shown.
         ``all_projects``: every project's decisions (the watch daemon).
         """
         found: list[Decision] = []
-        for decision in self._store.all():
-            if decision.is_final:
-                continue
+        recent = datetime.now(UTC) - timedelta(days=RESHOW_FINAL_DAYS)
+        for decision in await self._store.aall():
             if not all_projects and decision.project != self._settings.project_name:
                 continue
-            if decision.deadline_passed(datetime.now(UTC)):
-                found.append(await self.expire(decision))
-            else:
-                found.append(await self.poll(decision))
+            if decision.is_final:
+                answered = decision.answered_at or decision.asked_at
+                if not decision.final_shown and datetime.fromisoformat(answered) >= recent:
+                    self._background.spawn(self.show_final(decision), f"final-{decision.id}")
+                continue
+            try:
+                if decision.deadline_passed(datetime.now(UTC)):
+                    found.append(await self.expire(decision))
+                else:
+                    found.append(await self.poll(decision))
+            except DecisionNotFound:
+                continue
         return found
 
 

@@ -4,6 +4,15 @@ Several processes share the directory (each agent session starts its own server;
 daemon too). Every change is a read-modify-write under the file's lock (:meth:`DecisionStore.
 update`), and a resolution is a compare-and-set from ``pending``: exactly one process resolves a
 decision, and nobody's answer is lost or overwritten.
+
+Beside each ``<id>.json`` live two lock files that carry no data, only liveness:
+``<id>.json.wait`` (held shared by every call waiting on the decision) and ``<id>.json.post``
+(held while a process posts the decision's card, so nobody else posts it twice).
+``.ask.lock`` serializes "is this question already pending? if not, create it" across processes,
+so one question asked by several servers at once is one decision.
+
+The synchronous methods lock and fsync: async code uses the ``a``-prefixed twins, which run them
+off the event loop.
 """
 
 from __future__ import annotations
@@ -16,7 +25,15 @@ from pathlib import Path
 
 from discord_mcp.decisions.model import FORMAT_VERSION, Decision
 from discord_mcp.errors import DecisionNotFound, StateCorrupt, StateError
-from discord_mcp.state.files import ensure_dir, locked, move_aside, read_json, write_json
+from discord_mcp.state.files import (
+    ensure_dir,
+    locked,
+    move_aside,
+    off_loop,
+    read_json,
+    write_json,
+)
+from discord_mcp.state.leases import Hold, acquire_shared, lease_alive, try_exclusive
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +44,7 @@ class DecisionStore:
     """The decision files under one state directory."""
 
     def __init__(self, home: Path) -> None:
+        self.home = home
         self.directory = home / "decisions"
 
     def path(self, decision_id: str) -> Path:
@@ -46,12 +64,30 @@ class DecisionStore:
         with locked(path):
             write_json(path, decision.to_json())
 
+    def create_unless_pending(
+        self, draft: Decision, same: Callable[[Decision], bool]
+    ) -> Decision | None:
+        """Create ``draft`` unless a pending decision for which ``same`` holds exists already.
+
+        Returns that existing decision, or None when ``draft`` was created. Atomic across
+        processes: of several processes asking the same question at once, one creates it and
+        the others get it back.
+        """
+        ensure_dir(self.directory)
+        with locked(self.directory / ".ask"):
+            for existing in self.all():
+                if existing.status == "pending" and same(existing):
+                    return existing
+            self.create(draft)
+            return None
+
     def discard(self, decision_id: str) -> None:
         """Remove a decision whose card could not be posted (nobody can answer it)."""
         path = self.path(decision_id)
         with locked(path):
             path.unlink(missing_ok=True)
-        path.with_name(path.name + ".lock").unlink(missing_ok=True)
+        for suffix in (".lock", ".wait", ".post"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
 
     def load(self, decision_id: str) -> Decision:
         """Read a decision.
@@ -97,6 +133,75 @@ class DecisionStore:
 
         return self.update(decision_id, resolve)
 
+    # ---- liveness (lock files with no data) ------------------------------------------------
+
+    def hold_waiting(self, decision_id: str) -> Hold:
+        """Say "a call is waiting on this decision" until the hold is released. Blocks briefly."""
+        path = self.path(decision_id)
+        return acquire_shared(path.with_name(path.name + ".wait"))
+
+    def try_posting(self, decision_id: str) -> Hold | None:
+        """Claim the posting of this decision's card; None while another process posts it."""
+        path = self.path(decision_id)
+        return try_exclusive(path.with_name(path.name + ".post"))
+
+    def deliver_if_away(self, decision_id: str) -> Decision | None:
+        """Hand a final, undelivered answer to a session other than the one that asked.
+
+        Only when its answer "arrived while away": the asking process is gone and no call is
+        waiting on it. Marks it delivered in the same step, so it reaches exactly one session.
+        Returns the decision if this call delivered it, else None.
+        """
+        path = self.path(decision_id)
+        probe = try_exclusive(path.with_name(path.name + ".wait"))
+        if probe is None:
+            return None  # someone is waiting on it right now: it is theirs
+        try:
+
+            def deliver(current: Decision) -> Decision | None:
+                if not current.is_final or current.delivered:
+                    return None
+                if lease_alive(self.home, current.asker_lease):
+                    return None
+                return current.replace(delivered=True)
+
+            stored, written = self.update(decision_id, deliver)
+            return stored if written else None
+        finally:
+            probe.release()
+
+    # ---- async twins (off the event loop) ---------------------------------------------------
+
+    async def acreate(self, decision: Decision) -> None:
+        await off_loop(self.create, decision)
+
+    async def acreate_unless_pending(
+        self, draft: Decision, same: Callable[[Decision], bool]
+    ) -> Decision | None:
+        return await off_loop(self.create_unless_pending, draft, same)
+
+    async def adiscard(self, decision_id: str) -> None:
+        await off_loop(self.discard, decision_id)
+
+    async def aupdate(
+        self, decision_id: str, change: Callable[[Decision], Decision | None]
+    ) -> tuple[Decision, bool]:
+        return await off_loop(self.update, decision_id, change)
+
+    async def afinish(self, decision_id: str, **outcome: object) -> tuple[Decision, bool]:
+        return await off_loop(self.finish, decision_id, **outcome)
+
+    async def ahold_waiting(self, decision_id: str) -> Hold:
+        return await off_loop(self.hold_waiting, decision_id)
+
+    async def adeliver_if_away(self, decision_id: str) -> Decision | None:
+        return await off_loop(self.deliver_if_away, decision_id)
+
+    async def aall(self) -> list[Decision]:
+        return await off_loop(self.all)
+
+    # ---- reading ----------------------------------------------------------------------------
+
     def all(self) -> list[Decision]:
         """Every readable decision, oldest first. Unreadable files are moved aside and logged."""
         if not self.directory.is_dir():
@@ -130,4 +235,5 @@ def _decode(path: Path, document: dict[str, object]) -> Decision:
     try:
         return Decision.from_json(dict(document))
     except (KeyError, TypeError, ValueError) as exc:
-        raise StateCorrupt(str(path), f"bad decision: {exc}"[:200], move_aside(path)) from None
+        reason = f"bad decision: {exc}"[:200]
+        raise StateCorrupt(str(path), reason, move_aside(path, reason)) from None

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from discord_mcp.errors import GatewayError
-from discord_mcp.state.files import locked, read_json, write_json
+from discord_mcp.state.files import locked, off_loop, read_json, write_json
 
 DAILY_CEILING = 900
 """Our own ceiling, under Discord's 1000, leaving room for another machine or a mistake."""
@@ -72,7 +72,7 @@ class IdentifyBudget:
                     "(session_start_limit). Answers are read by polling until then"
                 )
         while True:
-            wait = self._reserve()
+            wait = await off_loop(self._reserve)
             if wait <= 0:
                 return
             await self._sleep(wait)

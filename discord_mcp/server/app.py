@@ -26,6 +26,8 @@ from discord_mcp.config import Settings
 from discord_mcp.errors import DiscordMCPError, Unauthorized
 from discord_mcp.server import results
 from discord_mcp.server.limits import max_block_seconds
+from discord_mcp.state.files import off_loop
+from discord_mcp.state.quarantine import take_reports
 from discord_mcp.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
@@ -69,6 +71,15 @@ class _Handshake(Middleware):
     async def on_request(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
         self._seen.set()
         return await call_next(context)
+
+
+def _reported(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with a ``warnings`` list if this process quarantined corrupt state files since
+    the last tool result (each is reported once; ``doctor`` lists them all)."""
+    reports = take_reports()
+    if not reports:
+        return result
+    return {**result, "warnings": [report.sentence() for report in reports]}
 
 
 @contextlib.contextmanager
@@ -174,7 +185,7 @@ def build_server(
         decision = await service.wait(
             decision_id, max_wait=max_wait, progress=keep_alive, progress_every=progress_every
         )
-        return service.mark_delivered(decision)
+        return await service.mark_delivered(decision)
 
     @mcp.tool(annotations=_SENDS)
     async def ask_decision(
@@ -239,7 +250,7 @@ def build_server(
                 )
             )
             decision = await waited(decision.id, ctx, block_bound(ctx, None))
-            return results.decision_result(decision, duplicate=not created)
+            return _reported(results.decision_result(decision, duplicate=not created))
 
     @mcp.tool(annotations=_WAITS)
     async def wait_decision(
@@ -257,7 +268,7 @@ def build_server(
         """
         with _tool_errors():
             decision = await waited(decision_id.strip(), ctx, block_bound(ctx, max_wait_seconds))
-            return results.decision_result(decision)
+            return _reported(results.decision_result(decision))
 
     @mcp.tool(annotations=_SENDS)
     async def cancel_decision(
@@ -274,7 +285,7 @@ def build_server(
         with _tool_errors():
             service = runtime().service
             decision = await service.cancel(decision_id.strip(), reason)
-            return results.decision_result(service.mark_delivered(decision))
+            return _reported(results.decision_result(await service.mark_delivered(decision)))
 
     @mcp.tool(annotations=_SENDS)
     async def notify(
@@ -292,8 +303,10 @@ def build_server(
 
         with _tool_errors():
             rt = runtime()
-            return await send(
-                rt.rest, settings, message, level=level, thread_id=thread_id, mention=mention
+            return _reported(
+                await send(
+                    rt.rest, settings, message, level=level, thread_id=thread_id, mention=mention
+                )
             )
 
     @mcp.tool(annotations=_SENDS)
@@ -319,8 +332,7 @@ def build_server(
         Same status: the card is edited in place (quietly). New status: a new card is posted,
         which notifies the owner. Use needs_input together with ask_decision, not instead.
         """
-        from discord_mcp.notices import ProgressUpdate
-        from discord_mcp.notices import report_progress as report
+        from discord_mcp.progress import ProgressUpdate
 
         with _tool_errors():
             update = ProgressUpdate(
@@ -331,7 +343,7 @@ def build_server(
                 task_id=task_id,
                 mention=mention,
             )
-            return await report(runtime().rest, settings, update)
+            return _reported(await runtime().progress.report(update))
 
     @mcp.tool(annotations=_SENDS)
     async def check_pending() -> dict[str, Any]:
@@ -344,18 +356,18 @@ def build_server(
             service = runtime().service
             await service.recover()
             pending, away = [], []
-            for decision in service.store.all():
+            for decision in await service.store.aall():
                 if decision.project != settings.project_name:
                     continue
                 if decision.status == "pending":
                     pending.append(results.pending_summary(decision))
-                elif not decision.delivered:
-                    away.append(results.decision_result(service.mark_delivered(decision)))
-            return {
-                "project": settings.project_name,
-                "pending": pending,
-                "answered_while_away": away,
-            }
+                elif (delivered := await service.deliver_if_away(decision)) is not None:
+                    # Only answers whose asking session is gone and that nobody waits on:
+                    # an answer reaches exactly one session.
+                    away.append(results.decision_result(delivered))
+            return _reported(
+                {"project": settings.project_name, "pending": pending, "answered_while_away": away}
+            )
 
     @mcp.tool(annotations=_LOCAL)
     async def read_inbox(
@@ -377,13 +389,14 @@ def build_server(
         from discord_mcp.inbox import Inbox
 
         with _tool_errors():
-            items = Inbox(settings.home).read(
+            items = await off_loop(
+                Inbox(settings.home).read,
                 project=settings.project_name,
                 unread_only=unread_only,
                 mark_read=mark_read,
                 limit=limit,
             )
-            return results.inbox_result(items)
+            return _reported(results.inbox_result(items))
 
     @mcp.tool(annotations=_DELETES_LOCAL)
     async def clear_inbox(
@@ -396,8 +409,10 @@ def build_server(
         from discord_mcp.inbox import Inbox
 
         with _tool_errors():
-            removed = Inbox(settings.home).clear(project=settings.project_name, read_only=read_only)
-            return {"ok": True, "removed": removed}
+            removed = await off_loop(
+                Inbox(settings.home).clear, project=settings.project_name, read_only=read_only
+            )
+            return _reported({"ok": True, "removed": removed})
 
     return mcp
 

@@ -13,8 +13,10 @@ from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.progress import ProgressBoard
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.state.files import ensure_dir
+from discord_mcp.state.leases import ProcessLease
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 
@@ -27,6 +29,7 @@ class Runtime:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         ensure_dir(settings.home)
+        self.lease = ProcessLease(settings.home)
         self.store = DecisionStore(settings.home)
         self.background = Background()
         self.rest = RestClient(settings.token, api_base=settings.api_base)
@@ -37,7 +40,9 @@ class Runtime:
             store=self.store,
             background=self.background,
             live=lambda: self.link is not None and self.link.is_live(),
+            lease=self.lease.name,
         )
+        self.progress = ProgressBoard(settings, self.rest)
         if settings.gateway != "off":
             self.link = LiveLink(
                 settings=settings,
@@ -56,3 +61,4 @@ class Runtime:
         """Finish background work (bounded) and close connections."""
         await self.background.drain()
         await self.rest.aclose()
+        self.lease.close()

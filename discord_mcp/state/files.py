@@ -5,26 +5,86 @@ directory, are fsynced, then renamed over the target, so a crash leaves the old 
 never half of one. Files that several processes change are changed under an OS lock
 (:func:`locked`), held only for the read-modify-write, never across network I/O.
 
-A file that cannot be parsed is moved aside (``name.corrupt-<time>``) and reported with
-:class:`~discord_mcp.errors.StateCorrupt`; it is never read as empty.
+Locks and fsyncs never run on the event loop: a process serves every waiting decision of its
+session from one loop, and a lock another process holds would freeze them all. :func:`locked`
+refuses to run on a loop's thread; async code goes through :func:`off_loop`, which runs the
+whole locked read-modify-write in a worker thread. A lock is waited for at most
+:data:`LOCK_WAIT_S` (:class:`~discord_mcp.errors.StateBusy` after that), never forever.
+
+A file that cannot be parsed is quarantined (:mod:`discord_mcp.state.quarantine`: moved aside
+under a unique name, logged, and reported to the next tool result and to ``doctor``) and
+raised as :class:`~discord_mcp.errors.StateCorrupt`; it is never read as empty. A full disk is
+:class:`~discord_mcp.errors.StateFull`, a sentence saying where space is needed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import errno
 import fcntl
+import functools
 import json
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from discord_mcp.errors import StateCorrupt, StateError
+from discord_mcp.errors import StateBusy, StateCorrupt, StateError, StateFull
+from discord_mcp.state.quarantine import quarantine
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+LOCK_WAIT_S = 10.0
+"""The longest a state lock is waited for. Locks guard a read-modify-write of one small file,
+never network I/O, so a lock held this long belongs to a stuck process."""
+_LOCK_BACKOFF_S = (0.001, 0.05)
+"""First and longest pause between attempts at a busy lock."""
+_STATE_THREADS = 16
+"""Worker threads for state I/O: enough that a few slow locks never starve the others."""
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+_executor: ThreadPoolExecutor | None = None
+
+
+async def off_loop(fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+    """Run blocking state work (locks, fsync) in a worker thread and await its result.
+
+    If the caller is cancelled, the work still finishes in its thread (a write is never torn);
+    only its result is dropped.
+    """
+    global _executor
+    if _executor is None:
+        _executor = ThreadPoolExecutor(_STATE_THREADS, thread_name_prefix="discord-mcp-state")
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_executor, functools.partial(fn, *args, **kwargs))
+
+
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _write_failed(path: Path, exc: OSError) -> StateError:
+    """A write error as a sentence an agent or a person can act on."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StateFull(
+            f"the state directory is full: cannot write {path} (no space left on the device). "
+            f"Free some disk space where {path.parent} lives, then try again"
+        )
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return StateError(
+            f"cannot write {path} ({exc.strerror}): make the state directory writable by this "
+            "user (DISCORD_MCP_HOME)"
+        )
+    return StateError(f"cannot write {path}: {exc.strerror or exc}")
 
 
 def ensure_dir(path: Path) -> Path:
@@ -40,7 +100,10 @@ def ensure_dir(path: Path) -> Path:
             break
         current = current.parent
     for directory in reversed(missing):
-        directory.mkdir(mode=DIR_MODE, exist_ok=True)
+        try:
+            directory.mkdir(mode=DIR_MODE, exist_ok=True)
+        except OSError as exc:
+            raise _write_failed(directory, exc) from None
     return path
 
 
@@ -50,7 +113,10 @@ def write_json(path: Path, document: dict[str, Any]) -> None:
         raise ValueError("state documents carry a version")
     ensure_dir(path.parent)
     data = json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _write_failed(path, exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -58,6 +124,10 @@ def write_json(path: Path, document: dict[str, Any]) -> None:
             os.fsync(handle.fileno())
         os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise _write_failed(path, exc) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -81,7 +151,8 @@ def read_json(path: Path, *, max_version: int) -> dict[str, Any] | None:
         if not isinstance(document, dict) or not isinstance(document.get("version"), int):
             raise ValueError("not a versioned JSON object")
     except ValueError as exc:
-        raise StateCorrupt(str(path), str(exc)[:200], move_aside(path)) from None
+        reason = str(exc)[:200]
+        raise StateCorrupt(str(path), reason, move_aside(path, reason)) from None
     if document["version"] > max_version:
         raise StateError(
             f"{path} has format version {document['version']}, newer than this discord-mcp "
@@ -90,42 +161,70 @@ def read_json(path: Path, *, max_version: int) -> dict[str, Any] | None:
     return document
 
 
-def move_aside(path: Path) -> str | None:
-    """Rename a bad file out of the way; returns the new name (None if it vanished)."""
-    target = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
-    try:
-        os.replace(path, target)
-    except FileNotFoundError:
-        return None
-    return str(target)
+def move_aside(path: Path, reason: str = "unreadable") -> str | None:
+    """Quarantine a bad file (see :mod:`~discord_mcp.state.quarantine`); returns its new name,
+    or None if it vanished first."""
+    moved = quarantine(path, reason)
+    return None if moved is None else str(moved)
 
 
 @contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive OS lock on ``path``'s sidecar ``.lock`` file (blocks until free).
+def locked(path: Path, *, wait: float = LOCK_WAIT_S) -> Iterator[None]:
+    """Hold an exclusive OS lock on ``path``'s sidecar ``.lock`` file.
 
-    The lock dies with the process, so a crash never leaves it held.
+    Waits at most ``wait`` seconds for another process to release it. Never call it on the
+    event loop (it raises RuntimeError there): use :func:`off_loop`. The lock dies with the
+    process, so a crash never leaves it held.
+
+    Raises:
+        StateBusy: the lock stayed taken for ``wait`` seconds.
+        RuntimeError: called from a thread that runs an event loop.
     """
+    if _on_event_loop():
+        raise RuntimeError(f"state lock for {path.name} taken on the event loop; use off_loop")
     ensure_dir(path.parent)
     lock_path = path.with_name(path.name + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    except OSError as exc:
+        raise _write_failed(lock_path, exc) from None
+    try:
+        _acquire(fd, lock_path, wait)
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def _acquire(fd: int, lock_path: Path, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    pause, longest = _LOCK_BACKOFF_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise StateBusy(
+                    f"{lock_path} stayed locked for {wait:.0f} s: another discord-mcp process "
+                    "seems stuck. Try again; if it persists, stop the stuck process"
+                ) from None
+            time.sleep(pause)
+            pause = min(pause * 2, longest)
 
 
 def append_line(path: Path, document: dict[str, Any]) -> None:
     """Append one JSON line and fsync it (for append-only journals)."""
     ensure_dir(path.parent)
     line = json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
     try:
-        os.write(fd, line.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        try:
+            os.write(fd, line.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise _write_failed(path, exc) from None
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import StateCorrupt
-from discord_mcp.state.files import locked, read_json, write_json
+from discord_mcp.state.files import off_loop, read_json, write_json
 
 FORMAT_VERSION = 1
 
@@ -32,11 +32,16 @@ class Cursor:
 
 
 class Cursors:
-    """``<home>/watch/cursors.json``; one writer (the daemon), changes saved at once."""
+    """``<home>/watch/cursors.json``; one writer (the daemon).
+
+    Changes are made in memory and written by :meth:`flush` (off the event loop), which the
+    daemon calls after each message it handled.
+    """
 
     def __init__(self, home: Path) -> None:
         self.path = home / "watch" / "cursors.json"
         self._channels: dict[str, Cursor] = {}
+        self._dirty = False
         self._load()
 
     def _load(self) -> None:
@@ -53,12 +58,22 @@ class Cursors:
                 )
 
     def _save(self) -> None:
+        self._dirty = True
+
+    async def flush(self) -> None:
+        """Write the changes made since the last flush, off the event loop."""
+        if not self._dirty:
+            return
         channels: dict[str, Any] = {
-            cid: {"cursor": c.cursor, "handled": c.handled, "parent_id": c.parent_id}
+            cid: {"cursor": c.cursor, "handled": list(c.handled), "parent_id": c.parent_id}
             for cid, c in self._channels.items()
         }
-        with locked(self.path):
-            write_json(self.path, {"version": FORMAT_VERSION, "channels": channels})
+        self._dirty = False
+        try:
+            await off_loop(write_json, self.path, {"version": FORMAT_VERSION, "channels": channels})
+        except BaseException:
+            self._dirty = True
+            raise
 
     def channels(self) -> dict[str, Cursor]:
         """Every watched channel and thread."""

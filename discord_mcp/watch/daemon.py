@@ -36,6 +36,7 @@ from discord_mcp.errors import BadRequest, DiscordError, RunError, Unauthorized
 from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import JobView, SessionView
+from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.commands import CHANNEL_HELP, THREAD_HELP, Command, parse_command
 from discord_mcp.watch.cursors import Cursors
@@ -117,6 +118,7 @@ class Watcher:
         while True:
             try:
                 await self.catch_up()
+                await self._decisions.upgrade_cards()
             except Unauthorized:
                 raise
             except DiscordError as exc:
@@ -136,6 +138,7 @@ class Watcher:
         # First start: the channel's history before now is not ours to act on.
         latest = await self._rest.list_messages(channel, limit=1)
         self._cursors.watch(channel, start=latest[0]["id"] if latest else None)
+        await self._cursors.flush()
 
     def _discover(self) -> None:
         """Watch the threads we know of from our own state: run sessions and decisions."""
@@ -167,6 +170,7 @@ class Watcher:
                     await self._handle(dict(message), live=False)
                 if ordered:
                     self._cursors.advance(channel_id, ordered[-1]["id"])
+                await self._cursors.flush()
                 if len(page) < 100 or not ordered:
                     break
                 after = ordered[-1]["id"]
@@ -180,6 +184,7 @@ class Watcher:
         elif name == "THREAD_CREATE" and data.get("parent_id") == self._settings.channel_id:
             self._parents[str(data["id"])] = self._settings.channel_id
             self._cursors.watch(str(data["id"]), parent_id=self._settings.channel_id, start=None)
+            await self._cursors.flush()
 
     async def on_interaction(self, data: dict[str, Any]) -> None:
         await self._interactions.on_interaction(data)
@@ -206,6 +211,7 @@ class Watcher:
                 self._cursors.handled_live(channel_id, message_id)
             else:
                 self._cursors.advance(channel_id, message_id)
+            await self._cursors.flush()
 
     async def _is_watched(self, channel_id: str) -> bool:
         if channel_id == self._settings.channel_id or channel_id in self._cursors.channels():
@@ -240,7 +246,7 @@ class Watcher:
             if command is not None:
                 await self._channel_command(message, command)
             elif content.strip():
-                self._to_inbox(message, project=None)
+                await self._to_inbox(message, project=None)
             return
         decisions = [d for d in self._store.all() if d.thread_id == channel_id]
         if command is None and any(
@@ -256,7 +262,7 @@ class Watcher:
                 await self._engine.submit(channel_id, str(message["id"]), content, _name(author))
             return
         if content.strip():
-            self._to_inbox(message, project=decisions[-1].project if decisions else None)
+            await self._to_inbox(message, project=decisions[-1].project if decisions else None)
 
     def _discover_thread_of(self, message: dict[str, Any]) -> None:
         """A channel message that started a thread, or says one was created: watch the thread."""
@@ -268,10 +274,11 @@ class Watcher:
         if thread_id and str(thread_id) != self._settings.channel_id:
             self._cursors.watch(str(thread_id), parent_id=self._settings.channel_id, start=None)
 
-    def _to_inbox(self, message: dict[str, Any], *, project: str | None) -> None:
+    async def _to_inbox(self, message: dict[str, Any], *, project: str | None) -> None:
         author = message.get("author") or {}
         channel_id = str(message["channel_id"])
-        self._inbox.add(
+        await off_loop(
+            self._inbox.add,
             [
                 InboxItem(
                     message_id=str(message["id"]),
@@ -283,7 +290,7 @@ class Watcher:
                     timestamp=str(message.get("timestamp") or ""),
                     project=project,
                 )
-            ]
+            ],
         )
 
     async def _refuse(self, channel_id: str, message_id: str, user_id: str) -> None:

@@ -118,7 +118,7 @@ def click(decision_id: str, part: str, user: str, **data: Any) -> dict[str, Any]
 
 async def test_the_askers_owners_decide_who_may_click(service: DecisionService) -> None:
     decision = make_decision(owner_ids=(OWNER,))
-    service.store.create(decision)
+    await service.store.acreate(decision)
     refused = await answer_click(service, click(decision.id, "0", STRANGER))
     assert refused is not None
     assert refused["type"] == 4
@@ -134,7 +134,7 @@ async def test_the_askers_owners_decide_who_may_click(service: DecisionService) 
 
 async def test_a_click_on_an_answered_decision_is_told_so(service: DecisionService) -> None:
     decision = make_decision(owner_ids=(OWNER,))
-    service.store.create(decision)
+    await service.store.acreate(decision)
     await answer_click(service, click(decision.id, "0", OWNER))
     again = await answer_click(service, click(decision.id, "1", OWNER))
     assert again is not None
@@ -145,12 +145,12 @@ async def test_a_click_on_an_answered_decision_is_told_so(service: DecisionServi
 
 async def test_select_and_modal_answers(service: DecisionService) -> None:
     picked = make_decision(owner_ids=(OWNER,), options=tuple(f"o{i}" for i in range(25)))
-    service.store.create(picked)
+    await service.store.acreate(picked)
     await answer_click(service, click(picked.id, "select", OWNER, values=["17"]))
     assert service.store.load(picked.id).selected_option == "o17"
 
     typed = make_decision(owner_ids=(OWNER,), id="20261122-000001-abcdef")
-    service.store.create(typed)
+    await service.store.acreate(typed)
     modal = await answer_click(service, click(typed.id, "other", OWNER))
     assert modal is not None
     assert modal["type"] == 9

@@ -309,25 +309,35 @@ async def test_a_card_whose_id_was_never_recorded_is_found_by_its_decision_id(
 ) -> None:
     """The asking process died between posting the card and recording it: recovery adopts it."""
     decision, _ = await service.ask(Question("Crash-safe?", options=("Yes", "No")))
-    service.store.update(decision.id, lambda d: d.replace(card_message_id="", seen_message_id=None))
+    await service.store.aupdate(
+        decision.id, lambda d: d.replace(card_message_id="", seen_message_id=None)
+    )
     people.say(decision.thread_id, "no")
     [recovered] = await service.recover()
     assert recovered.card_message_id == decision.card_message_id
     assert (recovered.status, recovered.selected_option) == ("answered", "No")
 
 
-async def test_a_question_that_never_reached_discord_is_withdrawn_not_answered(
-    service: DecisionService, settings: Settings
+async def test_a_question_whose_card_never_reached_discord_gets_it_on_recovery(
+    service: DecisionService, settings: Settings, people: People
 ) -> None:
-    decision, _ = await service.ask(Question("Lost?"))
+    """The asking process died after writing the decision, before its card was posted: the
+    next look at it posts the card (never "withdrawn", never an answer), and it can be answered."""
+    decision, _ = await service.ask(Question("Lost?", options=("Keep", "Drop")))
     async with RestClient(settings.token, api_base=settings.api_base) as rest:
         await rest.delete_message(decision.thread_id, decision.card_message_id)  # never arrived
     long_ago = "2026-01-01T00:00:00.000+00:00"
-    service.store.update(
+    await service.store.aupdate(
         decision.id,
         lambda d: d.replace(card_message_id="", seen_message_id=None, asked_at=long_ago),
     )
     [recovered] = await service.recover()
-    assert recovered.status == "cancelled"
-    assert recovered.answer is None
-    assert "never reached Discord" in (recovered.cancel_reason or "")
+    assert recovered.status == "pending"
+    assert recovered.card_message_id not in ("", decision.card_message_id)
+    [card] = [
+        m for m in people.messages(decision.thread_id) if m["id"] == recovered.card_message_id
+    ]
+    assert f"decision `{decision.id}`" in card["content"]
+    people.say(decision.thread_id, "drop")
+    result = await service.wait(decision.id, max_wait=10)
+    assert (result.status, result.selected_option) == ("answered", "Drop")

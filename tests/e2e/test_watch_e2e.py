@@ -21,6 +21,7 @@ import pytest
 from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs import ProjectRegistry, Tool
+from discord_mcp.state.files import off_loop
 from discord_mcp.watch.app import run_daemon
 from tests.support.agent_clis import CLAUDE_MODEL, ClaudeCli, CodexCli
 from tests.support.model_server import ModelServer, Text, ToolCall, quote_tool_result
@@ -74,8 +75,13 @@ async def test_a_runs_agent_asks_in_its_thread_and_tool_switches(
     workdir = tmp_path / "app"
     workdir.mkdir()
     settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
-    ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add(
-        "app", workdir, ["claude", "codex"], "claude", {"claude": ["--model", CLAUDE_MODEL]}
+    await off_loop(
+        ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add,
+        "app",
+        workdir,
+        ["claude", "codex"],
+        "claude",
+        {"claude": ["--model", CLAUDE_MODEL]},
     )
     claude = ClaudeCli(
         root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
@@ -97,7 +103,8 @@ async def test_a_runs_agent_asks_in_its_thread_and_tool_switches(
         await until(lambda: any("Session started" in t for t in texts(people, thread_id)))
         people.say(thread_id, "deploy the release")
         card = await until(
-            lambda: [t for t in texts(people, thread_id) if "Deploy to prod?" in t],
+            # the card, not the run's status line that also names the question
+            lambda: [t for t in texts(people, thread_id) if "**Question:** Deploy to prod?" in t],
             what="the agent's question in the run thread",
         )
         assert "decision `" in card[0]

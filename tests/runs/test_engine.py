@@ -18,6 +18,7 @@ import pytest
 from discord_mcp.errors import JournalCorrupt, RunError
 from discord_mcp.runs import McpRegistration, ProcessSpawner, ProjectRegistry
 from discord_mcp.runs.journal import load
+from discord_mcp.state.files import off_loop
 from tests.runs.conftest import FAST, EngineFactory, alive
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario
 from tests.support.model_server import wait_until
@@ -159,7 +160,7 @@ async def test_a_tool_switch_applies_from_the_next_job(
 async def test_a_tool_the_project_does_not_enable_is_refused(
     make_engine: EngineFactory, registry: ProjectRegistry, workdir: Path
 ) -> None:
-    registry.add("solo", workdir, ["gemini"])
+    await off_loop(registry.add, "solo", workdir, ["gemini"])
     async with make_engine() as engine:
         await engine.start_session("t1", "solo")
         for tool in ("claude", "vim"):
@@ -469,7 +470,7 @@ async def test_a_removed_project_fails_the_next_job(
 ) -> None:
     async with make_engine() as engine:
         await engine.start_session("t1", "app")
-        registry.remove("app")
+        await off_loop(registry.remove, "app")
         job = await engine.submit("t1", "m1", "hello", "owner")
         done = await notifier.wait_finished(job.job_id)
     assert done.error_code == "E_PROJECT_NOT_FOUND"

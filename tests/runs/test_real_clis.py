@@ -23,6 +23,7 @@ from discord_mcp.runs import (
     RunLimits,
     Tool,
 )
+from discord_mcp.state.files import off_loop
 from tests.support.agent_clis import (
     CLAUDE_MODEL,
     CLI_CLASSES,
@@ -72,7 +73,7 @@ def configure(name: CliName, tmp_path: Path, model: ModelServer, workdir: Path) 
     )
 
 
-def engine_for(
+async def engine_for(
     tmp_path: Path,
     workdir: Path,
     clis: dict[CliName, AgentCli],
@@ -82,7 +83,9 @@ def engine_for(
     state_dir = tmp_path / "state"
     registry = ProjectRegistry(state_dir, allowed_roots=[tmp_path])
     tools = list(clis)
-    registry.add("app", workdir, tools, tools[0], {t: PROJECT_ARGS[t] for t in tools})
+    await off_loop(
+        registry.add, "app", workdir, tools, tools[0], {t: PROJECT_ARGS[t] for t in tools}
+    )
     tool_env: dict[Tool, dict[str, str]] = {name: cli.env() for name, cli in clis.items()}
     return RunEngine(
         state_dir=state_dir,
@@ -114,7 +117,7 @@ async def test_two_jobs_in_a_thread_run_in_order_and_the_second_resumes_the_firs
     cli = configure(name, tmp_path, model_server, workdir)
     echo = EchoServer(tmp_path / "echo")  # registered as in production, though not called
     mcp = McpRegistration(echo.argv, echo.env())
-    async with engine_for(tmp_path, workdir, {name: cli}, notifier, mcp) as engine:
+    async with await engine_for(tmp_path, workdir, {name: cli}, notifier, mcp) as engine:
         await engine.start_session("1001", "app")
         first = await engine.submit("1001", "m1", "Remember the word kumquat.", "owner")
         second = await engine.submit("1001", "m2", "Which word was it?", "owner")
@@ -143,7 +146,7 @@ async def test_switching_tools_between_jobs_keeps_each_tools_own_session(
     )
     notifier = RecordingNotifier()
     clis = {name: configure(name, tmp_path, model_server, workdir) for name in CLI_NAMES}
-    async with engine_for(tmp_path, workdir, clis, notifier) as engine:
+    async with await engine_for(tmp_path, workdir, clis, notifier) as engine:
         await engine.start_session("2002", "app", "claude")
         done = []
         for number, tool in enumerate(["claude", "codex", "gemini", "claude"]):
@@ -186,7 +189,7 @@ async def test_each_run_is_offered_the_discord_server_with_its_thread_id(
     echo.answer("yes, deploy")  # answered before asked: the call returns at once
     notifier = RecordingNotifier()
     cli = configure(name, tmp_path, model_server, workdir)
-    async with engine_for(tmp_path, workdir, {name: cli}, notifier, mcp=mcp) as engine:
+    async with await engine_for(tmp_path, workdir, {name: cli}, notifier, mcp=mcp) as engine:
         await engine.start_session("3003", "app")
         job = await engine.submit("3003", "m1", "Ask the owner whether to deploy.", "owner")
         done = await notifier.wait_finished(job.job_id, JOB_TIMEOUT)

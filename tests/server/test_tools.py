@@ -16,6 +16,7 @@ from discord_mcp.config import Settings
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.server.app import build_server
+from discord_mcp.state.files import off_loop
 from tests.support.people import People
 from tests.support.settings import settings_for
 
@@ -42,8 +43,9 @@ async def call(client: Client[Any], tool: str, **arguments: Any) -> dict[str, An
 
 
 async def new_thread(people: People, seconds: float = 5.0) -> dict[str, Any]:
+    """The newest thread, once its card is there (a person answers what they can see)."""
     async with asyncio.timeout(seconds):
-        while not people.threads():
+        while not (people.threads() and people.messages(people.threads()[-1]["id"])):
             await asyncio.sleep(0.02)
     return people.threads()[-1]
 
@@ -258,7 +260,9 @@ async def test_the_inbox_is_read_marked_and_pruned(client: Client[Any], settings
             project=project,
         )
 
-    Inbox(settings.home).add([item(1, None), item(2, "proj"), item(3, "other-project")])
+    await off_loop(
+        Inbox(settings.home).add, [item(1, None), item(2, "proj"), item(3, "other-project")]
+    )
     first = await call(client, "read_inbox")
     assert [m["content"][:6] for m in first["messages"]] == ["note 1", "note 2"]
     assert all(m["untrusted"] for m in first["messages"])

@@ -1,0 +1,229 @@
+"""Putting a question in Discord: its thread and its card, once, whatever crashes in between.
+
+Asking is three steps, each recorded before the next, so a crash between any two leaves a
+decision that recovery finishes instead of one that nobody can answer:
+
+1. the decision file, as a draft (no thread yet when a new thread is wanted). A full disk fails
+   here, before anything reaches Discord: no empty thread is left behind;
+2. the thread (unless the question goes to an existing thread), recorded on the decision;
+3. the card, recorded on the decision.
+
+Whoever posts holds the decision's ``.post`` claim (:meth:`DecisionStore.try_posting`), which
+nobody waits for: another process finding a decision without a card while the claim is free
+knows its poster died, and finishes the job. Before posting a card again it looks for one in
+the thread by the decision id printed on every card, so a card whose id was never recorded is
+adopted, not duplicated.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from discord_mcp.config import Settings
+from discord_mcp.decisions import cards
+from discord_mcp.decisions.interactive import card_components
+from discord_mcp.decisions.model import Decision
+from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.errors import DecisionError, DiscordError, NotFound, StateError
+from discord_mcp.tasks import Background
+from discord_mcp.transport.rest import RestClient
+
+log = logging.getLogger(__name__)
+
+THREAD_AUTO_ARCHIVE_MIN = 10080
+"""Decision threads stay listed for a week; an answer may take that long."""
+THREAD_TYPES = frozenset({10, 11, 12})
+"""Announcement, public and private threads: where a question may be asked."""
+
+
+def web_base(api_base: str) -> str:
+    """Where people open links: discord.com for Discord, the emulator's own page otherwise."""
+    parts = urlsplit(api_base)
+    host = parts.hostname or ""
+    if host == "discord.com" or host.endswith(".discord.com"):
+        return "https://discord.com"
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def card_marker(decision_id: str) -> str:
+    """The text every card of ``decision_id`` carries (how a lost card is found again)."""
+    return f"decision `{decision_id}`"
+
+
+class Poster:
+    """Posts decisions' threads and cards for one process.
+
+    Args:
+        live: whether a gateway session is live (cards get buttons).
+    """
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        rest: RestClient,
+        store: DecisionStore,
+        background: Background,
+        live: Callable[[], bool],
+    ) -> None:
+        self._settings = settings
+        self._rest = rest
+        self._store = store
+        self._background = background
+        self._live = live
+
+    async def existing_thread(self, thread_id: str) -> tuple[str, str, str]:
+        """``(thread_id, parent channel id, guild id)`` of a thread an agent asked to use.
+
+        Raises:
+            DecisionError: it is not a thread (the main channel's chatter is not an answer).
+        """
+        try:
+            thread = await self._rest.get_channel(thread_id)
+        except NotFound:
+            raise DecisionError(
+                f"thread_id {thread_id} does not exist (or the bot cannot see it); omit "
+                "thread_id to open a new thread"
+            ) from None
+        if thread.get("type") not in THREAD_TYPES:
+            raise DecisionError(
+                f"thread_id {thread_id} is a channel, not a thread: questions are asked in a "
+                "thread of their own. Omit thread_id to open a new thread"
+            )
+        return thread["id"], str(thread.get("parent_id") or ""), str(thread.get("guild_id") or "")
+
+    def thread_url(self, guild_id: str, thread_id: str) -> str:
+        return f"{web_base(self._settings.api_base)}/channels/{guild_id or '@me'}/{thread_id}"
+
+    async def post(self, decision: Decision, *, fresh: bool) -> Decision:
+        """Create the thread (if needed) and the card of ``decision``; returns it as stored.
+
+        ``fresh``: the decision was just created by this call (a failure withdraws the draft
+        and raises). Otherwise this is recovery: the card is looked for before it is posted,
+        and a failure leaves the decision for the next attempt.
+
+        Returns the decision unchanged when another process holds the posting claim.
+        """
+        claim = self._store.try_posting(decision.id)
+        if claim is None:
+            return decision
+        try:
+            current = self._store.load(decision.id)
+            if current.card_message_id or current.is_final:
+                return current
+            try:
+                return await self._post(current, fresh=fresh)
+            except (DiscordError, StateError):
+                if fresh:
+                    await self._withdraw_draft(current.id)
+                raise
+        finally:
+            claim.release()
+
+    async def _post(self, decision: Decision, *, fresh: bool) -> Decision:
+        if not decision.thread_id:
+            decision = await self._open_thread(decision)
+        elif not fresh and (adopted := await self._adopt(decision)) is not None:
+            return adopted
+        live = self._live()
+        owners = decision.owner_ids or tuple(sorted(self._settings.owner_ids))
+        card = await self._rest.create_message(
+            decision.thread_id,
+            cards.render_card(decision, owners, buttons=live),
+            components=card_components(decision.id, decision.options) if live else None,
+            allowed_mentions={"users": list(owners)} if decision.mention else {"parse": []},
+        )
+        stored, _ = await self._store.aupdate(
+            decision.id,
+            lambda current: current.replace(
+                card_message_id=card["id"], seen_message_id=card["id"], card_buttons=live
+            ),
+        )
+        log.info("asked decision %s in thread %s", stored.id, stored.thread_id)
+        if stored.reaction_emojis:
+            self._background.spawn(self._add_reactions(stored), f"reactions-{stored.id}")
+        return stored
+
+    async def _open_thread(self, decision: Decision) -> Decision:
+        name = f"{decision.project} · {decision.session} · {decision.question}"
+        thread = await self._rest.create_thread(
+            self._settings.channel_id, name, auto_archive_duration=THREAD_AUTO_ARCHIVE_MIN
+        )
+        url = self.thread_url(str(thread.get("guild_id") or ""), thread["id"])
+        try:
+            stored, _ = await self._store.aupdate(
+                decision.id,
+                lambda current: current.replace(thread_id=thread["id"], thread_url=url),
+            )
+        except StateError:
+            await self._abandon_thread(thread["id"])
+            raise
+        return stored
+
+    async def _abandon_thread(self, thread_id: str) -> None:
+        """A thread whose decision could not be recorded: say so, and archive it."""
+        try:
+            await self._rest.create_message(
+                thread_id,
+                "This question could not be recorded (the agent's state directory failed), so "
+                "it cannot be answered here. The agent was told.",
+                allowed_mentions={"parse": []},
+            )
+            await self._rest.archive_thread(thread_id)
+        except DiscordError as exc:
+            log.warning("could not close the abandoned thread %s: %s", thread_id, exc)
+
+    async def _adopt(self, decision: Decision) -> Decision | None:
+        """The card of a decision whose poster died after posting it, if it is in the thread."""
+        marker = card_marker(decision.id)
+        page = await self._rest.list_messages(decision.thread_id, limit=100)
+        found = [m for m in page if m["author"].get("bot") and marker in m["content"]]
+        if not found:
+            return None
+        card = min(found, key=lambda m: int(m["id"]))
+        buttons = bool(card.get("components"))
+
+        def adopt(current: Decision) -> Decision | None:
+            if current.card_message_id:
+                return None
+            return current.replace(
+                card_message_id=card["id"], seen_message_id=card["id"], card_buttons=buttons
+            )
+
+        stored, _ = await self._store.aupdate(decision.id, adopt)
+        log.info("adopted the card of decision %s", stored.id)
+        return stored
+
+    async def _withdraw_draft(self, decision_id: str) -> None:
+        try:
+            await self._store.adiscard(decision_id)
+        except StateError as exc:
+            log.error("could not remove the draft of decision %s: %s", decision_id, exc)
+
+    async def _add_reactions(self, decision: Decision) -> None:
+        for emoji in decision.reaction_emojis:
+            if self._store.load(decision.id).is_final:
+                return
+            await self._rest.add_reaction(decision.thread_id, decision.card_message_id, emoji)
+
+    async def upgrade(self, decision: Decision) -> Decision:
+        """Give a card posted without buttons its buttons, now that a gateway is live."""
+        if decision.card_buttons or not decision.card_message_id or decision.is_final:
+            return decision
+        owners = decision.owner_ids or tuple(sorted(self._settings.owner_ids))
+        await self._rest.edit_message(
+            decision.thread_id,
+            decision.card_message_id,
+            content=cards.render_card(decision, owners, buttons=True),
+            components=card_components(decision.id, decision.options),
+            allowed_mentions={"parse": []},
+        )
+
+        def record(current: Decision) -> Decision | None:
+            return None if current.card_buttons else current.replace(card_buttons=True)
+
+        stored, _ = await self._store.aupdate(decision.id, record)
+        log.info("gave the card of decision %s its buttons", decision.id)
+        return stored
