@@ -61,7 +61,7 @@ def _refuse(
     reply = None
     if user_id not in decision.refusal_replied_to:
         changes["refusal_replied_to"] = (*decision.refusal_replied_to, user_id)
-        reply = refusal_text(user_id, owner_ids)
+        reply = refusal_text(user_id, owner_ids, via)
     return Verdict("refuse", changes, reply)
 
 

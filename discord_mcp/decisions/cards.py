@@ -129,11 +129,12 @@ def render_final(decision: Decision) -> str:
     return _fit(lines)
 
 
-def refusal_text(user_id: str, owner_ids: Iterable[str]) -> str:
-    """The reply to someone who is not allowed to answer."""
+def refusal_text(user_id: str, owner_ids: Iterable[str], via: str = "text") -> str:
+    """The reply to someone who is not allowed to answer (``via``: how they tried)."""
+    what = {"reaction": "reaction", "text": "reply"}.get(via, "answer")
     return (
         f"<@{user_id}>, only {_mentions(owner_ids)} can answer this question; "
-        "your reply was recorded but not used."
+        f"your {what} was recorded but not used."
     )
 
 

@@ -18,15 +18,15 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions import cards
-from discord_mcp.decisions.answers import Verdict, judge_message, judge_reaction
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
 from discord_mcp.decisions.posting import Poster
+from discord_mcp.decisions.questions import Question, same_question, validated
+from discord_mcp.decisions.reading import ThreadReader
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import (
     DecisionError,
@@ -38,7 +38,6 @@ from discord_mcp.errors import (
 )
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.transport.wire import Message
 
 log = logging.getLogger(__name__)
 
@@ -54,20 +53,6 @@ RESHOW_FINAL_DAYS = 7
 """Recovery re-shows outcomes on cards whose final edit failed, for this long."""
 
 Progress = Callable[[float, Decision], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    """What an agent asks (validated by :meth:`DecisionService.ask`)."""
-
-    question: str
-    context: str | None = None
-    options: tuple[str, ...] = ()
-    thread_id: str | None = None
-    timeout_seconds: float | None = None
-    on_timeout: str | None = None
-    mention: bool = False
-    session: str = "agent"
 
 
 class DecisionService:
@@ -116,6 +101,9 @@ class DecisionService:
         self.poster = Poster(
             settings=settings, rest=rest, store=store, background=background, live=live
         )
+        self.reader = ThreadReader(
+            settings=settings, rest=rest, store=store, poster=self.poster, resolved=self._resolved
+        )
 
     @property
     def store(self) -> DecisionStore:
@@ -137,7 +125,7 @@ class DecisionService:
             DiscordError: Discord refused the thread or the card.
             StateError: the state directory cannot record it (full, unwritable).
         """
-        q = _validated(q)
+        q = validated(q)
         thread_id, channel_id, guild_id = "", self._settings.channel_id, ""
         asked_in = q.thread_id or self._settings.thread_id
         if asked_in:
@@ -169,7 +157,7 @@ class DecisionService:
         )
         project = self._settings.project_name
         existing = await self._store.acreate_unless_pending(
-            draft, lambda d: d.project == project and _same_question(d, q)
+            draft, lambda d: d.project == project and same_question(d, q)
         )
         if existing is not None:
             if not existing.card_message_id:
@@ -265,6 +253,14 @@ class DecisionService:
                 async with asyncio.timeout(min(left, FILE_WATCH_INTERVAL_S)):
                     await event.wait()
 
+    def owners(self, decision: Decision) -> frozenset[str]:
+        """Who may answer ``decision``: the owners of the process that asked it."""
+        return self.reader.owners(decision)
+
+    def _resolved(self, decision: Decision) -> None:
+        self.notify_waiters(decision.id)
+        self._background.spawn(self.show_final(decision), f"final-{decision.id}")
+
     def notify_waiters(self, decision_id: str) -> None:
         """Wake this process's calls waiting on ``decision_id`` (it just changed)."""
         event = self._changed.get(decision_id)
@@ -282,7 +278,7 @@ class DecisionService:
         lock = self._poll_locks.setdefault(decision.id, asyncio.Lock())
         async with lock:
             try:
-                return await self._poll(self._store.load(decision.id))
+                return await self.reader.read(self._store.load(decision.id))
             except Unauthorized:
                 raise
             except (DiscordError, StateError) as exc:
@@ -312,124 +308,6 @@ class DecisionService:
         for decision in await self._store.aall():
             if decision.status == "pending" and not decision.card_buttons:
                 await self._upgrade_if_live(decision)
-
-    def owners(self, decision: Decision) -> frozenset[str]:
-        """Who may answer ``decision``: the owners of the process that asked it."""
-        return frozenset(decision.owner_ids) or self._settings.owner_ids
-
-    async def _poll(self, decision: Decision) -> Decision:
-        if decision.is_final:
-            return decision
-        if not decision.card_message_id:
-            # Its poster died before the card was recorded: adopt the card or post it.
-            decision = await self.poster.post(decision, fresh=False)
-            if decision.is_final or not decision.card_message_id:
-                return decision
-        cursor = int(decision.seen_message_id or decision.card_message_id)
-        # One request usually does: the newest page holds the replies after the cursor *and* the
-        # card with its reactions, since decision threads are short. Only when more than a page
-        # arrived since the cursor do we read forward from it and fetch the card separately.
-        page = await self._rest.list_messages(decision.thread_id, limit=100)
-        card = next((m for m in page if m["id"] == decision.card_message_id), None)
-        if len(page) == 100 and all(int(m["id"]) > cursor for m in page):
-            page = await self._rest.list_messages(decision.thread_id, after=str(cursor), limit=100)
-            card = None
-        messages = [m for m in page if int(m["id"]) > cursor]
-        for message in sorted(messages, key=lambda m: int(m["id"])):
-            decision = await self._judge_message(decision, dict(message), advance=True)
-            if decision.is_final:
-                return decision
-        if decision.reaction_emojis:
-            if card is None:
-                card = await self._rest.get_message(decision.thread_id, decision.card_message_id)
-            decision = await self._poll_reactions(decision, card)
-        return decision
-
-    async def _judge_message(
-        self, decision: Decision, message: dict[str, Any], *, advance: bool
-    ) -> Decision:
-        """Judge one thread message once, whether it came by polling or live.
-
-        ``advance``: polling reads in order, so it moves the cursor; a live event only marks
-        the message as handled, so a message missed live is still found by the next poll.
-        """
-        message_id = str(message.get("id") or "0")
-        if decision.handled(message_id):
-            return decision
-        verdict = judge_message(decision, message, self.owners(decision), None)
-        return await self._apply(decision, verdict, message_id=message_id, advance=advance)
-
-    async def _poll_reactions(self, decision: Decision, card: Message) -> Decision:
-        for reaction in card.get("reactions", []):
-            emoji = reaction.get("emoji", {}).get("name") or ""
-            others = reaction.get("count", 0) - (1 if reaction.get("me") else 0)
-            if emoji not in decision.reaction_emojis or others <= 0:
-                continue
-            users = await self._rest.list_reaction_users(
-                decision.thread_id, decision.card_message_id, emoji
-            )
-            for user in users:
-                if user.get("bot"):
-                    continue
-                name = str(user.get("global_name") or user.get("username") or user["id"])
-                decision = await self._judge_reaction(decision, user["id"], name, emoji)
-                if decision.is_final:
-                    return decision
-        return decision
-
-    async def _judge_reaction(
-        self, decision: Decision, user_id: str, username: str, emoji: str
-    ) -> Decision:
-        owners = self.owners(decision)
-        if user_id not in owners and any(
-            a.user_id == user_id and a.via == "reaction" for a in decision.refused
-        ):
-            return decision  # already recorded; polling sees the same reaction every time
-        verdict = judge_reaction(decision, user_id, username, emoji, owners)
-        return await self._apply(decision, verdict)
-
-    async def _apply(
-        self,
-        decision: Decision,
-        verdict: Verdict,
-        *,
-        message_id: str | None = None,
-        advance: bool = True,
-    ) -> Decision:
-        """Store a verdict under the decision's lock, then do its Discord part.
-
-        The store update is also the claim: a message another process (or an earlier poll)
-        already judged is skipped, so no reply is posted twice and no answer applied twice.
-        """
-        changes = dict(verdict.changes)
-
-        def change(current: Decision) -> Decision | None:
-            if current.is_final:
-                return None
-            if message_id is not None:
-                if current.handled(message_id):
-                    return None
-                if advance:
-                    changes["seen_message_id"] = message_id
-                    changes["handled_message_ids"] = tuple(
-                        m for m in current.handled_message_ids if int(m) > int(message_id)
-                    )
-                else:
-                    changes["handled_message_ids"] = (*current.handled_message_ids, message_id)
-            return current.replace(**changes) if changes else None
-
-        stored, written = await self._store.aupdate(decision.id, change)
-        if not written:
-            return stored
-        if verdict.kind == "resolve":
-            log.info("decision %s answered via %s", decision.id, stored.via)
-            self.notify_waiters(decision.id)
-            self._background.spawn(self.show_final(stored), f"final-{decision.id}")
-        elif verdict.reply:
-            await self._rest.create_message(
-                stored.thread_id, verdict.reply, allowed_mentions={"parse": []}, reply_to=message_id
-            )
-        return stored
 
     # ---- live events (from the gateway, directly or through the spool) ----------------------
 
@@ -462,13 +340,13 @@ class DecisionService:
                     name_ = str(user.get("global_name") or user.get("username") or user_id)
                     async with self._poll_locks.setdefault(decision.id, asyncio.Lock()):
                         current = self._store.load(decision.id)
-                        await self._judge_reaction(current, user_id, name_, emoji)
+                        await self.reader.judge_reaction(current, user_id, name_, emoji)
 
     async def _locked_judge_message(self, decision: Decision, message: dict[str, Any]) -> None:
         async with self._poll_locks.setdefault(decision.id, asyncio.Lock()):
             try:
                 current = self._store.load(decision.id)
-                await self._judge_message(current, message, advance=False)
+                await self.reader.judge_message(current, message, advance=False)
             except Unauthorized:
                 raise
             except DiscordError as exc:
@@ -573,47 +451,3 @@ class DecisionService:
             except DecisionNotFound:
                 continue
         return found
-
-
-def _validated(q: Question) -> Question:
-    question = q.question.strip()
-    if not question:
-        raise DecisionError("question is empty: say what you need the owner to decide")
-    if len(question) > 1500:
-        raise DecisionError("question is longer than 1500 characters: put details in context")
-    options = tuple(" ".join(o.split()) for o in q.options)
-    if len(options) > cards.MAX_OPTIONS:
-        raise DecisionError(
-            f"{len(options)} options given; at most {cards.MAX_OPTIONS} fit. Group them, or ask "
-            "without options for a free-text answer"
-        )
-    if any(not o for o in options):
-        raise DecisionError("an option is empty; give every option a short label")
-    if any(len(o) > cards.MAX_OPTION_LENGTH for o in options):
-        raise DecisionError(
-            f"an option is longer than {cards.MAX_OPTION_LENGTH} characters; keep options short "
-            "and put explanations in context"
-        )
-    if len({o.casefold() for o in options}) != len(options):
-        raise DecisionError("two options are the same; make every option distinct")
-    if q.timeout_seconds is not None and not (0 < q.timeout_seconds <= 30 * 86400):
-        raise DecisionError("timeout_seconds must be positive and at most 30 days, or null")
-    context = q.context.strip() if q.context else None
-    return Question(
-        question=question,
-        context=context or None,
-        options=options,
-        thread_id=q.thread_id.strip() if q.thread_id else None,
-        timeout_seconds=q.timeout_seconds,
-        on_timeout=q.on_timeout.strip() if q.on_timeout else None,
-        mention=q.mention,
-        session=q.session,
-    )
-
-
-def _same_question(decision: Decision, q: Question) -> bool:
-    return " ".join(decision.question.split()).casefold() == " ".join(
-        q.question.split()
-    ).casefold() and tuple(o.casefold() for o in decision.options) == tuple(
-        o.casefold() for o in q.options
-    )

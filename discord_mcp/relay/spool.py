@@ -7,6 +7,10 @@ reader keeps its open handle, finishes the old file, then moves to the new one, 
 loses nothing, as long as a reader polls at least once per rotation (followers poll every
 25 ms; a rotation takes megabytes of events). The spool is a live channel, not a record: a
 process that was not running reads history from Discord instead.
+
+A holder killed in the middle of a write leaves a torn last line. The next holder starts its
+first event on a new line, and a reader that meets an unreadable line still finds an event that
+begins inside it, so a torn line never swallows the event after it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class SpoolWriter:
     def __init__(self, path: Path, *, rotate_bytes: int = ROTATE_BYTES) -> None:
         self._path = path
         self._rotate_bytes = rotate_bytes
+        self._checked_end = False
         ensure_dir(path.parent)
 
     def append(self, name: str, data: dict[str, Any], seq: int | None) -> None:
@@ -43,12 +48,23 @@ class SpoolWriter:
         )
         fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         try:
-            os.write(fd, (line + "\n").encode("utf-8"))
+            prefix = b"" if self._checked_end else self._line_break_needed()
+            self._checked_end = True
+            os.write(fd, prefix + (line + "\n").encode("utf-8"))
             size = os.fstat(fd).st_size
         finally:
             os.close(fd)
         if size >= self._rotate_bytes:
             os.replace(self._path, self._path.with_name(self._path.stem + ".1.ndjson"))
+
+    def _line_break_needed(self) -> bytes:
+        """A newline if the file ends inside a line (an earlier holder died mid-write)."""
+        try:
+            with open(self._path, "rb") as handle:
+                handle.seek(-1, os.SEEK_END)
+                return b"" if handle.read(1) == b"\n" else b"\n"
+        except OSError:  # empty or missing
+            return b""
 
 
 class SpoolReader:
@@ -107,8 +123,27 @@ class SpoolReader:
             try:
                 event = json.loads(line)
             except ValueError:
-                log.warning("spool: skipping an unreadable line")
-                continue
+                event = _event_inside(line)
+                if event is None:
+                    log.warning("spool: skipping an unreadable line")
+                    continue
             if isinstance(event, dict) and event.get("v") == FORMAT:
                 events.append(event)
         return events
+
+
+_EVENT_START = b'{"v":'
+
+
+def _event_inside(line: bytes) -> dict[str, Any] | None:
+    """An event that starts inside an unreadable line (a torn line glued to the next one)."""
+    start = line.find(_EVENT_START, 1)
+    while start > 0:
+        try:
+            event = json.loads(line[start:])
+        except ValueError:
+            start = line.find(_EVENT_START, start + 1)
+            continue
+        log.warning("spool: skipped a torn line before an event")
+        return event if isinstance(event, dict) else None
+    return None

@@ -234,7 +234,7 @@ def build_server(
         returns the existing decision. Statuses: answered (see answer / selected_option /
         selected_index), pending, cancelled, expired.
         """
-        from discord_mcp.decisions.service import Question
+        from discord_mcp.decisions.questions import Question
 
         with _tool_errors():
             decision, created = await runtime().service.ask(
@@ -418,5 +418,16 @@ def build_server(
 
 
 def serve(settings: Settings) -> None:
-    """Run the stdio server until the client closes it."""
-    build_server(settings).run(transport="stdio", show_banner=False)
+    """Run the stdio server until the client closes it.
+
+    A client that goes away without closing stdin first (it was killed, or closed our stdout)
+    makes the next write fail with a broken pipe: that is a normal end, logged in one line.
+    """
+    try:
+        build_server(settings).run(transport="stdio", show_banner=False)
+    except* (BrokenPipeError, ConnectionResetError):
+        log.info("the client closed the connection; stopping")
+        # Python flushes stdout again at exit, which would fail (and print) once more.
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)

@@ -11,7 +11,8 @@ import pytest
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.cards import KEYCAPS, NO, YES
-from discord_mcp.decisions.service import DecisionService, Question
+from discord_mcp.decisions.questions import Question
+from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.errors import DecisionError

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from discord_mcp.config import Settings
-from discord_mcp.decisions.service import Question
+from discord_mcp.decisions.questions import Question
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.inbox import Inbox
 from discord_mcp.runs.projects import ProjectRegistry
