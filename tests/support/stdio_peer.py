@@ -17,9 +17,9 @@ SERVER = [sys.executable, "-m", "discord_mcp"]
 class StdioPeer:
     """A minimal MCP client speaking newline-delimited JSON-RPC to a server process."""
 
-    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+    def __init__(self, env: dict[str, str], cwd: Path, command: list[str] | None = None) -> None:
         self.process = subprocess.Popen(
-            SERVER,
+            command or SERVER,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
