@@ -1,0 +1,509 @@
+"""Chaos: real processes killed with SIGKILL at random points of ask/answer cycles.
+
+Every round asks a new question from a real ``discord-mcp`` process and has the owner answer it
+(a reply, a reaction, or a click on the card's button), while a real ``discord-watch`` daemon
+holds the gateway. At a random point the round kills, with SIGKILL:
+
+* ``asker``: the asking server, 0-300 ms after it was asked (before, while or after it posts the
+  thread and the card). A new server asks the same question again, as a restarted agent would;
+* ``waiter``: the waiting server, right after the owner answered. A new server's
+  ``check_pending`` must hand the answer over (the asker is gone, nobody waits);
+* ``daemon``: the watch daemon (the gateway holder), right after the owner answered; it is
+  started again, and a server takes the gateway over meanwhile;
+* ``none``: nothing (a control round).
+
+Budgets (issue 9): 0 answers lost (every round's decision ends answered with the owner's choice
+and reaches an agent), 0 duplicated (one decision file, one thread, one card per question, and
+no answer handed to two sessions), 0 corrupt state files left unreported. Also measured, side
+by side: N servers asking one question at the same moment (1 card), and a tool call's latency
+while another call of the same server waits on a state lock held elsewhere (no call waits on
+another's).
+
+    .venv/bin/python -m bench.chaos [--rounds 100] [--seed 7] [--servers 6]
+
+Exits 1 when a budget is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from discord_mcp.emulator import RunningEmulator, start_in_thread
+
+ROOT = Path(__file__).resolve().parent.parent
+INIT = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "chaos", "version": "1"},
+}
+KILLS = ("asker", "waiter", "daemon", "none")
+ANSWERS = ("reply", "reaction", "click")
+ROUND_LIMIT_S = 60.0
+
+
+class Server:
+    """A ``discord-mcp`` process and a minimal MCP client for it."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "discord_mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **env},
+            cwd=ROOT,
+        )
+        self._id = 0
+        self._answers: dict[int, dict[str, Any]] = {}
+        self._cond = threading.Condition()
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.request("initialize", INIT)
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with contextlib.suppress(ValueError):
+                message = json.loads(line)
+                if "id" in message:
+                    with self._cond:
+                        self._answers[message["id"]] = message
+                        self._cond.notify_all()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def send(self, method: str, params: dict[str, Any]) -> int:
+        self._id += 1
+        self._send({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params})
+        return self._id
+
+    def answer(self, request_id: int, timeout: float = ROUND_LIMIT_S) -> dict[str, Any]:
+        with self._cond:
+            if not self._cond.wait_for(lambda: request_id in self._answers, timeout):
+                raise TimeoutError(f"no answer to request {request_id}")
+            return self._answers[request_id]
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return self.answer(self.send(method, params))
+
+    def tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        answer = self.request("tools/call", {"name": name, "arguments": arguments})
+        result = answer.get("result") or {}
+        if result.get("isError"):
+            raise RuntimeError(f"{name}: {result['content'][0]['text']}")
+        return dict(result["structuredContent"])
+
+    def done(self, request_id: int) -> bool:
+        with self._cond:
+            return request_id in self._answers
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(10)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            assert self.process.stdin is not None
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class Pool:
+    """Servers started ahead of need, so a round never waits for Python to start."""
+
+    def __init__(self, env: dict[str, str], size: int = 2) -> None:
+        self._env = env
+        self._ready: list[Server] = []
+        self._lock = threading.Lock()
+        self._size = size
+        self._fill()
+
+    def _fill(self) -> None:
+        def start() -> None:
+            server = Server(self._env)
+            with self._lock:
+                self._ready.append(server)
+
+        with self._lock:
+            missing = self._size - len(self._ready)
+        for _ in range(missing):
+            threading.Thread(target=start, daemon=True).start()
+
+    def take(self) -> Server:
+        deadline = time.monotonic() + 60
+        while True:
+            with self._lock:
+                if self._ready:
+                    server = self._ready.pop(0)
+                    break
+            if time.monotonic() > deadline:
+                raise TimeoutError("no server started")
+            time.sleep(0.01)
+        self._fill()
+        return server
+
+    def close(self) -> None:
+        with self._lock:
+            for server in self._ready:
+                server.close()
+
+
+class Daemon:
+    def __init__(self, env: dict[str, str], home: Path) -> None:
+        self._env = env
+        self._home = home
+        self.process: subprocess.Popen[bytes] | None = None
+        self.kills = 0
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from discord_mcp.watch.cli import main; sys.exit(main())",
+                "run",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **self._env},
+            cwd=ROOT,
+        )
+
+    def kill(self) -> None:
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+            self.kills += 1
+        self.start()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+
+class Owner:
+    """The owner, acting through the emulator's control API."""
+
+    def __init__(self, emulator: RunningEmulator) -> None:
+        self.emulator = emulator
+        self.http = httpx.Client(base_url=emulator.base_url + "/_emulator", timeout=10)
+
+    def threads(self) -> list[dict[str, Any]]:
+        channels = self.http.get("/state").json()["channels"]
+        return [c for c in channels if c.get("type") == 11]
+
+    def messages(self, channel_id: str) -> list[dict[str, Any]]:
+        return list(self.http.get(f"/channels/{channel_id}/messages").json())
+
+    def card(self, question: str) -> tuple[str, dict[str, Any]] | None:
+        threads = [t for t in self.threads() if question in t.get("name", "")]
+        for thread in threads[-1:]:
+            for message in self.messages(thread["id"]):
+                if "decision `" in message["content"] and question in message["content"]:
+                    return thread["id"], message
+        return None
+
+    def answer(self, how: str, thread_id: str, card: dict[str, Any], index: int) -> None:
+        owner = self.emulator.owner_user_id
+        if how == "click" and card.get("components"):
+            button = card["components"][0]["components"][index]
+            report = self.http.post(
+                "/interactions",
+                json={"user_id": owner, "message_id": card["id"], "custom_id": button["custom_id"]},
+            ).json()
+            if report.get("acknowledged", True) is not False:
+                return
+            how = "reply"  # the click was not answered (the holder just died): reply instead
+        if how == "reaction" and card.get("reactions"):
+            emoji = ("\u2705", "\u274c")[index]
+            self.http.post(
+                "/reactions",
+                json={
+                    "user_id": owner,
+                    "channel_id": thread_id,
+                    "message_id": card["id"],
+                    "emoji": emoji,
+                },
+            ).raise_for_status()
+            return
+        self.http.post(
+            f"/channels/{thread_id}/messages",
+            json={"author_id": owner, "content": ("A", "B")[index]},
+        ).raise_for_status()
+
+
+def wait_for(condition: Any, what: str, seconds: float = ROUND_LIMIT_S) -> Any:
+    deadline = time.monotonic() + seconds
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(what)
+        time.sleep(0.05)  # the emulator shares this process: leave it the CPU
+    return value
+
+
+def one_round(
+    n: int, kill: str, how: str, rng: random.Random, pool: Pool, daemon: Daemon, owner: Owner
+) -> tuple[str, str | None]:
+    """One ask/answer cycle with its kill; returns (the choice made, the answer an agent got)."""
+    question = f"Round {n}: proceed with step {n}?"
+    options = ["Proceed", "Stop"]
+    index = rng.randrange(2)
+    asker = pool.take()
+    call = asker.send(
+        "tools/call",
+        {"name": "ask_decision", "arguments": {"question": question, "options": options}},
+    )
+    if kill == "asker":
+        time.sleep(rng.uniform(0.0, 0.3))
+        asker.kill()
+        asker = pool.take()  # the agent restarts and asks again
+        call = asker.send(
+            "tools/call",
+            {"name": "ask_decision", "arguments": {"question": question, "options": options}},
+        )
+    thread_id, card = wait_for(lambda: owner.card(question), f"round {n}: the card")
+    if how == "reaction":
+        wait_for(
+            lambda: next(m for m in owner.messages(thread_id) if m["id"] == card["id"]).get(
+                "reactions"
+            ),
+            f"round {n}: the card's reactions",
+        )
+        card = next(m for m in owner.messages(thread_id) if m["id"] == card["id"])
+    owner.answer(how, thread_id, card, index)
+    got: str | None = None
+    if kill == "waiter":
+        time.sleep(rng.uniform(0.0, 0.05))
+        asker.kill()
+        if asker.done(call):  # the answer reached the agent before the kill
+            result = asker.answer(call)["result"]["structuredContent"]
+            if result["status"] == "answered":
+                return options[index], result.get("selected_option")
+        successor = pool.take()
+        deadline = time.monotonic() + ROUND_LIMIT_S
+        while got is None and time.monotonic() < deadline:
+            for decision in successor.tool("check_pending", {})["answered_while_away"]:
+                if decision["question"] == question:
+                    got = decision["selected_option"]
+            if got is None:
+                time.sleep(0.2)
+        successor.close()
+        return options[index], got
+    if kill == "daemon":
+        time.sleep(rng.uniform(0.0, 0.1))
+        daemon.kill()
+    result = asker.answer(call)["result"]["structuredContent"]
+    while result["status"] == "pending":
+        result = asker.tool("wait_decision", {"decision_id": result["decision_id"]})
+    got = result.get("selected_option")
+    asker.close()
+    return options[index], got
+
+
+def duplicates(owner: Owner, home: Path, rounds: int) -> int:
+    """Questions with more than one decision file, thread or card."""
+    files = Counter(
+        json.loads(p.read_text(encoding="utf-8"))["question"]
+        for p in (home / "decisions").glob("*.json")
+    )
+    threads = Counter(t["name"] for t in owner.threads())
+    cards = Counter(
+        m["content"].split("**Question:** ")[1].split("\n")[0]
+        for t in owner.threads()
+        for m in owner.messages(t["id"])
+        if "decision `" in m["content"] and "**Question:** " in m["content"]
+    )
+    found = 0
+    for n in range(rounds):
+        question = f"Round {n}: proceed with step {n}?"
+        thread_count = sum(c for name, c in threads.items() if question in name)
+        if files[question] > 1 or thread_count > 1 or cards[question] > 1:
+            found += 1
+    return found
+
+
+def unreported_corrupt(home: Path) -> tuple[int, int]:
+    """Quarantined files under the state directory, and how many no log mentions."""
+    found = [p for p in home.rglob("*") if ".corrupt-" in p.name]
+    logs = "".join(
+        p.read_text(encoding="utf-8", errors="replace") for p in (home / "logs").glob("*.log*")
+    )
+    return len(found), sum(1 for p in found if p.name not in logs)
+
+
+def same_question_at_once(emulator: RunningEmulator, servers: int) -> int:
+    """Cards posted when ``servers`` processes ask one question at the same moment."""
+    owner = Owner(emulator)
+    with tempfile.TemporaryDirectory() as home:
+        env = _env(emulator, Path(home), DISCORD_MCP_GATEWAY="off")
+        env["DISCORD_MCP_MAX_BLOCK_SECONDS"] = "0.5"
+        peers = [Server(env) for _ in range(servers)]
+        barrier = threading.Barrier(servers)
+        arguments = {"question": "All at once?", "options": ["Yes", "No"]}
+
+        def ask(server: Server) -> None:
+            barrier.wait(30)
+            server.tool("ask_decision", arguments)
+
+        workers = [threading.Thread(target=ask, args=(s,)) for s in peers]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(60)
+        for server in peers:
+            server.close()
+    return sum(
+        1
+        for t in owner.threads()
+        for m in owner.messages(t["id"])
+        if "All at once?" in m["content"] and "decision `" in m["content"]
+    )
+
+
+def call_beside_a_stuck_lock(emulator: RunningEmulator) -> tuple[float, bool]:
+    """How long ``notify`` takes while another call of the same server waits 2 s on a state lock
+    held by another process; and whether that other call was still waiting."""
+    with tempfile.TemporaryDirectory() as home:
+        env = _env(emulator, Path(home), DISCORD_MCP_GATEWAY="off")
+        server = Server(env)
+        server.tool("check_pending", {})  # the first call imports the machinery: not measured
+        lock_path = Path(home) / "progress" / "proj" / "stuck.json.lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as a stuck process would
+        try:
+            stuck = server.send(
+                "tools/call",
+                {"name": "report_progress", "arguments": {"title": "stuck", "summary": "wait"}},
+            )
+            time.sleep(0.2)
+            started = time.perf_counter()
+            server.tool("notify", {"message": "beside a stuck lock"})
+            took = time.perf_counter() - started
+            still_waiting = not server.done(stuck)
+            time.sleep(max(0.0, 2.0 - (time.perf_counter() - started)))
+        finally:
+            os.close(fd)
+        server.answer(stuck)
+        server.close()
+    return took, still_waiting
+
+
+def _env(emulator: RunningEmulator, home: Path, **extra: str) -> dict[str, str]:
+    return {
+        "DISCORD_BOT_TOKEN": emulator.token,
+        "DISCORD_CHANNEL_ID": emulator.channel_id,
+        "DISCORD_OWNER_IDS": emulator.owner_user_id,
+        "DISCORD_API_BASE": emulator.api_base,
+        "DISCORD_MCP_HOME": str(home),
+        "POLL_INTERVAL_SECONDS": "0.5",
+        "DISCORD_MCP_MAX_BLOCK_SECONDS": "20",
+        "PROJECT_NAME": "proj",
+        **extra,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--servers", type=int, default=6, help="for the same-question check")
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    emulator = start_in_thread(rate_limit_scale=0.05)
+    owner = Owner(emulator)
+    lost, wrong, kills = 0, 0, Counter[str]()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        env = _env(emulator, home)
+        daemon = Daemon(env, home)
+        daemon.start()
+        pool = Pool(env)
+        try:
+            for n in range(args.rounds):
+                kill, how = rng.choice(KILLS), rng.choice(ANSWERS)
+                kills[kill] += 1
+                try:
+                    chosen, got = one_round(n, kill, how, rng, pool, daemon, owner)
+                except (TimeoutError, RuntimeError) as exc:
+                    print(f"  round {n} ({kill}, {how}): LOST ({exc})")
+                    lost += 1
+                    continue
+                if got is None:
+                    print(f"  round {n} ({kill}, {how}): LOST (no agent received it)")
+                    lost += 1
+                elif got != chosen:
+                    print(f"  round {n} ({kill}, {how}): WRONG ({got!r} for {chosen!r})")
+                    wrong += 1
+            duplicated = duplicates(owner, home, args.rounds)
+        finally:
+            pool.close()
+            daemon.stop()
+        corrupt, unreported = unreported_corrupt(home)
+    took = time.perf_counter() - started
+    cards = same_question_at_once(emulator, args.servers)
+    beside, waited = call_beside_a_stuck_lock(emulator)
+    emulator.stop()
+
+    rounds = args.rounds
+    kill_list = ", ".join(f"{k} {kills[k]}" for k in KILLS)
+    print(f"chaos: {rounds} ask/answer rounds in {took:.0f} s, SIGKILL of: {kill_list}")
+    checks = [
+        (f"answers lost:        {lost:4d}", "budget 0", lost == 0),
+        (f"answers wrong:       {wrong:4d}", "budget 0", wrong == 0),
+        (
+            f"questions duplicated:{duplicated:4d}",
+            "budget 0 (files, threads, cards)",
+            not duplicated,
+        ),
+        (
+            f"corrupt files:       {corrupt:4d}, unreported {unreported}",
+            "budget 0 unreported",
+            unreported == 0,
+        ),
+        (f"{args.servers} servers, one question at once: {cards} card(s)", "budget 1", cards == 1),
+        (
+            f"notify beside a call stuck on a lock: {beside * 1000:.0f} ms",
+            "budget < 1000 ms, the stuck call still waiting",
+            beside < 1.0 and waited,
+        ),
+    ]
+    for line, budget, ok in checks:
+        print(f"  {line:58s} ({budget}) {'OK' if ok else 'OVER BUDGET'}")
+    return 0 if all(ok for _, _, ok in checks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
