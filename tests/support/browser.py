@@ -143,4 +143,10 @@ class Page:
         wait_for(lambda: self.driver.execute_script("return document.body.dataset.me") == user_id)
 
     def console_errors(self) -> list[dict[str, Any]]:
-        return [e for e in self.driver.get_log("browser") if e.get("level") == "SEVERE"]
+        """Script errors the page logged (answers with an error status are not: the page
+        shows those itself, and probes the control API with one)."""
+        return [
+            e
+            for e in self.driver.get_log("browser")
+            if e.get("level") == "SEVERE" and "Failed to load resource" not in e.get("message", "")
+        ]

@@ -22,6 +22,7 @@ const unread = new Set();
 let me = null;
 let current = null;
 let replyTo = null;
+let files = [];
 
 function byId(a, b) {
   const x = BigInt(a);
@@ -352,13 +353,59 @@ function setReply(msg) {
   }
 }
 
+// -- files: offered only when the control API takes `attachments` with a message ----------
+
+async function probeFiles() {
+  // An unknown field is refused with the list of allowed ones, and nothing is posted.
+  const [, answer] = await call("POST", `/channels/${world.homeId || 0}/messages`, { probe: 1 });
+  $("#attach").hidden = !/'attachments'/.test(String(answer));
+}
+
+function base64(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).split(",", 2)[1] || "");
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}
+
+function showFiles() {
+  const box = $("#files");
+  box.replaceChildren();
+  box.hidden = !files.length;
+  for (const file of files) {
+    const chip = document.createElement("button");
+    chip.type = "button";
+    chip.className = "file-chip";
+    chip.textContent = `📎 ${file.name} ✕`;
+    chip.title = "Remove this file";
+    chip.addEventListener("click", () => {
+      files = files.filter((f) => f !== file);
+      showFiles();
+    });
+    box.append(chip);
+  }
+}
+
+async function attachments() {
+  return Promise.all(
+    files.map(async (file) => ({
+      filename: file.name,
+      content_type: file.type || "application/octet-stream",
+      data_base64: await base64(file),
+    })),
+  );
+}
+
 async function send(event) {
   event.preventDefault();
   const input = $("#text");
   const content = input.value;
-  if (!content.trim() || !current) return;
+  if ((!content.trim() && !files.length) || !current) return;
   const body = { author_id: me, content };
   if (replyTo) body.message_reference = { message_id: replyTo.id };
+  if (files.length) body.attachments = await attachments();
   $("#send").disabled = true;
   const [ok, answer] = await call("POST", `/channels/${current}/messages`, body);
   $("#send").disabled = false;
@@ -367,6 +414,8 @@ async function send(event) {
     return;
   }
   input.value = "";
+  files = [];
+  showFiles();
   setReply(null);
 }
 
@@ -398,6 +447,13 @@ function start() {
   $("#who").addEventListener("focus", refreshPeople);
   $("#new-user").addEventListener("click", addPerson);
   $("#cancel-reply").addEventListener("click", () => setReply(null));
+  $("#attach").addEventListener("click", () => $("#file").click());
+  $("#file").addEventListener("change", (event) => {
+    files = [...files, ...event.target.files];
+    event.target.value = "";
+    showFiles();
+  });
+  probeFiles();
   document.addEventListener("click", (event) => {
     const picker = $("#emoji-picker");
     if (!picker.hidden && !picker.contains(event.target) && !event.target.closest(".reaction.add")) {
