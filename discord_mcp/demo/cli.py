@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 
+from discord_mcp.emulator.cli import _port
 from discord_mcp.emulator.config import DEFAULT_HOST, DEFAULT_PORT
 from discord_mcp.emulator.server import RunningEmulator, start_in_thread
 
@@ -42,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (%(default)s)")
     parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help="port, 0 for any free one (%(default)s)"
+        "--port", type=_port, default=DEFAULT_PORT, help="port, 0 for any free one (%(default)s)"
     )
     parser.add_argument(
         "--rounds",

@@ -34,14 +34,16 @@ def assert_not_reloaded(page: Page) -> None:
     assert page.driver.execute_script("return window.__notReloaded") == "yes"
 
 
-def open_question(page: Page, question: str) -> Any:
-    """From #agents, follow the thread the agent started and wait for its card's buttons."""
+def open_question(page: Page, question: str) -> str:
+    """From #agents, follow the thread the agent started and wait for its card's buttons;
+    returns the card's text. (The live page re-renders the card as its reactions arrive, so
+    elements are looked up again rather than kept.)"""
     page.click("#messages .thread-link", question[:20])
     wait_for(
         lambda: page.message(question).find_elements(By.CSS_SELECTOR, "button.btn"),
         what="the card's buttons",
     )
-    return page.message(question)
+    return wait_for(lambda: page.message(question).text, what="the card's text")
 
 
 def click(page: Page, question: str, label: str) -> None:
@@ -60,7 +62,7 @@ def test_a_card_the_server_posted_is_shown_and_a_click_answers_the_agents_call(
     mark_page(page)
     call = agent.start_call("ask_decision", QUESTION)
     card = open_question(page, QUESTION["question"])
-    assert "Context: All merged into main" in card.text
+    assert "Context: All merged into main" in card
     page.shot("card")
     assert not call.done()
 
@@ -70,11 +72,15 @@ def test_a_card_the_server_posted_is_shown_and_a_click_answers_the_agents_call(
     assert answer["status"] == "answered"
     assert answer["selected_option"] == "Delete them"
     assert answer["via"] == "button"
-    final = wait_for(
-        lambda: "Answered" in page.message("Delete the 14").text and page.message("Delete the 14")
-    )
-    assert "(edited)" in final.text
-    assert final.find_elements(By.CSS_SELECTOR, "button.btn") == []  # buttons gone
+
+    def answered_card() -> tuple[str, int]:
+        card = page.message("Answered:")
+        return card.text, len(card.find_elements(By.CSS_SELECTOR, "button.btn"))
+
+    text, buttons = wait_for(answered_card, what="the answered card")
+    assert "Delete the 14" in text
+    assert "(edited)" in text
+    assert buttons == 0  # the card's buttons are gone
     page.shot("answered")
     assert_not_reloaded(page)
 
@@ -199,14 +205,20 @@ def test_the_page_fits_a_phone_screen_and_still_answers(
     chromium.set_window_size(*PHONE)
     page.open()
     call = agent.start_call("ask_decision", QUESTION)
-    card = open_question(page, QUESTION["question"])
+    open_question(page, QUESTION["question"])
 
     width = page.driver.execute_script("return document.documentElement.clientWidth")
     overflow = page.driver.execute_script("return document.documentElement.scrollWidth")
     assert overflow <= width <= PHONE[0]
-    [choice] = [b for b in card.find_elements(By.CSS_SELECTOR, "button.btn") if "A." in b.text]
-    assert choice.is_displayed()
-    assert choice.rect["x"] + choice.rect["width"] <= width
+
+    def first_button() -> dict[str, Any] | None:
+        for b in page.message(QUESTION["question"]).find_elements(By.CSS_SELECTOR, "button.btn"):
+            if "A." in b.text and b.is_displayed():
+                return dict(b.rect)
+        return None
+
+    choice = wait_for(first_button, what="option A's button")
+    assert choice["x"] + choice["width"] <= width
     page.shot("phone")
     click(page, QUESTION["question"], "A. Delete them")
     assert result_of(call)["selected_option"] == "Delete them"
