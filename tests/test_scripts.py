@@ -24,6 +24,7 @@ SHELL_SCRIPTS = [
     "test",
     "run",
     "install-agent-clis",
+    "install-browser",
     "install-systemd-unit",
     "start-discord-watch.sh",
 ]
@@ -145,3 +146,28 @@ def test_the_readme_tool_reference_matches_the_tools() -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(("ci", "code"), [("true", 1), ("", 0)])
+def test_the_browser_installer_fails_in_ci_and_only_warns_elsewhere_when_it_cannot_install(
+    ci: str, code: int
+) -> None:
+    # No PATH at all: neither chromium nor apt-get can be found.
+    done = subprocess.run(
+        ["/bin/bash", str(SCRIPTS / "install-browser")],
+        env={"PATH": "/nonexistent", "CI": ci},
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=30,
+    )
+
+    assert done.returncode == code
+    assert "no apt-get to install chromium and chromium-driver" in done.stderr
+
+
+def test_run_starts_the_demo_by_default_and_the_bare_emulator_on_request() -> None:
+    text = (SCRIPTS / "run").read_text(encoding="utf-8")
+
+    assert text.rstrip().endswith('exec .venv/bin/discord-mcp demo "$@"')
+    assert 'exec .venv/bin/discord-mcp emulator "$@"' in text

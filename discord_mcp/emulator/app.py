@@ -1,5 +1,6 @@
 """The emulator as an ASGI app: Discord REST v10 under ``/api/v10``, the gateway websocket at
-``/gateway`` (``gateway.py``), the control API under ``/_emulator``.
+``/gateway`` (``gateway.py``), the control API under ``/_emulator`` (its live feed in
+``feed.py``), and the owner's page at ``/`` (``page/``).
 
 Every REST request passes through :meth:`Emulator.handle`, in this order: the Cloudflare ban,
 route lookup (404/405), ``Authorization: Bot <token>`` (401, also once the gateway's
@@ -27,8 +28,10 @@ from discord_mcp.emulator.control import control_routes
 from discord_mcp.emulator.control_guild import guild_routes
 from discord_mcp.emulator.control_interactions import interaction_routes
 from discord_mcp.emulator.faults import FaultBook, RouteFault
+from discord_mcp.emulator.feed import feed_routes
 from discord_mcp.emulator.gateway import GATEWAY_PATH, Gateway
 from discord_mcp.emulator.interactions import InteractionDesk
+from discord_mcp.emulator.page import page_routes
 from discord_mcp.emulator.ratelimit import (
     ROUTE_LIMITS,
     RateLimiter,
@@ -117,8 +120,12 @@ class Emulator:
                 ),
                 Mount(
                     "/_emulator",
-                    routes=control_routes(self) + interaction_routes(self) + guild_routes(self),
+                    routes=control_routes(self)
+                    + interaction_routes(self)
+                    + guild_routes(self)
+                    + feed_routes(self),
                 ),
+                *page_routes(),
             ]
         )
 

@@ -1,7 +1,7 @@
 """``discord-mcp emulator``: serve a local Discord until Ctrl-C or SIGTERM.
 
-Everything it prints goes to stderr: the URLs, the ids of the startup world, and the
-environment that points discord-mcp at it.
+Everything it prints goes to stderr: first the owner's page, then the URLs, the ids of the
+startup world, and the environment that points discord-mcp at it.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
 def _banner(running: RunningEmulator) -> str:
     return "\n".join(
         [
+            f"Open {running.base_url}/ : the owner's page (see and answer as Discord's people)",
             f"discord-mcp emulator: a local Discord at {running.base_url}",
             f"  REST API:     {running.api_base}",
             f"  gateway:      {running.gateway_url}",

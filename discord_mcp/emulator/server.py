@@ -21,6 +21,7 @@ import uvicorn
 
 from discord_mcp.emulator.app import Emulator
 from discord_mcp.emulator.config import DEFAULT_HOST, EmulatorConfig
+from discord_mcp.emulator.feed import close_feeds
 
 _START_TIMEOUT = 10.0
 _STOP_TIMEOUT = 5.0
@@ -118,6 +119,7 @@ class _Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for server in self.servers:
             server.close()
+        close_feeds(self.config.app)  # endless event streams end now, not at the timeout
         for connection in list(self.server_state.connections):
             connection.shutdown()
         with contextlib.suppress(TimeoutError):

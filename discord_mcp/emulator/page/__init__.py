@@ -1,0 +1,59 @@
+"""The owner's page: ``GET /`` on the emulator shows its guild as Discord would, live.
+
+Static files only (``index.html``, ``style.css`` and the ES modules beside this file), served
+as they are: no build step. The page reads the live feed (``/_emulator/feed``, see
+``feed.py``) and acts through the control API, as the person picked at its top. Discord
+content is untrusted: the scripts build DOM nodes and set ``textContent``, never HTML, and the
+Content-Security-Policy below forbids inline scripts and foreign origins anyway.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+PAGE_DIR = Path(__file__).parent
+PAGE_PATH = "/"
+_FILES = {
+    "index.html": "text/html; charset=utf-8",
+    "style.css": "text/css; charset=utf-8",
+    "app.js": "text/javascript; charset=utf-8",
+    "render.js": "text/javascript; charset=utf-8",
+    "markdown.js": "text/javascript; charset=utf-8",
+    "modal.js": "text/javascript; charset=utf-8",
+}
+_HEADERS = {
+    "Cache-Control": "no-cache",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+}
+
+
+def _file(name: str) -> Response:
+    return Response(
+        (PAGE_DIR / name).read_bytes(), headers=_HEADERS | {"Content-Type": _FILES[name]}
+    )
+
+
+def page_routes() -> list[Route]:
+    """``/`` (the page) and ``/page/<file>`` (its scripts and style)."""
+
+    async def index(request: Request) -> Response:
+        return _file("index.html")
+
+    async def asset(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in _FILES:
+            return Response("not found", status_code=404, media_type="text/plain")
+        return _file(name)
+
+    return [
+        Route(PAGE_PATH, index, methods=["GET"]),
+        Route("/page/{name}", asset, methods=["GET"]),
+    ]
