@@ -25,6 +25,7 @@ import email.policy
 import json
 import re
 from dataclasses import dataclass
+from email.message import Message
 from email.parser import HeaderParser
 from typing import Any
 
@@ -73,14 +74,15 @@ def parse_form(content_type: str, body: bytes) -> Form:
     """Read a ``multipart/form-data`` body; raises Discord's errors for what it refuses."""
     if len(body) > REQUEST_SIZE_MAX:
         raise too_large()
-    boundary = _param(f"Content-Type: {content_type}", "Content-Type", "boundary")
+    boundary = _param(_headers(f"Content-Type: {content_type}"), "Content-Type", "boundary")
     if not boundary:
         raise errors.invalid_form(
             (), "CONTENT_TYPE_INVALID", "multipart/form-data needs a boundary parameter."
         )
     fields: dict[str, str] = {}
     uploads: list[Upload] = []
-    for headers, data in _parts(body, boundary.encode("latin-1")):
+    for text, data in _parts(body, boundary.encode("latin-1")):
+        headers = _headers(text)
         name = _param(headers, "Content-Disposition", "name")
         if name is None:
             continue
@@ -89,8 +91,9 @@ def parse_form(content_type: str, body: bytes) -> Form:
         if match is not None and filename is not None:
             if len(data) > FILE_SIZE_MAX:
                 raise too_large()
-            declared = HeaderParser(policy=email.policy.HTTP).parsestr(headers)["Content-Type"]
-            uploads.append(Upload(match.group(1), filename, declared and str(declared), data))
+            declared = headers["Content-Type"]
+            kind = None if declared is None else str(declared)
+            uploads.append(Upload(match.group(1), filename, kind, data))
         elif filename is None:
             fields[name] = data.decode("utf-8", "replace")
     if len(uploads) > FILES_MAX:
@@ -146,10 +149,14 @@ def _parts(body: bytes, boundary: bytes) -> list[tuple[str, bytes]]:
     return parts
 
 
-def _param(headers: str, header: str, name: str) -> str | None:
+def _headers(text: str) -> Message:
+    """A header block, parsed as HTTP headers."""
+    return HeaderParser(policy=email.policy.HTTP).parsestr(text + "\r\n\r\n")
+
+
+def _param(headers: Message, header: str, name: str) -> str | None:
     """A parameter of a header (RFC 2231 and quoted forms decoded), or None."""
-    parsed = HeaderParser(policy=email.policy.HTTP).parsestr(headers + "\r\n\r\n")
-    field = parsed[header]
+    field = headers[header]
     if field is None:
         return None
     params = getattr(field, "params", {})

@@ -118,6 +118,18 @@ def test_an_attachments_url_serves_exactly_its_bytes(
     assert direct.headers["content-type"] == "application/octet-stream"
 
 
+def test_a_file_name_keeps_its_letters_loses_its_spaces_and_still_serves(
+    running: RunningEmulator, rest: httpx.Client
+) -> None:
+    message = _send(
+        rest, _messages(running), {}, [("dir/résumé de bug.txt", b"x", "text/plain")]
+    ).json()
+    [attachment] = message["attachments"]
+
+    assert attachment["filename"] == "résumé_de_bug.txt"
+    assert httpx.get(attachment["url"]).content == b"x"
+
+
 def test_an_unsigned_forged_or_deleted_attachment_url_is_gone(
     running: RunningEmulator, rest: httpx.Client
 ) -> None:
