@@ -14,9 +14,12 @@ Typical use::
                    headers={"Authorization": f"Bot {discord.token}"}, json={"content": "hi"})
 
 ``discord-mcp emulator`` serves one for people. The REST routes are in ``rest.py`` (what the
-bot may do there in ``access.py``, Discord's permission model in ``permissions.py``), the rate
-limits in ``ratelimit.py``, the gateway in ``gateway.py`` (its sessions in ``sessions.py``), the
-control API in ``control.py``, ``control_interactions.py`` and ``control_guild.py``.
+bot may do there in ``access.py``, Discord's permission model in ``permissions.py``;
+application commands in ``rest_commands.py`` and ``commands.py``; files in ``uploads.py`` and
+``attachments.py``, served by ``media.py``), the rate limits in ``ratelimit.py``, the gateway
+in ``gateway.py`` (its sessions in ``sessions.py``), the control API in ``control.py``,
+``control_interactions.py``, ``control_commands.py``, ``control_files.py`` and
+``control_guild.py``.
 """
 
 from discord_mcp.emulator.app import Emulator

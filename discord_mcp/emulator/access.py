@@ -18,8 +18,10 @@ GET    .../messages                        READ_MESSAGE_HISTORY, else an empty l
 GET    .../messages/{id}, .../reactions/*  READ_MESSAGE_HISTORY (50001)
 POST   .../messages, POST .../typing       SEND_MESSAGES, in a thread SEND_MESSAGES_IN_THREADS
                                            (50013); a reply also READ_MESSAGE_HISTORY (50013);
-                                           a locked thread MANAGE_THREADS (160005)
-PATCH  .../messages/{id}                   a locked, active thread: MANAGE_THREADS (160005)
+                                           files also ATTACH_FILES (50013); a locked thread
+                                           MANAGE_THREADS (160005)
+PATCH  .../messages/{id}                   a locked, active thread: MANAGE_THREADS (160005);
+                                           new files ATTACH_FILES (50013)
 DELETE .../messages/{id}                   someone else's message: MANAGE_MESSAGES (50013)
 PUT    .../reactions/{emoji}/@me           READ_MESSAGE_HISTORY, and ADD_REACTIONS unless
                                            someone already reacted with that emoji (50013)
@@ -33,12 +35,12 @@ PATCH  /channels/{thread_id}               ``locked``, ``rate_limit_per_user``: 
                                            a thread member with SEND_MESSAGES_IN_THREADS, and
                                            on a locked thread MANAGE_THREADS only (50013)
 GET    /guilds/{guild_id}/...              the bot in the guild (50001); another id is 10004
+/applications/{id}/guilds/{guild_id}/...   the same (application commands, ``rest_commands.py``)
 =========================================  ======================================================
 
 Not enforced (Discord requires them, but the startup bot role does not grant them and the
 emulator's own tests rely on the calls): MANAGE_CHANNELS for editing a text channel,
-SEND_TTS_MESSAGES for ``tts``, EMBED_LINKS for embeds and ATTACH_FILES (the emulator takes no
-files).
+SEND_TTS_MESSAGES for ``tts`` and EMBED_LINKS for embeds.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from discord_mcp.emulator import errors
 from discord_mcp.emulator.models import Channel, Message
 from discord_mcp.emulator.permissions import (
     ADD_REACTIONS,
+    ATTACH_FILES,
     CREATE_PRIVATE_THREADS,
     CREATE_PUBLIC_THREADS,
     MANAGE_MESSAGES,
@@ -77,9 +80,11 @@ def require(permissions: int, needed: int) -> None:
         raise errors.missing_permissions()
 
 
-def check_send(channel: Channel, permissions: int, body: Any) -> None:
-    """May the bot post ``body`` in ``channel``."""
+def check_send(channel: Channel, permissions: int, body: Any, *, files: bool = False) -> None:
+    """May the bot post ``body`` (with files, if ``files``) in ``channel``."""
     require(permissions, sending_permission(channel.is_thread))
+    if files:
+        require(permissions, ATTACH_FILES)
     if isinstance(body, dict) and body.get("message_reference") is not None:
         require(permissions, READ_MESSAGE_HISTORY)
     if channel.is_thread and channel.locked and not permissions & MANAGE_THREADS:
@@ -90,11 +95,14 @@ def check_typing(channel: Channel, permissions: int) -> None:
     require(permissions, sending_permission(channel.is_thread))
 
 
-def check_edit(channel: Channel, permissions: int) -> None:
-    """Messages in a locked thread stay as they are, unless the bot has MANAGE_THREADS."""
+def check_edit(channel: Channel, permissions: int, *, files: bool = False) -> None:
+    """Messages in a locked thread stay as they are, unless the bot has MANAGE_THREADS; new
+    files need ATTACH_FILES."""
     locked = channel.is_thread and channel.locked and not channel.archived
     if locked and not permissions & MANAGE_THREADS:
         raise errors.thread_locked()
+    if files:
+        require(permissions, ATTACH_FILES)
 
 
 def check_delete(store: Store, message: Message, permissions: int) -> None:

@@ -1,6 +1,7 @@
 """The emulator as an ASGI app: Discord REST v10 under ``/api/v10``, the gateway websocket at
 ``/gateway`` (``gateway.py``), the control API under ``/_emulator`` (its live feed in
-``feed.py``), and the owner's page at ``/`` (``page/``).
+``feed.py``), attachments' bytes under ``/attachments`` and ``/media/attachments``
+(``media.py``), and the owner's page at ``/`` (``page/``).
 
 Every REST request passes through :meth:`Emulator.handle`, in this order: the Cloudflare ban,
 route lookup (404/405), ``Authorization: Bot <token>`` (401, also once the gateway's
@@ -23,14 +24,17 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from discord_mcp.emulator import errors
+from discord_mcp.emulator.calls import Call, Reply, RestRoute
 from discord_mcp.emulator.config import EmulatorConfig, Exchange
 from discord_mcp.emulator.control import control_routes
+from discord_mcp.emulator.control_commands import command_routes
 from discord_mcp.emulator.control_guild import guild_routes
 from discord_mcp.emulator.control_interactions import interaction_routes
 from discord_mcp.emulator.faults import FaultBook, RouteFault
 from discord_mcp.emulator.feed import feed_routes
 from discord_mcp.emulator.gateway import GATEWAY_PATH, Gateway
 from discord_mcp.emulator.interactions import InteractionDesk
+from discord_mcp.emulator.media import media_routes
 from discord_mcp.emulator.page import page_routes
 from discord_mcp.emulator.ratelimit import (
     ROUTE_LIMITS,
@@ -38,16 +42,10 @@ from discord_mcp.emulator.ratelimit import (
     limited_body,
     limited_headers,
 )
-from discord_mcp.emulator.rest import (
-    Call,
-    Reply,
-    RestRoute,
-    find_route,
-    major_parameter,
-    split_path,
-)
+from discord_mcp.emulator.rest import find_route, major_parameter, split_path
 from discord_mcp.emulator.sessions import GatewayStats, SessionRegistry
 from discord_mcp.emulator.state import State
+from discord_mcp.emulator.uploads import Form, is_multipart, parse_form
 
 API_PREFIX = "/api/v10"
 _log = logging.getLogger(__name__)
@@ -123,8 +121,10 @@ class Emulator:
                     routes=control_routes(self)
                     + interaction_routes(self)
                     + guild_routes(self)
-                    + feed_routes(self),
+                    + feed_routes(self)
+                    + command_routes(self.state),
                 ),
+                *media_routes(self.state),
                 *page_routes(),
             ]
         )
@@ -192,6 +192,8 @@ class Emulator:
                 status=response.status_code,
                 response_json=response_json,
                 response_headers=headers,
+                request_content_type=request.headers.get("content-type", ""),
+                request_body=body,
             )
             try:
                 hook(exchange)
@@ -258,8 +260,17 @@ class Emulator:
         host: str,
     ) -> Reply:
         try:
-            parsed = _body_for(content_type, body)
-            call = Call(self.state, self.desk, self.sessions.budget, params, query, parsed, host)
+            form = _body_for(content_type, body)
+            call = Call(
+                self.state,
+                self.desk,
+                self.sessions.budget,
+                params,
+                query,
+                form.body,
+                host,
+                form.uploads,
+            )
             return route.handler(call)
         except errors.DiscordError as exc:
             return Reply(exc.status, exc.body())
@@ -322,17 +333,21 @@ def _parse_json(body: bytes) -> Any | None:
         return None
 
 
-def _body_for(content_type: str, body: bytes) -> Any | None:
-    """The JSON body of a request; 50109 for broken JSON, 50035 for another content type."""
+def _body_for(content_type: str, body: bytes) -> Form:
+    """The JSON body of a request (and its files, if multipart); 50109 for broken JSON, 50035
+    for another content type."""
     if not body:
-        return None
+        return Form(None, [])
+    if is_multipart(content_type):
+        return parse_form(content_type, body)
     if content_type.split(";", 1)[0].strip().lower() != _JSON:
         raise errors.invalid_form(
             (),
             "CONTENT_TYPE_INVALID",
-            "Expected \"Content-Type\" header to be one of {'application/json'}.",
+            "Expected \"Content-Type\" header to be one of {'application/json', "
+            "'multipart/form-data'}.",
         )
     try:
-        return json.loads(body)
+        return Form(json.loads(body), [])
     except ValueError:
         raise errors.invalid_json() from None

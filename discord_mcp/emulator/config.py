@@ -22,7 +22,8 @@ class Exchange:
     ``/channels/123/messages``. ``request_json`` and ``response_json`` are the parsed bodies, or
     None when a body was empty or not JSON (204s, the Cloudflare HTML ban). ``response_headers``
     holds the headers the emulator set, with Discord's spelling (``X-RateLimit-Limit``,
-    ``Retry-After``, ``Content-Type``...).
+    ``Retry-After``, ``Content-Type``...). ``request_content_type`` and ``request_body`` are the
+    request as sent (for a ``multipart/form-data`` body, whose JSON is inside).
     """
 
     method: str
@@ -32,6 +33,8 @@ class Exchange:
     status: int
     response_json: Any | None
     response_headers: dict[str, str]
+    request_content_type: str = ""
+    request_body: bytes = b""
 
 
 ExchangeHook = Callable[[Exchange], None]

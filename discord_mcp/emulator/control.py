@@ -18,9 +18,12 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
   ``interactions_failed`` (and more counters). ``gateway_sessions`` lists ``{"session_id",
   "intents", "seq", "connected", "shard"}`` for every live session (connected or resumable).
 - ``POST /_emulator/users`` ``{"username"}``: a new human member; answers the user (201).
-- ``POST /_emulator/channels/{channel_id}/messages`` ``{"author_id", "content",
-  "message_reference"?: {"message_id"}}``: posts as that user, with REST's validation and its
-  thread rules (a thread id is a channel id); answers the message.
+- ``POST /_emulator/channels/{channel_id}/messages`` ``{"author_id", "content"?,
+  "message_reference"?: {"message_id"}, "attachments"?: [{"filename", "data_base64",
+  "content_type"?, "description"?, "duration_secs"?, "waveform"?, "is_spoiler"?}],
+  "voice_message"?: bool}``: posts as that user, with REST's validation and its thread rules
+  (a thread id is a channel id); answers the message. Files and voice messages are described
+  in ``control_files.py``; a message needs content or a file.
 - ``GET /_emulator/channels/{channel_id}/messages``: every message, oldest first, as a JSON
   array of message objects (components and reactions included; ``me`` means the bot).
 - ``POST /_emulator/reactions`` ``{"user_id", "channel_id", "message_id", "emoji",
@@ -64,6 +67,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from discord_mcp.emulator import errors
+from discord_mcp.emulator.control_files import with_files
 from discord_mcp.emulator.faults import RouteFault
 from discord_mcp.emulator.rest import ROUTE_NAMES
 
@@ -72,7 +76,9 @@ if TYPE_CHECKING:
 
 
 class ControlError(Exception):
-    """A control request that cannot be carried out; becomes a 400."""
+    """A control request that cannot be carried out; becomes a 400 (or its ``status``)."""
+
+    status = 400
 
     def __init__(self, message: str, discord: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -84,7 +90,7 @@ def _fail(exc: ControlError) -> JSONResponse:
     body: dict[str, Any] = {"error": exc.message}
     if exc.discord is not None:
         body["discord"] = exc.discord
-    return JSONResponse(body, status_code=400)
+    return JSONResponse(body, status_code=exc.status)
 
 
 async def _object(request: Request, allowed: set[str], required: set[str]) -> dict[str, Any]:
@@ -155,17 +161,19 @@ def control_routes(emulator: Emulator) -> list[Route]:
     async def post_message(request: Request) -> Response:
         channel_id = request.path_params["channel_id"]
         try:
-            data = await _object(
-                request, {"author_id", "content", "message_reference"}, {"author_id", "content"}
-            )
+            data = await _object(request, _MESSAGE_FIELDS, {"author_id"})
             author_id = _text(data, "author_id")
             if author_id not in state.users:
                 raise ControlError(f"no user with id {author_id!r}; create one with /users")
-            body = {"content": data["content"]}
+            body = {"content": data["content"]} if "content" in data else {}
             if data.get("message_reference") is not None:
                 body["message_reference"] = data["message_reference"]
             try:
-                message, _ = state.create_message(channel_id, author_id, body)
+                uploads = with_files(data, body)
+            except ValueError as exc:
+                raise ControlError(str(exc)) from None
+            try:
+                message, _ = state.create_message(channel_id, author_id, body, uploads=uploads)
             except errors.DiscordError as exc:
                 raise _discord(exc, "post this message") from None
         except ControlError as exc:
@@ -224,6 +232,7 @@ def control_routes(emulator: Emulator) -> list[Route]:
     ]
 
 
+_MESSAGE_FIELDS = {"author_id", "content", "message_reference", "attachments", "voice_message"}
 _ROUTE_FAULT_KEYS = {
     "route",
     "status",

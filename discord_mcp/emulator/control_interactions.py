@@ -1,6 +1,8 @@
 """The control API's interactions: a user clicks, selects or submits a modal, and sees the answer.
 
-``POST /_emulator/interactions`` (200, or 400 ``{"error"}`` as elsewhere in the control API):
+``POST /_emulator/interactions`` (200, or 400 ``{"error"}`` as elsewhere in the control API)
+with a ``"command"`` runs an application command (or asks for autocomplete), described in
+``control_commands.py``; otherwise it is one of:
 
 - a button click: ``{"user_id", "message_id", "custom_id"}``;
 - a string select: ``{"user_id", "message_id", "custom_id", "values": ["a", ...]}``;
@@ -23,7 +25,8 @@ miss counts in ``interactions_failed`` and later callbacks get 10062), and answe
 "response" (the callback body as the bot sent it, or null), "ephemeral" (a type 4/5 response
 only its user sees), "expired", "message" (the response message for types 4/5, the clicked
 message for 6/7, ephemeral ones included; else null), "followups" (messages), "modal" (the
-modal a type 9 opened, else null)}``.
+modal a type 9 opened, else null), "choices" (the choices of a type 8 autocomplete answer,
+else null)}``. ``message_id`` is null for a command.
 
 ``GET /_emulator/interactions/{interaction_id}`` answers the same report as it stands now
 (followups and edits made later included; ``delivered`` is omitted).
@@ -42,6 +45,7 @@ from starlette.routing import Route
 
 from discord_mcp.emulator import errors
 from discord_mcp.emulator.control import ControlError, _discord, _fail, _object, _text
+from discord_mcp.emulator.control_commands import COMMAND_FIELDS, issue_command
 from discord_mcp.emulator.interactions import (
     MESSAGE_COMPONENT,
     MODAL_SUBMIT,
@@ -63,8 +67,13 @@ def interaction_routes(emulator: Emulator) -> list[Route]:
 
     async def post(request: Request) -> Response:
         try:
-            data = await _object(request, _FIELDS, {"user_id", "message_id"})
-            interaction = _issue(emulator, data)
+            data = await _object(request, _FIELDS | COMMAND_FIELDS, {"user_id"})
+            if "command" in data:
+                data = await _object(request, COMMAND_FIELDS, {"user_id", "channel_id"})
+                interaction = issue_command(emulator.state, desk, data)
+            else:
+                data = await _object(request, _FIELDS, {"user_id", "message_id"})
+                interaction = _issue(emulator, data)
         except ControlError as exc:
             return _fail(exc)
         # Nothing ran since the dispatch: the connected sessions are the ones that got it.
@@ -157,16 +166,14 @@ def report(desk: InteractionDesk, interaction: Interaction) -> dict[str, Any]:
         "message": None if original is None else state.message_json(original),
         "followups": [state.message_json(m) for m in followups],
         "modal": interaction.modal if interaction.callback_type == 9 else None,
+        "choices": interaction.choices if interaction.callback_type == 8 else None,
     }
 
 
 def _ephemeral_owner(desk: InteractionDesk, message: Message) -> str | None:
     if not message.flags & FLAG_EPHEMERAL:
         return None
-    for interaction in desk.interactions():
-        if message.id in (interaction.original_message_id, *interaction.followup_ids):
-            return interaction.user_id
-    return None
+    return message.visible_to
 
 
 # -- component clicks -----------------------------------------------------------------------

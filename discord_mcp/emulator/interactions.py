@@ -7,7 +7,12 @@ Discord's rules, as the desk enforces them:
   interaction". A second callback is 40060 "Interaction has already been acknowledged".
 - Callback types: 1 PONG (only for PING), 4 message, 5 deferred message (a "thinking"
   placeholder), 6 deferred update and 7 update (only for component or modal interactions on a
-  message), 9 modal (not in answer to a modal submit).
+  message), 8 autocomplete result (only, and always, for AUTOCOMPLETE: ``data.choices``, at most
+  25, typed like the focused option), 9 modal (not in answer to a modal submit or an
+  autocomplete). Message responses, followups and edits take files like any message.
+- The response to an application command (type 4, or the type 5 placeholder) is a message of
+  type 20 CHAT_INPUT_COMMAND with ``interaction_metadata``; an ephemeral response or followup
+  is visible to the interaction's user only (``Message.visible_to``), never in the channel.
 - After the acknowledgement the token acts as a webhook for 15 minutes:
   ``POST /webhooks/{application_id}/{token}`` adds a followup;
   ``GET|PATCH|DELETE /webhooks/{application_id}/{token}/messages/@original`` reads, edits or
@@ -29,10 +34,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from discord_mcp.emulator import errors
+from discord_mcp.emulator.command_schema import STRING, parse_choices
 from discord_mcp.emulator.errors import FormErrors
 from discord_mcp.emulator.message_body import parse_message
-from discord_mcp.emulator.models import FLAG_EPHEMERAL, FLAG_LOADING, Message
+from discord_mcp.emulator.models import FLAG_EPHEMERAL, FLAG_LOADING, Message, Origin
 from discord_mcp.emulator.state import State
+from discord_mcp.emulator.uploads import FILE_SIZE_MAX, Upload
 from discord_mcp.emulator.validation import body_object
 
 PING = 1
@@ -64,6 +71,9 @@ class Interaction:
     followup_ids: list[str] = field(default_factory=list)
     modal: dict[str, Any] | None = None
     modal_submitted: bool = False
+    # AUTOCOMPLETE: the focused option's type, and the choices the bot answered with.
+    focused_type: int = STRING
+    choices: list[dict[str, Any]] | None = None
     # The deadline passed unanswered (counted once in ``failed``); later callbacks are 10062.
     expired: bool = False
     # Called once the first callback has been accepted (the control API waits on it).
@@ -92,10 +102,12 @@ class InteractionDesk:
         channel_id: str,
         data: dict[str, Any],
         message_id: str | None = None,
+        focused_type: int = STRING,
     ) -> Interaction:
-        """Issue an interaction (a click, a select, a modal submit...) and emit it.
+        """Issue an interaction (a click, a select, a modal submit, a command...) and emit it.
 
         ``message_id`` may name an ephemeral message: its user can click its components.
+        ``focused_type`` is the type of an AUTOCOMPLETE's focused option.
         """
         self.state.get_user(user_id)
         self.state.get_channel(channel_id)
@@ -112,6 +124,7 @@ class InteractionDesk:
             data=data,
             created_at=self.state.clock(),
             message_id=message_id,
+            focused_type=focused_type,
         )
         self._by_id[interaction.id] = interaction
         self.state.emit("INTERACTION_CREATE", self.to_json(interaction))
@@ -153,7 +166,7 @@ class InteractionDesk:
             "entitlements": [],
             "authorizing_integration_owners": {"0": state.guild.id},
             "context": 0,
-            "attachment_size_limit": 26_214_400,
+            "attachment_size_limit": FILE_SIZE_MAX,
         }
         if interaction.message_id is not None:
             message = state.messages[interaction.message_id]
@@ -163,7 +176,13 @@ class InteractionDesk:
     # -- the first response -------------------------------------------------------------------
 
     def callback(
-        self, interaction_id: str, token: str, body: Any, *, with_response: bool
+        self,
+        interaction_id: str,
+        token: str,
+        body: Any,
+        *,
+        with_response: bool,
+        uploads: list[Upload] | None = None,
     ) -> dict[str, Any] | None:
         """Answer an interaction; returns the ``with_response`` body, else None (204)."""
         interaction = self._by_id.get(interaction_id)
@@ -183,7 +202,7 @@ class InteractionDesk:
             raise errors.invalid_form(
                 ("data",), "DICT_TYPE_CONVERT", "Only dictionaries may be used in a DictType"
             )
-        message_json = self._respond(interaction, kind, payload or {})
+        message_json = self._respond(interaction, kind, payload or {}, uploads or [])
         # _respond accepted it, so kind is one of the callback type integers.
         interaction.callback_type = kind
         interaction.response = request
@@ -203,7 +222,7 @@ class InteractionDesk:
         return result
 
     def _respond(
-        self, interaction: Interaction, kind: Any, payload: dict[str, Any]
+        self, interaction: Interaction, kind: Any, payload: dict[str, Any], uploads: list[Upload]
     ) -> dict[str, Any] | None:
         state = self.state
         on_message = interaction.message_id is not None and interaction.type in (
@@ -233,7 +252,12 @@ class InteractionDesk:
             )
         if kind == 4:
             message, _ = state.create_message(
-                interaction.channel_id, state.bot.id, payload, webhook_id=self.application_id
+                interaction.channel_id,
+                state.bot.id,
+                payload,
+                webhook_id=self.application_id,
+                uploads=uploads,
+                origin=self._origin(interaction),
             )
             interaction.original_message_id = message.id
             return state.message_json(message)
@@ -243,6 +267,7 @@ class InteractionDesk:
                 state.bot.id,
                 flags=flags & FLAG_EPHEMERAL,
                 application_id=self.application_id,
+                origin=self._origin(interaction),
             )
             interaction.original_message_id = message.id
             return None
@@ -251,12 +276,36 @@ class InteractionDesk:
             source = state.messages[interaction.message_id]
             interaction.original_message_id = source.id
             if kind == 7:
-                state.apply_edit(source, parse_message(payload, create=False))
+                state.apply_edit(source, parse_message(payload, create=False), uploads)
                 return state.message_json(source)
+            return None
+        if kind == 8:
+            problems = FormErrors()
+            interaction.choices = parse_choices(
+                problems,
+                ("data", "choices"),
+                payload.get("choices") or [],
+                interaction.focused_type,
+            )
+            problems.raise_if_any()
             return None
         if kind == 9:
             interaction.modal = _modal(payload)
         return None
+
+    def _origin(self, interaction: Interaction, *, original: bool = True) -> Origin:
+        """What marks a response message: its user, and a command's interaction_metadata."""
+        if interaction.type != APPLICATION_COMMAND:
+            return Origin(interaction.user_id)
+        metadata: dict[str, Any] = {
+            "id": interaction.id,
+            "type": interaction.type,
+            "user": self.state.get_user(interaction.user_id).to_json(),
+            "authorizing_integration_owners": {"0": self.state.guild.id},
+        }
+        if not original and interaction.original_message_id is not None:
+            metadata["original_response_message_id"] = interaction.original_message_id
+        return Origin(interaction.user_id, metadata, original=original)
 
     # -- followups ----------------------------------------------------------------------------
 
@@ -271,11 +320,18 @@ class InteractionDesk:
             raise errors.unknown_webhook()
         return interaction
 
-    def followup(self, application_id: str, token: str, body: Any) -> dict[str, Any]:
+    def followup(
+        self, application_id: str, token: str, body: Any, uploads: list[Upload] | None = None
+    ) -> dict[str, Any]:
         """Post a followup message; returns the message JSON."""
         interaction = self._by_webhook(application_id, token)
         message, _ = self.state.create_message(
-            interaction.channel_id, self.state.bot.id, body, webhook_id=self.application_id
+            interaction.channel_id,
+            self.state.bot.id,
+            body,
+            webhook_id=self.application_id,
+            uploads=uploads,
+            origin=self._origin(interaction, original=False),
         )
         interaction.followup_ids.append(message.id)
         return self.state.message_json(message)
@@ -306,7 +362,12 @@ class InteractionDesk:
         self.state.delete_message(message.channel_id, message.id)
 
     def edit_original(
-        self, application_id: str, token: str, body: Any, message_id: str = "@original"
+        self,
+        application_id: str,
+        token: str,
+        body: Any,
+        message_id: str = "@original",
+        uploads: list[Upload] | None = None,
     ) -> dict[str, Any]:
         """Edit the original response (for types 6/7, the message the component is on) or a
         followup."""
@@ -316,7 +377,7 @@ class InteractionDesk:
             # Filling in a deferred response replaces the "thinking" state.
             fields.given.add("flags")
             fields.flags = (message.flags & ~FLAG_LOADING) | fields.flags
-        self.state.apply_edit(message, fields)
+        self.state.apply_edit(message, fields, uploads)
         return self.state.message_json(message)
 
 

@@ -1,4 +1,5 @@
-"""Message bodies (create and edit): content, embeds, mentions, replies, nonces.
+"""Message bodies (create and edit): content, embeds, mentions, replies, nonces, and the
+``attachments`` list that describes a request's files (``attachments.py``).
 
 Limits come from Discord's documentation, not the OpenAPI spec, where they differ: content is
 2000 characters for bots (the spec says 4000).
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from discord_mcp.emulator.attachments import AttachmentRequest, parse_requests
 from discord_mcp.emulator.components import parse_components
 from discord_mcp.emulator.errors import FormErrors
 from discord_mcp.emulator.models import FLAG_IS_COMPONENTS_V2
@@ -48,6 +50,8 @@ class MessageFields:
     reference_message_id: str | None = None
     fail_if_not_exists: bool = True
     has_other_content: bool = False
+    # The body's ``attachments`` entries; None when the body has none (not even ``[]``).
+    attachments: list[AttachmentRequest] | None = None
 
     def is_empty(self) -> bool:
         """Nothing Discord would display: 50006 on create."""
@@ -85,6 +89,8 @@ def parse_message(body: Any, *, create: bool) -> MessageFields:
         )
     if data.get("allowed_mentions") is not None:
         fields.allowed_mentions = _allowed_mentions(errors, data["allowed_mentions"])
+    if "attachments" in data:
+        fields.attachments = parse_requests(errors, data["attachments"] or [])
     if create:
         _create_only_fields(errors, data, fields)
     errors.raise_if_any()

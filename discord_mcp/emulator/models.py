@@ -1,5 +1,5 @@
 """The emulator's records (users, roles and members, channels and threads, messages,
-reactions) and their ids.
+reactions, attachments) and their ids.
 
 Records are plain mutable dataclasses owned by :class:`~discord_mcp.emulator.state.State`; the
 JSON Discord sends is built from them by the state, which can resolve references (authors,
@@ -25,9 +25,11 @@ THREAD_TYPES = frozenset({ANNOUNCEMENT_THREAD, PUBLIC_THREAD, PRIVATE_THREAD})
 MESSAGE_DEFAULT = 0
 MESSAGE_THREAD_CREATED = 18
 MESSAGE_REPLY = 19
+MESSAGE_CHAT_INPUT_COMMAND = 20
 
 FLAG_EPHEMERAL = 1 << 6
 FLAG_LOADING = 1 << 7
+FLAG_IS_VOICE_MESSAGE = 1 << 13
 FLAG_IS_COMPONENTS_V2 = 1 << 15
 
 AUTO_ARCHIVE_DURATIONS = (60, 1440, 4320, 10080)
@@ -218,6 +220,32 @@ class Reaction:
 
 
 @dataclass
+class Attachment:
+    """A file on a message (or given as a command option), with its bytes.
+
+    ``channel_id`` is where its URL points; ``message_id`` is None for a command option's file,
+    which no message holds. ``flags`` are attachment flags (IS_SPOILER is ``1 << 3``).
+    """
+
+    id: str
+    channel_id: str
+    filename: str
+    data: bytes
+    content_type: str | None = None
+    description: str | None = None
+    title: str | None = None
+    duration_secs: float | None = None
+    waveform: str | None = None
+    flags: int = 0
+    message_id: str | None = None
+    ephemeral: bool = False
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+@dataclass
 class Message:
     id: str
     channel_id: str
@@ -240,3 +268,27 @@ class Message:
     nonce: int | str | None = None
     webhook_id: str | None = None
     application_id: str | None = None
+    attachments: list[Attachment] = field(default_factory=list)
+    # An ephemeral message exists only for this user (the one who used the interaction).
+    visible_to: str | None = None
+    # interaction_metadata for a response to an application command, as Discord sends it.
+    interaction: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The interaction a bot's response message answers: the user it was for, the
+    ``interaction_metadata`` of an application command, and whether the message is the
+    command's original response (type 20 CHAT_INPUT_COMMAND) rather than a followup."""
+
+    user_id: str
+    interaction: dict[str, Any] | None = None
+    original: bool = False
+
+    def mark(self, message: Message) -> None:
+        if message.flags & FLAG_EPHEMERAL:
+            message.visible_to = self.user_id
+        if self.interaction is not None:
+            message.interaction = self.interaction
+            if self.original:
+                message.type = MESSAGE_CHAT_INPUT_COMMAND

@@ -1,5 +1,8 @@
 """The REST v10 routes: templates, who may call them, and what each one does.
 
+Application commands' routes are in ``rest_commands.py`` and listed here too; messages,
+webhook messages and interaction responses take files (``uploads.py``, ``attachments.py``).
+
 A handler gets a :class:`Call` (path parameters, query, parsed body, the state) and returns a
 :class:`Reply` or raises :class:`~discord_mcp.emulator.errors.DiscordError`. Everything around
 the handler (authentication, faults, rate limits, error bodies, the exchange hook) happens once,
@@ -11,74 +14,22 @@ OpenAPI spec; the control API's faults use the same names.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
 from discord_mcp.emulator import access, errors
+from discord_mcp.emulator.calls import Call, Reply, RestRoute
 from discord_mcp.emulator.guild import guild_json
 from discord_mcp.emulator.intents import application_flags, withhold_content
-from discord_mcp.emulator.interactions import InteractionDesk
 from discord_mcp.emulator.models import Channel, Message
 from discord_mcp.emulator.permissions import CREATE_PUBLIC_THREADS, READ_MESSAGE_HISTORY
-from discord_mcp.emulator.sessions import IdentifyBudget
-from discord_mcp.emulator.state import State, normalise_emoji
+from discord_mcp.emulator.rest_commands import COMMAND_ROUTES
+from discord_mcp.emulator.state import normalise_emoji
 from discord_mcp.emulator.validation import (
     check_only_one,
     parse_limit,
     parse_snowflake_query,
 )
-
-
-@dataclass
-class Reply:
-    """What a route answers: a status, a JSON body (None for an empty body), extra headers."""
-
-    status: int
-    json: Any | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class Call:
-    state: State
-    desk: InteractionDesk
-    budget: IdentifyBudget
-    params: dict[str, str]
-    query: dict[str, str]
-    body: Any | None
-    host: str
-
-
-Handler = Callable[[Call], Reply]
-
-
-@dataclass(frozen=True)
-class RestRoute:
-    method: str
-    template: str
-    handler: Handler
-    # Interaction callbacks and webhook followups authenticate with the token in their path.
-    needs_auth: bool = True
-    global_limit: bool = True
-
-    @property
-    def name(self) -> str:
-        return f"{self.method} {self.template}"
-
-    def match(self, segments: list[str]) -> dict[str, str] | None:
-        parts = self.template.strip("/").split("/")
-        if len(parts) != len(segments):
-            return None
-        params: dict[str, str] = {}
-        for part, segment in zip(parts, segments, strict=True):
-            if part.startswith("{"):
-                if not segment:
-                    return None
-                params[part[1:-1]] = segment
-            elif part != segment:
-                return None
-        return params
 
 
 def split_path(raw_path: str) -> list[str]:
@@ -265,8 +216,10 @@ def list_messages(call: Call) -> Reply:
 
 def create_message(call: Call) -> Reply:
     channel, permissions = _seen(call)
-    access.check_send(channel, permissions, call.body)
-    message, _ = call.state.create_message(channel.id, call.state.bot.id, call.body)
+    access.check_send(channel, permissions, call.body, files=bool(call.uploads))
+    message, _ = call.state.create_message(
+        channel.id, call.state.bot.id, call.body, uploads=call.uploads
+    )
     data = call.state.message_json(message)
     if message.nonce is not None:
         # Discord echoes the nonce in the create response only; later reads omit it.
@@ -289,8 +242,10 @@ def _read_message(call: Call, message: Message) -> dict[str, Any]:
 
 def edit_message(call: Call) -> Reply:
     channel, permissions = _seen(call)
-    access.check_edit(channel, permissions)
-    message = call.state.edit_message(channel.id, _message_id(call), call.state.bot.id, call.body)
+    access.check_edit(channel, permissions, files=bool(call.uploads))
+    message = call.state.edit_message(
+        channel.id, _message_id(call), call.state.bot.id, call.body, call.uploads
+    )
     return Reply(200, call.state.message_json(message))
 
 
@@ -345,12 +300,15 @@ def interaction_callback(call: Call) -> Reply:
         call.params["interaction_token"],
         call.body,
         with_response=with_response,
+        uploads=call.uploads,
     )
     return Reply(204) if result is None else Reply(200, result)
 
 
 def execute_webhook(call: Call) -> Reply:
-    message = call.desk.followup(call.params["webhook_id"], call.params["webhook_token"], call.body)
+    message = call.desk.followup(
+        call.params["webhook_id"], call.params["webhook_token"], call.body, call.uploads
+    )
     return Reply(200, message)
 
 
@@ -364,7 +322,8 @@ def _webhook_message(call: Call) -> tuple[str, str, str]:
 
 def edit_webhook_message(call: Call) -> Reply:
     application_id, token, message_id = _webhook_message(call)
-    return Reply(200, call.desk.edit_original(application_id, token, call.body, message_id))
+    edited = call.desk.edit_original(application_id, token, call.body, message_id, call.uploads)
+    return Reply(200, edited)
 
 
 def get_webhook_message(call: Call) -> Reply:
@@ -421,6 +380,7 @@ ROUTES: tuple[RestRoute, ...] = (
             ("DELETE", delete_webhook_message),
         )
     ),
+    *COMMAND_ROUTES,
 )
 
 ROUTE_NAMES = frozenset(route.name for route in ROUTES)

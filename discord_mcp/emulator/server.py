@@ -39,10 +39,9 @@ class RunningEmulator:
         self.emulator = emulator
         self.host = host
         self.port = port
-        url_host = f"[{host}]" if ":" in host else host
-        self.base_url = f"http://{url_host}:{port}"
+        self.base_url = base_url(host, port)
         self.api_base = self.base_url + "/api/v10"
-        self.gateway_url = f"ws://{url_host}:{port}/gateway"
+        self.gateway_url = self.base_url.replace("http://", "ws://", 1) + "/gateway"
         self.token = emulator.config.token
         state = emulator.state
         self.guild_id = state.guild.id
@@ -137,6 +136,12 @@ class _Server(uvicorn.Server):
         yield
 
 
+def base_url(host: str, port: int) -> str:
+    """The emulator's address (``http://host:port``); attachment URLs start with it."""
+    url_host = f"[{host}]" if ":" in host else host
+    return f"http://{url_host}:{port}"
+
+
 def _config(config: EmulatorConfig | None, options: dict[str, Any]) -> EmulatorConfig:
     base = config or EmulatorConfig()
     return dataclasses.replace(base, **options) if options else base
@@ -188,6 +193,7 @@ def start_in_thread(
     emulator = Emulator(_config(config, options))
     sock = _bind(host, port)
     bound_port = sock.getsockname()[1]
+    emulator.state.media_base = base_url(host, bound_port)
     ready = threading.Event()
     server = _Server(_uvicorn_config(emulator), ready.set)
     failures: list[BaseException] = []
@@ -232,6 +238,7 @@ async def serve(
     """
     emulator = Emulator(_config(config, options))
     sock = _bind(host, port)
+    emulator.state.media_base = base_url(host, sock.getsockname()[1])
     ready = asyncio.Event()
     server = _Server(_uvicorn_config(emulator), ready.set)
     task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -11,6 +11,10 @@ Permission checks are not made here: the REST routes check what the bot may do
 (``rest.py``), and the control API acts as people without them. The REST routes and the control
 API go through it, and the gateway (``sessions.py``) listens to its events. Like its
 :class:`~discord_mcp.emulator.store.Store`, a state belongs to one event loop.
+
+Reactions are in ``reactions.py`` and the guild's roles and members in ``guild.py`` (the
+classes this one builds on); messages carry their files (``attachments.py``); ``commands`` is
+the application's registered commands (``commands.py``), which emit no events.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from collections.abc import Callable
 from typing import Any
 
 from discord_mcp.emulator import errors
-from discord_mcp.emulator.guild import GuildState
+from discord_mcp.emulator.attachments import assemble, check_voice_message
+from discord_mcp.emulator.commands import CommandRegistry
 from discord_mcp.emulator.message_body import MessageFields, parse_message
 from discord_mcp.emulator.models import (
+    FLAG_IS_VOICE_MESSAGE,
     FLAG_LOADING,
     MESSAGE_REPLY,
     MESSAGE_THREAD_CREATED,
@@ -33,13 +39,15 @@ from discord_mcp.emulator.models import (
     Channel,
     Member,
     Message,
-    Reaction,
+    Origin,
     User,
     iso_timestamp,
     snowflake_time_ms,
 )
 from discord_mcp.emulator.permissions import MENTION_EVERYONE
+from discord_mcp.emulator.reactions import ReactionState, normalise_emoji
 from discord_mcp.emulator.store import Event, Listener, is_hidden
+from discord_mcp.emulator.uploads import Upload
 from discord_mcp.emulator.validation import parse_thread
 
 __all__ = ["NONCE_WINDOW_SECONDS", "Event", "Listener", "State", "normalise_emoji"]
@@ -50,7 +58,7 @@ NONCE_WINDOW_SECONDS = 300.0
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
 
 
-class State(GuildState):
+class State(ReactionState):
     """The emulated world and the only way to change it.
 
     ``strict_archived_threads`` makes sending to an archived, unlocked thread fail with 50083
@@ -70,6 +78,7 @@ class State(GuildState):
         self.strict_archived_threads = strict_archived_threads
         self.message_content_intent_enabled = message_content_intent_enabled
         self._nonces: dict[tuple[str, str, str], tuple[str, float]] = {}
+        self.commands = CommandRegistry(self.bot.id, self.new_id)
 
     # -- users ------------------------------------------------------------------------------
 
@@ -83,9 +92,17 @@ class State(GuildState):
     # -- messages -------------------------------------------------------------------------------
 
     def create_message(
-        self, channel_id: str, author_id: str, body: Any, *, webhook_id: str | None = None
+        self,
+        channel_id: str,
+        author_id: str,
+        body: Any,
+        *,
+        webhook_id: str | None = None,
+        uploads: list[Upload] | None = None,
+        origin: Origin | None = None,
     ) -> tuple[Message, bool]:
-        """Post a message as ``author_id``; returns it and whether it is new.
+        """Post a message as ``author_id``, with ``uploads`` as its files; returns it and
+        whether it is new. ``origin`` marks an interaction's response (``interactions.py``).
 
         An archived, unlocked thread is unarchived first (or 50083 in strict mode); a locked,
         archived thread refuses with 160005. With ``enforce_nonce`` a nonce the same author used
@@ -95,8 +112,12 @@ class State(GuildState):
         self.get_user(author_id)
         self._check_thread_accepts_messages(channel)
         fields = parse_message(body, create=True)
-        if fields.is_empty():
+        files = assemble(self.new_id, channel_id, uploads or [], fields.attachments)
+        if fields.is_empty() and not files:
             raise errors.empty_message()
+        if fields.flags & FLAG_IS_VOICE_MESSAGE:
+            other = bool(fields.content or fields.embeds or fields.components)
+            check_voice_message(files, other or fields.has_other_content)
         nonce_key = None
         if fields.enforce_nonce and fields.nonce is not None:
             nonce_key = (channel_id, author_id, str(fields.nonce))
@@ -121,11 +142,17 @@ class State(GuildState):
             nonce=fields.nonce,
             webhook_id=webhook_id,
             application_id=webhook_id,
+            attachments=files,
         )
         message.timestamp = iso_timestamp(snowflake_time_ms(message.id))
         if reference is not None:
             message.type = MESSAGE_REPLY
             message.reference = reference
+        if origin is not None:
+            origin.mark(message)
+        for attachment in files:
+            attachment.message_id = message.id
+        self.keep_files(files)
         self._apply_mentions(message, fields, reply_to=reference)
         self._store(channel, message)
         if nonce_key is not None:
@@ -133,7 +160,13 @@ class State(GuildState):
         return message, True
 
     def create_loading_message(
-        self, channel_id: str, author_id: str, *, flags: int, application_id: str
+        self,
+        channel_id: str,
+        author_id: str,
+        *,
+        flags: int,
+        application_id: str,
+        origin: Origin | None = None,
     ) -> Message:
         """The "is thinking..." message a deferred interaction response (type 5) shows."""
         channel = self.get_channel(channel_id)
@@ -146,6 +179,8 @@ class State(GuildState):
             application_id=application_id,
         )
         message.timestamp = iso_timestamp(snowflake_time_ms(message.id))
+        if origin is not None:
+            origin.mark(message)
         self._store(channel, message)
         return message
 
@@ -198,8 +233,16 @@ class State(GuildState):
             everyone and allowed_to and (parse is None or "everyone" in parse)
         )
 
-    def edit_message(self, channel_id: str, message_id: str, editor_id: str, body: Any) -> Message:
-        """Edit content, embeds, components, flags; only the author may (50005 otherwise)."""
+    def edit_message(
+        self,
+        channel_id: str,
+        message_id: str,
+        editor_id: str,
+        body: Any,
+        uploads: list[Upload] | None = None,
+    ) -> Message:
+        """Edit content, embeds, components, flags and files; only the author may (50005
+        otherwise)."""
         channel = self.get_channel(channel_id)
         message = self.get_message(channel_id, message_id)
         if channel.is_thread and channel.archived:
@@ -207,11 +250,18 @@ class State(GuildState):
         if message.author_id != editor_id:
             raise errors.cannot_edit_other_users_message()
         fields = parse_message(body, create=False)
-        self.apply_edit(message, fields)
+        self.apply_edit(message, fields, uploads)
         return message
 
-    def apply_edit(self, message: Message, fields: MessageFields) -> None:
+    def apply_edit(
+        self, message: Message, fields: MessageFields, uploads: list[Upload] | None = None
+    ) -> None:
         """Apply a validated edit (also used by interaction responses) and emit the update."""
+        files = message.attachments
+        if uploads or fields.attachments is not None:
+            files = assemble(
+                self.new_id, message.channel_id, uploads or [], fields.attachments, files
+            )
         before = (message.content, message.embeds, message.components, message.flags)
         if "content" in fields.given:
             message.content = fields.content
@@ -221,9 +271,16 @@ class State(GuildState):
             message.components = fields.components
         if "flags" in fields.given:
             message.flags = fields.flags
-        if not (message.content.strip() or message.embeds or message.components):
+        if not (message.content.strip() or message.embeds or message.components or files):
             message.content, message.embeds, message.components, message.flags = before
             raise errors.empty_message()
+        if files is not message.attachments:
+            kept = {attachment.id for attachment in files}
+            self.drop_files([a for a in message.attachments if a.id not in kept])
+            for attachment in files:
+                attachment.message_id = message.id
+            message.attachments = files
+            self.keep_files(files)
         if "content" in fields.given or "allowed_mentions" in fields.given:
             reply_to = message.reference if message.type == MESSAGE_REPLY else None
             if reply_to is not None and reply_to.get("message_id") not in self.messages:
@@ -234,7 +291,8 @@ class State(GuildState):
 
     def delete_message(self, channel_id: str, message_id: str) -> None:
         """Delete a message (allowed in archived threads, as on Discord)."""
-        self.get_message(channel_id, message_id)
+        message = self.get_message(channel_id, message_id)
+        self.drop_files(message.attachments)
         del self.messages[message_id]
         history = self._history.get(channel_id, [])
         index = bisect.bisect_left(history, int(message_id))
@@ -254,82 +312,26 @@ class State(GuildState):
         after: int | None = None,
         around: int | None = None,
     ) -> list[Message]:
-        """Discord's history page, newest first (at most one of before/after/around)."""
+        """Discord's history page, newest first (at most one of before/after/around).
+
+        ``after`` is the ``limit`` messages right after it; ``around`` is ``limit // 2``
+        messages on each side and the message itself, so an even limit can give ``limit + 1``
+        (discord.py documents this, and asks for 100 to get 101).
+        """
         self.get_channel(channel_id)
         ids = self._history.get(channel_id, [])
         if after is not None:
             start = bisect.bisect_right(ids, after)
             page = ids[start : start + limit]
         elif around is not None:
-            pivot = bisect.bisect_right(ids, around)
-            newer = ids[pivot : pivot + limit // 2]
-            older_count = limit - len(newer)
-            page = ids[max(0, pivot - older_count) : pivot] + newer
+            low = bisect.bisect_left(ids, around)
+            high = bisect.bisect_right(ids, around)
+            side = limit // 2
+            page = ids[max(0, low - side) : low] + ids[low:high] + ids[high : high + side]
         else:
             end = len(ids) if before is None else bisect.bisect_left(ids, before)
             page = ids[max(0, end - limit) : end]
         return [self.messages[str(i)] for i in reversed(page)]
-
-    # -- reactions ---------------------------------------------------------------------------
-
-    def add_reaction(self, channel_id: str, message_id: str, user_id: str, emoji: str) -> Message:
-        """``user_id`` reacts with ``emoji`` (idempotent); 50083 in an archived thread."""
-        channel = self.get_channel(channel_id)
-        message = self.get_message(channel_id, message_id)
-        name = normalise_emoji(emoji)
-        self.get_user(user_id)
-        if channel.is_thread and channel.archived:
-            raise errors.thread_archived()
-        reaction = next((r for r in message.reactions if r.emoji == name), None)
-        if reaction is None:
-            reaction = Reaction(name)
-            message.reactions.append(reaction)
-        if user_id not in reaction.user_ids:
-            reaction.user_ids.append(user_id)
-            event = self._reaction_event(message, user_id, reaction)
-            event["member"] = self.member_json(user_id)
-            self.emit("MESSAGE_REACTION_ADD", event)
-        return message
-
-    def remove_reaction(
-        self, channel_id: str, message_id: str, user_id: str, emoji: str
-    ) -> Message:
-        """Take back ``user_id``'s reaction (no error when there was none)."""
-        channel = self.get_channel(channel_id)
-        message = self.get_message(channel_id, message_id)
-        name = normalise_emoji(emoji)
-        if channel.is_thread and channel.archived:
-            raise errors.thread_archived()
-        reaction = next((r for r in message.reactions if r.emoji == name), None)
-        if reaction is not None and user_id in reaction.user_ids:
-            reaction.user_ids.remove(user_id)
-            if not reaction.user_ids:
-                message.reactions.remove(reaction)
-            self.emit("MESSAGE_REACTION_REMOVE", self._reaction_event(message, user_id, reaction))
-        return message
-
-    def reactors(
-        self, channel_id: str, message_id: str, emoji: str, *, after: int | None, limit: int
-    ) -> list[User]:
-        """Users who reacted with ``emoji``, by ascending id, after ``after``."""
-        message = self.get_message(channel_id, message_id)
-        name = normalise_emoji(emoji)
-        reaction = next((r for r in message.reactions if r.emoji == name), None)
-        ids = sorted(int(u) for u in reaction.user_ids) if reaction else []
-        chosen = [i for i in ids if after is None or i > after][:limit]
-        return [self.users[str(i)] for i in chosen]
-
-    def _reaction_event(self, message: Message, user_id: str, reaction: Reaction) -> dict[str, Any]:
-        return {
-            "user_id": user_id,
-            "channel_id": message.channel_id,
-            "message_id": message.id,
-            "guild_id": self.guild.id,
-            "message_author_id": message.author_id,
-            "emoji": reaction.emoji_json(),
-            "burst": False,
-            "type": 0,
-        }
 
     # -- threads and channels --------------------------------------------------------------
 
@@ -452,17 +454,3 @@ class State(GuildState):
                 "member": self.member_json(user_id),
             },
         )
-
-
-def normalise_emoji(raw: str) -> str:
-    """The emoji of a reaction route (already percent-decoded), or 10014 Unknown Emoji.
-
-    A Unicode emoji is accepted when it has a non-ASCII character and no whitespace (plain
-    words like ``thumbsup`` are refused, as Discord does); custom emoji (``name:id``) are
-    unknown because the emulated guild has none.
-    """
-    if not raw or len(raw) > 32 or ":" in raw or any(ch.isspace() for ch in raw):
-        raise errors.unknown_emoji()
-    if all(ch.isascii() for ch in raw):
-        raise errors.unknown_emoji()
-    return raw

@@ -14,21 +14,29 @@ members (the bot with its role, the owner with none); the text channel has no ov
 A store is used from one event loop and is not thread-safe. Its clocks are injectable:
 ``wall`` (Unix seconds, for ids and timestamps) and ``clock`` (monotonic seconds, for nonces
 and interaction deadlines).
+
+Attachments live on their message (``Message.attachments``) and are indexed by id in
+``files`` (with a command option's files, which no message holds), so their bytes can be
+served (``media.py``); attachment URLs start with ``media_base``, the emulator's own address,
+which the server sets once it knows its port.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from discord_mcp.emulator import errors
+from discord_mcp.emulator.attachments import attachment_json
 from discord_mcp.emulator.models import (
     FLAG_EPHEMERAL,
     GUILD_TEXT,
     MESSAGE_REPLY,
     PRIVATE_THREAD,
+    Attachment,
     Channel,
     Member,
     Message,
@@ -113,6 +121,9 @@ class Store:
         self.messages: dict[str, Message] = {}
         # Per channel, message ids as ints in ascending order (ids only ever increase).
         self._history: dict[str, list[int]] = {self.channel.id: []}
+        self.files: dict[str, Attachment] = {}
+        self.media_base = "http://127.0.0.1"
+        self.media_secret = secrets.token_bytes(16)
 
     # -- events ------------------------------------------------------------------------------
 
@@ -228,7 +239,7 @@ class Store:
             "mention_everyone": message.mention_everyone,
             "mentions": [self.users[u].to_json() for u in message.mention_ids if u in self.users],
             "mention_roles": [],
-            "attachments": [],
+            "attachments": [self.attachment_json(a) for a in message.attachments],
             "embeds": message.embeds,
             "pinned": message.pinned,
             "type": message.type,
@@ -260,7 +271,22 @@ class Store:
             data["webhook_id"] = message.webhook_id
         if message.application_id is not None:
             data["application_id"] = message.application_id
+        if message.interaction is not None:
+            data["interaction_metadata"] = message.interaction
         return data
+
+    def attachment_json(self, attachment: Attachment) -> dict[str, Any]:
+        """Discord's attachment object, its URLs signed now and pointing at ``media_base``."""
+        return attachment_json(attachment, self.media_base, self.media_secret, self.wall())
+
+    def keep_files(self, attachments: list[Attachment]) -> None:
+        """Index attachments by id so their bytes can be served."""
+        for attachment in attachments:
+            self.files[attachment.id] = attachment
+
+    def drop_files(self, attachments: list[Attachment]) -> None:
+        for attachment in attachments:
+            self.files.pop(attachment.id, None)
 
     def member_json(self, user_id: str, *, with_user: bool = True) -> dict[str, Any]:
         """A user's guild member object (the spec's ``GuildMemberResponse``).

@@ -8,6 +8,8 @@ gateway is never started. ``Route.BASE`` points it at the emulator.
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -227,3 +229,57 @@ async def test_discordpy_surfaces_discords_validation_error(
 
     assert caught.value.code == 50035
     assert "2000 or fewer" in caught.value.text
+
+
+async def test_discordpy_sends_a_file_that_the_emulator_serves_back(
+    emulator_for_discordpy: RunningEmulator,
+) -> None:
+    running = emulator_for_discordpy
+    log = b"step 1 ok\nstep 2 failed\n"
+
+    async with logged_in(running) as client:
+        channel = await _text_channel(client, running)
+        sent = await channel.send(
+            "The build log",
+            file=discord.File(io.BytesIO(log), filename="build.log", description="CI output"),
+        )
+        attachment = sent.attachments[0]
+        read = await attachment.read()
+
+    assert (attachment.filename, attachment.size, attachment.description) == (
+        "build.log",
+        len(log),
+        "CI output",
+    )
+    assert attachment.content_type == "text/plain; charset=utf-8"
+    assert read == log
+    assert _control_history(running, running.channel_id)[0]["attachments"][0]["id"] == str(
+        attachment.id
+    )
+
+
+async def test_discordpy_reads_a_screenshot_a_person_posted(
+    emulator_for_discordpy: RunningEmulator,
+) -> None:
+    running = emulator_for_discordpy
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
+    posted = httpx.post(
+        f"{running.base_url}/_emulator/channels/{running.channel_id}/messages",
+        json={
+            "author_id": running.owner_user_id,
+            "content": "this error",
+            "attachments": [
+                {"filename": "screen.png", "data_base64": base64.b64encode(png).decode()}
+            ],
+        },
+    ).json()
+
+    async with logged_in(running) as client:
+        channel = await _text_channel(client, running)
+        message = await channel.fetch_message(int(posted["id"]))
+        [attachment] = message.attachments
+        data = await attachment.read()
+
+    assert attachment.content_type == "image/png"
+    assert attachment.filename == "screen.png"
+    assert data == png

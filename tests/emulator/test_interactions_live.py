@@ -131,7 +131,7 @@ async def test_a_button_click_reaches_the_bot_and_its_ephemeral_refusal_the_cont
     assert interaction["version"] == 1
     for key in ("app_permissions", "locale", "entitlements", "authorizing_integration_owners"):
         assert key in interaction
-    assert (interaction["context"], interaction["attachment_size_limit"]) == (0, 26_214_400)
+    assert (interaction["context"], interaction["attachment_size_limit"]) == (0, 10_485_760)
     assert answer["acknowledged"] is True
     assert answer["response_type"] == 4
     assert answer["response"] == refusal

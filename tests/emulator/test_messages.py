@@ -258,14 +258,48 @@ def test_after_returns_the_messages_right_after_newest_first(
     assert [m["id"] for m in page] == [ids[5], ids[4], ids[3]]
 
 
-def test_around_returns_messages_on_both_sides(
+def test_around_returns_half_the_limit_on_each_side_and_the_message_itself(
     emulator: RunningEmulator, api: httpx.Client, control: httpx.Client
 ) -> None:
     ids = _seed(control, emulator, 10)
 
-    page = api.get(_messages_url(emulator), params={"around": ids[5], "limit": 4}).json()
+    even = api.get(_messages_url(emulator), params={"around": ids[5], "limit": 4}).json()
+    odd = api.get(_messages_url(emulator), params={"around": ids[5], "limit": 3}).json()
+    alone = api.get(_messages_url(emulator), params={"around": ids[5], "limit": 1}).json()
 
-    assert [m["id"] for m in page] == [ids[7], ids[6], ids[5], ids[4]]
+    # An even limit gives limit + 1 messages (discord.py asks for 100 to get 101).
+    assert [m["id"] for m in even] == [ids[7], ids[6], ids[5], ids[4], ids[3]]
+    assert [m["id"] for m in odd] == [ids[6], ids[5], ids[4]]
+    assert [m["id"] for m in alone] == [ids[5]]
+
+
+def test_around_an_id_that_is_no_message_takes_its_neighbours(
+    emulator: RunningEmulator, api: httpx.Client, control: httpx.Client
+) -> None:
+    ids = _seed(control, emulator, 6)
+    between = str(int(ids[2]) + 1)
+
+    page = api.get(_messages_url(emulator), params={"around": between, "limit": 4}).json()
+
+    assert [m["id"] for m in page] == [ids[4], ids[3], ids[2], ids[1]]
+
+
+def test_paging_with_before_walks_the_whole_history_without_gaps(
+    emulator: RunningEmulator, api: httpx.Client, control: httpx.Client
+) -> None:
+    ids = _seed(control, emulator, 7)
+
+    seen: list[str] = []
+    before: str | None = None
+    while True:
+        params = {"limit": 3} | ({"before": before} if before else {})
+        page = [m["id"] for m in api.get(_messages_url(emulator), params=params).json()]
+        if not page:
+            break
+        seen += page
+        before = page[-1]
+
+    assert seen == list(reversed(ids))
 
 
 def test_before_after_and_around_are_mutually_exclusive(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -211,3 +212,58 @@ def test_a_checker_used_as_a_hook_collects_a_readable_report() -> None:
     report = checker.report()
     assert report.startswith("1 problem(s) against Discord's OpenAPI spec:")
     assert f"POST /channels/{CHANNEL}/messages -> 200" in report
+
+
+def _multipart(payload: str, *, file_name: str = "files[0]") -> tuple[str, bytes]:
+    """A multipart body as a client sends it: payload_json and one file."""
+    body = (
+        b"--b0undary\r\n"
+        b'Content-Disposition: form-data; name="payload_json"\r\n'
+        b"Content-Type: application/json\r\n\r\n" + payload.encode() + b"\r\n"
+        b"--b0undary\r\n"
+        b'Content-Disposition: form-data; name="' + file_name.encode() + b'"; filename="a.txt"\r\n'
+        b"Content-Type: application/octet-stream\r\n\r\n"
+        b"hello\r\n"
+        b"--b0undary--\r\n"
+    )
+    return "multipart/form-data; boundary=b0undary", body
+
+
+def _multipart_exchange(payload: str) -> Exchange:
+    content_type, body = _multipart(payload)
+    return Exchange(
+        method="POST",
+        path=f"/channels/{CHANNEL}/messages",
+        query={},
+        request_json=None,
+        status=200,
+        response_json=_message(),
+        response_headers=JSON_HEADERS,
+        request_content_type=content_type,
+        request_body=body,
+    )
+
+
+def test_a_multipart_message_is_judged_by_its_payload_json() -> None:
+    good = json.dumps({"content": "hi", "attachments": [{"id": 0, "filename": "a.txt"}]})
+    bad = json.dumps({"content": "hi", "tts": "loudly"})
+
+    assert _problems(_multipart_exchange(good)) == []
+    assert any("tts" in problem for problem in _problems(_multipart_exchange(bad)))
+
+
+def test_a_multipart_payload_json_that_is_not_json_is_caught() -> None:
+    problems = _problems(_multipart_exchange("{nope"))
+
+    assert any("payload_json is not JSON" in problem for problem in problems)
+
+
+def test_a_command_with_string_permissions_is_judged_as_the_docs_write_it() -> None:
+    command = {"name": "status", "description": "s"}
+    path = "/applications/1191168914227200001/commands"
+
+    as_docs = _exchange("POST", path, request=command | {"default_member_permissions": "8"})
+    wrong = _exchange("POST", path, request=command | {"default_member_permissions": "eight"})
+
+    assert not any("request body" in p for p in _problems(as_docs))
+    assert any("default_member_permissions" in p for p in _problems(wrong))

@@ -78,9 +78,11 @@ def test_around_is_a_contiguous_newest_first_window_holding_the_message(
 
     page = [m.id for m in state.list_messages(state.channel.id, limit=limit, around=int(target))]
 
-    # Up to half the limit from newer messages, the rest from the target and older ones.
+    # Up to half the limit (rounded down) on each side, and the target itself.
     newer = min(limit // 2, count - 1 - index)
-    assert len(page) == newer + min(limit - newer, index + 1)
+    older = min(limit // 2, index)
+    assert len(page) == older + 1 + newer
+    assert len(page) <= limit + 1
     assert target in page
     oldest_first = list(reversed(page))
     start = ids.index(oldest_first[0])

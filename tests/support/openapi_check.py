@@ -33,10 +33,23 @@ Deliberate allowances, where Discord's docs and the spec part ways or the spec i
   checked.
 - **Boolean queries.** Discord also reads ``1``/``0`` as booleans (discord.py sends
   ``with_response=1``); they are coerced like ``true``/``false``.
+- **Command permissions.** The docs type a command's ``default_member_permissions`` as a
+  string of permission bits (discord.py sends ``"8"``); the spec's request schemas as an
+  integer. A string of digits is judged as that integer.
+- **Attachment ids.** In a request's ``attachments`` the docs allow a "snowflake or number"
+  (the ``n`` of ``files[n]``; discord.py sends ``0``, ``1``...), the spec a snowflake string.
+  A non-negative integer is judged as its string.
+
+Multipart requests (``multipart/form-data``, a message with files) are parsed here with the
+standard library's MIME parser, independently of the emulator: the ``payload_json`` part (or
+the plain form fields) and a string for each file part make the instance judged against the
+operation's ``multipart/form-data`` schema (which adds ``files[n]`` to the JSON body's).
 """
 
 from __future__ import annotations
 
+import email.parser
+import email.policy
 import functools
 import json
 import threading
@@ -262,15 +275,23 @@ class OpenAPIChecker:
                 found.append(_violation(exchange, "request body", "the operation takes no body"))
             return found
         body, pointer = spec.resolve(body, (*op.pointer, "requestBody"))
-        if exchange.request_json is None:
+        media, instance = _JSON, exchange.request_json
+        if _media_type(exchange.request_content_type) == _MULTIPART:
+            media = _MULTIPART
+            instance, problems = _form_instance(exchange)
+            found += [_violation(exchange, "request body", problem) for problem in problems]
+        if instance is None:
             if body.get("required"):
                 found.append(_violation(exchange, "request body", "required but missing"))
             return found
-        if _JSON not in body.get("content", {}):
-            found.append(_violation(exchange, "request body", "the operation takes no JSON"))
+        if media not in body.get("content", {}):
+            found.append(_violation(exchange, "request body", f"the operation takes no {media}"))
             return found
-        schema_pointer = (*pointer, "content", _JSON, "schema")
-        for message in spec.errors(schema_pointer, exchange.request_json):
+        if "/commands" in op.template:
+            instance = _permissions_as_integers(instance)
+        instance = _attachment_ids_as_strings(instance)
+        schema_pointer = (*pointer, "content", media, "schema")
+        for message in spec.errors(schema_pointer, instance):
             found.append(_violation(exchange, "request body", message))
         return found
 
@@ -379,6 +400,81 @@ def _with_docs_error_codes(body: dict[str, Any]) -> tuple[dict[str, Any], list[s
         return item | {"code": 0}
 
     return body | {"errors": walk(body["errors"], "errors")}, problems
+
+
+_MULTIPART = "multipart/form-data"
+
+
+def _media_type(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _form_instance(exchange: Exchange) -> tuple[dict[str, Any] | None, list[str]]:
+    """A multipart body as the object its schema describes, and what is wrong with it."""
+    head = f"Content-Type: {exchange.request_content_type}\r\n\r\n".encode()
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        head + exchange.request_body
+    )
+    if not message.is_multipart():
+        return None, ["a multipart/form-data body without parts"]
+    instance: dict[str, Any] = {}
+    problems: list[str] = []
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if not isinstance(name, str):
+            problems.append("a part without a name")
+            continue
+        payload = part.get_payload(decode=True)
+        raw = payload if isinstance(payload, bytes) else b""
+        if part.get_filename() is not None:
+            instance[name] = "<binary>"
+        elif name == "payload_json":
+            try:
+                decoded = json.loads(raw)
+            except ValueError:
+                problems.append("payload_json is not JSON")
+                continue
+            if not isinstance(decoded, dict):
+                problems.append("payload_json is not a JSON object")
+                continue
+            instance.update(decoded)
+        else:
+            text = raw.decode("utf-8", "replace")
+            try:
+                instance[name] = json.loads(text) if name != "content" else text
+            except ValueError:
+                instance[name] = text
+    return instance, problems
+
+
+def _permissions_as_integers(node: Any) -> Any:
+    """A command body with ``default_member_permissions`` strings as integers (an allowance)."""
+    if isinstance(node, list):
+        return [_permissions_as_integers(item) for item in node]
+    if isinstance(node, dict):
+        value = node.get("default_member_permissions")
+        if isinstance(value, str) and value.isdigit():
+            return node | {"default_member_permissions": int(value)}
+    return node
+
+
+def _attachment_ids_as_strings(body: Any) -> Any:
+    """A body whose ``attachments[].id`` integers are strings (an allowance)."""
+    if not isinstance(body, dict):
+        return body
+    if isinstance(body.get("data"), dict):  # an interaction callback's message
+        return body | {"data": _attachment_ids_as_strings(body["data"])}
+    entries = body.get("attachments")
+    if not isinstance(entries, list):
+        return body
+
+    def fixed(entry: Any) -> Any:
+        number = entry.get("id") if isinstance(entry, dict) else None
+        if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
+            return entry | {"id": str(number)}
+        return entry
+
+    return body | {"attachments": [fixed(entry) for entry in entries]}
 
 
 def _violation(exchange: Exchange, where: str, message: str) -> Violation:
