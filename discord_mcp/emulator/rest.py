@@ -20,7 +20,12 @@ from discord_mcp.emulator.guild import guild_json
 from discord_mcp.emulator.intents import application_flags, withhold_content
 from discord_mcp.emulator.interactions import InteractionDesk
 from discord_mcp.emulator.models import Channel, Message
-from discord_mcp.emulator.permissions import CREATE_PUBLIC_THREADS, READ_MESSAGE_HISTORY
+from discord_mcp.emulator.permissions import (
+    CREATE_PUBLIC_THREADS,
+    MANAGE_CHANNELS,
+    MANAGE_THREADS,
+    READ_MESSAGE_HISTORY,
+)
 from discord_mcp.emulator.sessions import IdentifyBudget
 from discord_mcp.emulator.state import State, normalise_emoji
 from discord_mcp.emulator.validation import (
@@ -217,6 +222,12 @@ def update_channel(call: Call) -> Reply:
     return Reply(200, call.state.update_channel(channel.id, call.body).to_json())
 
 
+def delete_channel(call: Call) -> Reply:
+    channel, permissions = _seen(call)
+    access.require(permissions, MANAGE_THREADS if channel.is_thread else MANAGE_CHANNELS)
+    return Reply(200, call.state.delete_channel(channel.id).to_json())
+
+
 def create_thread_from_message(call: Call) -> Reply:
     channel, permissions = _seen(call)
     access.require(permissions, CREATE_PUBLIC_THREADS)
@@ -393,6 +404,7 @@ ROUTES: tuple[RestRoute, ...] = (
     RestRoute("GET", _GUILD + "/members/{user_id}", get_member),
     RestRoute("GET", _CHANNEL, get_channel),
     RestRoute("PATCH", _CHANNEL, update_channel),
+    RestRoute("DELETE", _CHANNEL, delete_channel),
     RestRoute("POST", _CHANNEL + "/threads", create_thread),
     RestRoute("POST", _CHANNEL + "/typing", trigger_typing),
     RestRoute("GET", _CHANNEL + "/messages", list_messages),
