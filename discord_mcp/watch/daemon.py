@@ -20,7 +20,8 @@ other thread under the channel   an inbox item
 
 One channel that cannot be read never stops the others: the log names it, and a thread that is
 gone (deleted: 10003 Unknown Channel or 404; or the bot was removed from it: 50001 Missing
-Access) is retired, no longer read. When the daemon's cursors or the inbox were lost to a
+Access while the channel itself is readable) is retired, no longer read until a message from it
+arrives live. When the daemon's cursors or the inbox were lost to a
 corrupt file, it re-reads from a safe point (:mod:`discord_mcp.watch.recovery`).
 """
 
@@ -70,8 +71,9 @@ SAFETY_CATCH_UP_S = 30.0
 """With a live gateway, history is still read this often, for anything missed live."""
 DECISION_THREAD_DAYS = 7
 """Decision threads are watched this long after the question, for notes after the answer."""
-GONE_CODES = frozenset({10003, 50001})
-"""Unknown Channel; Missing Access (the bot was removed from a private thread)."""
+UNKNOWN_CHANNEL = 10003
+MISSING_ACCESS = 50001
+"""For a thread while the channel is readable: the bot was removed from it."""
 THREAD_CREATED = 18
 """The system message Discord posts in a channel when a thread is created in it."""
 
@@ -199,14 +201,17 @@ class Watcher:
         again on the next pass; a thread that is gone is retired; neither stops the others.
         """
         await self._discover()
-        complete = True
+        complete = channel_readable = True
         for channel_id, cursor in self._cursors.channels().items():
             try:
                 await self._catch_up_channel(channel_id, cursor.cursor)
             except Unauthorized:
                 raise
             except DiscordError as exc:
-                complete = await self._unreadable(channel_id, exc) and complete
+                if channel_id == self._settings.channel_id:
+                    channel_readable = False
+                retired = await self._unreadable(channel_id, exc, channel_readable)
+                complete = retired and complete
             except StateError as exc:
                 complete = False
                 log.warning("handling messages of channel %s failed: %s", channel_id, exc)
@@ -228,11 +233,18 @@ class Watcher:
                 return
             after = ordered[-1]["id"]
 
-    async def _unreadable(self, channel_id: str, exc: DiscordError) -> bool:
+    async def _unreadable(self, channel_id: str, exc: DiscordError, channel_readable: bool) -> bool:
         """Log a channel that could not be read; retire it if it is a thread that is gone.
-        Returns True when nothing is left to read there (it was retired)."""
-        gone = isinstance(exc, NotFound) or (
-            isinstance(exc, DiscordHTTPError) and exc.code in GONE_CODES
+        Returns True when nothing is left to read there (it was retired).
+
+        Missing Access retires a thread only while the channel itself can be read: then the
+        bot was removed from that thread, rather than losing access to the whole channel.
+        """
+        code = exc.code if isinstance(exc, DiscordHTTPError) else 0
+        gone = (
+            isinstance(exc, NotFound)
+            or code == UNKNOWN_CHANNEL
+            or (code == MISSING_ACCESS and channel_readable)
         )
         if gone and channel_id != self._settings.channel_id:
             self._cursors.retire(channel_id)

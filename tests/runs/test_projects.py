@@ -183,10 +183,18 @@ def test_a_restored_project_list_works_again(registry: ProjectRegistry, root: Pa
 def test_a_job_timeout_is_kept_and_checked(registry: ProjectRegistry, root: Path) -> None:
     registry.add("app", root / "app", ["claude"], job_timeout=1800)
     assert registry.get("app").job_timeout == 1800
-    assert json.loads(registry.path.read_text())["projects"]["app"]["job_timeout_seconds"] == 1800
+    assert (
+        json.loads(registry.path.read_text(encoding="utf-8"))["projects"]["app"][
+            "job_timeout_seconds"
+        ]
+        == 1800
+    )
     registry.add("plain", root / "app", ["claude"])
     assert registry.get("plain").job_timeout is None
-    assert "job_timeout_seconds" not in json.loads(registry.path.read_text())["projects"]["plain"]
+    assert (
+        "job_timeout_seconds"
+        not in json.loads(registry.path.read_text(encoding="utf-8"))["projects"]["plain"]
+    )
     with pytest.raises(RunError) as caught:
         registry.add("rushed", root / "app", ["claude"], job_timeout=0.1)
     assert caught.value.code == "E_INVALID_TIMEOUT"
