@@ -38,6 +38,16 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("DISCORD_MCP_HOME", str(tmp_path / "home"))
 
 
+@pytest.fixture(autouse=True)
+def _no_reports_from_other_tests() -> Iterator[None]:
+    """A quarantine one test made is never reported in another test's tool result."""
+    from discord_mcp.state.quarantine import take_reports
+
+    take_reports()
+    yield
+    take_reports()
+
+
 @pytest.fixture
 def make_emulator() -> Iterator[Callable[..., RunningEmulator]]:
     """Start local Discords for this test: ``discord = make_emulator(rate_limit_scale=0.01)``.

@@ -4,6 +4,7 @@ notifier the Discord side implements, and the project summary."""
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,7 +17,9 @@ class RunLimits:
 
     global_max_running: int = 2
     queue_cap: int = 20  # waiting jobs per thread (the running one not counted)
-    job_timeout: float = 900.0  # wall-clock seconds per job, from the CLI's start
+    job_timeout: float = 900.0  # seconds per job from the CLI's start (a project may differ),
+    # not counting the time its agent waits for the owner (see OwnerWait)
+    wait_check_interval: float = 2.0  # how often a running job asks whether it waits
     status_interval: float = 1.2  # at most one job_activity per job per interval
     result_excerpt: int = 400
     snapshot_every_events: int = 50
@@ -46,6 +49,12 @@ class SystemClock:
 
     def monotonic(self) -> float:
         return time.monotonic()
+
+
+OwnerWait = Callable[[str, float], Awaitable[float]]
+"""``await owner_wait(thread_id, since)``: how many seconds the agent running in ``thread_id``
+has waited for the owner (a question pending in that thread) since the wall-clock time
+``since`` (the job's start). That time does not count against the job's timeout."""
 
 
 class RunNotifier(Protocol):

@@ -25,6 +25,12 @@ journal keeps them as running, and the next start reattaches them or completes t
 logs. Restarting the daemon (an upgrade, say) therefore never kills or loses work. To end a
 job, ``stop`` it.
 
+A job's timeout is its project's (``job_timeout_seconds``; default ``limits.job_timeout``), and
+its clock stops while its agent waits for the owner: ``owner_wait`` says how long the agent in a
+thread has waited on a question asked there since the job started, and that time is added to
+the job's deadline (so a job that asks at 14 minutes and gets its answer an hour later is not
+killed, and one that merely runs too long is).
+
 Notifications go through one queue, in order, each call bounded by ``notify_timeout``; a
 notifier that raises or hangs is logged and never breaks the engine. Activity is sent at most
 every ``status_interval`` per job, and only the latest one waiting is delivered.
@@ -47,7 +53,14 @@ from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import (
     McpRegistration,
 )
-from discord_mcp.runs.contract import Clock, ProjectStatus, RunLimits, RunNotifier, SystemClock
+from discord_mcp.runs.contract import (
+    Clock,
+    OwnerWait,
+    ProjectStatus,
+    RunLimits,
+    RunNotifier,
+    SystemClock,
+)
 from discord_mcp.runs.journal import Journal
 from discord_mcp.runs.launch import (
     check_tool_enabled,
@@ -80,8 +93,11 @@ class RunEngine:
         limits: :class:`RunLimits`.
         mcp: how to register discord-mcp as the ``discord`` MCP server of each run (None: no
             server is registered).
-        env: the environment every CLI gets (default: the daemon's own, read now).
+        env: the environment every CLI gets (default: the daemon's own, read now), less
+            ``DISCORD_BOT_TOKEN``, which no CLI ever gets.
         tool_env: extra variables per tool, on top of ``env``.
+        owner_wait: how long a thread's agent has waited for the owner (see the module doc;
+            None: never, every job's clock runs on).
     """
 
     def __init__(
@@ -96,8 +112,10 @@ class RunEngine:
         mcp: McpRegistration | None = None,
         env: Mapping[str, str] | None = None,
         tool_env: Mapping[Tool, Mapping[str, str]] | None = None,
+        owner_wait: OwnerWait | None = None,
     ) -> None:
         self.state_dir = state_dir
+        self._owner_wait = owner_wait
         self.projects = projects
         self.notifier = notifier
         self.spawner: Spawner = spawner or ProcessSpawner()
@@ -201,6 +219,7 @@ class RunEngine:
             env=self._env,
             tool_env=self._tool_env,
             notices=self._notices,
+            owner_wait=self._owner_wait,
         )
 
     def _require_open(self) -> None:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
+import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TextIO
 
 from discord_mcp.config import Settings, watch_roots
@@ -15,6 +18,7 @@ from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import Tool
 from discord_mcp.runs.adapters.base import McpRegistration
 from discord_mcp.runs.engine import RunEngine
+from discord_mcp.runs.launch import write_private
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.spawner import Spawner
 from discord_mcp.state.files import ensure_dir
@@ -23,19 +27,40 @@ from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.daemon import Watcher
 from discord_mcp.watch.display import render_status
 from discord_mcp.watch.notifier import DiscordNotifier
+from discord_mcp.watch.waiting import owner_wait
 
 log = logging.getLogger(__name__)
 
 DISPLAY_EVERY_S = 2.0
 
 
+def server_env_file(settings: Settings) -> Path:
+    """The private file (0600) that hands the bot token to each run's discord-mcp server."""
+    return settings.home / "runs" / "server.env"
+
+
+def write_server_env_file(settings: Settings) -> Path:
+    """(Re)write :func:`server_env_file` with the token this daemon uses."""
+    path = server_env_file(settings)
+    token = settings.token.reveal().replace("\\", "\\\\").replace('"', '\\"')
+    write_private(
+        path,
+        "# Written by discord-watch for the discord-mcp server of each run; do not share.\n"
+        f'DISCORD_BOT_TOKEN="{token}"\n',
+    )
+    return path
+
+
 def server_environment(settings: Settings) -> dict[str, str]:
     """What each run's discord-mcp needs: this daemon's Discord settings; it follows our gateway.
 
-    ``DISCORD_THREAD_ID`` is added per run by the engine.
+    The token is not among them: it is in :func:`server_env_file`, named by
+    ``DISCORD_MCP_ENV_FILE`` (some CLIs pass the server's variables through their own
+    environment, which the agent can print). ``DISCORD_THREAD_ID`` is added per run by the
+    engine.
     """
     env = {
-        "DISCORD_BOT_TOKEN": settings.token.reveal(),
+        "DISCORD_MCP_ENV_FILE": str(server_env_file(settings)),
         "DISCORD_CHANNEL_ID": settings.channel_id,
         "DISCORD_OWNER_IDS": ",".join(sorted(settings.owner_ids)),
         "DISCORD_MCP_HOME": str(settings.home),
@@ -46,6 +71,16 @@ def server_environment(settings: Settings) -> dict[str, str]:
     if settings.gateway_url:
         env["DISCORD_GATEWAY_URL"] = settings.gateway_url
     return env
+
+
+def cli_environment(environ: Mapping[str, str], settings: Settings) -> dict[str, str]:
+    """The base environment of every agent CLI: ours, less the token (by name or by value)."""
+    token = settings.token.reveal()
+    return {
+        name: value
+        for name, value in environ.items()
+        if name != "DISCORD_BOT_TOKEN" and not (token and token in value)
+    }
 
 
 async def run_daemon(
@@ -66,6 +101,7 @@ async def run_daemon(
     """
     ensure_dir(settings.home)
     projects = ProjectRegistry(settings.home, allowed_roots=watch_roots(environ))
+    await asyncio.to_thread(write_server_env_file, settings)
     holder: dict[str, LiveLink] = {}
     async with (
         RestClient(settings.token, api_base=settings.api_base) as rest,
@@ -87,8 +123,9 @@ async def run_daemon(
             mcp=McpRegistration(
                 argv=[sys.executable, "-m", "discord_mcp"], env=server_environment(settings)
             ),
-            env=environ,
+            env=cli_environment(os.environ if environ is None else environ, settings),
             tool_env=tool_env,
+            owner_wait=owner_wait(DecisionStore(settings.home), time.time),
         )
         async with engine:
             watcher = Watcher(

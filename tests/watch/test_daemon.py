@@ -9,45 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.questions import Question
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.inbox import Inbox
-from discord_mcp.runs.projects import ProjectRegistry
+from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.watch.app import run_daemon
 from tests.decisions.test_service import running_service
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
-from tests.support.settings import settings_for
-
-
-@pytest.fixture
-def settings(discord: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("DISCORD_WATCH_ROOTS", str(tmp_path))
-    project = tmp_path / "app"
-    project.mkdir()
-    settings = settings_for(discord, tmp_path / "home", DISCORD_MCP_GATEWAY="off")
-    ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add(
-        "app", project, ["claude", "codex", "gemini"], "claude"
-    )
-    return settings
-
-
-@pytest.fixture
-def spawner(tmp_path: Path) -> FakeSpawner:
-    return FakeSpawner(tmp_path / "fake")
 
 
 @contextlib.asynccontextmanager
-async def daemon(settings: Settings, spawner: FakeSpawner) -> AsyncIterator[None]:
-    task = asyncio.create_task(run_daemon(settings, spawner=spawner))
+async def daemon(
+    settings: Settings, spawner: FakeSpawner, *, environ: dict[str, str] | None = None
+) -> AsyncIterator[None]:
+    task = asyncio.create_task(run_daemon(settings, spawner=spawner, environ=environ))
     try:
         yield
     finally:
@@ -72,6 +54,20 @@ def texts(people: People, channel_id: str) -> list[str]:
         return []
 
 
+def inbox_contents(settings: Settings) -> list[str]:
+    """What the inbox file holds, peeked at without its lock (never taken on the event loop)."""
+    try:
+        document = json.loads((settings.home / "inbox" / "items.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return []  # none yet, or torn on purpose by a test
+    return [str(item["content"]) for item in document["items"]]
+
+
+async def inbox(settings: Settings, project: str | None = None) -> list[InboxItem]:
+    """The inbox as ``project`` (None: everyone) reads it, off the event loop."""
+    return await asyncio.to_thread(Inbox(settings.home).read, project=project)
+
+
 async def started(people: People) -> None:
     """The daemon has read the channel once (its first cursor is set)."""
     await asyncio.sleep(0)  # let the task start
@@ -82,15 +78,14 @@ async def test_owner_notes_reach_the_inbox_and_others_do_not(
     settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
 ) -> None:
     stranger = people.new_user("stranger")
-    inbox = Inbox(settings.home)
     async with daemon(settings, spawner):
         await started(people)
         await asyncio.sleep(0.3)  # the daemon's first look sets its cursor
         people.say(discord.channel_id, "please also update the changelog")
         people.say(discord.channel_id, "I am not the owner", author=stranger)
-        await until(lambda: inbox.read(project=None))
+        await until(lambda: inbox_contents(settings))
         await asyncio.sleep(0.3)
-    items = inbox.read(project=None)
+    items = await inbox(settings)
     assert [i.content for i in items] == ["please also update the changelog"]
     assert items[0].author_id == discord.owner_user_id
     assert items[0].thread_id is None
@@ -116,7 +111,7 @@ async def test_start_runs_the_first_prompt_and_a_reply_resumes_the_session(
     assert any(t.startswith("Session started for **app** with `claude`") for t in messages)
     assert any("Done" in t for t in messages)
     assert any("pong" in t for t in messages)  # the agent's answer from the recorded sample
-    assert Inbox(settings.home).read(project=None) == []
+    assert await inbox(settings) == []
 
 
 async def test_thread_commands_status_tool_and_a_failed_jobs_retry(
@@ -178,10 +173,10 @@ async def test_what_was_written_while_the_daemon_was_down_is_handled_once(
         async with daemon(settings, spawner):
             await until(lambda: len(spawner.runs()) == 1)
             await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
-            await until(lambda: Inbox(settings.home).read(project=None))
+            await until(lambda: inbox_contents(settings))
             await asyncio.sleep(0.5)
     assert [r["prompt"] for r in spawner.runs()] == ["job written while you were down"]
-    notes = Inbox(settings.home).read(project=None)
+    notes = await inbox(settings)
     assert [n.content for n in notes] == ["note written while you were down"]
 
 
@@ -195,8 +190,8 @@ async def test_decision_threads_feed_the_inbox_only_after_the_answer(
         people.say(decision.thread_id, "yes")
         await until(lambda: service.store.load(decision.id).status == "answered")
         people.say(decision.thread_id, "and after merging, tag a release")
-        await until(lambda: Inbox(settings.home).read(project=None))
-    [note] = Inbox(settings.home).read(project=None)
+        await until(lambda: inbox_contents(settings))
+    [note] = await inbox(settings)
     assert note.content == "and after merging, tag a release"
     assert note.project == "proj"
     assert note.thread_id == decision.thread_id
