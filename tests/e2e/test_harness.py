@@ -146,7 +146,6 @@ def test_timeout_kills_the_cli_and_its_mcp_servers(
     assert result.timed_out, result.describe()
     assert result.rc is not None
     assert result.rc < 0  # killed by a signal
-    assert result.duration < 3 + 5
     pids = [event["pid"] for event in started]
     wait_until(lambda: not any(map(_alive, pids)), timeout=5, what=f"MCP servers {pids} to die")
 
