@@ -59,6 +59,8 @@ DEFAULT_TIMEOUT = 60.0
 # How long an MCP tool call may take before the CLI gives up, for the CLIs that let us set it.
 DEFAULT_TOOL_TIMEOUT = 120.0
 _KILL_GRACE = 2.0
+# How long Claude Code may hold the first turn for its MCP servers to connect.
+_MCP_STARTUP_WAIT = 30.0
 # argv: <dir> <command> [args...]; replaces itself with the command, running in <dir>.
 _CHDIR_EXEC = "import os, sys; os.chdir(sys.argv[1]); os.execvp(sys.argv[2], sys.argv[2:])"
 _POLL_SECONDS = 0.02
@@ -652,6 +654,11 @@ class ClaudeCli(AgentCli):
             "CLAUDE_CODE_MAX_RETRIES": "0",
             "ENABLE_TOOL_SEARCH": "false",
             "MCP_TOOL_TIMEOUT": str(int(self.tool_timeout * 1000)),
+            # MCP servers from the user's config (what `discord-mcp install` writes) connect in
+            # the background in -p mode: without a startup wait, a server still starting (a
+            # loaded machine) is "pending" and its tools are missing from the first model
+            # request. --mcp-config servers are waited for, these only with this variable.
+            "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": str(int(_MCP_STARTUP_WAIT * 1000)),
         }
 
 
