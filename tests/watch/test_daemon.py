@@ -20,6 +20,7 @@ from discord_mcp.decisions.questions import Question
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.watch.app import run_daemon
+from discord_mcp.watch.cursors import Cursors
 from tests.decisions.test_service import running_service
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
@@ -69,9 +70,14 @@ async def inbox(settings: Settings, project: str | None = None) -> list[InboxIte
 
 
 async def started(people: People) -> None:
-    """The daemon has read the channel once (its first cursor is set)."""
-    await asyncio.sleep(0)  # let the task start
+    """The daemon has made its first Discord request."""
     await until(lambda: people.state()["stats"]["rest_requests"] > 0)
+
+
+async def first_look(settings: Settings) -> None:
+    """The daemon has looked at the channel once: its cursor is saved, so what the owner
+    writes from now on is new to it (earlier history is not its to act on)."""
+    await until(lambda: settings.channel_id in Cursors(settings.home).channels())
 
 
 async def test_owner_notes_reach_the_inbox_and_others_do_not(
@@ -79,12 +85,12 @@ async def test_owner_notes_reach_the_inbox_and_others_do_not(
 ) -> None:
     stranger = people.new_user("stranger")
     async with daemon(settings, spawner):
-        await started(people)
-        await asyncio.sleep(0.3)  # the daemon's first look sets its cursor
-        people.say(discord.channel_id, "please also update the changelog")
+        await first_look(settings)
+        # The stranger writes first: the daemon handles a channel's messages in order, so
+        # once the owner's note is in, the stranger's message has been judged too.
         people.say(discord.channel_id, "I am not the owner", author=stranger)
+        people.say(discord.channel_id, "please also update the changelog")
         await until(lambda: inbox_contents(settings))
-        await asyncio.sleep(0.3)
     items = await inbox(settings)
     assert [i.content for i in items] == ["please also update the changelog"]
     assert items[0].author_id == discord.owner_user_id
@@ -95,8 +101,7 @@ async def test_start_runs_the_first_prompt_and_a_reply_resumes_the_session(
     settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
 ) -> None:
     async with daemon(settings, spawner):
-        await started(people)
-        await asyncio.sleep(0.3)
+        await first_look(settings)
         command = people.say(discord.channel_id, "!start app fix the failing tests")
         thread_id = command["id"]  # a thread started from the command message
         await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
@@ -121,8 +126,7 @@ async def test_thread_commands_status_tool_and_a_failed_jobs_retry(
 
     spawner.script("break please", Scenario(sample="claude-fail-401-noretry.jsonl"))
     async with daemon(settings, spawner):
-        await started(people)
-        await asyncio.sleep(0.3)
+        await first_look(settings)
         thread_id = people.say(discord.channel_id, "!start app")["id"]
         await until(lambda: any("Session started" in t for t in texts(people, thread_id)))
         people.say(thread_id, "break please")
@@ -150,8 +154,7 @@ async def test_a_strangers_commands_are_refused(
 ) -> None:
     stranger = people.new_user("mallory")
     async with daemon(settings, spawner):
-        await started(people)
-        await asyncio.sleep(0.3)
+        await first_look(settings)
         people.say(discord.channel_id, "!start app rm -rf /", author=stranger)
         await until(lambda: any("E_OWNER_ONLY" in t for t in texts(people, discord.channel_id)))
     assert people.threads() == []
@@ -162,22 +165,38 @@ async def test_what_was_written_while_the_daemon_was_down_is_handled_once(
     settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
 ) -> None:
     async with daemon(settings, spawner):
-        await started(people)
-        await asyncio.sleep(0.3)
+        await first_look(settings)
         thread_id = people.say(discord.channel_id, "!start app")["id"]
         await until(lambda: any("Session started" in t for t in texts(people, thread_id)))
     # Down: the owner keeps writing.
     people.say(discord.channel_id, "note written while you were down")
     people.say(thread_id, "job written while you were down")
-    for _ in range(2):  # two restarts: the second must not repeat anything
+
+    def notes() -> list[str]:
+        return inbox_contents(settings)
+
+    def finished_jobs() -> int:
+        return sum("Reply in this thread" in t for t in texts(people, thread_id))
+
+    for restart in (1, 2):  # two restarts: neither may repeat anything
         async with daemon(settings, spawner):
-            await until(lambda: len(spawner.runs()) == 1)
-            await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
-            await until(lambda: inbox_contents(settings))
-            await asyncio.sleep(0.5)
-    assert [r["prompt"] for r in spawner.runs()] == ["job written while you were down"]
-    notes = await inbox(settings)
-    assert [n.content for n in notes] == ["note written while you were down"]
+            # Something new after the old messages, in the channel and in the thread: the
+            # daemon handles each in order, so once the new ones are handled it has read past
+            # the old ones, and a repeat of them would have happened already.
+            people.say(discord.channel_id, f"note after restart {restart}")
+            people.say(thread_id, f"job after restart {restart}")
+            await until(lambda restart=restart: len(notes()) == 1 + restart)
+            await until(lambda restart=restart: finished_jobs() == 1 + restart)
+    assert [r["prompt"] for r in spawner.runs()] == [
+        "job written while you were down",
+        "job after restart 1",
+        "job after restart 2",
+    ]
+    assert notes() == [
+        "note written while you were down",
+        "note after restart 1",
+        "note after restart 2",
+    ]
 
 
 async def test_decision_threads_feed_the_inbox_only_after_the_answer(
