@@ -9,9 +9,9 @@ where, what                      becomes
 ===============================  ===========================================================
 a bot's message (ours too)       nothing
 someone else's ``!command``      a short refusal (E_OWNER_ONLY); the attempt is logged
-channel, ``!start``/``!status``  a new run thread / the status
+the owner's ``!command``         the command (:mod:`discord_mcp.watch.control`, the same
+                                 dispatcher as the slash commands)
 channel, anything else           an inbox item for every agent
-run thread, ``!...``             the session command (status, tool, retry, stop)
 run thread, anything else        a job for that thread's agent session
 thread with a pending decision   left to the decision (an answer, even in a run thread)
 decision thread, answered        an inbox item for that decision's project
@@ -32,13 +32,14 @@ from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
-from discord_mcp.errors import BadRequest, DiscordError, RunError, Unauthorized
+from discord_mcp.errors import DiscordError, RunError, Unauthorized
 from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.watch.commands import CHANNEL_HELP, THREAD_HELP, Command, parse_command
+from discord_mcp.watch.commands import parse_command
+from discord_mcp.watch.control import Dispatcher, SlashCommands
 from discord_mcp.watch.cursors import Cursors
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,6 @@ SAFETY_CATCH_UP_S = 30.0
 DECISION_THREAD_DAYS = 7
 """Decision threads are watched this long after the question, for notes after the answer."""
 """With a live gateway, history is still read this often, for anything missed live."""
-THREAD_EXISTS = 160004
 THREAD_CREATED = 18
 """The system message Discord posts in a channel when a thread is created in it."""
 OWNER_ONLY_REPLY_EVERY_S = 600.0
@@ -84,6 +84,7 @@ class Watcher:
         engine: the run engine.
         decisions: the decision service (watching every pending decision).
         link: the gateway link (None: REST polling only); set before :meth:`run`.
+        commands: the owner's commands (slash and ``!``); None: commands are not answered.
     """
 
     def __init__(
@@ -94,7 +95,10 @@ class Watcher:
         engine: Engine,
         decisions: DecisionService,
         link: LiveLink | None,
+        commands: Dispatcher | None = None,
     ) -> None:
+        self.commands = commands
+        self.slash = SlashCommands(commands) if commands is not None else None
         self._settings = settings
         self._rest = rest
         self._engine = engine
@@ -107,6 +111,8 @@ class Watcher:
         self._parents: dict[str, str | None] = {}
         self._refused_at: dict[str, float] = {}
         self._lock = asyncio.Lock()
+        self.caught_up_messages = 0
+        """Messages by people handled on catch-up (not live) since the start."""
         self.caught_up = asyncio.Event()
         """Set after the first catch-up pass (tests and the status display wait on it)."""
 
@@ -187,7 +193,10 @@ class Watcher:
             await self._cursors.flush()
 
     async def on_interaction(self, data: dict[str, Any]) -> None:
-        await self._interactions.on_interaction(data)
+        if self.slash is not None and self.slash.handles(data):
+            await self.slash.on_interaction(data)  # slash commands and autocomplete
+        else:
+            await self._interactions.on_interaction(data)  # clicks on decision cards
 
     # ---- routing ------------------------------------------------------------------------------
 
@@ -211,6 +220,8 @@ class Watcher:
                 self._cursors.handled_live(channel_id, message_id)
             else:
                 self._cursors.advance(channel_id, message_id)
+                if not (message.get("author") or {}).get("bot"):
+                    self.caught_up_messages += 1  # issue 11: said once after downtime
             await self._cursors.flush()
 
     async def _is_watched(self, channel_id: str) -> bool:
@@ -242,23 +253,23 @@ class Watcher:
             if command is not None:
                 await self._refuse(channel_id, str(message["id"]), author_id)
             return
+        if command is not None:
+            if self.commands is not None:
+                reply = await self.commands.text(message, command)
+                if reply.text and not reply.quiet_in_text:
+                    await self._reply(channel_id, str(message["id"]), reply.text)
+            return
         if channel_id == self._settings.channel_id:
-            if command is not None:
-                await self._channel_command(message, command)
-            elif content.strip():
+            if content.strip():
                 await self._to_inbox(message, project=None)
             return
         decisions = [d for d in self._store.all() if d.thread_id == channel_id]
-        if command is None and any(
-            d.status == "pending" or d.handled(str(message["id"])) for d in decisions
-        ):
+        if any(d.status == "pending" or d.handled(str(message["id"])) for d in decisions):
             # An answer to a question (a run's agent asks in its own thread too): the
             # decision service judges it; it is not a new job or an inbox note.
             return
         if self._engine.session(channel_id) is not None:
-            if command is not None:
-                await self._thread_command(message, channel_id, command)
-            elif content.strip():
+            if content.strip():
                 await self._engine.submit(channel_id, str(message["id"]), content, _name(author))
             return
         if content.strip():
@@ -315,119 +326,11 @@ class Watcher:
 
     # ---- commands -----------------------------------------------------------------------------
 
-    async def _channel_command(self, message: dict[str, Any], command: Command) -> None:
-        channel_id, message_id = str(message["channel_id"]), str(message["id"])
-        if command.name == "start":
-            await self._start(message, command)
-        elif command.name == "status":
-            await self._reply(channel_id, message_id, self._overview())
-        elif command.name == "help":
-            await self._reply(channel_id, message_id, CHANNEL_HELP)
-        else:
-            await self._reply(
-                channel_id,
-                message_id,
-                f"Unknown command `!{command.name}` here.\n{CHANNEL_HELP}",
-            )
-
-    async def _start(self, message: dict[str, Any], command: Command) -> None:
-        channel_id, message_id = str(message["channel_id"]), str(message["id"])
-        if not command.args:
-            await self._reply(channel_id, message_id, "Usage: `!start <project> [first prompt]`")
-            return
-        project = command.args[0]
-        name = f"{project} · {command.rest or 'session'}"
-        try:
-            thread = await self._rest.create_thread_from_message(channel_id, message_id, name)
-            thread_id = thread["id"]
-        except BadRequest as exc:
-            if exc.code != THREAD_EXISTS:
-                raise
-            thread_id = message_id  # started before a crash: the thread is this message's
-        self._parents[thread_id] = channel_id
-        self._cursors.watch(thread_id, parent_id=channel_id, start=None)
-        session = self._engine.session(thread_id) or await self._engine.start_session(
-            thread_id, project
-        )
-        await self._reply(
-            thread_id,
-            message_id,
-            f"Session started for **{session.project_name}** with `{session.tool}`. "
-            "Write here to give it work; each message is one job, run in order.",
-        )
-        if command.rest:
-            await self._engine.submit(
-                thread_id, message_id, command.rest, _name(message.get("author") or {})
-            )
-
-    async def _thread_command(
-        self, message: dict[str, Any], thread_id: str, command: Command
-    ) -> None:
-        message_id = str(message["id"])
-        if command.name == "status":
-            session = self._engine.session(thread_id)
-            text = session_status(session) if session else "No session in this thread."
-        elif command.name == "tool":
-            if not command.args:
-                text = "Usage: `!tool <claude|codex|gemini>`"
-            else:
-                session = await self._engine.set_tool(thread_id, command.args[0].lower())
-                text = f"From the next job on, this thread uses `{session.tool}`."
-        elif command.name == "retry":
-            if not command.args:
-                text = "Usage: `!retry <job_id>`"
-            else:
-                job = await self._engine.retry(thread_id, command.args[0])
-                text = f"Retrying as job `{job.job_id}` (attempt {job.attempt})."
-        elif command.name == "stop":
-            stopped = await self._engine.stop(thread_id)
-            text = f"Stopping job `{stopped.job_id}`." if stopped else "No job is running here."
-        elif command.name == "help":
-            text = THREAD_HELP
-        else:
-            text = f"Unknown command `!{command.name}`.\n{THREAD_HELP}"
-        await self._reply(thread_id, message_id, text)
-
-    def _overview(self) -> str:
-        sessions = self._engine.sessions()
-        running = [s for s in sessions if s.running_job_id]
-        queued = sum(s.pending for s in sessions)
-        pending = [d for d in self._store.all() if d.status == "pending"]
-        lines = [
-            f"**discord-watch**: {len(sessions)} sessions, {len(running)} running, "
-            f"{queued} queued jobs, {len(pending)} open decisions"
-        ]
-        for session in running[:10]:
-            lines.append(
-                f"• <#{session.thread_id}> {session.project_name} `{session.tool}` running "
-                f"`{session.running_job_id}`"
-            )
-        return "\n".join(lines)
-
-
-def session_status(session: SessionView) -> str:
-    """``!status`` in a run thread (the fields of seed 000 §5.2)."""
-    last = session.last_job
-    if last is None:
-        last_line = "none yet"
-    else:
-        took = f", {last.duration:.0f}s" if last.duration is not None else ""
-        finished = f", {last.finished_at:%Y-%m-%d %H:%M} UTC" if last.finished_at else ""
-        last_line = f"{last.state}{took}{finished}"
-    retry = f"`!retry {session.retry_job_id}`" if session.retry_job_id else "n/a"
-    return "\n".join(
-        [
-            "**Session status**",
-            f"project: {session.project_name}",
-            f"tool: {session.tool}",
-            f"session_key: {session.session_key or 'none yet'}",
-            f"state: {session.state}",
-            f"queue: pending={session.pending}, running={session.running_job_id or 'none'}",
-            f"last_job: {last_line}",
-            f"resume_ready: {'yes' if session.resume_ready else 'no'}",
-            f"retry_hint: {retry}",
-        ]
-    )
+    async def watch_thread(self, thread_id: str) -> None:
+        """Watch a thread a command just created under the channel (a new run thread)."""
+        self._parents[thread_id] = self._settings.channel_id
+        self._cursors.watch(thread_id, parent_id=self._settings.channel_id, start=None)
+        await self._cursors.flush()
 
 
 def _name(author: dict[str, Any]) -> str:
