@@ -47,7 +47,8 @@ _UNITS = {"d": 86400, "day": 86400, "h": 3600, "hour": 3600, "hr": 3600, "m": 60
 _UNITS |= {"minute": 60, "s": 1, "sec": 1, "second": 1}
 _IN = re.compile(
     r"(?:try again|retry|resets?|reset)\s+(?:in|after)\s+"
-    r"((?:\d+(?:\.\d+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,and]*)+)",
+    r"((?:\d+(?:\.\d+)?\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)"
+    r"(?![a-z])[\s,and]*)+)",
     re.IGNORECASE,
 )
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)", re.IGNORECASE)

@@ -6,8 +6,7 @@ import asyncio
 import contextlib
 import logging
 import sys
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TextIO
 
 from discord_mcp.config import Settings, watch_roots
@@ -15,7 +14,7 @@ from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DiscordError
 from discord_mcp.relay.link import LiveLink
-from discord_mcp.runs import RunLimits, Tool
+from discord_mcp.runs import Clock, RunLimits, SystemClock, Tool
 from discord_mcp.runs.adapters.base import McpRegistration
 from discord_mcp.runs.engine import RunEngine
 from discord_mcp.runs.projects import ProjectRegistry
@@ -65,7 +64,7 @@ async def run_daemon(
     display: TextIO | None = None,
     tool_env: Mapping[Tool, Mapping[str, str]] | None = None,
     limits: RunLimits | None = None,
-    wall: Callable[[], float] | None = None,
+    clock: Clock | None = None,
     schedule_tick: float = TICK_S,
 ) -> None:
     """Run ``discord-watch`` until cancelled (Ctrl-C, SIGTERM).
@@ -77,13 +76,14 @@ async def run_daemon(
         display: where to draw the live status (a terminal), if anywhere.
         tool_env: extra environment per CLI (tests point the CLIs at a scripted model).
         limits: the run engine's limits (default: its own, with the configured debounce).
-        wall: the wall clock of schedules and the downtime notice (tests inject one).
+        clock: the run engine's clock, whose wall time also drives schedules and the downtime
+            notice (tests inject one).
         schedule_tick: the longest the schedule runner sleeps between looks.
     """
     ensure_dir(settings.home)
     options = watch_options(environ)
-    wall = wall or time.time
-    downtime = Downtime(settings.home, wall=wall)
+    clock = clock or SystemClock()
+    downtime = Downtime(settings.home, wall=clock.time)
     projects = ProjectRegistry(settings.home, allowed_roots=watch_roots(environ))
     holder: dict[str, LiveLink] = {}
     async with (
@@ -106,6 +106,7 @@ async def run_daemon(
             projects=projects,
             notifier=notifier,
             limits=limits or RunLimits(debounce=options.debounce),
+            clock=clock,
             spawner=spawner,
             mcp=McpRegistration(
                 argv=[sys.executable, "-m", "discord_mcp"], env=server_environment(settings)
@@ -120,7 +121,7 @@ async def run_daemon(
                 engine=engine,
                 decisions=DecisionStore(settings.home),
                 schedules=ScheduleStore(settings.home),
-                wall=wall,
+                wall=clock.time,
             )
             watcher = Watcher(
                 settings=settings,

@@ -40,10 +40,10 @@ class WallClock:
         return self.now
 
 
-def watch_settings(emulator: RunningEmulator, root: Path) -> Settings:
+def watch_settings(emulator: RunningEmulator, root: Path, **overrides: str) -> Settings:
     """Settings for ``emulator`` with the project ``app`` (claude, codex, gemini) under root."""
     (root / "app").mkdir(exist_ok=True)
-    settings = settings_for(emulator, root / "home")
+    settings = settings_for(emulator, root / "home", **overrides)
     ProjectRegistry(settings.home, allowed_roots=[root]).add(
         "app", root / "app", ["claude", "codex", "gemini"], "claude"
     )

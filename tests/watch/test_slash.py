@@ -304,3 +304,77 @@ async def test_a_command_that_takes_longer_is_deferred_then_answered(
     assert report["response_type"] == 5
     assert report["ephemeral"]
     assert answer.startswith("Started <#")
+
+
+async def test_usage_logs_and_pending_report_what_happened(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    from discord_mcp.decisions.questions import Question
+    from tests.decisions.test_service import running_service
+
+    async with running_service(live_settings) as service:
+        decision, _ = await service.ask(Question("Ship it?", options=("Yes", "No")))
+    async with live_daemon(live_settings, fake_spawner, discord):
+        started = await slash.text("start", project="app", prompt="count tokens")
+        thread_id = started.split("<#")[1].split(">")[0]
+        await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
+        usage = await slash.text("usage")
+        usage_app = await slash.text("usage", project="app", period="today")
+        logs = await slash.text("logs", channel=thread_id)
+        no_logs = await slash.text("logs")
+        pending = await slash.text("pending")
+    assert "total: 1 jobs" in usage
+    assert "**by project**" in usage
+    assert "app: 1 jobs" in usage
+    assert f"<#{thread_id}>: 1 jobs" in usage
+    assert "in /" in usage
+    assert "out tokens" in usage
+    assert "**by project**" not in usage_app
+    assert logs.startswith("**Log of `job_")
+    assert "result" in logs
+    assert no_logs.startswith("**E_JOB_NOT_FOUND**")
+    assert "**Ship it?**" in pending
+    link = f"https://discord.com/channels/{discord.guild_id}/{decision.thread_id}/"
+    assert f"({link}{decision.card_message_id})" in pending
+
+
+async def test_a_schedule_runs_its_prompt_in_its_own_thread_when_due(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    from tests.watch.test_sessions import MovableClock
+
+    clock = MovableClock()
+    async with live_daemon(live_settings, fake_spawner, discord, clock=clock, schedule_tick=0.05):
+        added = await slash.text("schedule add", when="every 10m", prompt="check CI", project="app")
+        wrong = await slash.text("schedule add", when="sometimes", prompt="x", project="app")
+        nowhere = await slash.text("schedule add", when="every 10m", prompt="x")
+        listed = await slash.text("schedule list")
+        clock.jump(601)
+        await until(lambda: len(fake_spawner.runs()) == 1)
+        [thread] = people.threads()
+        await until(lambda: any("Reply in this thread" in t for t in texts(people, thread["id"])))
+        clock.jump(601)
+        await until(lambda: len(fake_spawner.runs()) == 2)
+        again = await slash.text("schedule list")
+        removed = await slash.text("schedule remove", schedule="sch_1")
+        gone = await slash.text("schedule list")
+    assert added.startswith("Scheduled `sch_1` (every 10m) in a new thread of **app**")
+    assert wrong.startswith("**E_INVALID_SCHEDULE**")
+    assert nowhere.startswith("**E_BAD_ARGUMENTS**")
+    assert "`sch_1` every 10m" in listed
+    assert "ran 0×" in listed
+    assert len(people.threads()) == 1  # the second run used the same thread
+    assert thread["name"].startswith("\u23f0 app · check CI")
+    assert [r["prompt"] for r in fake_spawner.runs()] == ["check CI", "check CI"]
+    assert f"in <#{thread['id']}>" in again
+    assert "ran 2×" in again
+    assert removed.startswith("Removed `sch_1`")
+    assert gone.startswith("No scheduled prompts")
