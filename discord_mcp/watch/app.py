@@ -31,6 +31,7 @@ from discord_mcp.watch.downtime import Downtime
 from discord_mcp.watch.heartbeat import TICK_S, Heartbeats
 from discord_mcp.watch.notifier import DiscordNotifier
 from discord_mcp.watch.options import watch_options
+from discord_mcp.watch.requests import ShellRequests
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +156,7 @@ async def run_daemon(
                 if "link" in holder:
                     group.create_task(_register_commands(rest, controls), name="commands")
                 group.create_task(heartbeats.run(), name="schedules")
+                group.create_task(ShellRequests(controls).run(), name="shell-requests")
                 group.create_task(downtime.beat(), name="alive")
                 group.create_task(
                     _after_catch_up(watcher, notifier, engine, downtime, controls),
