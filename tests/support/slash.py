@@ -76,6 +76,17 @@ class Slash:
         async with self._client() as client:
             return list((await client.get("/commands")).json())
 
+    async def ready(self, commands: int, within: float = 60.0) -> None:
+        """Wait until a bot session is connected (it will hear the interactions) and
+        ``commands`` commands are registered."""
+        async with asyncio.timeout(within), self._client() as client:
+            while True:
+                state = (await client.get("/state")).json()
+                connected = any(s.get("connected") for s in state.get("gateway_sessions") or [])
+                if connected and len((await client.get("/commands")).json()) >= commands:
+                    return
+                await asyncio.sleep(0.05)
+
     async def make_admin_everyone(self) -> None:
         """Give @everyone ADMINISTRATOR: then every member may use the hidden commands."""
         async with self._client() as client:

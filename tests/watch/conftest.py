@@ -16,7 +16,6 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.watch.app import run_daemon
 from tests.support.fake_agents import FakeSpawner
-from tests.support.people import People
 from tests.support.settings import settings_for
 from tests.support.slash import Slash
 
@@ -80,17 +79,12 @@ async def live_daemon(
     """The daemon, once it holds the gateway and its commands are registered."""
     task = asyncio.create_task(run_daemon(settings, spawner=spawner, **options))
     try:
-        people = People(discord)
-        try:
-            await until(
-                lambda: people.state()["stats"]["gateway_connections_open"] >= 1 or task.done()
-            )
-        finally:
-            people.close()
-        slash = Slash(discord)
-        async with asyncio.timeout(15):
-            while len(await slash.commands()) < COMMAND_COUNT and not task.done():
-                await asyncio.sleep(0.05)
+        ready = asyncio.create_task(Slash(discord).ready(COMMAND_COUNT))
+        await asyncio.wait({ready, task}, return_when=asyncio.FIRST_COMPLETED)
+        if not ready.done():
+            ready.cancel()
+        else:
+            ready.result()
         if task.done():
             task.result()
         yield task
