@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import sys
 from collections.abc import Mapping
@@ -12,7 +11,7 @@ from typing import TextIO
 from discord_mcp.config import Settings, watch_roots
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
-from discord_mcp.errors import DiscordError
+from discord_mcp.errors import DiscordError, StateError
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import Clock, RunLimits, SystemClock, Tool
 from discord_mcp.runs.adapters.base import McpRegistration
@@ -168,7 +167,7 @@ async def _register_commands(rest: RestClient, controls: Controls) -> None:
     """The slash commands, registered for the channel's guild (text commands work regardless)."""
     try:
         registered = await register(rest, controls.settings.channel_id)
-    except DiscordError as exc:
+    except (DiscordError, KeyError, TypeError) as exc:
         log.warning(
             "registering the slash commands failed (%s); the ! text commands still work", exc
         )
@@ -185,8 +184,10 @@ async def _after_catch_up(
 ) -> None:
     """Once the first catch-up is done: stale status messages, and the downtime notice."""
     await watcher.caught_up.wait()
-    with contextlib.suppress(DiscordError):
+    try:
         await notifier.sweep(engine.job)
+    except (DiscordError, StateError) as exc:
+        log.warning("marking old status messages final failed: %s", exc)
     await downtime.announce(controls.rest, controls.settings.channel_id, watcher.caught_up_messages)
 
 

@@ -49,7 +49,10 @@ class Heartbeats:
                 schedules = []
             for schedule in schedules:
                 if schedule.next_time <= now:
-                    await self.fire(schedule, now)
+                    try:
+                        await self.fire(schedule, now)
+                    except Exception:  # one broken schedule must not stop the others
+                        log.exception("schedule %s failed", schedule.id)
             upcoming = [s.next_time - now for s in schedules if s.next_time > now]
             delay = max(0.01, min([*upcoming, self._tick]))
             with contextlib.suppress(TimeoutError):

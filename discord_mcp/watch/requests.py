@@ -60,6 +60,11 @@ class ShellRequests:
             return _error("E_DISCORD", f"Discord refused a step of it: {exc}")
         except (KeyError, TypeError, ValueError) as exc:
             return _error("E_BAD_ARGUMENTS", f"malformed request ({exc!r})")
+        except StateError as exc:
+            return _error("E_STATE", str(exc))
+        except Exception:
+            log.exception("shell request %s failed", request.command)
+            return _error("E_INTERNAL", "the request failed; the daemon's log says why")
 
 
 def _error(code: str, message: str) -> dict[str, Any]:

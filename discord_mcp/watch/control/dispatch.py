@@ -94,6 +94,9 @@ class Dispatcher:
         except StateError as exc:
             log.warning("/%s failed on the state directory: %s", request.command, exc)
             return Reply(error_text("E_STATE", str(exc)))
+        except Exception:  # a bug must still get the owner an answer, and never the loop
+            log.exception("/%s failed", request.command)
+            return Reply(error_text("E_INTERNAL", "the command failed; the daemon's log says why"))
 
     async def text(self, message: dict[str, Any], command: Command) -> Reply:
         """A ``!`` command from the owner's message."""
