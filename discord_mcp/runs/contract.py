@@ -29,6 +29,12 @@ class RunLimits:
     notify_timeout: float = 10.0  # per notifier call
     shutdown_timeout: float = 5.0  # for notifications still queued at shutdown
     keep_finished_jobs: int = 200  # per thread, in the state (older ones are dropped)
+    # The owner's controls (issue 11), see discord_mcp/runs/controls.py.
+    debounce: float = 0.0  # messages this close together in one thread become one job
+    retry_temporary: bool = True  # run a job once more when it failed on a temporary error
+    retry_pause: float = 5.0  # seconds before that second attempt
+    max_holds: int = 5  # usage-limit holds in a row before a job just fails
+    timer_tick: float = 1.0  # how often waiting jobs' start times are checked at most
 
 
 class Clock(Protocol):

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from discord_mcp.errors import RunError
@@ -26,6 +26,8 @@ from discord_mcp.runs.adapters.base import (
     truncate,
 )
 from discord_mcp.runs.contract import Clock, OwnerWait, RunLimits
+from discord_mcp.runs.controls import with_model
+from discord_mcp.runs.failures import Failure, classify
 from discord_mcp.runs.journal import Journal
 from discord_mcp.runs.launch import (
     check_tool_enabled,
@@ -33,7 +35,7 @@ from discord_mcp.runs.launch import (
     process_from_status,
     write_private,
 )
-from discord_mcp.runs.model import Job, ProcessInfo, RunState, Session, parse_iso
+from discord_mcp.runs.model import Job, ProcessInfo, RunState, Session, parse_iso, utc_iso
 from discord_mcp.runs.notices import Notices
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.runner import JobPaths, JobRun, sweep_group
@@ -83,6 +85,8 @@ class Scheduler:
         self._notices = notices
         self._owner_wait = owner_wait
         self.runs: dict[str, JobRun] = {}
+        self.wake = asyncio.Event()  # the held jobs may have changed (see timers)
+        self.after_failure: Callable[[str, Failure], None] | None = None
         self.group: asyncio.TaskGroup | None = None
         self.open = False  # False: nothing new starts (during recovery and shutdown)
 
@@ -119,16 +123,43 @@ class Scheduler:
         self.runs.clear()
 
     def pump(self) -> None:
-        """Start waiting jobs while there is room: oldest first, one per thread."""
+        """Start waiting jobs while there is room: oldest first, one per thread; a job held
+        until later (``not_before``) is left to :meth:`timers`."""
+        self._pump()
+        self.wake.set()
+
+    def _pump(self) -> None:
+        now = self.clock.time()
         while self.open and len(self.runs) < self.limits.global_max_running:
             heads = [
-                self.state.jobs[s.queue[0]]
+                job
                 for s in self.state.sessions.values()
                 if s.running_job_id is None and s.queue
+                if (job := self.state.jobs[s.queue[0]]) and _held_until(job) <= now
             ]
             if not heads:
                 return
             self._start(min(heads, key=lambda j: j.number))
+
+    async def timers(self) -> None:
+        """Start held jobs when their time comes (issue 11: debounce windows, retries, usage
+        limits); runs for the engine's lifetime. Checks at least every ``limits.timer_tick``
+        seconds while something is held, so an injected clock that jumps is noticed."""
+        while True:
+            self.wake.clear()
+            self._pump()
+            now = self.clock.time()
+            held = [
+                until
+                for s in self.state.sessions.values()
+                if s.queue and (until := _held_until(self.state.jobs[s.queue[0]])) > now
+            ]
+            if not held:
+                await self.wake.wait()
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(min(held) - now, self.limits.timer_tick)):
+                    await self.wake.wait()
 
     def _start(self, job: Job) -> None:
         session = self.state.sessions[job.thread_id]
@@ -174,7 +205,7 @@ class Scheduler:
                 executable=tool,
                 prompt=job.prompt,
                 resume_key=resume_key,
-                default_args=project.args_for(tool),
+                default_args=with_model(project.args_for(tool), session.model),
                 job_dir=paths.job_dir,
                 shared_dir=self.state_dir / "runs" / "cli-homes",
                 thread_id=session.thread_id,
@@ -356,6 +387,8 @@ class Scheduler:
             if outcome.final_text
             else None
         )
+        failure = None if outcome.ok else classify(outcome, self.clock.time())
+        resets = failure.resets_at if failure is not None else None
         self.journal.append(
             "JobCompleted" if outcome.ok else "JobFailed",
             {
@@ -370,8 +403,11 @@ class Scheduler:
                 "cost_usd": outcome.cost_usd,
                 "exit_code": outcome.exit_code,
                 "duration": duration,
+                **({"resets_at": utc_iso(resets)} if resets is not None else {}),
             },
         )
+        if failure is not None and self.after_failure is not None:
+            self.after_failure(job_id, failure)
         self._after_finish(job_id, outcome.final_text)
 
     def _finish_failed(self, job_id: str, code: str, message: str) -> None:
@@ -469,6 +505,11 @@ class Scheduler:
             job = self.state.jobs.get(entry.name)
             if job is None or job.state != "running":
                 shutil.rmtree(entry, ignore_errors=True)
+
+
+def _held_until(job: Job) -> float:
+    held = parse_iso(job.not_before)
+    return held.timestamp() if held is not None else 0.0
 
 
 def _failure(code: str, message: str, run: JobRun | None = None) -> Outcome:

@@ -8,6 +8,12 @@
                                              [--args TOOL=JSON_ARGV ...] [--timeout 30m]
     discord-watch project list
     discord-watch project remove NAME
+    discord-watch submit PROJECT PROMPT [--tool T] [--model M] [--wait] [--timeout S] [--json]
+    discord-watch resume THREAD PROMPT [--wait] [--timeout S] [--json]
+    discord-watch stop JOB|THREAD [--json]
+    discord-watch logs JOB|THREAD [--lines N] [--json]
+
+The last four are in :mod:`discord_mcp.watch.shell` (their output and exit codes are there).
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ from collections.abc import Sequence
 
 from discord_mcp import __version__
 from discord_mcp.errors import ConfigError, DiscordMCPError, RunError, StateError
+from discord_mcp.watch.shell import COMMANDS as SHELL_COMMANDS
+from discord_mcp.watch.shell import add_commands
+from discord_mcp.watch.shell import main as shell_main
 
 _DURATION = re.compile(r"^\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*$")
 
@@ -65,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     actions.add_parser("list", help="list projects")
     remove = actions.add_parser("remove", help="remove a project")
     remove.add_argument("name")
+    add_commands(sub)
     return parser
 
 
@@ -74,6 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "project":
             return _project(args)
+        if args.command in SHELL_COMMANDS:
+            from discord_mcp.config import state_home
+
+            return shell_main(args, state_home())
         if args.command == "status":
             from discord_mcp.config import state_home
             from discord_mcp.watch.display import render_status

@@ -9,9 +9,9 @@ where, what                      becomes
 ===============================  ===========================================================
 a bot's message (ours too)       nothing
 someone else's ``!command``      a short refusal (E_OWNER_ONLY); the attempt is logged
-channel, ``!start``/``!status``  a new run thread / the status
+the owner's ``!command``         the command (:mod:`discord_mcp.watch.control`, the same
+                                 dispatcher as the slash commands)
 channel, anything else           an inbox item for every agent
-run thread, ``!...``             the session command (status, tool, retry, stop)
 run thread, anything else        a job for that thread's agent session
 thread with a pending decision   left to the decision (an answer, even in a run thread)
 decision thread, answered        an inbox item for that decision's project
@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
@@ -51,9 +51,11 @@ from discord_mcp.errors import (
 )
 from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.relay.link import LiveLink
+from discord_mcp.runs import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.watch.commands import Command, Commands, Engine, author_name, parse_command
+from discord_mcp.watch.commands import Command, parse_command
+from discord_mcp.watch.control import Dispatcher, SlashCommands
 from discord_mcp.watch.cursors import Cursors
 from discord_mcp.watch.recovery import (
     FALLBACK_WINDOW_S,
@@ -76,6 +78,30 @@ MISSING_ACCESS = 50001
 """For a thread while the channel is readable: the bot was removed from it."""
 THREAD_CREATED = 18
 """The system message Discord posts in a channel when a thread is created in it."""
+OWNER_ONLY_REPLY_EVERY_S = 600.0
+"""A stranger's commands are answered at most this often (each is logged)."""
+
+
+class Engine(Protocol):
+    """What the daemon needs from the run engine (:class:`discord_mcp.runs.engine.RunEngine`)."""
+
+    async def start_session(
+        self, thread_id: str, project: str, tool: str | None = None
+    ) -> SessionView: ...
+
+    async def submit(
+        self, thread_id: str, message_id: str, prompt: str, author: str
+    ) -> JobView: ...
+
+    async def set_tool(self, thread_id: str, tool: str) -> SessionView: ...
+
+    async def retry(self, thread_id: str, job_id: str) -> JobView: ...
+
+    async def stop(self, thread_id: str) -> JobView | None: ...
+
+    def session(self, thread_id: str) -> SessionView | None: ...
+
+    def sessions(self) -> list[SessionView]: ...
 
 
 class Watcher:
@@ -87,6 +113,7 @@ class Watcher:
         engine: the run engine.
         decisions: the decision service (watching every pending decision).
         link: the gateway link (None: REST polling only); set before :meth:`run`.
+        commands: the owner's commands (slash and ``!``); None: commands are not answered.
     """
 
     def __init__(
@@ -97,7 +124,10 @@ class Watcher:
         engine: Engine,
         decisions: DecisionService,
         link: LiveLink | None,
+        commands: Dispatcher | None = None,
     ) -> None:
+        self.commands = commands
+        self.slash = SlashCommands(commands) if commands is not None else None
         self._settings = settings
         self._rest = rest
         self._engine = engine
@@ -112,14 +142,10 @@ class Watcher:
         self._replay_until: int | None = None
         """Commands with an id up to this may have run before the cursors were lost."""
         self._parents: dict[str, str | None] = {}
-        self._commands = Commands(
-            rest=rest,
-            engine=engine,
-            owner_ids=settings.owner_ids,
-            decisions=self._store.aall,
-            on_thread=self._started_thread,
-        )
+        self._refused_at: dict[str, float] = {}
         self._lock = asyncio.Lock()
+        self.caught_up_messages = 0
+        """Messages by people handled on catch-up (not live) since the start."""
         self.caught_up = asyncio.Event()
         """Set after the first catch-up pass (tests and the status display wait on it)."""
 
@@ -320,7 +346,10 @@ class Watcher:
             await self._cursors.flush()
 
     async def on_interaction(self, data: dict[str, Any]) -> None:
-        await self._interactions.on_interaction(data)
+        if self.slash is not None and self.slash.handles(data):
+            await self.slash.on_interaction(data)  # slash commands and autocomplete
+        else:
+            await self._interactions.on_interaction(data)  # clicks on decision cards
 
     # ---- routing ------------------------------------------------------------------------------
 
@@ -341,15 +370,15 @@ class Watcher:
                 if exc.code == "E_DUPLICATE_MESSAGE":
                     log.info("message %s ran as a job before: %s", message_id, exc.message)
                 else:
-                    await self._commands.reply(
-                        channel_id, message_id, f"**{exc.code}**: {exc.message}"
-                    )
+                    await self._reply(channel_id, message_id, f"**{exc.code}**: {exc.message}")
             except DiscordError as exc:
                 log.warning("handling message %s failed: %s", message_id, exc)
             if live:
                 self._cursors.handled_live(channel_id, message_id)
             else:
                 self._cursors.advance(channel_id, message_id)
+                if not (message.get("author") or {}).get("bot"):
+                    self.caught_up_messages += 1  # issue 11: said once after downtime
             await self._cursors.flush()
 
     async def _is_watched(self, channel_id: str) -> bool:
@@ -420,13 +449,15 @@ class Watcher:
                 await self._alive.record(now=True)
         if route.kind == "refuse":
             author_id = str((message.get("author") or {}).get("id") or "")
-            await self._commands.refuse(channel_id, message_id, author_id)
-        elif route.kind == "channel_command" and route.command is not None:
-            await self._commands.channel(message, route.command)
-        elif route.kind == "thread_command" and route.command is not None:
-            await self._commands.thread(message, channel_id, route.command)
+            await self._refuse(channel_id, message_id, author_id)
+        elif route.kind in ("channel_command", "thread_command") and route.command is not None:
+            # The same dispatcher as the slash commands (watch/control).
+            if self.commands is not None:
+                reply = await self.commands.text(message, route.command)
+                if reply.text and not reply.quiet_in_text:
+                    await self._reply(channel_id, message_id, reply.text)
         elif route.kind == "job":
-            author = author_name(message.get("author") or {})
+            author = _name(message.get("author") or {})
             await self._engine.submit(channel_id, message_id, str(message["content"]), author)
         elif route.kind == "inbox":
             await off_loop(self._inbox.add, [self._inbox_item(message, route.project)])
@@ -441,10 +472,6 @@ class Watcher:
         if thread_id and str(thread_id) != self._settings.channel_id:
             self._cursors.watch(str(thread_id), parent_id=self._settings.channel_id, start=None)
 
-    def _started_thread(self, thread_id: str, channel_id: str) -> None:
-        self._parents[thread_id] = channel_id
-        self._cursors.watch(thread_id, parent_id=channel_id, start=None)
-
     def _inbox_item(self, message: dict[str, Any], project: str | None) -> InboxItem:
         author = message.get("author") or {}
         channel_id = str(message["channel_id"])
@@ -453,11 +480,39 @@ class Watcher:
             channel_id=channel_id,
             thread_id=None if channel_id == self._settings.channel_id else channel_id,
             author_id=str(author.get("id") or ""),
-            author=author_name(author),
+            author=_name(author),
             content=str(message.get("content") or ""),
             timestamp=str(message.get("timestamp") or ""),
             project=project,
         )
+
+    async def _refuse(self, channel_id: str, message_id: str, user_id: str) -> None:
+        log.warning("refused a command from %s in %s", user_id, channel_id)
+        now = time.monotonic()
+        if (
+            now - self._refused_at.get(user_id, -OWNER_ONLY_REPLY_EVERY_S)
+            < OWNER_ONLY_REPLY_EVERY_S
+        ):
+            return
+        self._refused_at[user_id] = now
+        owners = ", ".join(f"<@{o}>" for o in sorted(self._settings.owner_ids))
+        await self._reply(
+            channel_id, message_id, f"**E_OWNER_ONLY**: only {owners} can command runs."
+        )
+
+    async def _reply(self, channel_id: str, message_id: str, text: str) -> None:
+        with contextlib.suppress(DiscordError):
+            await self._rest.send_text(
+                channel_id, text, allowed_mentions={"parse": []}, reply_to=message_id
+            )
+
+    # ---- commands -----------------------------------------------------------------------------
+
+    async def watch_thread(self, thread_id: str) -> None:
+        """Watch a thread a command just created under the channel (a new run thread)."""
+        self._parents[thread_id] = self._settings.channel_id
+        self._cursors.watch(thread_id, parent_id=self._settings.channel_id, start=None)
+        await self._cursors.flush()
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,3 +523,7 @@ class Route:
     kind: str
     command: Command | None = None
     project: str | None = None
+
+
+def _name(author: dict[str, Any]) -> str:
+    return str(author.get("global_name") or author.get("username") or author.get("id") or "?")

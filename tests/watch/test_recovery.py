@@ -116,7 +116,9 @@ async def test_lost_cursors_are_rebuilt_by_re_reading_and_nothing_runs_twice(
     async with daemon(settings, spawner):
         await until(lambda: len(spawner.runs()) == 2)
         await until(lambda: "a note while it was down" in inbox_contents(settings))
-        await until(replies(people, thread_id, "**In a run thread**"))  # !help, written while down
+        await until(
+            replies(people, thread_id, "**discord-watch commands**")
+        )  # !help, written while down
         await until(lambda: replies(people, thread_id, "Reply in this thread")() == 2)
     assert [r["prompt"] for r in spawner.runs()] == ["first job", "a job while it was down"]
     notes = inbox_contents(settings)

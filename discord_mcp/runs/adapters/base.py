@@ -143,6 +143,7 @@ class Outcome:
     cost_usd: float | None
     exit_code: int | None
     resume_failed: bool = False
+    resets_at: float | None = None  # a usage limit the CLI reported resets then (epoch s)
 
 
 class Decoder:
@@ -163,6 +164,7 @@ class Decoder:
         self.note: str | None = None
         self.usage: Usage | None = None
         self.cost_usd: float | None = None
+        self.limit_resets_at: float | None = None  # set when the CLI says its quota is spent
         self.tool_calls: list[ToolCallSummary] = []
         self.tool_call_count = 0
         self.events_seen = 0
@@ -272,6 +274,7 @@ class Decoder:
             cost_usd=self.cost_usd,
             exit_code=exit_code,
             resume_failed=resume_failed,
+            resets_at=self.limit_resets_at if error_code is not None else None,
         )
 
 
