@@ -21,6 +21,8 @@
     │   └── StateBusy                a state lock stayed taken too long (a stuck process)
     ├── DecisionError
     │   └── DecisionNotFound
+    ├── MessageError                 a message, reaction or history read cannot be done as asked
+    │   └── FileRefused              a file an agent asked to send may not go (path, name, size)
     └── AgentError                   the run engine and its CLIs
         └── RunError                 .code (seed 000 §14, e.g. E_QUEUE_FULL) .message: how to fix
             ├── JournalCorrupt       runs/events.ndjson has a gap or a bad line: .path .line
@@ -211,6 +213,15 @@ class DecisionNotFound(DecisionError):
             f"no decision with id {decision_id!r}: check the id returned by ask_decision, "
             "or call check_pending to list open decisions"
         )
+
+
+class MessageError(DiscordMCPError):
+    """A message, reaction or history read an agent asked for cannot be done as asked."""
+
+
+class FileRefused(MessageError):
+    """A file an agent asked to send may not go: outside the project, a secret's place, too big,
+    or too many. The message says why and what to do."""
 
 
 class AgentError(DiscordMCPError):

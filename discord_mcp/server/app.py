@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
@@ -25,6 +25,7 @@ from discord_mcp import __version__
 from discord_mcp.config import Settings
 from discord_mcp.errors import DiscordMCPError, Unauthorized
 from discord_mcp.server import results
+from discord_mcp.server.chat_tools import FILES_HELP, chat_tools
 from discord_mcp.server.limits import max_block_seconds
 from discord_mcp.state.files import off_loop
 from discord_mcp.state.quarantine import take_reports
@@ -44,6 +45,8 @@ _LOCAL = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_worl
 """Reads (and may mark) local state only."""
 _DELETES_LOCAL = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 """Deletes local state."""
+_READS = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=True)
+"""Reads Discord (and keeps local copies of the owner's files)."""
 
 RECOVERY_DELAY_S = 1.0
 """Recovery waits this long after the first request, so it never slows the handshake."""
@@ -225,6 +228,7 @@ def build_server(
             Field(description="What you will do if it expires; shown to the owner."),
         ] = None,
         mention: Annotated[bool, Field(description="Ping the owner (their phone buzzes).")] = True,
+        files: Annotated[list[str] | None, Field(description=FILES_HELP, max_length=10)] = None,
     ) -> dict[str, Any]:
         """Ask your owner a question in Discord and wait for the answer.
 
@@ -234,23 +238,31 @@ def build_server(
         returns the existing decision. Statuses: answered (see answer / selected_option /
         selected_index), pending, cancelled, expired.
         """
+        from discord_mcp.chat.messages import post_question_files
         from discord_mcp.decisions.questions import Question
+        from discord_mcp.outbound.guard import Scrubber
 
         with _tool_errors():
+            scrub = Scrubber(settings)  # secrets out of every posted text; files checked first
+            prepared = await scrub.files(settings, files)
             decision, created = await runtime().service.ask(
                 Question(
-                    question=question,
-                    context=context,
-                    options=tuple(options or ()),
+                    question=scrub.text("question", question),
+                    context=scrub.optional("context", context),
+                    options=tuple(scrub.texts("options", options) or ()),
                     thread_id=thread_id,
                     timeout_seconds=timeout_seconds,
-                    on_timeout=on_timeout,
+                    on_timeout=scrub.optional("on_timeout", on_timeout),
                     mention=mention,
                     session=session_label(env, _client_name(ctx)),
                 )
             )
+            posted = created and await post_question_files(
+                runtime().rest, decision.thread_id, prepared
+            )
             decision = await waited(decision.id, ctx, block_bound(ctx, None))
-            return _reported(results.decision_result(decision, duplicate=not created))
+            result = results.decision_result(decision, duplicate=not created)
+            return _reported(scrub.noted({**result, **(posted or {})}))
 
     @mcp.tool(annotations=_WAITS)
     async def wait_decision(
@@ -282,68 +294,13 @@ def build_server(
         The card in Discord says it was withdrawn, and waiting calls return "cancelled". A
         decision that was already answered stays answered (the result says so).
         """
-        with _tool_errors():
-            service = runtime().service
-            decision = await service.cancel(decision_id.strip(), reason)
-            return _reported(results.decision_result(await service.mark_delivered(decision)))
-
-    @mcp.tool(annotations=_SENDS)
-    async def notify(
-        message: Annotated[str, Field(description="What the owner should know.")],
-        level: Annotated[
-            Literal["info", "warning", "success", "error"], Field(description="How it looks.")
-        ] = "info",
-        thread_id: Annotated[
-            str | None, Field(description="Post in this thread instead of the main channel.")
-        ] = None,
-        mention: Annotated[bool, Field(description="Ping the owner.")] = False,
-    ) -> dict[str, Any]:
-        """Send the owner a one-way message (no answer expected). Long text is split."""
-        from discord_mcp.notices import notify as send
+        from discord_mcp.outbound.guard import Scrubber
 
         with _tool_errors():
-            rt = runtime()
-            return _reported(
-                await send(
-                    rt.rest, settings, message, level=level, thread_id=thread_id, mention=mention
-                )
-            )
-
-    @mcp.tool(annotations=_SENDS)
-    async def report_progress(
-        title: Annotated[str, Field(description="The task's name.")],
-        summary: Annotated[str, Field(description="Where it stands, in a sentence or two.")],
-        details: Annotated[
-            list[str] | None, Field(description="Short bullet points (steps done, next).")
-        ] = None,
-        status: Annotated[
-            Literal["running", "blocked", "needs_input", "done", "failed"],
-            Field(description="The task's state; a change posts a new message."),
-        ] = "running",
-        task_id: Annotated[
-            str | None, Field(description="Stable id for the card (default: from the title).")
-        ] = None,
-        mention: Annotated[
-            bool, Field(description="Ping the owner when the status changes.")
-        ] = False,
-    ) -> dict[str, Any]:
-        """Keep one status card per task up to date in Discord.
-
-        Same status: the card is edited in place (quietly). New status: a new card is posted,
-        which notifies the owner. Use needs_input together with ask_decision, not instead.
-        """
-        from discord_mcp.progress import ProgressUpdate
-
-        with _tool_errors():
-            update = ProgressUpdate(
-                title=title,
-                summary=summary,
-                details=tuple(details or ()),
-                status=status,
-                task_id=task_id,
-                mention=mention,
-            )
-            return _reported(await runtime().progress.report(update))
+            service, scrub = runtime().service, Scrubber(settings)
+            decision = await service.cancel(decision_id.strip(), scrub.optional("reason", reason))
+            result = results.decision_result(await service.mark_delivered(decision))
+            return _reported(scrub.noted(result))
 
     @mcp.tool(annotations=_SENDS)
     async def check_pending() -> dict[str, Any]:
@@ -414,6 +371,9 @@ def build_server(
             )
             return _reported({"ok": True, "removed": removed})
 
+    kinds = {"sends": _SENDS, "reads": _READS}
+    for tool, kind in chat_tools(settings, runtime, errors=_tool_errors, reported=_reported):
+        mcp.tool(tool, annotations=kinds[kind])
     return mcp
 
 
