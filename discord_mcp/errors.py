@@ -14,6 +14,7 @@
     │   │   └── DiscordServerError   5xx after the retries ran out
     │   ├── CloudflareBanned         a 429 without a JSON body: the IP is banned for a while
     │   ├── DiscordTransportError    connect/read failures after the retries ran out
+    │   ├── DownloadFailed           an attachment could not be fetched (status, size, time)
     │   └── GatewayError             the gateway refused us for good (bad token, intents, ...)
     ├── StateError                   the state directory
     │   ├── StateCorrupt             an unreadable file: quarantined, never read as empty
@@ -167,6 +168,10 @@ class CloudflareBanned(DiscordError):
 
 class DiscordTransportError(DiscordError):
     """The connection to Discord failed (connect, read, timeout) after bounded retries."""
+
+
+class DownloadFailed(DiscordError):
+    """An attachment could not be downloaded from Discord's CDN; the message says why."""
 
 
 class GatewayError(DiscordError):

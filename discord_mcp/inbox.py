@@ -39,14 +39,24 @@ class InboxItem:
     project: str | None = None
     """Set for messages in a project's decision or run thread; None for the shared channel."""
     read: bool = False
+    attachments: tuple[dict[str, Any], ...] = ()
+    """The owner's files, kept locally (entries of :mod:`discord_mcp.files.store`); an
+    optional field, absent in items written before it existed."""
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        document = dataclasses.asdict(self)
+        if not self.attachments:
+            del document["attachments"]
+        return document
 
     @classmethod
     def from_json(cls, document: dict[str, Any]) -> InboxItem:
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in document.items() if k in known})
+        values = {k: v for k, v in document.items() if k in known}
+        values["attachments"] = tuple(
+            a for a in values.get("attachments") or () if isinstance(a, dict)
+        )
+        return cls(**values)
 
 
 class Inbox:

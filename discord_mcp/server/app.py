@@ -261,7 +261,7 @@ def build_server(
                 runtime().rest, decision.thread_id, prepared
             )
             decision = await waited(decision.id, ctx, block_bound(ctx, None))
-            result = results.decision_result(decision, duplicate=not created)
+            result = await runtime().decision_result(decision, duplicate=not created)
             return _reported(scrub.noted({**result, **(posted or {})}))
 
     @mcp.tool(annotations=_WAITS)
@@ -280,7 +280,7 @@ def build_server(
         """
         with _tool_errors():
             decision = await waited(decision_id.strip(), ctx, block_bound(ctx, max_wait_seconds))
-            return _reported(results.decision_result(decision))
+            return _reported(await runtime().decision_result(decision))
 
     @mcp.tool(annotations=_SENDS)
     async def cancel_decision(
@@ -299,7 +299,7 @@ def build_server(
         with _tool_errors():
             service, scrub = runtime().service, Scrubber(settings)
             decision = await service.cancel(decision_id.strip(), scrub.optional("reason", reason))
-            result = results.decision_result(await service.mark_delivered(decision))
+            result = await runtime().decision_result(await service.mark_delivered(decision))
             return _reported(scrub.noted(result))
 
     @mcp.tool(annotations=_SENDS)
@@ -321,7 +321,7 @@ def build_server(
                 elif (delivered := await service.deliver_if_away(decision)) is not None:
                     # Only answers whose asking session is gone and that nobody waits on:
                     # an answer reaches exactly one session.
-                    away.append(results.decision_result(delivered))
+                    away.append(await runtime().decision_result(delivered))
             return _reported(
                 {"project": settings.project_name, "pending": pending, "answered_while_away": away}
             )

@@ -33,6 +33,7 @@ from discord_mcp.decisions.live import DecisionEvents
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import BadRequest, DiscordError, RunError, Unauthorized
+from discord_mcp.files.store import OwnerFiles
 from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import JobView, SessionView
@@ -102,6 +103,7 @@ class Watcher:
         self._interactions = DecisionEvents(decisions, rest)
         self.link = link
         self._inbox = Inbox(settings.home)
+        self._files = OwnerFiles(settings.home)
         self._store = DecisionStore(settings.home)
         self._cursors = Cursors(settings.home)
         self._parents: dict[str, str | None] = {}
@@ -245,7 +247,7 @@ class Watcher:
         if channel_id == self._settings.channel_id:
             if command is not None:
                 await self._channel_command(message, command)
-            elif content.strip():
+            elif content.strip() or message.get("attachments"):
                 await self._to_inbox(message, project=None)
             return
         decisions = [d for d in self._store.all() if d.thread_id == channel_id]
@@ -261,7 +263,7 @@ class Watcher:
             elif content.strip():
                 await self._engine.submit(channel_id, str(message["id"]), content, _name(author))
             return
-        if content.strip():
+        if content.strip() or message.get("attachments"):
             await self._to_inbox(message, project=decisions[-1].project if decisions else None)
 
     def _discover_thread_of(self, message: dict[str, Any]) -> None:
@@ -289,6 +291,7 @@ class Watcher:
                     content=str(message.get("content") or ""),
                     timestamp=str(message.get("timestamp") or ""),
                     project=project,
+                    attachments=tuple(await self._files.keep(message)),  # the owner's files
                 )
             ],
         )

@@ -242,3 +242,47 @@ async def test_report_progress_and_cancel_decision_redact_what_they_post(
     result = await call(client, "report_progress", title="Deploy", summary=f"using {GITHUB_TOKEN}")
     assert result["redacted"] == ["GitHub token in summary"]
     assert GITHUB_TOKEN not in json.dumps(people.messages(discord.channel_id))
+
+
+async def test_an_attachment_only_answer_resolves_the_decision_with_the_file(
+    client: Client[Any], people: People
+) -> None:
+    asking = asyncio.create_task(
+        call(client, "ask_decision", question="Which layout looks right?", options=["A", "B"])
+    )
+    thread = await new_thread(people)
+    people.send_files(thread["id"], [("phone.png", PNG, "image/png")])
+    result = await asyncio.wait_for(asking, 15)
+    assert result["status"] == "answered"
+    assert result["answer"] == "[file: phone.png]"
+    assert result["selected_option"] is None
+    assert "attachments" in result["instruction"]
+    [kept] = result["attachments"]
+    fields(kept, "read_history", "attachment_fields")
+    assert kept["content_type"] == "image/png"
+    assert Path(kept["path"]).read_bytes() == PNG
+
+
+async def test_read_history_keeps_the_owners_files_but_not_strangers(
+    client: Client[Any], people: People, discord: RunningEmulator, tmp_path: Path
+) -> None:
+    stranger = people.new_user("stranger")
+    people.send_files(discord.channel_id, [("mine.png", PNG, "image/png")], content="look")
+    people.send_files(discord.channel_id, [("theirs.png", PNG, "image/png")], author=stranger)
+    owners, strangers = (await call(client, "read_history"))["messages"]
+    [kept] = owners["attachments"]
+    assert Path(kept["path"]).read_bytes() == PNG
+    assert Path(kept["path"]).is_relative_to(tmp_path / "home" / "files")
+    assert strangers["attachments"][0]["path"] is None
+    assert not list((tmp_path / "home" / "files").glob(f"{strangers['message_id']}*"))
+
+
+async def test_read_inbox_carries_the_owners_files(client: Client[Any], settings: Settings) -> None:
+    from discord_mcp.inbox import Inbox, InboxItem
+    from discord_mcp.state.files import off_loop
+
+    kept = {"attachment_id": "7", "filename": "a.png", "path": "/x/a.png", "voice_message": False}
+    item = InboxItem("1", "2", None, "3", "owner", "", "2026-11-22T00:00:00+00:00", None)
+    await off_loop(Inbox(settings.home).add, [dataclasses.replace(item, attachments=(kept,))])
+    [message] = (await call(client, "read_inbox"))["messages"]
+    assert message["attachments"] == [kept]
