@@ -37,10 +37,10 @@ import contextlib
 import datetime as dt
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs.adapters import adapter_for
@@ -238,8 +238,18 @@ class RunEngine:
         )
         return self._session_view(thread_id)
 
-    async def submit(self, thread_id: str, message_id: str, prompt: str, author: str) -> JobView:
+    async def submit(
+        self,
+        thread_id: str,
+        message_id: str,
+        prompt: str,
+        author: str,
+        attachments: Sequence[Mapping[str, Any]] = (),
+    ) -> JobView:
         """Queue an owner message as a job; a message already queued returns its job.
+
+        ``attachments``: the owner's files kept locally (entries of
+        :mod:`discord_mcp.files.store`); the CLI gets them in its prompt, its own way.
 
         Raises:
             RunError: E_NOT_IN_MANAGED_THREAD, E_QUEUE_FULL, E_DUPLICATE_MESSAGE.
@@ -257,7 +267,9 @@ class RunEngine:
                     "show: nothing to do",
                 )
             return job.view()
-        return self._enqueue(session, str(message_id), prompt, str(author), 1, None, key)
+        return self._enqueue(
+            session, str(message_id), prompt, str(author), 1, None, key, attachments
+        )
 
     async def set_tool(self, thread_id: str, tool: str) -> SessionView:
         """Switch the thread's tool; the running job is unaffected, the next job uses it.
@@ -303,7 +315,14 @@ class RunEngine:
                 "be retried",
             )
         return self._enqueue(
-            session, job.message_id, job.prompt, job.author, job.attempt + 1, job.job_id, None
+            session,
+            job.message_id,
+            job.prompt,
+            job.author,
+            job.attempt + 1,
+            job.job_id,
+            None,
+            job.attachments,
         )
 
     async def stop(self, thread_id: str) -> JobView | None:
@@ -411,6 +430,7 @@ class RunEngine:
         attempt: int,
         retry_of: str | None,
         dedupe_key: str | None,
+        attachments: Sequence[Mapping[str, Any]] = (),
     ) -> JobView:
         if len(session.queue) >= self.limits.queue_cap:
             raise RunError(
@@ -422,20 +442,20 @@ class RunEngine:
         number = self.state.job_counter + 1
         day = dt.datetime.fromtimestamp(self.clock.time(), tz=dt.UTC).strftime("%Y%m%d")
         job_id = f"job_{day}_{number:04d}"
-        self.journal.append(
-            "JobEnqueued",
-            {
-                "job_id": job_id,
-                "number": number,
-                "thread_id": session.thread_id,
-                "message_id": message_id,
-                "author": author,
-                "prompt": prompt,
-                "attempt": attempt,
-                "retry_of": retry_of,
-                "dedupe_key": dedupe_key,
-            },
-        )
+        payload: dict[str, Any] = {
+            "job_id": job_id,
+            "number": number,
+            "thread_id": session.thread_id,
+            "message_id": message_id,
+            "author": author,
+            "prompt": prompt,
+            "attempt": attempt,
+            "retry_of": retry_of,
+            "dedupe_key": dedupe_key,
+        }
+        if attachments:
+            payload["attachments"] = [dict(a) for a in attachments]
+        self.journal.append("JobEnqueued", payload)
         self._notices.post("job_queued", self.state.jobs[job_id].view(), len(session.queue))
         self._scheduler.pump()
         return self.state.jobs[job_id].view()

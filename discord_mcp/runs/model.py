@@ -125,6 +125,8 @@ class Job:
     exit_code: int | None = None
     process: ProcessInfo | None = None
     reattached: bool = False
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    """The owner's files for this job (entries of :mod:`discord_mcp.files.store`)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -385,6 +387,7 @@ class RunState:
             attempt=int(p["attempt"]),
             retry_of=retry_of,
             enqueued_at=ts,
+            attachments=[dict(a) for a in p.get("attachments") or [] if isinstance(a, Mapping)],
         )
         if original is not None:
             original.retried_by = job_id

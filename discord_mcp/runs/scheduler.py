@@ -28,6 +28,7 @@ from discord_mcp.runs.adapters.base import (
 from discord_mcp.runs.contract import Clock, RunLimits
 from discord_mcp.runs.journal import Journal
 from discord_mcp.runs.launch import (
+    attached_files,
     check_tool_enabled,
     private_dirs,
     process_from_status,
@@ -172,6 +173,7 @@ class Scheduler:
                 thread_id=session.thread_id,
                 env=env,
                 mcp=self.mcp,
+                attachments=attached_files(job.attachments),
             )
         )
         secrets = {**(self.mcp.env if self.mcp else {}), **invocation.env}

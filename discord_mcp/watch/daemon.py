@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -62,7 +63,12 @@ class Engine(Protocol):
     ) -> SessionView: ...
 
     async def submit(
-        self, thread_id: str, message_id: str, prompt: str, author: str
+        self,
+        thread_id: str,
+        message_id: str,
+        prompt: str,
+        author: str,
+        attachments: Sequence[Mapping[str, Any]] = (),
     ) -> JobView: ...
 
     async def set_tool(self, thread_id: str, tool: str) -> SessionView: ...
@@ -260,8 +266,11 @@ class Watcher:
         if self._engine.session(channel_id) is not None:
             if command is not None:
                 await self._thread_command(message, channel_id, command)
-            elif content.strip():
-                await self._engine.submit(channel_id, str(message["id"]), content, _name(author))
+            elif content.strip() or message.get("attachments"):
+                files = await self._files.keep(message)  # the owner's files go to the agent
+                await self._engine.submit(
+                    channel_id, str(message["id"]), content, _name(author), files
+                )
             return
         if content.strip() or message.get("attachments"):
             await self._to_inbox(message, project=decisions[-1].project if decisions else None)
@@ -360,7 +369,11 @@ class Watcher:
         )
         if command.rest:
             await self._engine.submit(
-                thread_id, message_id, command.rest, _name(message.get("author") or {})
+                thread_id,
+                message_id,
+                command.rest,
+                _name(message.get("author") or {}),
+                await self._files.keep(message),
             )
 
     async def _thread_command(
