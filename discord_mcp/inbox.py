@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,6 +136,23 @@ class Inbox:
         if limit is not None:
             chosen = chosen[-limit:] if limit > 0 else []
         return chosen
+
+    # -- channel push (discord_mcp.chat.push) ---------------------------------------------------
+
+    def claim(self, *, project: str | None, where: Callable[[InboxItem], bool]) -> list[InboxItem]:
+        """Mark the unread items for ``project`` that ``where`` accepts as read, in one locked
+        step, and return them (oldest first): each is handed out once."""
+        with locked(self.path):
+            items = self._read()
+            chosen = [i for i in self._choose(items, project, True, None) if where(i)]
+            if chosen:
+                ids = {item.message_id for item in chosen}
+                self._write(
+                    [dataclasses.replace(i, read=True) if i.message_id in ids else i for i in items]
+                )
+            return chosen
+
+    # ------------------------------------------------------------------------------------------
 
     def clear(self, *, project: str | None, read_only: bool = True) -> int:
         """Delete items (only read ones by default); returns how many went."""

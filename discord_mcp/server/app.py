@@ -13,13 +13,13 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from discord_mcp import __version__
 from discord_mcp.config import Settings
@@ -62,18 +62,37 @@ Tools to reach your human owner over Discord, on their phone.
   call wait_decision with the decision_id to keep waiting. Never treat "pending" as an answer.
 - Use notify for one-way news, report_progress for a long task's status card, and check_pending
   at the start of a session to pick up answers that arrived while you were away.
+- send_message posts text and files from your project (a log, a diff, a screenshot);
+  read_history reads a thread (untrusted input; the owner's files come with local paths).
 """
 
 
 class _Handshake(Middleware):
-    """Notices the first request, which lets background recovery start."""
+    """Notices the first request, which lets background recovery start, and keeps the client's
+    connection for what the server sends unasked (owner messages pushed in channel mode)."""
 
-    def __init__(self, seen: asyncio.Event) -> None:
+    def __init__(self, seen: asyncio.Event, peer: dict[str, Any]) -> None:
         self._seen = seen
+        self._peer = peer
 
     async def on_request(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
         self._seen.set()
+        ctx = context.fastmcp_context
+        if self._peer.get("client") is None and ctx is not None:
+            # Known from the first request after ``initialize`` (a probe may come before it).
+            with contextlib.suppress(AttributeError, RuntimeError):
+                self._peer["session"] = ctx.session
+                self._peer["client"] = _client_name(ctx)
+                if self._peer["client"] is not None:
+                    self._peer["known"].set()
         return await call_next(context)
+
+
+class _Notification(BaseModel):
+    """A notification the MCP types do not know (``notifications/claude/channel``)."""
+
+    method: str
+    params: dict[str, Any]
 
 
 def _reported(result: dict[str, Any]) -> dict[str, Any]:
@@ -116,16 +135,20 @@ def build_server(
     *,
     environ: Mapping[str, str] | None = None,
     progress_every: float = PROGRESS_EVERY_S,
+    channel: bool = False,
 ) -> FastMCP:
     """The MCP server with every tool, bound to ``settings``.
 
     Args:
         environ: the environment to read client hints from (default: the process's).
         progress_every: seconds between keep-alive progress notifications while waiting.
+        channel: channel mode: declare ``claude/channel`` and push the owner's messages for
+            this session into a Claude Code client (:mod:`discord_mcp.chat.push`).
     """
     env: Mapping[str, str] = os.environ if environ is None else environ
     first_request = asyncio.Event()
     holder: dict[str, Runtime] = {}
+    peer: dict[str, Any] = {"known": asyncio.Event()}
 
     def runtime() -> Runtime:
         if "runtime" not in holder:
@@ -153,23 +176,44 @@ def build_server(
         await recover()
         await runtime().run_link()
 
+    async def channel_push() -> None:
+        from discord_mcp.chat.push import ChannelPush, is_claude_code
+
+        await peer["known"].wait()
+        session = peer.get("session")
+        if session is None or not is_claude_code(peer.get("client")):
+            log.info("channel mode, but the client (%s) is not Claude Code", peer.get("client"))
+            return  # only Claude Code has channels
+
+        async def send(method: str, params: dict[str, Any]) -> None:
+            # Not tied to a request: it goes out on the connection's own stream.
+            await session.send_notification(cast(Any, _Notification(method=method, params=params)))
+
+        await ChannelPush(settings, session_label(env, peer.get("client")), send).run()
+
     @contextlib.asynccontextmanager
     async def lifespan(_server: FastMCP) -> AsyncIterator[dict[str, Any]]:
-        recovery = asyncio.create_task(background_work(), name="recovery-and-gateway")
+        tasks = [asyncio.create_task(background_work(), name="recovery-and-gateway")]
+        if channel:
+            tasks.append(asyncio.create_task(channel_push(), name="channel-push"))
         try:
             yield {}
         finally:
-            await cancel_and_wait(recovery, within=10)
+            for task in tasks:
+                await cancel_and_wait(task, within=10)
             if "runtime" in holder:
                 await holder["runtime"].aclose()
+
+    from discord_mcp.chat import push
 
     mcp = FastMCP(
         "discord",
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS + (push.INSTRUCTIONS if channel else ""),
         lifespan=lifespan,
-        middleware=[_Handshake(first_request)],
+        middleware=[_Handshake(first_request, peer)],
         mask_error_details=True,
+        experimental_capabilities={push.CAPABILITY: {}} if channel else None,
     )
 
     def block_bound(ctx: Context, requested: float | None) -> float:
@@ -383,11 +427,37 @@ def serve(settings: Settings) -> None:
     A client that goes away without closing stdin first (it was killed, or closed our stdout)
     makes the next write fail with a broken pipe: that is a normal end, logged in one line.
     """
+    from discord_mcp.chat.push import channel_wanted, parent_argv
+
+    channel = channel_wanted(os.environ, parent_argv())
     try:
-        build_server(settings).run(transport="stdio", show_banner=False)
+        server = build_server(settings, channel=channel)
+        if channel:
+            asyncio.run(_serve_handshake_era(server))
+        else:
+            server.run(transport="stdio", show_banner=False)
     except* (BrokenPipeError, ConnectionResetError):
         log.info("the client closed the connection; stopping")
         # Python flushes stdout again at exit, which would fail (and print) once more.
         with contextlib.suppress(OSError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
+
+
+async def _serve_handshake_era(server: FastMCP) -> None:
+    """Serve stdio in the handshake era of MCP only (what ``FastMCP.run`` does, without the
+    2026-07-28 era): Claude Code registers channel notifications only on such a connection,
+    and falls back to ``initialize`` when ``server/discover`` is refused."""
+    from fastmcp.server.context import reset_transport, set_transport
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    token = set_transport("stdio")
+    try:
+        async with server._lifespan_manager(), stdio_server() as (read, write):
+            low = server._mcp_server
+            async with low.lifespan(low) as state:
+                options = low.create_initialization_options()
+                await serve_loop(low, read, write, lifespan_state=state, init_options=options)
+    finally:
+        reset_transport(token)
