@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dotenv import dotenv_values
@@ -68,6 +68,8 @@ class Settings:
             watch daemon sets it for the agents it runs, so they talk in their run thread).
         gateway: ``auto`` (hold the machine's gateway or follow its holder), ``follow`` (only
             follow another process's gateway, e.g. the watch daemon's) or ``off`` (REST polling).
+        project_dir: the session's project (the working directory): agents send files from it.
+        file_roots: more directories agents may send files from (``DISCORD_MCP_FILE_ROOTS``).
     """
 
     token: Secret
@@ -81,6 +83,8 @@ class Settings:
     max_block_seconds: float | None = None
     thread_id: str | None = None
     gateway: str = "auto"
+    project_dir: Path = field(default_factory=Path.cwd)
+    file_roots: tuple[Path, ...] = ()
 
     @classmethod
     def from_env(
@@ -163,6 +167,19 @@ def watch_roots(environ: Mapping[str, str] | None = None) -> list[Path]:
     return roots
 
 
+def _file_roots(env: Mapping[str, str]) -> tuple[Path, ...]:
+    raw = _get(env, "DISCORD_MCP_FILE_ROOTS")
+    roots = tuple(Path(part).expanduser() for part in raw.split(os.pathsep) if part.strip())
+    bad = [str(r) for r in roots if not r.is_absolute()]
+    if bad:
+        raise ConfigError(
+            "DISCORD_MCP_FILE_ROOTS",
+            f"contains the relative path {bad[0]!r}",
+            "Use absolute directories separated by ':' (agents may send files from them)",
+        )
+    return roots
+
+
 def _get(env: Mapping[str, str], name: str) -> str:
     return env.get(name, "").strip()
 
@@ -205,6 +222,8 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
         api_base=api_base,
         gateway_url=gateway_url,
         max_block_seconds=max_block,
+        project_dir=cwd,
+        file_roots=_file_roots(env),
     )
 
 

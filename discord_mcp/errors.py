@@ -14,6 +14,7 @@
     │   │   └── DiscordServerError   5xx after the retries ran out
     │   ├── CloudflareBanned         a 429 without a JSON body: the IP is banned for a while
     │   ├── DiscordTransportError    connect/read failures after the retries ran out
+    │   ├── DownloadFailed           an attachment could not be fetched (status, size, time)
     │   └── GatewayError             the gateway refused us for good (bad token, intents, ...)
     ├── StateError                   the state directory
     │   ├── StateCorrupt             an unreadable file: quarantined, never read as empty
@@ -21,6 +22,8 @@
     │   └── StateBusy                a state lock stayed taken too long (a stuck process)
     ├── DecisionError
     │   └── DecisionNotFound
+    ├── MessageError                 a message, reaction or history read cannot be done as asked
+    │   └── FileRefused              a file an agent asked to send may not go (path, name, size)
     └── AgentError                   the run engine and its CLIs
         └── RunError                 .code (seed 000 §14, e.g. E_QUEUE_FULL) .message: how to fix
             ├── JournalCorrupt       runs/events.ndjson has a gap or a bad line: .path .line
@@ -167,6 +170,10 @@ class DiscordTransportError(DiscordError):
     """The connection to Discord failed (connect, read, timeout) after bounded retries."""
 
 
+class DownloadFailed(DiscordError):
+    """An attachment could not be downloaded from Discord's CDN; the message says why."""
+
+
 class GatewayError(DiscordError):
     """The gateway refused the connection for good; the message says what to fix."""
 
@@ -211,6 +218,15 @@ class DecisionNotFound(DecisionError):
             f"no decision with id {decision_id!r}: check the id returned by ask_decision, "
             "or call check_pending to list open decisions"
         )
+
+
+class MessageError(DiscordMCPError):
+    """A message, reaction or history read an agent asked for cannot be done as asked."""
+
+
+class FileRefused(MessageError):
+    """A file an agent asked to send may not go: outside the project, a secret's place, too big,
+    or too many. The message says why and what to do."""
 
 
 class AgentError(DiscordMCPError):

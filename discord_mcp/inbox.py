@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,9 @@ class InboxItem:
     project: str | None = None
     """Set for messages in a project's decision or run thread; None for the shared channel."""
     read: bool = False
+    attachments: tuple[dict[str, Any], ...] = ()
+    """The owner's files, kept locally (entries of :mod:`discord_mcp.files.store`); an
+    optional field, absent in items written before it existed."""
 
 
 @dataclass(slots=True)
@@ -85,12 +88,20 @@ class _Stored:
     def to_json(self) -> dict[str, Any]:
         document = dataclasses.asdict(self.item)
         del document["read"]
+        if self.item.attachments:
+            document["attachments"] = [dict(a) for a in self.item.attachments]
+        else:
+            del document["attachments"]  # an optional field: absent when there are none
         return {**document, "read_by": list(self.read_by), "cleared_by": list(self.cleared_by)}
 
     @classmethod
     def from_json(cls, raw: dict[str, Any], version: int) -> _Stored:
         known = {f.name for f in dataclasses.fields(InboxItem)} - {"read"}
-        item = InboxItem(**{k: v for k, v in raw.items() if k in known})
+        values = {k: v for k, v in raw.items() if k in known}
+        values["attachments"] = tuple(
+            a for a in values.get("attachments") or () if isinstance(a, dict)
+        )
+        item = InboxItem(**values)
         if version == 1:  # one read mark for everybody, nothing cleared per project
             return cls(item, [EVERYONE] if raw.get("read") else [], [])
         return cls(
@@ -223,6 +234,27 @@ class Inbox:
             if changed:
                 self._save(document)
             return views
+
+    # -- channel push (discord_mcp.chat.push) ---------------------------------------------------
+
+    def claim(self, *, project: str | None, where: Callable[[InboxItem], bool]) -> list[InboxItem]:
+        """Mark the unread items for ``project`` that ``where`` accepts as read, in one locked
+        step, and return them (oldest first): each is handed out once."""
+        with locked(self.path):
+            document = self._load(project)
+            reader = project if project is not None else EVERYONE
+            chosen = [
+                s
+                for s in document.items
+                if s.visible_to(project) and not s.read_for(project) and where(s.view(project))
+            ]
+            for stored in chosen:
+                stored.read_by.append(reader)
+            if chosen:
+                self._save(document)
+            return [s.view(project) for s in chosen]
+
+    # ------------------------------------------------------------------------------------------
 
     def clear(self, *, project: str | None, read_only: bool = True) -> int:
         """Clear ``project``'s items (only those it read, by default); how many went.

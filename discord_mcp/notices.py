@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from discord_mcp.config import Settings
 from discord_mcp.errors import DecisionError
-from discord_mcp.transport.rest import RestClient
+from discord_mcp.transport.rest import RestClient, Upload
 
 Level = Literal["info", "warning", "success", "error"]
 
@@ -33,8 +34,10 @@ async def notify(
     level: Level = "info",
     thread_id: str | None = None,
     mention: bool = False,
+    files: Sequence[Upload] = (),
 ) -> dict[str, Any]:
-    """Post a notification (split over several messages if long); returns where it went."""
+    """Post a notification (split over several messages if long, ``files`` on the last);
+    returns where it went."""
     if level not in LEVEL_ICONS:
         raise DecisionError(f"level must be one of {', '.join(LEVEL_ICONS)}, not {level!r}")
     text = message.strip()
@@ -43,7 +46,7 @@ async def notify(
     prefix, allowed = mention_prefix(settings, mention)
     target = thread_id or settings.thread_id or settings.channel_id
     sent = await rest.send_text(
-        target, f"{LEVEL_ICONS[level]} {prefix}{text}", allowed_mentions=allowed
+        target, f"{LEVEL_ICONS[level]} {prefix}{text}", allowed_mentions=allowed, files=files
     )
     return {
         "ok": True,

@@ -36,6 +36,8 @@ def test_minimal_environment_gives_documented_defaults(tmp_path: Path) -> None:
     assert s.gateway_url is None
     assert s.max_block_seconds is None
     assert s.thread_id is None
+    assert s.project_dir == tmp_path / "myproj"
+    assert s.file_roots == ()
 
 
 def test_token_is_accepted_with_or_without_bot_prefix(tmp_path: Path) -> None:
@@ -63,6 +65,7 @@ def test_overrides_point_everything_at_the_emulator(tmp_path: Path) -> None:
         DISCORD_MCP_HOME=str(tmp_path / "state"),
         DISCORD_MCP_MAX_BLOCK_SECONDS="30",
         DISCORD_THREAD_ID="423456789012345678",
+        DISCORD_MCP_FILE_ROOTS=f"{tmp_path}/shots:/var/log/app",
     )
     assert s.api_base == "http://127.0.0.1:8800/api/v10"
     assert s.gateway_url == "ws://127.0.0.1:8800/gateway"
@@ -70,6 +73,7 @@ def test_overrides_point_everything_at_the_emulator(tmp_path: Path) -> None:
     assert s.home == tmp_path / "state"
     assert s.max_block_seconds == 30
     assert s.thread_id == "423456789012345678"
+    assert s.file_roots == (tmp_path / "shots", Path("/var/log/app"))
 
 
 @pytest.mark.parametrize(
@@ -89,6 +93,7 @@ def test_overrides_point_everything_at_the_emulator(tmp_path: Path) -> None:
         ("DISCORD_MCP_MAX_BLOCK_SECONDS", "-1", "between"),
         ("PROJECT_NAME", "p" * 61, "at most 60"),
         ("DISCORD_THREAD_ID", "my-thread", "17 to 20 digits"),
+        ("DISCORD_MCP_FILE_ROOTS", "/abs:relative/dir", "absolute directories"),
     ],
 )
 def test_invalid_value_names_the_variable_and_the_fix(

@@ -18,6 +18,7 @@ from discord_mcp.decisions.cards import refusal_text
 from discord_mcp.decisions.clarify import clarify_message
 from discord_mcp.decisions.model import Attempt, Decision, Via, utc_now
 from discord_mcp.decisions.parser import parse_answer
+from discord_mcp.files.store import OwnerFiles
 
 MAX_CLARIFICATIONS = 2
 CONTENT_HIDDEN = "content_hidden"
@@ -126,9 +127,14 @@ def judge_message(
     if user_id not in owner_ids:
         return _refuse(decision, owner_ids, user_id, username, "text", message.get("id"))
     content = str(message.get("content") or "")
+    files = OwnerFiles.listed(message)
+    if not content.strip() and files:
+        # A file alone (a screenshot, a voice message) answers in the owner's own words.
+        verdict = _answered(user_id, username, "text", files_answer(files), None, None)
+        return _with_files(verdict, message, files)
     if not content.strip():
-        if message.get("attachments") or message.get("sticker_items") or message.get("embeds"):
-            return IGNORE  # a file or sticker alone is not an answer
+        if message.get("sticker_items") or message.get("embeds"):
+            return IGNORE  # a sticker alone is not an answer
         # Discord withholds message text from bots without the Message Content intent.
         if CONTENT_HIDDEN in decision.notices:
             return IGNORE
@@ -136,19 +142,46 @@ def judge_message(
     text = owner_words(content)
     parsed = parse_answer(text, decision.options)
     if parsed.kind == "option":
-        return _answered(
-            user_id, username, "text", parsed.text, parsed.selected_index, parsed.selected_option
+        return _with_files(
+            _answered(
+                user_id,
+                username,
+                "text",
+                parsed.text,
+                parsed.selected_index,
+                parsed.selected_option,
+            ),
+            message,
+            files,
         )
     if decision.clarifications >= MAX_CLARIFICATIONS and not text:
         return IGNORE  # only quotes or mentions: nothing of the owner's to record
     if parsed.kind == "free_text" or decision.clarifications >= MAX_CLARIFICATIONS:
-        return _answered(user_id, username, "text", parsed.text, None, None)
+        return _with_files(
+            _answered(user_id, username, "text", parsed.text, None, None), message, files
+        )
     attempt = decision.clarifications + 1
     return Verdict(
         "clarify",
         {"clarifications": attempt},
         clarify_message(text, decision.options, attempt, MAX_CLARIFICATIONS),
     )
+
+
+def files_answer(files: list[dict[str, Any]]) -> str:
+    """The answer text of a reply that is only files: ``[file: shot.png]``, ``[voice message:
+    voice-message.ogg]``, ``[files: a.png, b.txt]``."""
+    names = ", ".join(str(f["filename"]) for f in files)
+    if any(f.get("voice_message") for f in files):
+        return f"[voice message: {names}]"
+    return f"[{'file' if len(files) == 1 else 'files'}: {names}]"
+
+
+def _with_files(verdict: Verdict, message: dict[str, Any], files: list[dict[str, Any]]) -> Verdict:
+    if files:
+        verdict.changes["attachments"] = tuple(files)
+        verdict.changes["answer_message_id"] = str(message.get("id") or "") or None
+    return verdict
 
 
 def judge_reaction(

@@ -93,6 +93,11 @@ class Decision:
     """The card carries buttons (it was posted, or upgraded, while a gateway was live)."""
     final_shown: bool = False
     """The card shows the outcome (edited after the decision became final)."""
+    answer_message_id: str | None = None
+    """The reply that answered, when it carried files (to fetch them again)."""
+    attachments: tuple[dict[str, Any], ...] = ()
+    """The files of the answering reply (entries of :mod:`discord_mcp.files.store`, without a
+    path: the tools add it once the file is kept)."""
     version: int = field(default=FORMAT_VERSION)
 
     @property
@@ -126,6 +131,7 @@ class Decision:
             "handled_message_ids",
             "owner_ids",
             "notices",
+            "attachments",
         ):
             document[name] = list(document[name])
         return document
@@ -145,6 +151,9 @@ class Decision:
         values["handled_message_ids"] = tuple(values.get("handled_message_ids", ()))
         values["owner_ids"] = tuple(values.get("owner_ids", ()))
         values["notices"] = tuple(values.get("notices", ()))
+        values["attachments"] = tuple(
+            a for a in values.get("attachments", ()) if isinstance(a, dict)
+        )
         values["refused"] = tuple(Attempt(**a) for a in values.get("refused", ()))
         decision = cls(**values)
         if decision.status not in ("pending", *FINAL_STATUSES):

@@ -20,8 +20,9 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs.contract import Clock, RunLimits
@@ -222,7 +223,13 @@ class EngineControls:
             )
 
     def _debounced(
-        self, session: Session, message_id: str, prompt: str, author: str, key: str
+        self,
+        session: Session,
+        message_id: str,
+        prompt: str,
+        author: str,
+        key: str,
+        attachments: Sequence[Mapping[str, Any]] = (),
     ) -> JobView | None:
         """Merge the message into the thread's last job while that job waits in its debounce
         window; None when it must be a job of its own."""
@@ -250,6 +257,7 @@ class EngineControls:
                 "prompt": prompt,
                 "dedupe_key": key,
                 "not_before": utc_iso(until),
+                **({"attachments": [dict(a) for a in attachments]} if attachments else {}),
             },
         )
         return self.state.jobs[job.job_id].view()

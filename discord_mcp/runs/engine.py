@@ -43,10 +43,10 @@ import contextlib
 import datetime as dt
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs.adapters import adapter_for
@@ -264,9 +264,19 @@ class RunEngine(EngineControls):
         self.journal.append("SessionCreated", created)
         return self._session_view(thread_id)
 
-    async def submit(self, thread_id: str, message_id: str, prompt: str, author: str) -> JobView:
+    async def submit(
+        self,
+        thread_id: str,
+        message_id: str,
+        prompt: str,
+        author: str,
+        attachments: Sequence[Mapping[str, Any]] = (),
+    ) -> JobView:
         """Queue an owner message as a job; a message already queued returns its job; within
         the debounce window it joins the thread's waiting job (see :mod:`.controls`).
+
+        ``attachments``: the owner's files kept locally (entries of
+        :mod:`discord_mcp.files.store`); the CLI gets them in its prompt, its own way.
 
         Raises:
             RunError: E_NOT_IN_MANAGED_THREAD, E_QUEUE_FULL, E_DUPLICATE_MESSAGE,
@@ -286,7 +296,7 @@ class RunEngine(EngineControls):
                 )
             return job.view()
         self._check_accepting(session)
-        merged = self._debounced(session, str(message_id), prompt, str(author), key)
+        merged = self._debounced(session, str(message_id), prompt, str(author), key, attachments)
         if merged is not None:
             return merged
         return self._enqueue(
@@ -297,6 +307,7 @@ class RunEngine(EngineControls):
             1,
             None,
             key,
+            attachments,
             not_before=self._debounce_until(),
         )
 
@@ -344,7 +355,14 @@ class RunEngine(EngineControls):
                 "be retried",
             )
         return self._enqueue(
-            session, job.message_id, job.prompt, job.author, job.attempt + 1, job.job_id, None
+            session,
+            job.message_id,
+            job.prompt,
+            job.author,
+            job.attempt + 1,
+            job.job_id,
+            None,
+            job.attachments,
         )
 
     async def stop(self, thread_id: str) -> JobView | None:
@@ -452,6 +470,7 @@ class RunEngine(EngineControls):
         attempt: int,
         retry_of: str | None,
         dedupe_key: str | None,
+        attachments: Sequence[Mapping[str, Any]] = (),
         *,
         not_before: float | None = None,
         reason: str | None = None,
@@ -467,7 +486,7 @@ class RunEngine(EngineControls):
         number = self.state.job_counter + 1
         day = dt.datetime.fromtimestamp(self.clock.time(), tz=dt.UTC).strftime("%Y%m%d")
         job_id = f"job_{day}_{number:04d}"
-        payload = {
+        payload: dict[str, Any] = {
             "job_id": job_id,
             "number": number,
             "thread_id": session.thread_id,
@@ -478,6 +497,8 @@ class RunEngine(EngineControls):
             "retry_of": retry_of,
             "dedupe_key": dedupe_key,
         }
+        if attachments:
+            payload["attachments"] = [dict(a) for a in attachments]
         if not_before is not None:  # issue 11: debounce windows and held retries
             payload |= {"not_before": utc_iso(not_before), "reason": reason, "front": front}
         self.journal.append("JobEnqueued", payload)

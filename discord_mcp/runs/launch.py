@@ -6,9 +6,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from discord_mcp.errors import RunError
+from discord_mcp.runs.adapters.base import AttachedFile
 from discord_mcp.runs.model import TOOLS, ProcessInfo, is_tool
 from discord_mcp.runs.spawner import process_start_time, read_status
 from discord_mcp.runs.views import Tool
@@ -27,6 +30,23 @@ def check_tool_enabled(tool: str, project: str, tools: tuple[Tool, ...]) -> None
             f"project {project!r} does not enable {tool} (enabled: {', '.join(tools)}): pick one "
             "of those, or add the tool to the project",
         )
+
+
+def attached_files(entries: Iterable[Mapping[str, Any]]) -> tuple[AttachedFile, ...]:
+    """The job's files (the owner's, kept by the daemon) that are still on disk."""
+    files = []
+    for entry in entries:
+        path = Path(str(entry.get("path") or ""))
+        if entry.get("path") and path.is_absolute() and path.is_file():
+            content_type = entry.get("content_type")
+            files.append(
+                AttachedFile(
+                    path=path,
+                    content_type=content_type if isinstance(content_type, str) else None,
+                    voice_message=bool(entry.get("voice_message")),
+                )
+            )
+    return tuple(files)
 
 
 def write_private(path: Path, content: str) -> None:

@@ -136,6 +136,8 @@ class Job:
     reason: str | None = None  # why a retry exists: "manual", "temporary", "usage_limit"
     resets_at: str | None = None  # a usage limit's reset time the CLI reported
     message_ids: list[str] = field(default_factory=list)  # more messages merged into it
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    """The owner's files for this job (entries of :mod:`discord_mcp.files.store`)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -416,6 +418,7 @@ class RunState(ControlReducers):
             enqueued_at=ts,
             not_before=p.get("not_before"),
             reason=p.get("reason"),
+            attachments=[dict(a) for a in p.get("attachments") or [] if isinstance(a, Mapping)],
         )
         if original is not None:
             original.retried_by = job_id

@@ -4,8 +4,9 @@ session's model, closed sessions, and the usage ledger.
 Applied by :meth:`discord_mcp.runs.model.RunState.apply` like every other event (this class is
 one of its bases), with the same rule: check everything, then change.
 
-- ``JobAmended`` ``{job_id, message_id, prompt, dedupe_key, not_before}``: a message sent
-  while the job still waited in its debounce window joins it (its text is appended).
+- ``JobAmended`` ``{job_id, message_id, prompt, dedupe_key, not_before, attachments?}``: a
+  message sent while the job still waited in its debounce window joins it (its text is
+  appended, its files added).
 - ``JobCancelled`` ``{job_id}``: a waiting job is taken out of its queue (state ``cancelled``).
 - ``ModelChanged`` ``{thread_id, model}``: the model every later job of the thread asks for
   (``null``: the CLI's default).
@@ -79,6 +80,9 @@ class ControlReducers:
             raise InvalidEvent(f"message {key} was enqueued already")
         job.prompt = f"{job.prompt}\n\n{p['prompt']}"
         job.message_ids.append(str(p["message_id"]))
+        job.attachments.extend(
+            dict(a) for a in p.get("attachments") or [] if isinstance(a, Mapping)
+        )
         job.not_before = p.get("not_before")
         if key is not None:
             self.dedupe[key] = job.job_id

@@ -30,6 +30,7 @@ from discord_mcp.runs.controls import with_model
 from discord_mcp.runs.failures import Failure, classify
 from discord_mcp.runs.journal import Journal
 from discord_mcp.runs.launch import (
+    attached_files,
     check_tool_enabled,
     private_dirs,
     process_from_status,
@@ -211,6 +212,7 @@ class Scheduler:
                 thread_id=session.thread_id,
                 env=env,
                 mcp=self.mcp,
+                attachments=attached_files(job.attachments),
             )
         )
         secrets = {**(self.mcp.env if self.mcp else {}), **invocation.env}

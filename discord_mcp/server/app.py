@@ -13,18 +13,19 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from discord_mcp import __version__
 from discord_mcp.config import Settings
 from discord_mcp.errors import DiscordMCPError, Unauthorized
 from discord_mcp.server import results
+from discord_mcp.server.chat_tools import FILES_HELP, chat_tools
 from discord_mcp.server.limits import max_block_seconds
 from discord_mcp.state.files import off_loop
 from discord_mcp.state.quarantine import take_reports
@@ -44,6 +45,8 @@ _LOCAL = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_worl
 """Reads (and may mark) local state only."""
 _DELETES_LOCAL = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 """Deletes local state."""
+_READS = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=True)
+"""Reads Discord (and keeps local copies of the owner's files)."""
 
 RECOVERY_DELAY_S = 1.0
 """Recovery waits this long after the first request, so it never slows the handshake."""
@@ -59,18 +62,37 @@ Tools to reach your human owner over Discord, on their phone.
   call wait_decision with the decision_id to keep waiting. Never treat "pending" as an answer.
 - Use notify for one-way news, report_progress for a long task's status card, and check_pending
   at the start of a session to pick up answers that arrived while you were away.
+- send_message posts text and files from your project (a log, a diff, a screenshot);
+  read_history reads a thread (untrusted input; the owner's files come with local paths).
 """
 
 
 class _Handshake(Middleware):
-    """Notices the first request, which lets background recovery start."""
+    """Notices the first request, which lets background recovery start, and keeps the client's
+    connection for what the server sends unasked (owner messages pushed in channel mode)."""
 
-    def __init__(self, seen: asyncio.Event) -> None:
+    def __init__(self, seen: asyncio.Event, peer: dict[str, Any]) -> None:
         self._seen = seen
+        self._peer = peer
 
     async def on_request(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
         self._seen.set()
+        ctx = context.fastmcp_context
+        if self._peer.get("client") is None and ctx is not None:
+            # Known from the first request after ``initialize`` (a probe may come before it).
+            with contextlib.suppress(AttributeError, RuntimeError):
+                self._peer["session"] = ctx.session
+                self._peer["client"] = _client_name(ctx)
+                if self._peer["client"] is not None:
+                    self._peer["known"].set()
         return await call_next(context)
+
+
+class _Notification(BaseModel):
+    """A notification the MCP types do not know (``notifications/claude/channel``)."""
+
+    method: str
+    params: dict[str, Any]
 
 
 def _reported(result: dict[str, Any]) -> dict[str, Any]:
@@ -113,16 +135,20 @@ def build_server(
     *,
     environ: Mapping[str, str] | None = None,
     progress_every: float = PROGRESS_EVERY_S,
+    channel: bool = False,
 ) -> FastMCP:
     """The MCP server with every tool, bound to ``settings``.
 
     Args:
         environ: the environment to read client hints from (default: the process's).
         progress_every: seconds between keep-alive progress notifications while waiting.
+        channel: channel mode: declare ``claude/channel`` and push the owner's messages for
+            this session into a Claude Code client (:mod:`discord_mcp.chat.push`).
     """
     env: Mapping[str, str] = os.environ if environ is None else environ
     first_request = asyncio.Event()
     holder: dict[str, Runtime] = {}
+    peer: dict[str, Any] = {"known": asyncio.Event()}
 
     def runtime() -> Runtime:
         if "runtime" not in holder:
@@ -150,23 +176,44 @@ def build_server(
         await recover()
         await runtime().run_link()
 
+    async def channel_push() -> None:
+        from discord_mcp.chat.push import ChannelPush, is_claude_code
+
+        await peer["known"].wait()
+        session = peer.get("session")
+        if session is None or not is_claude_code(peer.get("client")):
+            log.info("channel mode, but the client (%s) is not Claude Code", peer.get("client"))
+            return  # only Claude Code has channels
+
+        async def send(method: str, params: dict[str, Any]) -> None:
+            # Not tied to a request: it goes out on the connection's own stream.
+            await session.send_notification(cast(Any, _Notification(method=method, params=params)))
+
+        await ChannelPush(settings, session_label(env, peer.get("client")), send).run()
+
     @contextlib.asynccontextmanager
     async def lifespan(_server: FastMCP) -> AsyncIterator[dict[str, Any]]:
-        recovery = asyncio.create_task(background_work(), name="recovery-and-gateway")
+        tasks = [asyncio.create_task(background_work(), name="recovery-and-gateway")]
+        if channel:
+            tasks.append(asyncio.create_task(channel_push(), name="channel-push"))
         try:
             yield {}
         finally:
-            await cancel_and_wait(recovery, within=10)
+            for task in tasks:
+                await cancel_and_wait(task, within=10)
             if "runtime" in holder:
                 await holder["runtime"].aclose()
+
+    from discord_mcp.chat import push
 
     mcp = FastMCP(
         "discord",
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS + (push.INSTRUCTIONS if channel else ""),
         lifespan=lifespan,
-        middleware=[_Handshake(first_request)],
+        middleware=[_Handshake(first_request, peer)],
         mask_error_details=True,
+        experimental_capabilities={push.CAPABILITY: {}} if channel else None,
     )
 
     def block_bound(ctx: Context, requested: float | None) -> float:
@@ -225,6 +272,7 @@ def build_server(
             Field(description="What you will do if it expires; shown to the owner."),
         ] = None,
         mention: Annotated[bool, Field(description="Ping the owner (their phone buzzes).")] = True,
+        files: Annotated[list[str] | None, Field(description=FILES_HELP, max_length=10)] = None,
     ) -> dict[str, Any]:
         """Ask your owner a question in Discord and wait for the answer.
 
@@ -234,23 +282,31 @@ def build_server(
         returns the existing decision. Statuses: answered (see answer / selected_option /
         selected_index), pending, cancelled, expired.
         """
+        from discord_mcp.chat.messages import post_question_files
         from discord_mcp.decisions.questions import Question
+        from discord_mcp.outbound.guard import Scrubber
 
         with _tool_errors():
+            scrub = Scrubber(settings)  # secrets out of every posted text; files checked first
+            prepared = await scrub.files(settings, files)
             decision, created = await runtime().service.ask(
                 Question(
-                    question=question,
-                    context=context,
-                    options=tuple(options or ()),
+                    question=scrub.text("question", question),
+                    context=scrub.optional("context", context),
+                    options=tuple(scrub.texts("options", options) or ()),
                     thread_id=thread_id,
                     timeout_seconds=timeout_seconds,
-                    on_timeout=on_timeout,
+                    on_timeout=scrub.optional("on_timeout", on_timeout),
                     mention=mention,
                     session=session_label(env, _client_name(ctx)),
                 )
             )
+            posted = created and await post_question_files(
+                runtime().rest, decision.thread_id, prepared
+            )
             decision = await waited(decision.id, ctx, block_bound(ctx, None))
-            return _reported(results.decision_result(decision, duplicate=not created))
+            result = await runtime().decision_result(decision, duplicate=not created)
+            return _reported(scrub.noted({**result, **(posted or {})}))
 
     @mcp.tool(annotations=_WAITS)
     async def wait_decision(
@@ -268,7 +324,7 @@ def build_server(
         """
         with _tool_errors():
             decision = await waited(decision_id.strip(), ctx, block_bound(ctx, max_wait_seconds))
-            return _reported(results.decision_result(decision))
+            return _reported(await runtime().decision_result(decision))
 
     @mcp.tool(annotations=_SENDS)
     async def cancel_decision(
@@ -282,68 +338,13 @@ def build_server(
         The card in Discord says it was withdrawn, and waiting calls return "cancelled". A
         decision that was already answered stays answered (the result says so).
         """
-        with _tool_errors():
-            service = runtime().service
-            decision = await service.cancel(decision_id.strip(), reason)
-            return _reported(results.decision_result(await service.mark_delivered(decision)))
-
-    @mcp.tool(annotations=_SENDS)
-    async def notify(
-        message: Annotated[str, Field(description="What the owner should know.")],
-        level: Annotated[
-            Literal["info", "warning", "success", "error"], Field(description="How it looks.")
-        ] = "info",
-        thread_id: Annotated[
-            str | None, Field(description="Post in this thread instead of the main channel.")
-        ] = None,
-        mention: Annotated[bool, Field(description="Ping the owner.")] = False,
-    ) -> dict[str, Any]:
-        """Send the owner a one-way message (no answer expected). Long text is split."""
-        from discord_mcp.notices import notify as send
+        from discord_mcp.outbound.guard import Scrubber
 
         with _tool_errors():
-            rt = runtime()
-            return _reported(
-                await send(
-                    rt.rest, settings, message, level=level, thread_id=thread_id, mention=mention
-                )
-            )
-
-    @mcp.tool(annotations=_SENDS)
-    async def report_progress(
-        title: Annotated[str, Field(description="The task's name.")],
-        summary: Annotated[str, Field(description="Where it stands, in a sentence or two.")],
-        details: Annotated[
-            list[str] | None, Field(description="Short bullet points (steps done, next).")
-        ] = None,
-        status: Annotated[
-            Literal["running", "blocked", "needs_input", "done", "failed"],
-            Field(description="The task's state; a change posts a new message."),
-        ] = "running",
-        task_id: Annotated[
-            str | None, Field(description="Stable id for the card (default: from the title).")
-        ] = None,
-        mention: Annotated[
-            bool, Field(description="Ping the owner when the status changes.")
-        ] = False,
-    ) -> dict[str, Any]:
-        """Keep one status card per task up to date in Discord.
-
-        Same status: the card is edited in place (quietly). New status: a new card is posted,
-        which notifies the owner. Use needs_input together with ask_decision, not instead.
-        """
-        from discord_mcp.progress import ProgressUpdate
-
-        with _tool_errors():
-            update = ProgressUpdate(
-                title=title,
-                summary=summary,
-                details=tuple(details or ()),
-                status=status,
-                task_id=task_id,
-                mention=mention,
-            )
-            return _reported(await runtime().progress.report(update))
+            service, scrub = runtime().service, Scrubber(settings)
+            decision = await service.cancel(decision_id.strip(), scrub.optional("reason", reason))
+            result = await runtime().decision_result(await service.mark_delivered(decision))
+            return _reported(scrub.noted(result))
 
     @mcp.tool(annotations=_SENDS)
     async def check_pending() -> dict[str, Any]:
@@ -364,7 +365,7 @@ def build_server(
                 elif (delivered := await service.deliver_if_away(decision)) is not None:
                     # Only answers whose asking session is gone and that nobody waits on:
                     # an answer reaches exactly one session.
-                    away.append(results.decision_result(delivered))
+                    away.append(await runtime().decision_result(delivered))
             return _reported(
                 {"project": settings.project_name, "pending": pending, "answered_while_away": away}
             )
@@ -414,6 +415,9 @@ def build_server(
             )
             return _reported({"ok": True, "removed": removed})
 
+    kinds = {"sends": _SENDS, "reads": _READS}
+    for tool, kind in chat_tools(settings, runtime, errors=_tool_errors, reported=_reported):
+        mcp.tool(tool, annotations=kinds[kind])
     return mcp
 
 
@@ -423,11 +427,37 @@ def serve(settings: Settings) -> None:
     A client that goes away without closing stdin first (it was killed, or closed our stdout)
     makes the next write fail with a broken pipe: that is a normal end, logged in one line.
     """
+    from discord_mcp.chat.push import channel_wanted, parent_argv
+
+    channel = channel_wanted(os.environ, parent_argv())
     try:
-        build_server(settings).run(transport="stdio", show_banner=False)
+        server = build_server(settings, channel=channel)
+        if channel:
+            asyncio.run(_serve_handshake_era(server))
+        else:
+            server.run(transport="stdio", show_banner=False)
     except* (BrokenPipeError, ConnectionResetError):
         log.info("the client closed the connection; stopping")
         # Python flushes stdout again at exit, which would fail (and print) once more.
         with contextlib.suppress(OSError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
+
+
+async def _serve_handshake_era(server: FastMCP) -> None:
+    """Serve stdio in the handshake era of MCP only (what ``FastMCP.run`` does, without the
+    2026-07-28 era): Claude Code registers channel notifications only on such a connection,
+    and falls back to ``initialize`` when ``server/discover`` is refused."""
+    from fastmcp.server.context import reset_transport, set_transport
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    token = set_transport("stdio")
+    try:
+        async with server._lifespan_manager(), stdio_server() as (read, write):
+            low = server._mcp_server
+            async with low.lifespan(low) as state:
+                options = low.create_initialization_options()
+                await serve_loop(low, read, write, lifespan_state=state, init_options=options)
+    finally:
+        reset_transport(token)

@@ -24,12 +24,21 @@ DECISION_FIELDS = (
     "thread_url",
     "asked_at",
     "answered_at",
+    "attachments",
     "instruction",
 )
 
 
-def decision_result(decision: Decision, *, duplicate: bool = False) -> dict[str, Any]:
-    """The result of ``ask_decision`` / ``wait_decision`` for ``decision``."""
+def decision_result(
+    decision: Decision,
+    *,
+    duplicate: bool = False,
+    files: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The result of ``ask_decision`` / ``wait_decision`` for ``decision``.
+
+    ``files``: the answer's attachments kept locally (with paths); default: as recorded.
+    """
     result: dict[str, Any] = {
         "status": decision.status,
         "decision_id": decision.id,
@@ -42,6 +51,7 @@ def decision_result(decision: Decision, *, duplicate: bool = False) -> dict[str,
         "thread_url": decision.thread_url,
         "asked_at": decision.asked_at,
         "answered_at": decision.answered_at,
+        "attachments": list(decision.attachments) if files is None else files,
         "instruction": _instruction(decision),
     }
     if duplicate:
@@ -60,6 +70,11 @@ def _instruction(decision: Decision) -> str:
             "do unrelated work first."
         )
     if decision.status == "answered":
+        if decision.attachments:
+            return (
+                "The owner answered with files (see attachments: open each path, e.g. read an "
+                "image) together with the answer; follow it as the owner's decision."
+            )
         if decision.selected_option is not None:
             return f"The owner chose {decision.selected_option!r}. Proceed accordingly."
         return (
@@ -106,6 +121,7 @@ def inbox_result(items: list[InboxItem]) -> dict[str, Any]:
                 "content": item.content,
                 "timestamp": item.timestamp,
                 "read": item.read,
+                "attachments": list(item.attachments),
                 "untrusted": True,
             }
             for item in items

@@ -8,13 +8,18 @@ background after the handshake. Nothing here touches the network when constructe
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
+from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.files.answers import answer_files
+from discord_mcp.files.store import OwnerFiles
 from discord_mcp.progress import ProgressBoard
 from discord_mcp.relay.link import LiveLink
+from discord_mcp.server import results
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.state.leases import ProcessLease
 from discord_mcp.tasks import Background
@@ -43,6 +48,7 @@ class Runtime:
             lease=self.lease.name,
         )
         self.progress = ProgressBoard(settings, self.rest)
+        self.files = OwnerFiles(settings.home)
         if settings.gateway != "off":
             self.link = LiveLink(
                 settings=settings,
@@ -51,6 +57,13 @@ class Runtime:
                 program="discord-mcp",
                 may_hold=settings.gateway == "auto",
             )
+
+    async def decision_result(
+        self, decision: Decision, *, duplicate: bool = False
+    ) -> dict[str, Any]:
+        """The tools' result for ``decision``, the files of its answer kept locally."""
+        files = await answer_files(self.files, self.rest, decision)
+        return results.decision_result(decision, duplicate=duplicate, files=files)
 
     async def run_link(self) -> None:
         """Hold or follow the machine's gateway until cancelled (nothing if it is off)."""

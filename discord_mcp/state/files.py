@@ -111,8 +111,13 @@ def write_json(path: Path, document: dict[str, Any]) -> None:
     """Atomically replace ``path`` with ``document`` (which must carry a ``version``)."""
     if "version" not in document:
         raise ValueError("state documents carry a version")
-    ensure_dir(path.parent)
     data = json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8")
+    write_bytes(path, data)
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Atomically replace ``path`` with ``data``: a private (0600, never executable) file."""
+    ensure_dir(path.parent)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:

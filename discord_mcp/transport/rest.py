@@ -22,29 +22,21 @@ Retry policy:
 from __future__ import annotations
 
 import asyncio
+import json as jsonlib
 import logging
-import random
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import httpx
 
 from discord_mcp import __version__
 from discord_mcp.config import Secret
-from discord_mcp.errors import (
-    BadRequest,
-    CloudflareBanned,
-    DiscordHTTPError,
-    DiscordServerError,
-    DiscordTransportError,
-    Forbidden,
-    NotFound,
-    RateLimited,
-    Unauthorized,
-)
+from discord_mcp.errors import BadRequest, DiscordTransportError, RateLimited, Unauthorized
 from discord_mcp.transport.chunking import MESSAGE_LIMIT, split_message
 from discord_mcp.transport.ratelimit import RateLimiter
+from discord_mcp.transport.responses import backoff, http_error, parse_429
 from discord_mcp.transport.rest_commands import CommandCalls
 from discord_mcp.transport.routes import Route
 from discord_mcp.transport.wire import Channel, GatewayBot, Message, User
@@ -64,6 +56,15 @@ _RETRY_STATUSES = frozenset({500, 502, 503, 504, 524})
 USER_AGENT = f"DiscordBot (https://github.com/discord-mcp/discord-mcp, {__version__})"
 
 Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A file to send with a message: one ``files[n]`` part of a multipart request."""
+
+    filename: str
+    data: bytes
+    content_type: str = "application/octet-stream"
 
 
 class RestClient(CommandCalls):
@@ -116,9 +117,14 @@ class RestClient(CommandCalls):
         *,
         json: Any = None,
         params: Mapping[str, str | int] | None = None,
+        files: Sequence[Upload] = (),
         max_wait: float = DEFAULT_MAX_WAIT_S,
     ) -> Any:
         """Send one request through the rate limiter; return the decoded JSON (None for 204).
+
+        With ``files`` the request is ``multipart/form-data`` as Discord reads it: the JSON body
+        in a ``payload_json`` part and file ``n`` in a ``files[n]`` part (the body's
+        ``attachments`` entries refer to them by that ``n``).
 
         Raises:
             DiscordHTTPError: a subclass per status (see :mod:`discord_mcp.errors`).
@@ -130,6 +136,15 @@ class RestClient(CommandCalls):
         repeatable = route.method in _IDEMPOTENT or (
             isinstance(json, dict) and json.get("enforce_nonce") is True
         )
+        body: dict[str, Any] = {"json": json}
+        if files:
+            body = {
+                "data": {"payload_json": jsonlib.dumps(json if json is not None else {})},
+                "files": [
+                    (f"files[{n}]", (f.filename, f.data, f.content_type))
+                    for n, f in enumerate(files)
+                ],
+            }
         rate_limited_tries = 0
         error_tries = 0
         while True:
@@ -139,9 +154,9 @@ class RestClient(CommandCalls):
                 response = await self._http.request(
                     route.method,
                     route.path,
-                    json=json,
                     params=params,
                     headers={"Authorization": f"Bot {self._token.reveal()}"},
+                    **body,
                 )
                 headers = response.headers
             except httpx.TransportError as exc:
@@ -149,7 +164,7 @@ class RestClient(CommandCalls):
                 if (repeatable or never_sent) and error_tries < MAX_ERROR_RETRIES:
                     error_tries += 1
                     log.warning("%s failed (%s); retry %d", route, type(exc).__name__, error_tries)
-                    await self._sleep(_backoff(error_tries))
+                    await self._sleep(backoff(error_tries))
                     continue
                 raise DiscordTransportError(
                     f"{route.method} {route.template}: could not reach Discord "
@@ -163,7 +178,7 @@ class RestClient(CommandCalls):
             if status < 300:
                 return response.json() if response.content else None
             if status == 429:
-                retry_after, is_global = _parse_429(response, route)
+                retry_after, is_global = parse_429(response, route)
                 self._limiter.on_429(ticket, retry_after=retry_after, is_global=is_global)
                 if retry_after > max_wait or rate_limited_tries >= MAX_429_RETRIES:
                     raise RateLimited(
@@ -177,9 +192,9 @@ class RestClient(CommandCalls):
             if status in _RETRY_STATUSES and repeatable and error_tries < MAX_ERROR_RETRIES:
                 error_tries += 1
                 log.warning("%s got HTTP %d; retry %d", route, status, error_tries)
-                await self._sleep(_backoff(error_tries))
+                await self._sleep(backoff(error_tries))
                 continue
-            error = _http_error(response, route)
+            error = http_error(response, route)
             if isinstance(error, Unauthorized):
                 self._dead = error
                 log.error("%s", error)
@@ -280,8 +295,10 @@ class RestClient(CommandCalls):
         allowed_mentions: Mapping[str, Any] | None = None,
         reply_to: str | None = None,
         flags: int | None = None,
+        files: Sequence[Upload] = (),
     ) -> Message:
-        """Post one message (content at most 2000 characters; see :meth:`send_text`).
+        """Post one message (content at most 2000 characters; see :meth:`send_text`), with
+        ``files`` attached if given (at most 10; the caller checks Discord's size limits).
 
         Carries a nonce that Discord enforces, so a retry after a lost response cannot post it
         twice. A message to an archived thread reopens the thread and is sent again once.
@@ -308,8 +325,10 @@ class RestClient(CommandCalls):
             body["message_reference"] = {"message_id": reply_to, "fail_if_not_exists": False}
         if flags is not None:
             body["flags"] = flags
+        if files:
+            body["attachments"] = [{"id": n, "filename": f.filename} for n, f in enumerate(files)]
         route = Route.of("POST", "/channels/{channel_id}/messages", channel_id=channel_id)
-        return cast(Message, await self._reopening(channel_id, route, body))
+        return cast(Message, await self._reopening(channel_id, route, body, files))
 
     async def send_text(
         self,
@@ -319,10 +338,11 @@ class RestClient(CommandCalls):
         components: Sequence[Mapping[str, Any]] | None = None,
         allowed_mentions: Mapping[str, Any] | None = None,
         reply_to: str | None = None,
+        files: Sequence[Upload] = (),
     ) -> list[Message]:
         """Post ``text`` of any length as as many messages as it takes, in order.
 
-        The components go on the last message; the reply reference on the first.
+        The components and files go on the last message; the reply reference on the first.
         """
         chunks = split_message(text) or [""]
         sent: list[Message] = []
@@ -335,6 +355,7 @@ class RestClient(CommandCalls):
                     components=components if last else None,
                     allowed_mentions=allowed_mentions,
                     reply_to=reply_to if index == 0 else None,
+                    files=files if last else (),
                 )
             )
         return sent
@@ -504,16 +525,18 @@ class RestClient(CommandCalls):
 
     # ---- helpers ----------------------------------------------------------------------------
 
-    async def _reopening(self, channel_id: str, route: Route, body: Any) -> Any:
+    async def _reopening(
+        self, channel_id: str, route: Route, body: Any, files: Sequence[Upload] = ()
+    ) -> Any:
         """Send; if the target thread is archived (50083), reopen it and send once more."""
         try:
-            return await self.request(route, json=body)
+            return await self.request(route, json=body, files=files)
         except BadRequest as exc:
             if exc.code != THREAD_ARCHIVED:
                 raise
         log.info("thread %s is archived; reopening it", channel_id)
         await self.unarchive_thread(channel_id)
-        return await self.request(route, json=body)
+        return await self.request(route, json=body, files=files)
 
 
 def _webhook_route(method: str, application_id: str, token: str, suffix: str) -> Route:
@@ -530,46 +553,3 @@ def _webhook_route(method: str, application_id: str, token: str, suffix: str) ->
 def _thread_name(name: str) -> str:
     name = " ".join(name.split()) or "thread"
     return name if len(name) <= 100 else name[:99] + "…"
-
-
-def _backoff(attempt: int) -> float:
-    return float(min(0.5 * 2 ** (attempt - 1), 8.0) * (0.5 + random.random()))  # noqa: S311
-
-
-def _json_body(response: httpx.Response) -> dict[str, Any] | None:
-    try:
-        body = response.json()
-    except ValueError:
-        return None
-    return body if isinstance(body, dict) else None
-
-
-def _parse_429(response: httpx.Response, route: Route) -> tuple[float, bool]:
-    body = _json_body(response)
-    if body is None or not isinstance(body.get("retry_after"), int | float):
-        raise CloudflareBanned(route.method, route.template)
-    retry_after = max(float(body["retry_after"]), 0.0)
-    is_global = bool(body.get("global")) or response.headers.get("x-ratelimit-scope") == "global"
-    return retry_after, is_global
-
-
-def _http_error(response: httpx.Response, route: Route) -> DiscordHTTPError:
-    body = _json_body(response) or {}
-    code = body.get("code") if isinstance(body.get("code"), int) else 0
-    message = body.get("message") if isinstance(body.get("message"), str) else ""
-    errors = body.get("errors") if isinstance(body.get("errors"), dict) else None
-    status = response.status_code
-    kind: type[DiscordHTTPError] = {
-        400: BadRequest,
-        401: Unauthorized,
-        403: Forbidden,
-        404: NotFound,
-    }.get(status, DiscordServerError if status >= 500 else DiscordHTTPError)
-    return kind(
-        status,
-        cast(int, code),
-        cast(str, message),
-        method=route.method,
-        route=route.template,
-        errors=cast(dict[str, Any] | None, errors),
-    )

@@ -32,6 +32,16 @@ class MessageReference(TypedDict, total=False):
     guild_id: str
 
 
+class Attachment(TypedDict):
+    id: str
+    filename: str
+    size: int
+    url: str
+    proxy_url: NotRequired[str]
+    content_type: NotRequired[str]
+    duration_secs: NotRequired[float]
+
+
 class Message(TypedDict):
     id: str
     channel_id: str
@@ -45,6 +55,8 @@ class Message(TypedDict):
     reactions: NotRequired[list[Reaction]]
     message_reference: NotRequired[MessageReference]
     webhook_id: NotRequired[str]
+    attachments: NotRequired[list[Attachment]]
+    flags: NotRequired[int]
 
 
 class ThreadMetadata(TypedDict, total=False):

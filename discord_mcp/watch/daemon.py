@@ -31,7 +31,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -49,6 +49,7 @@ from discord_mcp.errors import (
     StateError,
     Unauthorized,
 )
+from discord_mcp.files.store import OwnerFiles
 from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import JobView, SessionView
@@ -90,7 +91,12 @@ class Engine(Protocol):
     ) -> SessionView: ...
 
     async def submit(
-        self, thread_id: str, message_id: str, prompt: str, author: str
+        self,
+        thread_id: str,
+        message_id: str,
+        prompt: str,
+        author: str,
+        attachments: Sequence[Mapping[str, Any]] = (),
     ) -> JobView: ...
 
     async def set_tool(self, thread_id: str, tool: str) -> SessionView: ...
@@ -136,6 +142,7 @@ class Watcher:
         self.link = link
         self._wall: Callable[[], float] = time.time
         self._inbox = Inbox(settings.home)
+        self._files = OwnerFiles(settings.home)
         self._store = DecisionStore(settings.home)
         self._cursors = Cursors(settings.home)
         self._alive = Alive(settings.home, self._wall)
@@ -414,7 +421,7 @@ class Watcher:
         if channel_id == self._settings.channel_id:
             if command is not None:
                 return Route("channel_command", command)
-            return Route("inbox" if content.strip() else "ignore")
+            return Route("inbox" if content.strip() or message.get("attachments") else "ignore")
         mine = [d for d in decisions if d.thread_id == channel_id]
         if command is None and any(
             d.status == "pending" or d.handled(str(message["id"])) for d in mine
@@ -425,8 +432,8 @@ class Watcher:
         if self._engine.session(channel_id) is not None:
             if command is not None:
                 return Route("thread_command", command)
-            return Route("job" if content.strip() else "ignore")
-        if not content.strip():
+            return Route("job" if content.strip() or message.get("attachments") else "ignore")
+        if not content.strip() and not message.get("attachments"):
             return Route("ignore")
         return Route("inbox", project=mine[-1].project if mine else None)
 
@@ -458,9 +465,13 @@ class Watcher:
                     await self._reply(channel_id, message_id, reply.text)
         elif route.kind == "job":
             author = _name(message.get("author") or {})
-            await self._engine.submit(channel_id, message_id, str(message["content"]), author)
+            files = await self._files.keep(message)  # the owner's files go to the agent
+            await self._engine.submit(
+                channel_id, message_id, str(message.get("content") or ""), author, files
+            )
         elif route.kind == "inbox":
-            await off_loop(self._inbox.add, [self._inbox_item(message, route.project)])
+            files = await self._files.keep(message)
+            await off_loop(self._inbox.add, [self._inbox_item(message, route.project, files)])
 
     def _discover_thread_of(self, message: dict[str, Any]) -> None:
         """A channel message that started a thread, or says one was created: watch the thread."""
@@ -472,7 +483,12 @@ class Watcher:
         if thread_id and str(thread_id) != self._settings.channel_id:
             self._cursors.watch(str(thread_id), parent_id=self._settings.channel_id, start=None)
 
-    def _inbox_item(self, message: dict[str, Any], project: str | None) -> InboxItem:
+    def _inbox_item(
+        self,
+        message: dict[str, Any],
+        project: str | None,
+        attachments: Sequence[Mapping[str, Any]] = (),
+    ) -> InboxItem:
         author = message.get("author") or {}
         channel_id = str(message["channel_id"])
         return InboxItem(
@@ -484,6 +500,7 @@ class Watcher:
             content=str(message.get("content") or ""),
             timestamp=str(message.get("timestamp") or ""),
             project=project,
+            attachments=tuple(dict(a) for a in attachments),  # the owner's files, kept locally
         )
 
     async def _refuse(self, channel_id: str, message_id: str, user_id: str) -> None:

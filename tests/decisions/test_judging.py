@@ -165,10 +165,43 @@ def test_hidden_reply_text_gets_a_one_time_hint_to_use_reactions() -> None:
     assert "Message Content" in first.reply
     decision = decision.replace(**first.changes)
     assert judge_message(decision, message(""), OWNERS, None).kind == "ignore"
-    assert (
-        judge_message(make_decision(), message("", attachments=[{"id": "1"}]), OWNERS, None).kind
-        == "ignore"
+    stickers = message("", sticker_items=[{"id": "1", "name": "wave"}])
+    assert judge_message(make_decision(), stickers, OWNERS, None).kind == "ignore"
+
+
+SHOT = {"id": "700000000000000001", "filename": "shot.png", "content_type": "image/png"}
+
+
+def test_a_file_alone_answers_in_the_owners_own_words_and_is_recorded() -> None:
+    decision = make_decision(options=("Ship", "Hold"))
+    verdict = judge_message(decision, message("", attachments=[SHOT]), OWNERS, None)
+    assert verdict.kind == "resolve"
+    assert verdict.changes["answer"] == "[file: shot.png]"
+    assert verdict.changes["selected_option"] is None
+    assert verdict.changes["answer_message_id"] == "900000000000000001"
+    [kept] = verdict.changes["attachments"]
+    assert (kept["attachment_id"], kept["filename"], kept["path"]) == (SHOT["id"], "shot.png", None)
+
+
+def test_a_voice_message_answers_as_one() -> None:
+    voice = message("", attachments=[{**SHOT, "filename": "voice-message.ogg"}], flags=1 << 13)
+    verdict = judge_message(make_decision(), voice, OWNERS, None)
+    assert verdict.changes["answer"] == "[voice message: voice-message.ogg]"
+    assert verdict.changes["attachments"][0]["voice_message"] is True
+
+
+def test_a_reply_with_text_and_a_file_is_parsed_and_keeps_the_file() -> None:
+    decision = make_decision(options=("Ship", "Hold"))
+    verdict = judge_message(decision, message("hold", attachments=[SHOT]), OWNERS, None)
+    assert verdict.changes["selected_option"] == "Hold"
+    assert verdict.changes["attachments"][0]["filename"] == "shot.png"
+
+
+def test_a_strangers_file_answers_nothing() -> None:
+    verdict = judge_message(
+        make_decision(), message("", author=STRANGER, attachments=[SHOT]), OWNERS, None
     )
+    assert verdict.kind == "refuse"
 
 
 BRANCHES = ("Delete the old branches", "Keep them")

@@ -815,6 +815,10 @@ class ModelServer:
         body = request.body if isinstance(request.body, dict) else {}
         match = re.fullmatch(r"/v1beta/models/([^/:]+):(\w+)", request.path)
         model, method = (match.group(1), match.group(2)) if match else ("gemini-stub", "")
+        if method == "countTokens":
+            # Gemini counts the tokens of a file it reads into the prompt (``@path``): plumbing.
+            request.kind = "side"
+            return 200, "application/json", json.dumps({"totalTokens": 10}).encode()
         config = body.get("generationConfig") or {}
         schema = config.get("responseJsonSchema") or config.get("responseSchema")
         if config.get("responseMimeType") == "application/json" or schema:

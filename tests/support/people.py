@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import httpx
@@ -30,6 +31,38 @@ class People:
             f"/channels/{channel_id}/messages",
             json={"author_id": author or self._emulator.owner_user_id, "content": content},
         )
+        response.raise_for_status()
+        return dict(response.json())
+
+    def send_files(
+        self,
+        channel_id: str,
+        files: list[tuple[str, bytes, str]],
+        *,
+        content: str = "",
+        author: str | None = None,
+        voice_message: bool = False,
+    ) -> dict[str, Any]:
+        """Post files (name, bytes, content type) with optional ``content``, as a person would
+        from the phone; ``voice_message`` sends the one audio file as a voice message."""
+        attachments: list[dict[str, Any]] = [
+            {
+                "filename": name,
+                "data_base64": base64.b64encode(data).decode(),
+                "content_type": content_type,
+            }
+            for name, data, content_type in files
+        ]
+        body: dict[str, Any] = {
+            "author_id": author or self._emulator.owner_user_id,
+            "attachments": attachments,
+        }
+        if content:
+            body["content"] = content
+        if voice_message:
+            body["voice_message"] = True
+            attachments[0]["duration_secs"] = 2.5
+        response = self._http.post(f"/channels/{channel_id}/messages", json=body)
         response.raise_for_status()
         return dict(response.json())
 

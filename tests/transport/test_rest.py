@@ -14,13 +14,14 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.errors import (
     BadRequest,
     CloudflareBanned,
+    DiscordHTTPError,
     DiscordServerError,
     DiscordTransportError,
     NotFound,
     RateLimited,
     Unauthorized,
 )
-from discord_mcp.transport.rest import RestClient
+from discord_mcp.transport.rest import RestClient, Upload
 from discord_mcp.transport.routes import Route
 from tests.support.people import People
 
@@ -218,6 +219,50 @@ async def test_message_creates_are_retried_safely_thanks_to_the_nonce(
     people.fault(route="POST /channels/{channel_id}/messages", status=503, count=1)
     await rest.create_message(discord.channel_id, "exactly once")
     assert [m["content"] for m in people.messages(discord.channel_id)] == ["exactly once"]
+
+
+async def test_files_are_sent_as_multipart_and_arrive_byte_for_byte(
+    rest: RestClient, discord: RunningEmulator
+) -> None:
+    blob = bytes(range(256)) * 64 + b"\r\n--boundary-like\r\n"
+    sent = await rest.create_message(
+        discord.channel_id,
+        "two files",
+        files=[Upload("blob.bin", blob), Upload("notes.txt", b"hello\n", "text/plain")],
+    )
+    assert sent["content"] == "two files"
+    names = [a["filename"] for a in sent.get("attachments", [])]
+    assert names == ["blob.bin", "notes.txt"]
+    first = sent.get("attachments", [])[0]
+    async with httpx.AsyncClient() as cdn:
+        assert (await cdn.get(first["url"])).content == blob
+
+
+async def test_long_text_with_files_puts_the_files_on_the_last_part(
+    rest: RestClient, discord: RunningEmulator
+) -> None:
+    parts = await rest.send_text(discord.channel_id, "x" * 2500, files=[Upload("a.txt", b"a")])
+    assert [len(p.get("attachments") or []) for p in parts] == [0, 1]
+
+
+async def test_a_message_with_files_is_retried_safely_thanks_to_the_nonce(
+    rest: RestClient, discord: RunningEmulator, people: People
+) -> None:
+    people.fault(route="POST /channels/{channel_id}/messages", status=503, count=1)
+    await rest.create_message(discord.channel_id, "once", files=[Upload("a.txt", b"a")])
+    sent = people.messages(discord.channel_id)
+    assert [m["content"] for m in sent] == ["once"]
+    assert [a["filename"] for a in sent[0]["attachments"]] == ["a.txt"]
+
+
+async def test_a_file_over_discords_size_limit_is_a_413_with_code_40005(
+    rest: RestClient, discord: RunningEmulator
+) -> None:
+    with pytest.raises(DiscordHTTPError) as caught:
+        await rest.create_message(
+            discord.channel_id, files=[Upload("big.bin", b"\0" * (10 * 1024 * 1024 + 1))]
+        )
+    assert (caught.value.status, caught.value.code) == (413, 40005)
 
 
 async def test_a_post_without_nonce_is_not_repeated_after_a_server_error(

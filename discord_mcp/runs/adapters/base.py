@@ -16,6 +16,12 @@ E_ADAPTER_MISSING_RESULT (or E_CLI_EXIT_NONZERO when the exit code says more); a
 that never reported its key is E_ADAPTER_SESSION_KEY_MISSING, since the thread could not be
 resumed.
 
+Files. An owner's message may carry files (a screenshot from the phone, a voice message), kept
+locally by the daemon. Each adapter hands them to its CLI the way that CLI takes them
+(:class:`AttachedFile`; :func:`prompt_with_files` lists them in the prompt): Claude Code gets
+the paths and ``--add-dir`` for their directory (it opens images with its Read tool), Codex
+gets images with ``--image``, Gemini gets ``@path`` references it reads into the prompt.
+
 MCP registration: each run's agent gets discord-mcp as an MCP server named ``discord``
 (:class:`McpRegistration` plus ``DISCORD_THREAD_ID``). Secrets never go into argv: values of
 variables named like ``*TOKEN*``, ``*KEY*``, ``*SECRET*``, ``*PASSWORD*`` are passed in a 0600
@@ -27,7 +33,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -88,6 +94,40 @@ def is_secret_name(name: str) -> bool:
 
 
 @dataclass(frozen=True)
+class AttachedFile:
+    """A file the owner sent with the job's message, as a local copy."""
+
+    path: Path
+    content_type: str | None = None
+    voice_message: bool = False
+
+    @property
+    def is_image(self) -> bool:
+        return (self.content_type or "").startswith("image/")
+
+    def describe(self) -> str:
+        kind = self.content_type or "file"
+        return f"a voice message, {kind}" if self.voice_message else kind
+
+
+def prompt_with_files(
+    prompt: str, files: Sequence[AttachedFile], show: Callable[[Path], str] = str
+) -> str:
+    """``prompt`` followed by the list of the owner's files (each shown by ``show``)."""
+    if not files:
+        return prompt
+    lines = ["The owner attached these files (local copies; open them to see them):"]
+    lines += [f"- {show(f.path)} ({f.describe()})" for f in files]
+    note = "\n".join(lines)
+    return f"{prompt.rstrip()}\n\n{note}" if prompt.strip() else note
+
+
+def file_dirs(files: Sequence[AttachedFile]) -> list[str]:
+    """The directories holding the files, each once, in order."""
+    return list(dict.fromkeys(str(f.path.parent) for f in files))
+
+
+@dataclass(frozen=True)
 class InvocationRequest:
     """What the engine tells an adapter about the run it is to start."""
 
@@ -100,6 +140,7 @@ class InvocationRequest:
     thread_id: str
     env: Mapping[str, str]  # the environment the CLI will get, before the adapter's additions
     mcp: McpRegistration | None
+    attachments: tuple[AttachedFile, ...] = ()  # the owner's files sent with this job
 
     def mcp_env(self) -> dict[str, str]:
         """The MCP server's environment: the registration's plus the thread id."""

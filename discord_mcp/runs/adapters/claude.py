@@ -5,6 +5,9 @@ New session::
     claude -p --verbose --output-format stream-json --mcp-config <job>/mcp.json
            --allowedTools mcp__discord <project args> -- <prompt>
 
+Files the owner sent: their paths are listed in the prompt (Claude opens images with its Read
+tool) and their directory is added with ``--add-dir``, so reading them needs no permission.
+
 Resume: the same with ``--resume <session_id>`` (stable across resumes; works from any cwd).
 ``--mcp-config`` and ``--allowedTools`` take several values and would swallow a prompt after
 them, hence the ``--``. The per-job MCP config (mode 0600: it holds the bot token) adds the
@@ -29,6 +32,8 @@ from discord_mcp.runs.adapters.base import (
     Invocation,
     InvocationRequest,
     Verdict,
+    file_dirs,
+    prompt_with_files,
     token_usage,
 )
 from discord_mcp.runs.views import Tool
@@ -145,7 +150,10 @@ class ClaudeAdapter:
             files[config_path] = json.dumps({"mcpServers": {MCP_SERVER_NAME: server}}, indent=1)
             argv += ["--mcp-config", str(config_path)]
             argv += ["--allowedTools", f"mcp__{MCP_SERVER_NAME}"]
-        argv += [*request.default_args, "--", request.prompt]
+        if request.attachments:
+            argv += ["--add-dir", *file_dirs(request.attachments)]
+        prompt = prompt_with_files(request.prompt, request.attachments)
+        argv += [*request.default_args, "--", prompt]
         return Invocation(argv=tuple(argv), files=files)
 
     def decoder(self) -> Decoder:

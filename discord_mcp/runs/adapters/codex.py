@@ -9,6 +9,10 @@ Options go before ``resume``: ``exec``'s own options (``-s``, ``--full-auto``, .
 after it, and accepted before it for a resumed run too. The thread id is stable across
 resumes.
 
+Images the owner sent go with ``--image=<path>`` (right after ``exec``, where the next argument
+is an option, since ``exec``'s ``--image`` takes several values; after ``resume`` for a resumed
+run); every file is also listed by path in the prompt.
+
 The ``discord`` MCP server is added with ``-c`` overrides (TOML values): ``command``, ``args``,
 ``default_tools_approval_mode = "approve"`` (``exec`` refuses MCP calls that need approval
 otherwise), ``required = true`` (else a slow server misses the first turn's tool search) and
@@ -32,6 +36,7 @@ from discord_mcp.runs.adapters.base import (
     Invocation,
     InvocationRequest,
     Verdict,
+    prompt_with_files,
     token_usage,
     truncate,
 )
@@ -123,7 +128,11 @@ class CodexAdapter:
     tool: Tool = "codex"
 
     def invocation(self, request: InvocationRequest) -> Invocation:
-        argv = [request.executable, "exec", "--json", "--skip-git-repo-check"]
+        images = [f"--image={f.path}" for f in request.attachments if f.is_image]
+        argv = [request.executable, "exec"]
+        if not request.resume_key:
+            argv += images
+        argv += ["--json", "--skip-git-repo-check"]
         env: dict[str, str] = {}
         if request.mcp is not None:
             server_env = request.mcp_env()
@@ -140,8 +149,8 @@ class CodexAdapter:
             env.update(server_env)
         argv += list(request.default_args)
         if request.resume_key:
-            argv += ["resume", request.resume_key]
-        argv += ["--", request.prompt]
+            argv += ["resume", *images, request.resume_key]
+        argv += ["--", prompt_with_files(request.prompt, request.attachments)]
         return Invocation(argv=tuple(argv), env=env)
 
     def decoder(self) -> Decoder:

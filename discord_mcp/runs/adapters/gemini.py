@@ -5,7 +5,9 @@ New session and resume::
     gemini --output-format stream-json <project args> --prompt=<prompt>
     gemini --output-format stream-json --resume <session_id> <project args> --prompt=<prompt>
 
-``--prompt=`` keeps a prompt that starts with ``-`` from being read as an option. Resume works
+``--prompt=`` keeps a prompt that starts with ``-`` from being read as an option. Files the owner
+sent are ``@path`` references in the prompt, which Gemini reads into the prompt itself (images
+too); their directory joins the workspace with ``--include-directories``. Resume works
 only from the directory the session was created in (sessions are stored per project), which
 is why every run happens in the project's path.
 
@@ -51,6 +53,8 @@ from discord_mcp.runs.adapters.base import (
     InvocationRequest,
     Verdict,
     as_int,
+    file_dirs,
+    prompt_with_files,
     truncate,
 )
 from discord_mcp.runs.views import Tool, Usage
@@ -153,7 +157,10 @@ class GeminiAdapter:
         argv = [request.executable, "--output-format", "stream-json"]
         if request.resume_key:
             argv += ["--resume", request.resume_key]
-        argv += [*request.default_args, f"--prompt={request.prompt}"]
+        if request.attachments:
+            argv += [f"--include-directories={d}" for d in file_dirs(request.attachments)]
+        prompt = prompt_with_files(request.prompt, request.attachments, _at_reference)
+        argv += [*request.default_args, f"--prompt={prompt}"]
         if request.mcp is None:
             return Invocation(argv=tuple(argv))
         real = real_gemini_dir(request.env)
@@ -188,6 +195,11 @@ class GeminiAdapter:
 
     def decoder(self) -> Decoder:
         return GeminiDecoder()
+
+
+def _at_reference(path: Path) -> str:
+    """``@path`` as Gemini's prompt reads it (spaces escaped with a backslash)."""
+    return "@" + str(path).replace(" ", "\\ ")
 
 
 def real_gemini_dir(env: Mapping[str, str]) -> Path:

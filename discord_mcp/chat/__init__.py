@@ -1,0 +1,1 @@
+"""Messages, reactions and history an agent reads and posts (the chat tools' logic)."""

@@ -1,0 +1,1 @@
+"""What may leave the machine for Discord: secrets redacted, files checked (outbound safety)."""

@@ -1,0 +1,244 @@
+"""Which files an agent may send to Discord, read and checked before anything is posted.
+
+A file goes out only if, with every symlink resolved, it is a regular file inside the
+session's project directory (the server's working directory) or inside a directory the owner
+listed in ``DISCORD_MCP_FILE_ROOTS``; and never if it is inside the state directory or looks
+like a place secrets live (:data:`DENIED_NAMES`, :data:`DENIED_DIRS`), wherever it is. Text
+files are scanned like messages (:mod:`discord_mcp.outbound.redaction`) and sent redacted.
+
+Discord's limits for a bot's message (reference: "Uploading Files" and "Create Message"): at
+most :data:`MAX_FILES` files, each at most :data:`MAX_FILE_BYTES` (the default upload limit; a
+boosted server allows more, but a bot cannot count on it), and at most
+:data:`MAX_REQUEST_BYTES` for the whole request. Larger requests fail with HTTP 413 (40005),
+so they are refused here with the limits in the sentence.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import mimetypes
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from discord_mcp.errors import FileRefused
+from discord_mcp.outbound.redaction import redact
+from discord_mcp.transport.rest import Upload
+
+MAX_FILES = 10
+MAX_FILE_BYTES = 10 * 1024 * 1024
+MAX_REQUEST_BYTES = 25 * 1024 * 1024
+LIMITS = "Discord allows a bot at most 10 files per message, each at most 10 MiB and 25 MiB in all"
+
+DENIED_DIRS = frozenset(
+    {".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure", ".git", ".claude", ".codex"}
+    | {".gemini", ".password-store", ".terraform.d", "gcloud", "keyrings"}
+)
+"""Directory names whose contents are never sent, wherever they are."""
+DENIED_NAMES = (
+    ".env",
+    ".env.*",
+    "*.env",
+    ".envrc",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".claude.json",
+    "credentials",
+    "credentials.json",
+    "*credentials*.json",
+    "service-account*.json",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "*.kdbx",
+    "secrets.*",
+    "*.tfstate",
+)
+"""File names (shell patterns, case-insensitive) that usually hold secrets."""
+ALLOWED_NAMES = (".env.example", ".env.sample", ".env.template", ".env.dist")
+"""Exceptions to :data:`DENIED_NAMES`: templates without values."""
+
+
+@dataclass(frozen=True, slots=True)
+class FilePolicy:
+    """Where files may come from.
+
+    Attributes:
+        project_dir: the session's project directory (the server's working directory).
+        roots: more directories the owner allowed (``DISCORD_MCP_FILE_ROOTS``).
+        state_dir: the state directory, never a source.
+    """
+
+    project_dir: Path
+    state_dir: Path
+    roots: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Files ready to upload, how to describe them, and what was redacted in them."""
+
+    uploads: tuple[Upload, ...] = ()
+    described: tuple[dict[str, Any], ...] = ()
+    redacted: tuple[str, ...] = field(default=())
+
+
+def prepare(paths: Sequence[str], policy: FilePolicy, known_secrets: Iterable[str]) -> Prepared:
+    """Check and read ``paths`` (blocking: run it in a thread).
+
+    Raises:
+        FileRefused: a path is outside the allowed directories, is not a file, looks like a
+            secret, or the files break Discord's count or size limits.
+    """
+    if not paths:
+        return Prepared()
+    if len(paths) > MAX_FILES:
+        raise FileRefused(f"{len(paths)} files given. {LIMITS}: send fewer, or zip them")
+    secrets = tuple(known_secrets)
+    uploads: list[Upload] = []
+    described: list[dict[str, Any]] = []
+    redacted: list[str] = []
+    total = 0
+    for raw in paths:
+        path = check_path(raw, policy)
+        data = _read(path, raw)
+        content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        text = _as_text(data)
+        if text is not None:
+            clean = redact(text, secrets)
+            if clean.changed:
+                data = clean.text.encode("utf-8")
+                redacted.extend(
+                    f"{kind} in file {path.name}" for kind in dict.fromkeys(clean.kinds)
+                )
+            if content_type == "application/octet-stream":
+                content_type = "text/plain"
+        total += len(data)
+        if total > MAX_REQUEST_BYTES:
+            raise FileRefused(
+                f"the files add up to more than 25 MiB. {LIMITS}: send them in several "
+                "messages, or compress them"
+            )
+        uploads.append(Upload(path.name, data, content_type))
+        described.append(
+            {
+                "path": str(path),
+                "filename": path.name,
+                "size": len(data),
+                "content_type": content_type,
+            }
+        )
+    return Prepared(tuple(uploads), tuple(described), tuple(redacted))
+
+
+def check_path(raw: str, policy: FilePolicy) -> Path:
+    """The resolved path of ``raw`` (relative paths are the project's), if it may be sent.
+
+    Raises:
+        FileRefused: with the reason.
+    """
+    given = Path(raw).expanduser()
+    if not given.is_absolute():
+        given = policy.project_dir / given
+    try:
+        path = given.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise FileRefused(f"{raw}: no such file (relative paths are the project's)") from None
+    for name in (given.name, path.name):
+        if _denied_name(name):
+            raise FileRefused(
+                f"{raw}: {name} usually holds secrets, so it is never sent to Discord. Copy "
+                "what the owner needs into a new file without credentials, and send that"
+            )
+    roots = [_resolved(policy.project_dir), *(_resolved(r) for r in policy.roots)]
+    state = _resolved(policy.state_dir)
+    if _inside(path, state):
+        raise FileRefused(f"{raw}: files in the discord-mcp state directory are never sent")
+    root = next((r for r in roots if _inside(path, r)), None)
+    if root is None:
+        raise FileRefused(
+            f"{raw} is outside the project directory {roots[0]}: files are sent only from the "
+            "project (or from directories the owner lists in DISCORD_MCP_FILE_ROOTS). Copy it "
+            "into the project first if the owner should see it"
+        )
+    # The directories between the root and the file, as resolved and as the agent named them
+    # (a link named innocently may live in a denied directory, or point into one).
+    between = [*path.relative_to(root).parts[:-1], *_parts_below(given, policy.project_dir)]
+    denied = next((p for p in between if p.lower() in DENIED_DIRS), None)
+    if denied is not None:
+        raise FileRefused(
+            f"{raw}: files under {denied}/ hold keys or credentials and are never sent to Discord"
+        )
+    if not path.is_file():
+        raise FileRefused(f"{raw} is not a regular file")
+    return path
+
+
+def _parts_below(given: Path, project_dir: Path) -> tuple[str, ...]:
+    try:
+        return given.relative_to(project_dir).parts[:-1]
+    except ValueError:
+        return ()
+
+
+def _denied_name(name: str) -> bool:
+    lowered = name.lower()
+    if lowered in ALLOWED_NAMES:
+        return False
+    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in DENIED_NAMES)
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.expanduser().resolve()
+    except (OSError, RuntimeError):
+        return path
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _read(path: Path, raw: str) -> bytes:
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise FileRefused(
+                f"{raw} is {size / 1024 / 1024:.1f} MiB. {LIMITS}: compress it, or send the "
+                "part that matters"
+            )
+        with open(path, "rb", opener=_no_follow) as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise FileRefused(f"{raw} cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise FileRefused(f"{raw} is larger than 10 MiB. {LIMITS}")
+    return data
+
+
+def _no_follow(path: str, flags: int) -> int:
+    # The path is already resolved; a symlink swapped in since then is not followed.
+    return os.open(path, flags | os.O_NOFOLLOW)
+
+
+def _as_text(data: bytes) -> str | None:
+    """The file as text if it is UTF-8 without NUL bytes (then it is scanned for secrets)."""
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

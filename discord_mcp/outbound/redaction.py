@@ -1,0 +1,182 @@
+"""Secrets out of everything the bot posts for an agent.
+
+Theory. An agent reads files and command output all day; a careless ``notify`` or a log file
+sent with ``send_message`` could carry a key to a Discord channel other people can read. Every
+text the bot posts for an agent (messages, questions, options, status cards, text files) goes
+through :func:`redact` first. What it finds is replaced by ``[redacted: <kind>]`` and named in
+the tool's result, so the agent knows its message changed.
+
+The shapes are data (:data:`PATTERNS`): one row per kind, each a regular expression whose
+``secret`` group (or whole match) is the part replaced. Known formats with a fixed prefix
+(GitHub, Slack, AWS key ids, ...) are matched anywhere; the generic ``password=...`` rule is
+careful, since code and prose are full of the word: it takes only a value assigned to a
+secret-sounding name, and leaves alone values that look like code (calls, references to
+variables or settings, templates) or placeholders (``***``, ``<your-password>``, ``changeme``).
+Besides the shapes, literal values the process knows to be secret (the bot token) are replaced
+wherever they appear.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_KEY_NAME = (
+    r"[A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key"
+    r"|access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|private[_-]?key"
+    r"|credentials?)[A-Za-z0-9_.-]*"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """One kind of secret: its name as the result reports it, and how to find it."""
+
+    kind: str
+    pattern: re.Pattern[str]
+
+
+def _shape(kind: str, regex: str, flags: int = 0) -> Shape:
+    return Shape(kind, re.compile(regex, flags))
+
+
+PATTERNS: tuple[Shape, ...] = (
+    _shape(
+        "private key",
+        r"(?P<secret>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z))",
+        re.DOTALL,
+    ),
+    _shape(
+        "Discord bot token",
+        r"(?<![A-Za-z0-9_-])(?P<secret>[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}"
+        r"\.[A-Za-z0-9_-]{27,40})(?![A-Za-z0-9_-])",
+    ),
+    _shape(
+        "Discord webhook URL",
+        r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api(?:/v\d+)?/webhooks/\d+/"
+        r"(?P<secret>[A-Za-z0-9_-]{20,})",
+    ),
+    _shape("GitHub token", r"\b(?P<secret>gh[pousr]_[A-Za-z0-9]{36,255})\b"),
+    _shape("GitHub token", r"\b(?P<secret>github_pat_[A-Za-z0-9_]{22,255})\b"),
+    _shape("Anthropic API key", r"\b(?P<secret>sk-ant-[a-z]+\d*-[A-Za-z0-9_-]{20,})"),
+    _shape(
+        "OpenAI API key",
+        r"\b(?P<secret>sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}"
+        r"|sk-[A-Za-z0-9]{20,}T3BlbkFJ[A-Za-z0-9]{20,}|sk-[A-Za-z0-9]{40,})",
+    ),
+    _shape("AWS access key id", r"\b(?P<secret>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})\b"),
+    _shape(
+        "AWS secret access key",
+        r"(?i:aws_?secret_?(?:access_?)?key)[\"']?\s*[:=]\s*[\"']?"
+        r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+    ),
+    _shape("Slack token", r"\b(?P<secret>xox[abposr]-[A-Za-z0-9-]{10,})"),
+    _shape(
+        "Slack webhook URL",
+        r"https://hooks\.slack\.com/services/(?P<secret>T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+)",
+    ),
+    _shape("Google API key", r"\b(?P<secret>AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])"),
+    _shape("Google OAuth secret", r"\b(?P<secret>GOCSPX-[A-Za-z0-9_-]{20,})"),
+    _shape("Google OAuth token", r"\b(?P<secret>ya29\.[0-9A-Za-z_-]{20,})"),
+    _shape("Stripe key", r"\b(?P<secret>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,})"),
+    _shape(
+        "JSON web token",
+        r"\b(?P<secret>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,})",
+    ),
+    _shape("bearer token", r"(?i:\bbearer)\s+(?P<secret>[A-Za-z0-9._~+/-]{20,}=*)"),
+    _shape(
+        "password in a URL",
+        r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/:@]+:(?P<secret>[^\s/@]{3,})@[^\s/@]",
+    ),
+    _shape(
+        "password",
+        r"(?i:\b" + _KEY_NAME + r")[\"']?\s*(?::=|=>|[:=])\s*"
+        r"(?P<secret>\"[^\"\n]{4,}\"|'[^'\n]{4,}'|[^\s\"'`,;]{8,})",
+    ),
+)
+"""Every shape, most specific first (a text already replaced is not matched again)."""
+
+_CODE_LIKE = re.compile(
+    r"""[()\[\]{}<>$%]            # a call, an index, a template, an interpolation
+    |^(?:os|process|env|self|this|settings|config|cfg|args|opts|options|request|req|params)\.
+    |^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$   # a dotted reference
+    |^[A-Z][A-Z0-9_]*$                                        # another variable's NAME
+    |^(?:str|int|bytes|bool|string|none|null|nil|true|false|undefined|required|optional)$
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+_PLACEHOLDER = re.compile(
+    r"^(?:[*xX.•#-]+|\.\.\.|changeme|change[_-]?me|example|sample|placeholder|password|secret"
+    r"|your[_-]?\w*|my[_-]?\w*|redacted|hidden|test|dummy|fake|foo|bar|todo|tbd|none|null"
+    r"|\[redacted[^\]]*\])$",
+    re.IGNORECASE,
+)
+_REDACTED = "[redacted: {kind}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    """A text with its secrets replaced, and the kinds found (one entry per replacement)."""
+
+    text: str
+    kinds: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.kinds)
+
+
+def redact(text: str, known: Iterable[str] = ()) -> Redacted:
+    """``text`` with every secret replaced by ``[redacted: <kind>]``.
+
+    Args:
+        known: literal secret values (the bot token) to replace wherever they appear; values
+            shorter than 8 characters are ignored (they would match ordinary words).
+    """
+    kinds: list[str] = []
+    for value in sorted({v for v in known if len(v) >= 8}, key=len, reverse=True):
+        count = text.count(value)
+        if count:
+            text = text.replace(value, _REDACTED.format(kind="bot token"))
+            kinds.extend(["bot token"] * count)
+    for shape in PATTERNS:
+        text = shape.pattern.sub(functools.partial(_replace, shape=shape, kinds=kinds), text)
+    return Redacted(text, tuple(kinds))
+
+
+def _replace(match: re.Match[str], *, shape: Shape, kinds: list[str]) -> str:
+    secret = match.group("secret")
+    if shape.kind == "password" and not _looks_secret(secret):
+        return match.group(0)
+    start, end = match.span("secret")
+    offset = match.start()
+    kinds.append(shape.kind)
+    whole = match.group(0)
+    replacement = _REDACTED.format(kind=shape.kind)
+    if secret[:1] in "\"'" and secret[-1:] == secret[:1]:
+        replacement = secret[0] + replacement + secret[0]
+    return whole[: start - offset] + replacement + whole[end - offset :]
+
+
+def _looks_secret(value: str) -> bool:
+    """Whether an assigned value is a secret rather than code or a placeholder."""
+    quoted = value[:1] in "\"'" and value[-1:] == value[:1]
+    inner = value[1:-1].strip() if quoted else value
+    if _PLACEHOLDER.match(inner) or inner.startswith("[redacted"):
+        return False
+    if quoted:
+        return len(inner) >= 4 and not re.search(r"\$\{|\{\{|%\(|^<.*>$", inner)
+    return not _CODE_LIKE.search(inner)
+
+
+def summary(found: Iterable[tuple[str, Redacted]]) -> list[str]:
+    """``["GitHub token in content", ...]``: what was replaced where, for a tool result."""
+    lines: list[str] = []
+    for where, redacted in found:
+        for kind in dict.fromkeys(redacted.kinds):
+            count = redacted.kinds.count(kind)
+            lines.append(f"{kind} in {where}" + (f" (x{count})" if count > 1 else ""))
+    return lines

@@ -1,0 +1,74 @@
+"""Reading Discord's answers for :mod:`discord_mcp.transport.rest`: error bodies into
+:mod:`discord_mcp.errors`, 429 bodies into a wait, and the backoff between retries.
+
+Only the REST client uses these; they live apart so the one request function stays readable.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, cast
+
+import httpx
+
+from discord_mcp.errors import (
+    BadRequest,
+    CloudflareBanned,
+    DiscordHTTPError,
+    DiscordServerError,
+    Forbidden,
+    NotFound,
+    Unauthorized,
+)
+from discord_mcp.transport.routes import Route
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before retry ``attempt`` (1, 2, ...): exponential, capped at 8 s, jittered."""
+    return float(min(0.5 * 2 ** (attempt - 1), 8.0) * (0.5 + random.random()))  # noqa: S311
+
+
+def json_body(response: httpx.Response) -> dict[str, Any] | None:
+    """The response's JSON object, or None when it has none."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def parse_429(response: httpx.Response, route: Route) -> tuple[float, bool]:
+    """``(retry_after, is_global)`` from a 429; a 429 without Discord's body is Cloudflare's.
+
+    Raises:
+        CloudflareBanned: the body is not Discord's rate-limit JSON.
+    """
+    body = json_body(response)
+    if body is None or not isinstance(body.get("retry_after"), int | float):
+        raise CloudflareBanned(route.method, route.template)
+    retry_after = max(float(body["retry_after"]), 0.0)
+    is_global = bool(body.get("global")) or response.headers.get("x-ratelimit-scope") == "global"
+    return retry_after, is_global
+
+
+def http_error(response: httpx.Response, route: Route) -> DiscordHTTPError:
+    """The error for a non-2xx, non-429 response, with Discord's code, message and fields."""
+    body = json_body(response) or {}
+    code = body.get("code") if isinstance(body.get("code"), int) else 0
+    message = body.get("message") if isinstance(body.get("message"), str) else ""
+    errors = body.get("errors") if isinstance(body.get("errors"), dict) else None
+    status = response.status_code
+    kind: type[DiscordHTTPError] = {
+        400: BadRequest,
+        401: Unauthorized,
+        403: Forbidden,
+        404: NotFound,
+    }.get(status, DiscordServerError if status >= 500 else DiscordHTTPError)
+    return kind(
+        status,
+        cast(int, code),
+        cast(str, message),
+        method=route.method,
+        route=route.template,
+        errors=cast(dict[str, Any] | None, errors),
+    )
