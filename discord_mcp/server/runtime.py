@@ -14,6 +14,7 @@ from discord_mcp.decisions.live import DecisionEvents
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.progress import ProgressBoard
+from discord_mcp.relay.fswatch import FileChanges
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.state.leases import ProcessLease
@@ -33,6 +34,7 @@ class Runtime:
         self.store = DecisionStore(settings.home)
         self.background = Background()
         self.rest = RestClient(settings.token, api_base=settings.api_base)
+        self.changes = FileChanges()
         self.link: LiveLink | None = None
         self.service = DecisionService(
             settings=settings,
@@ -41,6 +43,7 @@ class Runtime:
             background=self.background,
             live=lambda: self.link is not None and self.link.is_live(),
             lease=self.lease.name,
+            changes=self.changes,
         )
         self.progress = ProgressBoard(settings, self.rest)
         if settings.gateway != "off":
@@ -50,6 +53,7 @@ class Runtime:
                 handler=DecisionEvents(self.service, self.rest),
                 program="discord-mcp",
                 may_hold=settings.gateway == "auto",
+                changes=self.changes,
             )
 
     async def run_link(self) -> None:
@@ -61,4 +65,5 @@ class Runtime:
         """Finish background work (bounded) and close connections."""
         await self.background.drain()
         await self.rest.aclose()
+        self.changes.close()
         self.lease.close()

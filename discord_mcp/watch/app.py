@@ -11,6 +11,7 @@ from typing import TextIO
 from discord_mcp.config import Settings, watch_roots
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.relay.fswatch import FileChanges
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import Tool
 from discord_mcp.runs.adapters.base import McpRegistration
@@ -27,6 +28,7 @@ from discord_mcp.watch.notifier import DiscordNotifier
 log = logging.getLogger(__name__)
 
 DISPLAY_EVERY_S = 2.0
+"""How often the terminal's status display is redrawn (only with a terminal to draw on)."""
 
 
 def server_environment(settings: Settings) -> dict[str, str]:
@@ -70,6 +72,7 @@ async def run_daemon(
     async with (
         RestClient(settings.token, api_base=settings.api_base) as rest,
         Background() as background,
+        FileChanges() as changes,
     ):
         decisions = DecisionService(
             settings=settings,
@@ -78,6 +81,7 @@ async def run_daemon(
             background=background,
             live=lambda: "link" in holder and holder["link"].is_live(),
             watch_all=True,
+            changes=changes,
         )
         engine = RunEngine(
             state_dir=settings.home,
@@ -101,6 +105,7 @@ async def run_daemon(
                     handler=watcher,
                     program="discord-watch",
                     preferred=True,
+                    changes=changes,
                 )
             log.info(
                 "discord-watch running: channel %s, state %s", settings.channel_id, settings.home
