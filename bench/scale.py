@@ -24,8 +24,10 @@ compared: that far down, one tick of measurement noise outweighs the difference.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -38,7 +40,7 @@ from typing import Any
 
 import httpx
 
-from discord_mcp.emulator import RunningEmulator, start_in_thread
+from discord_mcp.emulator import Exchange, RunningEmulator, start_in_thread
 from discord_mcp.relay.holder import read_status
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -180,6 +182,8 @@ class Outcome:
         self.minimal_rss = 0.0
         self.rest_429 = 0
         self.rest_requests = 0
+        self.limited: collections.Counter[str] = collections.Counter()
+        """429s by route (numbers in the path replaced by ``{id}``)."""
         self.spool: list[float] = []
         self.holder_latency: list[float] = []
 
@@ -237,8 +241,13 @@ def _ask_all(
 
 def run(n: int, *, idle: float, rounds: int, holder_kind: str) -> Outcome:
     outcome = Outcome(n)
+
+    def count_429(exchange: Exchange) -> None:
+        if exchange.status == 429:
+            outcome.limited[f"{exchange.method} {re.sub(r'/[0-9]+', '/{id}', exchange.path)}"] += 1
+
     with (
-        start_in_thread(rate_limit_scale=1.0) as emulator,
+        start_in_thread(rate_limit_scale=1.0, exchange_hook=count_429) as emulator,
         tempfile.TemporaryDirectory() as tmp,
         httpx.Client(base_url=emulator.base_url + "/_emulator", timeout=10) as control,
     ):
@@ -352,9 +361,10 @@ def report(outcome: Outcome, idle: float, *, largest: bool) -> bool:
         f"{RSS_RATIO * outcome.minimal_rss:.1f} MB) {_verdict(rss_ok)}"
     )
     ok &= outcome.rest_429 == 0
+    routes = ", ".join(f"{route}: {count}" for route, count in outcome.limited.most_common())
     print(
         f"    429s: {outcome.rest_429} of {outcome.rest_requests} requests while asking "
-        f"(budget 0) {_verdict(outcome.rest_429 == 0)}"
+        f"(budget 0) {_verdict(outcome.rest_429 == 0)}" + (f" [{routes}]" if routes else "")
     )
     if outcome.holder_latency:
         print(

@@ -224,7 +224,7 @@ class LiveLink:
         while True:
             changed = news.take()
             await self._relay(reader)
-            if changed & {PRESENCE, PREFER}:
+            if changed & {PRESENCE, PREFER} and self._may_hold_at_all:
                 # The holder let go or died, or the daemon's wish changed: try the lock now.
                 self._retries = list(HANDOVER_RETRIES_S)
                 return
