@@ -185,6 +185,8 @@ class Outcome:
         self.limited: collections.Counter[str] = collections.Counter()
         """429s by route (numbers in the path replaced by ``{id}``)."""
         self.spool: list[float] = []
+        self.failed: list[str] = []
+        """Errors of asks that never reached Discord."""
         self.holder_latency: list[float] = []
 
 
@@ -201,9 +203,13 @@ def _env(emulator: RunningEmulator, home: Path, **extra: str) -> dict[str, str]:
 
 
 def _ask_all(
-    sessions: list[_Session], control: httpx.Client, owner: str, round_: int
+    sessions: list[_Session], control: httpx.Client, round_: int, failed: list[str]
 ) -> list[tuple[_Session, int, str]]:
-    """Every session asks at once; returns (session, call id, thread id) once every card is up."""
+    """Every session asks at once; returns (session, call id, thread id) once every card is up.
+
+    A call that ends in an error before its thread appears is left out and its error added to
+    ``failed``.
+    """
     calls = []
     for index, session in enumerate(sessions):
         question = f"Round {round_}, session {index}: deploy?"
@@ -225,11 +231,14 @@ def _ask_all(
 
         def thread_or_failure(q: str = question, s: _Session = session, c: int = call) -> Any:
             found = next((i for n, i in (threads() or {}).items() if q[:40] in n), None)
-            if found is None and s.replied(c):
-                raise RuntimeError(f"{q!r} ended before its thread appeared: {s.result(c)[0]}")
-            return found
+            return found or (s.replied(c) and "failed")
 
         thread_id = _wait(thread_or_failure, f"the thread of {question!r}", seconds=180)
+        if thread_id == "failed":
+            reply = session.result(call)[0]
+            content = reply.get("result", {}).get("content") or [{}]
+            failed.append(str(content[0].get("text") or reply)[:160])
+            continue
         _wait(
             lambda t=thread_id: control.get(f"/channels/{t}/messages").json(),
             f"the card of {question!r}",
@@ -299,7 +308,7 @@ def run(n: int, *, idle: float, rounds: int, holder_kind: str) -> Outcome:
             outcome.minimal_rss = _rss_mb(minimal.pid)
             before = control.get("/state").json()["stats"]
             for round_ in range(rounds):
-                asked = _ask_all(sessions, control, emulator.owner_user_id, round_)
+                asked = _ask_all(sessions, control, round_, outcome.failed)
                 posted = {}
                 for session, call, thread_id in asked:
                     posted[call, session.pid] = time.perf_counter()
@@ -366,6 +375,9 @@ def report(outcome: Outcome, idle: float, *, largest: bool) -> bool:
         f"    429s: {outcome.rest_429} of {outcome.rest_requests} requests while asking "
         f"(budget 0) {_verdict(outcome.rest_429 == 0)}" + (f" [{routes}]" if routes else "")
     )
+    if outcome.failed:
+        ok = False
+        print(f"    asks that failed: {len(outcome.failed)} FAILED, first: {outcome.failed[0]}")
     if outcome.holder_latency:
         print(
             f"    the holder's own answers (no spool): n={len(outcome.holder_latency)} "

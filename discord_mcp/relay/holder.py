@@ -88,6 +88,15 @@ class HolderStatus:
             self.state == "ready" and now - self.alive_at < ALIVE_WITHIN_S and pid_alive(self.pid)
         )
 
+    def held(self, now: float) -> bool:
+        """Another live process holds the gateway (connecting or ready), by a recent status."""
+        return (
+            self.state in ("connecting", "ready")
+            and now - self.alive_at < ALIVE_WITHIN_S
+            and self.pid != os.getpid()
+            and pid_alive(self.pid)
+        )
+
     def resumable(self, now: float) -> bool:
         """Whether a successor should try to resume this session."""
         return bool(self.session_id and self.resume_url) and now - self.alive_at < (

@@ -178,7 +178,7 @@ class LiveLink:
         try:
             with subscribed(self._changes, self._directory, {SPOOL, PRESENCE, PREFER}) as news:
                 while True:
-                    if self._may_hold() and self._lock.try_acquire():
+                    if self._may_hold(news) and self._lock.try_acquire():
                         self.following.clear()
                         self._retries.clear()
                         await self._relay(reader)  # the last holder's events come before ours
@@ -200,11 +200,18 @@ class LiveLink:
             if self._preferred:
                 clear_preference(self._prefer_path)
 
-    def _may_hold(self) -> bool:
+    def _may_hold(self, news: Subscription) -> bool:
+        """Whether to try the holder lock now."""
         if not self._may_hold_at_all:
             return False
         status = read_status(self._status_path)
-        if status is not None and status.disabled(self._wall()):
+        now = self._wall()
+        if status is not None and status.disabled(now):
+            return False
+        if news.notified and not self._retries and status is not None and status.held(now):
+            # A live holder says so, and its presence file would tell when it goes: a lock
+            # attempt (which opens and closes the lock file, waking every follower's watch)
+            # would only fail.
             return False
         # Leave the gateway to the watch daemon when it wants it.
         return self._preferred or preferred_pid(self._prefer_path) is None

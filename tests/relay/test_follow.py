@@ -70,12 +70,14 @@ async def eventually(condition: Callable[[], Any], seconds: float = 30.0) -> Any
 
 @contextlib.asynccontextmanager
 async def following(
-    settings: Settings, recorder: Recorder, **options: Any
+    settings: Settings, recorder: Recorder, *, notified: bool = True, **options: Any
 ) -> AsyncIterator[tuple[LiveLink, FileChanges]]:
-    """A link running in this test (as another process's would), with hour-long fallbacks."""
+    """A link running in this test (as another process's would), with hour-long fallbacks
+    (``notified=False``: no notifications, so it polls at the intervals given)."""
+    intervals = {"follow_interval": HOUR, "lock_retry": HOUR, "safety": HOUR}
     async with (
         RestClient(settings.token, api_base=settings.api_base) as rest,
-        FileChanges() as changes,
+        FileChanges(enabled=notified) as changes,
     ):
         link = LiveLink(
             settings=settings,
@@ -83,10 +85,7 @@ async def following(
             handler=recorder,
             program="discord-mcp",
             changes=changes,
-            follow_interval=HOUR,
-            lock_retry=HOUR,
-            safety=HOUR,
-            **options,
+            **(intervals | options),
         )
         recorder.link = link
         task = asyncio.create_task(link.run())
@@ -140,6 +139,64 @@ async def test_a_follower_sleeps_until_the_holder_appends_and_delivers_in_order(
             assert not link.holding.is_set()
     finally:
         held.release()
+
+
+async def test_without_notifications_a_follower_polls_the_spool_and_the_lock(
+    discord: RunningEmulator, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    gateway = home / "gateway"
+    held = HolderLock(gateway / "holder.lock", presence=gateway / "holder.alive")
+    assert held.try_acquire()
+    writer = SpoolWriter(gateway / "spool.ndjson")
+    recorder = Recorder()
+    polls = {"follow_interval": 0.02, "lock_retry": 0.05}
+    try:
+        async with following(settings_for(discord, home), recorder, notified=False, **polls) as (
+            link,
+            _changes,
+        ):
+            await eventually(link.following.is_set)
+            for n in range(3):
+                writer.append("MESSAGE_CREATE", {"n": n}, n + 1, session="s1")
+            await eventually(lambda: recorder.numbers() == [0, 1, 2])
+            held.release()
+            await eventually(link.holding.is_set)
+    finally:
+        held.release()
+
+
+async def test_an_idle_follower_leaves_the_lock_alone_while_a_live_holder_says_it_holds(
+    tmp_path: Path,
+) -> None:
+    """Its unprompted looks read the status instead: a lock attempt would wake every other
+    follower's watch (the lock file is opened and closed)."""
+    home = tmp_path / "home"
+    gateway = home / "gateway"
+    held = HolderLock(gateway / "holder.lock")
+    assert held.try_acquire()
+    elsewhere = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    status = HolderStatus(
+        pid=elsewhere.pid, program="discord-mcp", state="ready", alive_at=time.time()
+    )
+    write_status(gateway / "status.json", status)
+    recorder = Recorder()
+    try:
+        async with (
+            FileChanges() as watching,
+            following(offline_settings(home), recorder, safety=0.01) as (link, _),
+        ):
+            attempts = watching.subscribe(gateway, {"holder.lock"})
+            await eventually(lambda: link.wakeups >= 20)
+            assert attempts.take() == set()
+            # Once the status is stale, it tries again (and its attempt is seen).
+            write_status(gateway / "status.json", replace(status, alive_at=0.0))
+            assert await attempts.wait(30)
+            assert not link.holding.is_set()
+    finally:
+        held.release()
+        elsewhere.kill()
+        elsewhere.wait(timeout=10)
 
 
 HOLD_THEN_DIE = """
