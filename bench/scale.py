@@ -131,7 +131,7 @@ def _cpu_ns(pid: int) -> int:
     total = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            total += int((task / "schedstat").read_text().split()[0])
+            total += int((task / "schedstat").read_text(encoding="utf-8").split()[0])
         except (OSError, ValueError, IndexError):
             continue
     return total
@@ -139,12 +139,12 @@ def _cpu_ns(pid: int) -> int:
 
 def _cpu_ticks(pid: int) -> int:
     """utime + stime of ``pid`` from /proc/<pid>/stat, in clock ticks."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])
 
 
 def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError(f"no VmRSS for {pid}")

@@ -227,6 +227,7 @@ async def test_a_follower_takes_over_at_once_from_a_killed_holder_after_its_last
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        encoding="utf-8",
     )
     recorder = Recorder()
     try:

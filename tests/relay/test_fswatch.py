@@ -68,7 +68,10 @@ async def test_a_killed_process_that_had_the_file_open_for_writing_wakes_the_sub
     path.touch()
     changes = FileChanges()
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_OPEN, str(path)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLD_OPEN, str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
     )
     try:
         assert holder.stdout is not None
@@ -97,7 +100,7 @@ async def test_a_read_only_open_and_close_wakes_nobody(tmp_path: Path) -> None:
         marker = changes.subscribe(tmp_path, {"marker"})
         os.close(os.open(path, os.O_RDONLY))
         # A later change to another name is reported: the read-only one before it was not.
-        (tmp_path / "marker").write_text("x")
+        (tmp_path / "marker").write_text("x", encoding="utf-8")
         assert await marker.wait(30)
         assert not gone.event.is_set()
     finally:
