@@ -36,13 +36,16 @@ from discord_mcp.errors import (
     StateError,
     Unauthorized,
 )
+from discord_mcp.relay.fswatch import FileChanges, subscribed
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)
 
-FILE_WATCH_INTERVAL_S = 0.05
-"""How often a waiting call looks at its decision file for another process's answer."""
+FILE_POLL_S = 0.1
+"""Without change notifications, how often a waiting call looks at its decision file for another
+process's answer: a click answered by the gateway in another process stays within its 150 ms
+budget."""
 SAFETY_POLL_S = 30.0
 """With a live gateway, polling only catches what a holder handover might have missed."""
 LIVE_CHECK_S = 2.0
@@ -71,6 +74,8 @@ class DecisionService:
         lease: this process's lease name (:class:`~discord_mcp.state.leases.ProcessLease`),
             recorded on the decisions it asks.
         sleep: how to pause between retries (injectable).
+        changes: file change notifications (None: look at decision files every ``file_poll``).
+        file_poll: seconds between looks at a decision file without notifications.
     """
 
     def __init__(
@@ -85,8 +90,12 @@ class DecisionService:
         watch_all: bool = False,
         lease: str | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        changes: FileChanges | None = None,
+        file_poll: float = FILE_POLL_S,
     ) -> None:
         self._settings = settings
+        self._changes = changes
+        self._file_poll = file_poll
         self._live = live
         self._watch_all = watch_all
         self._lease = lease
@@ -97,6 +106,8 @@ class DecisionService:
         self._background = background
         self._clock = clock
         self._changed: dict[str, asyncio.Event] = {}
+        self.file_looks = 0
+        """How many times a waiting call woke to look at its decision file (tests count them)."""
         self._poll_locks: dict[str, asyncio.Lock] = {}
         self.poster = Poster(
             settings=settings, rest=rest, store=store, background=background, live=live
@@ -240,18 +251,19 @@ class DecisionService:
     ) -> tuple[int, int, int] | None:
         """Sleep up to ``seconds``, returning early when the decision's file changes."""
         event = self._changed.setdefault(decision_id, asyncio.Event())
+        path = self._store.path(decision_id)
         end = self._clock() + seconds
-        while True:
-            current = self._store.stamp(decision_id)
-            if current != stamp:
-                return current
-            left = end - self._clock()
-            if left <= 0:
-                return current
-            event.clear()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(min(left, FILE_WATCH_INTERVAL_S)):
-                    await event.wait()
+        with subscribed(self._changes, path.parent, {path.name}, event=event) as watch:
+            while True:
+                current = self._store.stamp(decision_id)
+                if current != stamp:
+                    return current
+                left = end - self._clock()
+                if left <= 0:
+                    return current
+                event.clear()
+                await watch.wait(left if watch.notified else min(left, self._file_poll))
+                self.file_looks += 1
 
     def owners(self, decision: Decision) -> frozenset[str]:
         """Who may answer ``decision``: the owners of the process that asked it."""

@@ -24,12 +24,18 @@ RESUMABLE_WITHIN_S = 90.0
 class HolderLock:
     """The exclusive, non-blocking OS lock that makes one process the holder.
 
-    The kernel drops it when the process dies, however it dies.
+    The kernel drops it when the process dies, however it dies. With ``presence``, the holder
+    also keeps that file open for writing while it holds, and only the holder ever opens it for
+    writing: its close (a release, or the kernel closing a dead holder's files) is the file
+    event that wakes followers (:mod:`~discord_mcp.relay.fswatch`), while the attempts of
+    followers, which open the lock file and close it again, wake nobody.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, presence: Path | None = None) -> None:
         self._path = path
+        self._presence_path = presence
         self._fd: int | None = None
+        self._presence: int | None = None
 
     @property
     def held(self) -> bool:
@@ -47,12 +53,18 @@ class HolderLock:
             os.close(fd)
             return False
         self._fd = fd
+        if self._presence_path is not None:
+            self._presence = os.open(self._presence_path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
         return True
 
     def release(self) -> None:
+        """Let go: the lock first, so whoever the presence file's close wakes can take it."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self._presence is not None:
+            os.close(self._presence)
+            self._presence = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +86,15 @@ class HolderStatus:
         """A live holder with a ready session."""
         return (
             self.state == "ready" and now - self.alive_at < ALIVE_WITHIN_S and pid_alive(self.pid)
+        )
+
+    def held(self, now: float) -> bool:
+        """Another live process holds the gateway (connecting or ready), by a recent status."""
+        return (
+            self.state in ("connecting", "ready")
+            and now - self.alive_at < ALIVE_WITHIN_S
+            and self.pid != os.getpid()
+            and pid_alive(self.pid)
         )
 
     def resumable(self, now: float) -> bool:

@@ -3,10 +3,16 @@
 :meth:`LiveLink.run` loops between two roles. As the *holder* it runs the gateway, answers
 interactions (they must be acknowledged within 3 s, whoever waits for the decision), appends
 events to the spool and hands them to this process's handler. As a *follower* it reads the spool
-and hands the same events to its handler, and retries the holder lock every second, so a dead
-holder is replaced within seconds. A non-preferred holder hands over to the watch daemon when it
-asks. When Discord refuses the gateway for good (bad token, Message Content intent off), the
-gateway is marked disabled for a while and everyone keeps working by polling.
+and hands the same events to its handler. A follower sleeps until there is news: the holder
+appended to the spool, or let the gateway go (its presence file, ``gateway/holder.alive``, which
+it keeps open for writing while it holds, was closed: the kernel closes it when the holder
+dies, however it dies), and then tries the holder lock at once. Where the kernel cannot tell
+(:mod:`~discord_mcp.relay.fswatch`), a follower reads the spool every :data:`FOLLOW_POLL_S` and
+tries the lock every :data:`LOCK_RETRY_S`. A successor first relays the spool to its end, then
+resumes the session from the last event the spool holds, so nothing is lost or repeated across
+a handover. A non-preferred holder hands over to the watch daemon when it asks. When Discord
+refuses the gateway for good (bad token, Message Content intent off), the gateway is marked
+disabled for a while and everyone keeps working by polling.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any, Protocol
 from discord_mcp.config import Settings
 from discord_mcp.errors import DiscordError, GatewayError
 from discord_mcp.relay.budget import IdentifyBudget
+from discord_mcp.relay.fswatch import FileChanges, Subscription, subscribed
 from discord_mcp.relay.holder import (
     HolderLock,
     HolderStatus,
@@ -31,7 +38,8 @@ from discord_mcp.relay.holder import (
     write_preference,
     write_status,
 )
-from discord_mcp.relay.spool import SpoolReader, SpoolWriter
+from discord_mcp.relay.spool import SpoolReader, SpoolWriter, last_seq
+from discord_mcp.state.files import ensure_dir
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.gateway import DEFAULT_INTENTS, Gateway, SessionInfo
 from discord_mcp.transport.rest import RestClient
@@ -50,9 +58,27 @@ RELAYED = frozenset(
     }
 )
 """The events other processes need (interactions only for the record: the holder answers)."""
-FOLLOW_INTERVAL_S = 0.025
+FOLLOW_POLL_S = 0.1
+"""Without change notifications, how often a follower reads the spool: a reply through the spool
+stays within its 150 ms budget, at ten wakeups a second."""
 LOCK_RETRY_S = 1.0
-STATUS_EVERY_S = 2.0
+"""Without change notifications, how often a follower tries the holder lock (one non-blocking
+flock), so a dead holder is replaced within seconds."""
+FOLLOW_SAFETY_S = 10.0
+"""With change notifications, a follower still reads the spool and tries the lock this often,
+for what no file event announces: a disabled gateway's pause running out, or a holder of an
+older version that keeps no presence file."""
+HANDOVER_RETRIES_S = (0.05, 0.25, 1.0)
+"""When the holder's presence file closes, its lock may be released a moment later (a dying
+process closes its files one by one): a follower tries the lock again after these pauses."""
+STATUS_EVERY_S = 5.0
+"""How often the holder republishes its status: a third of ``ALIVE_WITHIN_S``, so a status is
+trusted across two missed writes. Without change notifications a holder also looks for the watch
+daemon's wish to hold at this pace; with them it hands over as soon as the wish is written."""
+SPOOL = "spool.ndjson"
+PRESENCE = "holder.alive"
+"""The holder keeps this file open for writing while it holds; nobody else writes to it."""
+PREFER = "prefer.json"
 DISABLED_FOR_S = 600.0
 """After a fatal refusal, nobody on this machine retries the gateway for this long."""
 
@@ -77,6 +103,10 @@ class LiveLink:
         program: who we are, for the status file (``discord-mcp`` or ``discord-watch``).
         preferred: the watch daemon; other holders hand the gateway over to it.
         may_hold: False to only ever follow another process's gateway.
+        changes: file change notifications (None: poll the spool and the lock).
+        follow_interval, lock_retry: without notifications, seconds between spool reads and
+            between lock attempts.
+        safety: with notifications, seconds between unprompted looks at the spool and the lock.
     """
 
     def __init__(
@@ -91,8 +121,10 @@ class LiveLink:
         intents: int = DEFAULT_INTENTS,
         wall: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        follow_interval: float = FOLLOW_INTERVAL_S,
+        changes: FileChanges | None = None,
+        follow_interval: float = FOLLOW_POLL_S,
         lock_retry: float = LOCK_RETRY_S,
+        safety: float = FOLLOW_SAFETY_S,
     ) -> None:
         self._settings = settings
         self._rest = rest
@@ -103,17 +135,24 @@ class LiveLink:
         self._intents = intents
         self._wall = wall
         self._sleep = sleep
+        self._changes = changes
         self._follow_interval = follow_interval
         self._lock_retry = lock_retry
-        directory = settings.home / "gateway"
-        self._lock = HolderLock(directory / "holder.lock")
+        self._safety = safety
+        self._directory = directory = settings.home / "gateway"
+        self._lock = HolderLock(directory / "holder.lock", presence=directory / PRESENCE)
         self._status_path = directory / "status.json"
-        self._prefer_path = directory / "prefer.json"
-        self._spool_path = directory / "spool.ndjson"
+        self._prefer_path = directory / PREFER
+        self._spool_path = directory / SPOOL
         self._budget = IdentifyBudget(directory / "identifies.json", remaining=self._remaining)
         self._gateway: Gateway | None = None
+        self._retries: list[float] = []
         self.holding = asyncio.Event()
         """Set while this process holds the gateway lock."""
+        self.following = asyncio.Event()
+        """Set while this process follows the spool (its reader is open)."""
+        self.wakeups = 0
+        """How many times the follower loop woke (tests count them: an idle follower sleeps)."""
 
     # ---- what others ask --------------------------------------------------------------------
 
@@ -132,46 +171,82 @@ class LiveLink:
 
     async def run(self) -> None:
         """Hold or follow until cancelled."""
+        ensure_dir(self._directory)
         if self._preferred:
             write_preference(self._prefer_path, self._program)
         reader = SpoolReader(self._spool_path)
         try:
-            while True:
-                if self._may_hold() and self._lock.try_acquire():
-                    reader.close()
-                    try:
-                        self.holding.set()
-                        await self._hold()
-                    finally:
-                        self.holding.clear()
-                        self._lock.release()
-                    reader = SpoolReader(self._spool_path)
-                else:
-                    await self._follow(reader, self._lock_retry)
+            with subscribed(self._changes, self._directory, {SPOOL, PRESENCE, PREFER}) as news:
+                while True:
+                    if self._may_hold(news) and self._lock.try_acquire():
+                        self.following.clear()
+                        self._retries.clear()
+                        await self._relay(reader)  # the last holder's events come before ours
+                        reader.close()
+                        try:
+                            self.holding.set()
+                            await self._hold()
+                        finally:
+                            self.holding.clear()
+                            # From the end as it is now, while nobody else can append.
+                            reader = SpoolReader(self._spool_path)
+                            self._lock.release()
+                        news.take()
+                    else:
+                        await self._follow(reader, news)
         finally:
+            self.following.clear()
             reader.close()
             if self._preferred:
                 clear_preference(self._prefer_path)
 
-    def _may_hold(self) -> bool:
+    def _may_hold(self, news: Subscription) -> bool:
+        """Whether to try the holder lock now."""
         if not self._may_hold_at_all:
             return False
         status = read_status(self._status_path)
-        if status is not None and status.disabled(self._wall()):
+        now = self._wall()
+        if status is not None and status.disabled(now):
+            return False
+        if news.notified and not self._retries and status is not None and status.held(now):
+            # A live holder says so, and its presence file would tell when it goes: a lock
+            # attempt (which opens and closes the lock file, waking every follower's watch)
+            # would only fail.
             return False
         # Leave the gateway to the watch daemon when it wants it.
         return self._preferred or preferred_pid(self._prefer_path) is None
 
-    async def _follow(self, reader: SpoolReader, seconds: float) -> None:
+    async def _follow(self, reader: SpoolReader, news: Subscription) -> None:
+        """Relay the spool as it grows, until it is time to try the holder lock again.
+
+        With notifications this sleeps until the holder appends or lets go; without, it polls.
+        """
+        self.following.set()
         loop = asyncio.get_running_loop()
-        end = loop.time() + seconds
-        while loop.time() < end:
-            for event in reader.poll():
-                name = str(event.get("t") or "")
-                data = event.get("d")
-                if name != "INTERACTION_CREATE" and isinstance(data, dict):
-                    await self._deliver(name, data)
-            await self._sleep(self._follow_interval)
+        if self._retries:
+            pause = self._retries.pop(0)
+        else:
+            pause = self._safety if news.notified else self._lock_retry
+        end = loop.time() + pause
+        while True:
+            changed = news.take()
+            await self._relay(reader)
+            if changed & {PRESENCE, PREFER} and self._may_hold_at_all:
+                # The holder let go or died, or the daemon's wish changed: try the lock now.
+                self._retries = list(HANDOVER_RETRIES_S)
+                return
+            left = end - loop.time()
+            if left <= 0:
+                return
+            await news.wait(left if news.notified else min(left, self._follow_interval))
+            self.wakeups += 1
+
+    async def _relay(self, reader: SpoolReader) -> None:
+        for event in reader.poll():
+            name = str(event.get("t") or "")
+            data = event.get("d")
+            if name != "INTERACTION_CREATE" and isinstance(data, dict):
+                await self._deliver(name, data)
 
     async def _deliver(self, name: str, data: dict[str, Any]) -> None:
         try:
@@ -185,7 +260,12 @@ class LiveLink:
         previous = read_status(self._status_path)
         session = None
         if previous is not None and previous.resumable(self._wall()):
-            session = SessionInfo(previous.session_id, previous.seq, previous.resume_url)
+            # Resume after the last event the spool holds: the status may be seconds old (the
+            # replay would repeat events) or newer than the spool (the last holder died between
+            # reading an event and spooling it: the replay brings it back).
+            spooled = last_seq(self._spool_path, previous.session_id)
+            seq = spooled if spooled is not None else previous.seq
+            session = SessionInfo(previous.session_id, seq, previous.resume_url)
         try:
             url = self._settings.gateway_url or (await self._rest.get_gateway_bot())["url"]
         except DiscordError as exc:
@@ -198,7 +278,7 @@ class LiveLink:
             if name == "INTERACTION_CREATE":
                 await self._handler.on_interaction(data)
             if name in RELAYED:
-                writer.append(name, data, seq)
+                writer.append(name, data, seq, session=gateway.session.session_id)
             if name != "INTERACTION_CREATE":
                 await self._deliver(name, data)
 
@@ -213,6 +293,7 @@ class LiveLink:
         self._gateway = gateway
         log.info("holding the gateway (%s)", "resuming the previous session" if session else "new")
         task = asyncio.create_task(gateway.run(), name="gateway")
+        wish = None if self._preferred else self._subscribe({PREFER})
         try:
             while not task.done():
                 was_ready = gateway.ready.is_set()
@@ -221,16 +302,21 @@ class LiveLink:
                     log.info("handing the gateway over to the watch daemon")
                     break
                 # Publish again every few seconds, and at once when the session becomes ready,
-                # so other processes know a live gateway is there (cards get buttons).
-                became_ready = asyncio.create_task(gateway.ready.wait())
+                # so other processes know a live gateway is there (cards get buttons); look
+                # again at once when the watch daemon says it wants the gateway.
+                waits: set[asyncio.Task[Any]] = {task}
+                if not was_ready:
+                    waits.add(asyncio.create_task(gateway.ready.wait()))
+                if wish is not None:
+                    wish.take()
+                    waits.add(asyncio.create_task(wish.event.wait()))
                 try:
                     await asyncio.wait(
-                        {task} if was_ready else {task, became_ready},
-                        timeout=STATUS_EVERY_S,
-                        return_when=asyncio.FIRST_COMPLETED,
+                        waits, timeout=STATUS_EVERY_S, return_when=asyncio.FIRST_COMPLETED
                     )
                 finally:
-                    await cancel_and_wait(became_ready)
+                    for waiting in waits - {task}:
+                        await cancel_and_wait(waiting)
             if task.done():
                 task.result()
         except GatewayError as exc:
@@ -238,6 +324,8 @@ class LiveLink:
             self._publish(gateway, "disabled", reason=str(exc))
             return
         finally:
+            if wish is not None:
+                wish.close()
             if not task.done():
                 await gateway.close()  # resumable, and the loop ends instead of resuming
                 await cancel_and_wait(task, within=5)
@@ -245,6 +333,9 @@ class LiveLink:
             status = read_status(self._status_path)
             if status is None or status.state != "disabled":
                 self._publish(gateway, "stopped")
+
+    def _subscribe(self, names: set[str]) -> Subscription:
+        return (self._changes or FileChanges(enabled=False)).subscribe(self._directory, names)
 
     def _publish(self, gateway: Gateway, state: str, *, reason: str | None = None) -> None:
         now = self._wall()
@@ -270,4 +361,4 @@ class LiveLink:
 
 def spool_path(home: Path) -> Path:
     """Where the spool of a state directory lives."""
-    return home / "gateway" / "spool.ndjson"
+    return home / "gateway" / SPOOL

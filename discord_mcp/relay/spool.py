@@ -1,12 +1,15 @@
 """The spool: gateway events the holder appends for every other process to follow.
 
-One JSON object per line: ``{"v": 1, "t": event name, "s": gateway sequence, "at": unix time,
-"d": data}``. Only the holder writes (the holder lock makes it the only writer). When the file
-grows past :data:`ROTATE_BYTES` it is renamed to ``spool.1.ndjson`` and a new one started; a
-reader keeps its open handle, finishes the old file, then moves to the new one, so rotation
-loses nothing, as long as a reader polls at least once per rotation (followers poll every
-25 ms; a rotation takes megabytes of events). The spool is a live channel, not a record: a
-process that was not running reads history from Discord instead.
+One JSON object per line: ``{"v": 1, "t": event name, "s": gateway sequence, "sid": gateway
+session id, "at": unix time, "d": data}`` (lines of older versions lack ``sid``). Only the
+holder writes (the holder lock makes it the only writer). When the file grows past
+:data:`ROTATE_BYTES` it is renamed to ``spool.1.ndjson`` and a new one started; a reader keeps
+its open handle, finishes the old file, then moves to the new one, so rotation loses nothing, as
+long as a reader polls at least once per rotation (followers read after every append; a
+rotation takes megabytes of events). The spool is a live channel, not a record of history: a
+process that was not running reads history from Discord instead. It is the record of what was
+relayed, though: a new holder resumes the gateway session after the last event it holds
+(:func:`last_seq`).
 
 A holder killed in the middle of a write leaves a torn last line. The next holder starts its
 first event on a new line, and a reader that meets an unreadable line still finds an event that
@@ -39,13 +42,14 @@ class SpoolWriter:
         self._checked_end = False
         ensure_dir(path.parent)
 
-    def append(self, name: str, data: dict[str, Any], seq: int | None) -> None:
-        """Add one event; rotates the file when it is full."""
-        line = json.dumps(
-            {"v": FORMAT, "t": name, "s": seq, "at": time.time(), "d": data},
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
+    def append(
+        self, name: str, data: dict[str, Any], seq: int | None, *, session: str | None = None
+    ) -> None:
+        """Add one event of gateway ``session``; rotates the file when it is full."""
+        event: dict[str, Any] = {"v": FORMAT, "t": name, "s": seq, "at": time.time(), "d": data}
+        if session:
+            event["sid"] = session
+        line = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
         fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         try:
             prefix = b"" if self._checked_end else self._line_break_needed()
@@ -133,6 +137,39 @@ class SpoolReader:
 
 
 _EVENT_START = b'{"v":'
+TAIL_BYTES = 256 * 1024
+"""How far back from the end :func:`last_seq` looks (hundreds of events)."""
+
+
+def last_seq(path: Path, session: str | None) -> int | None:
+    """The sequence number of the last event of gateway ``session`` in the spool, if any.
+
+    Looks at the end of the spool, then at the end of the rotated one before it.
+    """
+    if not session:
+        return None
+    for candidate in (path, path.with_name(path.stem + ".1.ndjson")):
+        try:
+            with open(candidate, "rb") as handle:
+                size = handle.seek(0, os.SEEK_END)
+                handle.seek(max(size - TAIL_BYTES, 0))
+                tail = handle.read()
+        except FileNotFoundError:
+            continue
+        for line in reversed(tail.split(b"\n")):
+            if session.encode() not in line:
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                event = _event_inside(line)
+            if (
+                isinstance(event, dict)
+                and event.get("sid") == session
+                and isinstance(event.get("s"), int)
+            ):
+                return int(event["s"])
+    return None
 
 
 def _event_inside(line: bytes) -> dict[str, Any] | None:

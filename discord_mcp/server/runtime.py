@@ -18,6 +18,7 @@ from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.files.answers import answer_files
 from discord_mcp.files.store import OwnerFiles
 from discord_mcp.progress import ProgressBoard
+from discord_mcp.relay.fswatch import FileChanges
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.server import results
 from discord_mcp.state.files import ensure_dir
@@ -38,6 +39,7 @@ class Runtime:
         self.store = DecisionStore(settings.home)
         self.background = Background()
         self.rest = RestClient(settings.token, api_base=settings.api_base)
+        self.changes = FileChanges()
         self.link: LiveLink | None = None
         self.service = DecisionService(
             settings=settings,
@@ -46,6 +48,7 @@ class Runtime:
             background=self.background,
             live=lambda: self.link is not None and self.link.is_live(),
             lease=self.lease.name,
+            changes=self.changes,
         )
         self.progress = ProgressBoard(settings, self.rest)
         self.files = OwnerFiles(settings.home)
@@ -56,6 +59,7 @@ class Runtime:
                 handler=DecisionEvents(self.service, self.rest),
                 program="discord-mcp",
                 may_hold=settings.gateway == "auto",
+                changes=self.changes,
             )
 
     async def decision_result(
@@ -74,4 +78,5 @@ class Runtime:
         """Finish background work (bounded) and close connections."""
         await self.background.drain()
         await self.rest.aclose()
+        self.changes.close()
         self.lease.close()

@@ -15,6 +15,7 @@ from discord_mcp.config import Settings, watch_roots
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DiscordError, StateError
+from discord_mcp.relay.fswatch import FileChanges
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import Clock, RunLimits, SystemClock, Tool
 from discord_mcp.runs.adapters.base import McpRegistration
@@ -40,6 +41,7 @@ from discord_mcp.watch.waiting import owner_wait
 log = logging.getLogger(__name__)
 
 DISPLAY_EVERY_S = 2.0
+"""How often the terminal's status display is redrawn (only with a terminal to draw on)."""
 
 
 def server_env_file(settings: Settings) -> Path:
@@ -125,6 +127,7 @@ async def run_daemon(
     async with (
         RestClient(settings.token, api_base=settings.api_base) as rest,
         Background() as background,
+        FileChanges() as changes,
     ):
         decisions = DecisionService(
             settings=settings,
@@ -133,6 +136,7 @@ async def run_daemon(
             background=background,
             live=lambda: "link" in holder and holder["link"].is_live(),
             watch_all=True,
+            changes=changes,
         )
         notifier = DiscordNotifier(
             rest, home=settings.home, owners=settings.owner_ids, mention=options.mention
@@ -178,6 +182,7 @@ async def run_daemon(
                     handler=watcher,
                     program="discord-watch",
                     preferred=True,
+                    changes=changes,
                 )
             log.info(
                 "discord-watch running: channel %s, state %s", settings.channel_id, settings.home

@@ -71,7 +71,8 @@ from discord_mcp.watch.recovery import (
 log = logging.getLogger(__name__)
 
 SAFETY_CATCH_UP_S = 30.0
-"""With a live gateway, history is still read this often, for anything missed live."""
+"""With a live gateway, history is still read this often, for anything missed live (a handover
+that had to start a new session); without one, it is read every poll interval."""
 DECISION_THREAD_DAYS = 7
 """Decision threads are watched this long after the question, for notes after the answer."""
 UNKNOWN_CHANNEL = 10003
@@ -80,7 +81,7 @@ MISSING_ACCESS = 50001
 THREAD_CREATED = 18
 """The system message Discord posts in a channel when a thread is created in it."""
 OWNER_ONLY_REPLY_EVERY_S = 600.0
-"""A stranger's commands are answered at most this often (each is logged)."""
+"""A stranger's ``!command`` is answered at most this often per person (the rest are logged)."""
 
 
 class Engine(Protocol):

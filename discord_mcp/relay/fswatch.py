@@ -1,0 +1,251 @@
+"""Waking up when a file changes, instead of looking at it over and over.
+
+An idle session must cost nothing: a follower sleeps until the holder appends to the spool or
+lets the gateway go, and a waiting call sleeps until its decision file is rewritten. On Linux one
+inotify instance per process watches the few directories involved (``gateway/``,
+``decisions/``) and wakes the subscribers whose file names changed. Elsewhere, or when the
+kernel refuses an instance or a watch (``fs.inotify.max_user_instances``), a subscription says
+it is not :attr:`~Subscription.notified` and its owner polls at its own fallback interval.
+
+What counts as a change: a write (``IN_MODIFY``), a file opened for writing being closed
+(``IN_CLOSE_WRITE``, also when its process dies), a file created, deleted or renamed into or
+out of place. An overflow of the kernel's queue wakes every subscriber.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import struct
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+IN_MODIFY = 0x002
+IN_CLOSE_WRITE = 0x008
+IN_MOVED_FROM = 0x040
+IN_MOVED_TO = 0x080
+IN_CREATE = 0x100
+IN_DELETE = 0x200
+IN_Q_OVERFLOW = 0x4000
+IN_IGNORED = 0x8000
+_MASK = IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+_HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
+_READ_BYTES = 64 * 1024
+
+
+class Subscription:
+    """Interest in some file names of one directory.
+
+    ``event`` is set when one of them changes (and may be shared with other wakers); the names
+    that changed since :meth:`take` accumulate in :attr:`changed`.
+    """
+
+    def __init__(
+        self,
+        owner: FileChanges,
+        directory: Path,
+        names: frozenset[str],
+        event: asyncio.Event,
+        notified: bool,
+    ) -> None:
+        self._owner = owner
+        self.directory = directory
+        self.names = names
+        self.event = event
+        self.notified = notified
+        """Whether changes are reported; if not, the owner must poll."""
+        self.changed: set[str] = set()
+
+    def _fire(self, name: str | None) -> None:
+        self.changed.update(self.names if name is None else {name})
+        self.event.set()
+
+    def take(self) -> set[str]:
+        """The names that changed since the last call, and clear the event."""
+        changed, self.changed = self.changed, set()
+        self.event.clear()
+        return changed
+
+    async def wait(self, seconds: float) -> bool:
+        """Sleep until a change is reported or ``seconds`` pass; whether it was a change."""
+        if self.event.is_set():
+            return True
+        try:
+            async with asyncio.timeout(max(seconds, 0.0)):
+                await self.event.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    def close(self) -> None:
+        self._owner._unsubscribe(self)
+
+
+class FileChanges:
+    """One process's change notifications (an inotify instance on Linux, nothing elsewhere).
+
+    Created without a running loop; started by the first :meth:`subscribe` on the loop it is
+    used from. :meth:`close` it when done (it holds a file descriptor).
+
+    Args:
+        enabled: False to never use notifications (tests of the polling fallback).
+    """
+
+    def __init__(self, *, enabled: bool = True) -> None:
+        self._enabled = enabled and sys.platform.startswith("linux")
+        self._fd: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wds: dict[Path, int] = {}
+        self._subscriptions: dict[int, set[Subscription]] = {}
+        self._libc: Any = None
+        self.wakeups = 0
+        """How many times the kernel woke this process (tests count them)."""
+
+    async def __aenter__(self) -> FileChanges:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def subscribe(
+        self, directory: Path, names: Iterable[str], *, event: asyncio.Event | None = None
+    ) -> Subscription:
+        """Be told when any of ``names`` in ``directory`` changes (the directory must exist)."""
+        wd = self._watch(directory)
+        subscription = Subscription(
+            self, directory, frozenset(names), event or asyncio.Event(), wd is not None
+        )
+        if wd is not None:
+            self._subscriptions.setdefault(wd, set()).add(subscription)
+        return subscription
+
+    def _unsubscribe(self, subscription: Subscription) -> None:
+        for subscriptions in self._subscriptions.values():
+            subscriptions.discard(subscription)
+
+    def close(self) -> None:
+        """Stop watching; every subscription falls back to polling and is woken once."""
+        if self._fd is not None:
+            if self._loop is not None and not self._loop.is_closed():
+                self._loop.remove_reader(self._fd)
+            os.close(self._fd)
+            self._fd = None
+        self._enabled = False
+        self._wds.clear()
+        for subscriptions in self._subscriptions.values():
+            for subscription in subscriptions:
+                subscription.notified = False
+                subscription._fire(None)
+        self._subscriptions.clear()
+
+    # ---- the kernel side --------------------------------------------------------------------
+
+    def _start(self) -> bool:
+        if self._fd is not None:
+            return True
+        if not self._enabled:
+            return False
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        except (OSError, AttributeError) as exc:
+            log.info("no file change notifications (%s); polling instead", exc)
+            self._enabled = False
+            return False
+        if fd < 0:
+            log.info(
+                "no file change notifications (%s); polling instead",
+                os.strerror(ctypes.get_errno()),
+            )
+            self._enabled = False
+            return False
+        self._libc, self._fd = libc, fd
+        self._loop = asyncio.get_running_loop()
+        self._loop.add_reader(fd, self._readable)
+        return True
+
+    def _watch(self, directory: Path) -> int | None:
+        if not self._start():
+            return None
+        if directory in self._wds:
+            return self._wds[directory]
+        import ctypes
+
+        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(directory), _MASK)
+        if wd < 0:
+            log.info(
+                "cannot watch %s (%s); polling it instead",
+                directory,
+                os.strerror(ctypes.get_errno()),
+            )
+            return None
+        self._wds[directory] = wd
+        return int(wd)
+
+    def _readable(self) -> None:
+        self.wakeups += 1
+        assert self._fd is not None
+        while True:
+            try:
+                data = os.read(self._fd, _READ_BYTES)
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                log.warning("file change notifications failed (%s); polling instead", exc)
+                self.close()
+                return
+            if not data:
+                return
+            self._dispatch(data)
+
+    def _dispatch(self, data: bytes) -> None:
+        offset = 0
+        while offset + _HEADER.size <= len(data):
+            wd, mask, _cookie, length = _HEADER.unpack_from(data, offset)
+            raw = data[offset + _HEADER.size : offset + _HEADER.size + length]
+            offset += _HEADER.size + length
+            name = os.fsdecode(raw.rstrip(b"\0")) if length else ""
+            if mask & IN_Q_OVERFLOW:
+                for subscriptions in self._subscriptions.values():
+                    for subscription in subscriptions:
+                        subscription._fire(None)
+            elif mask & IN_IGNORED:  # the directory is gone: its subscribers must poll
+                for subscription in self._subscriptions.pop(wd, set()):
+                    subscription.notified = False
+                    subscription._fire(None)
+                for directory, known in list(self._wds.items()):
+                    if known == wd:
+                        del self._wds[directory]
+            else:
+                for subscription in self._subscriptions.get(wd, ()):
+                    if name in subscription.names:
+                        subscription._fire(name)
+
+
+@contextlib.contextmanager
+def subscribed(
+    changes: FileChanges | None,
+    directory: Path,
+    names: Iterable[str],
+    *,
+    event: asyncio.Event | None = None,
+) -> Iterator[Subscription]:
+    """A subscription for the duration of a block (an unnotified one without ``changes``)."""
+    if changes is None:
+        changes = _NEVER
+    subscription = changes.subscribe(directory, names, event=event)
+    try:
+        yield subscription
+    finally:
+        subscription.close()
+
+
+_NEVER = FileChanges(enabled=False)

@@ -1,0 +1,123 @@
+"""File change notifications: a sleeper is woken by the change it waits for, and only by it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from discord_mcp.relay.fswatch import FileChanges
+from discord_mcp.state.files import write_json
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+
+APPEND = """
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+os.write(fd, b"line\\n")
+os.close(fd)
+"""
+HOLD_OPEN = """
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+print("open", flush=True)
+time.sleep(600)
+"""
+
+
+async def test_a_write_by_another_process_wakes_the_subscriber_of_that_name(
+    tmp_path: Path,
+) -> None:
+    changes = FileChanges()
+    try:
+        spool = changes.subscribe(tmp_path, {"spool.ndjson"})
+        other = changes.subscribe(tmp_path, {"status.json"})
+        assert spool.notified
+        assert other.notified
+        append = [sys.executable, "-c", APPEND, str(tmp_path / "spool.ndjson")]
+        await asyncio.to_thread(subprocess.run, append, check=True)
+        assert await spool.wait(30)
+        assert spool.take() == {"spool.ndjson"}
+        assert not spool.event.is_set()
+        assert not other.event.is_set()
+        assert other.take() == set()
+    finally:
+        changes.close()
+
+
+async def test_a_file_renamed_into_place_wakes_its_subscriber(tmp_path: Path) -> None:
+    changes = FileChanges()
+    try:
+        decision = changes.subscribe(tmp_path, {"d1.json"})
+        await asyncio.to_thread(write_json, tmp_path / "d1.json", {"version": 1})
+        assert await decision.wait(30)
+        assert decision.take() == {"d1.json"}
+    finally:
+        changes.close()
+
+
+async def test_a_killed_process_that_had_the_file_open_for_writing_wakes_the_subscriber(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "holder.lock"
+    path.touch()
+    changes = FileChanges()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_OPEN, str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    try:
+        assert holder.stdout is not None
+        assert await asyncio.to_thread(holder.stdout.readline) == "open\n"
+        gone = changes.subscribe(tmp_path, {"holder.lock"})
+        # Opening and closing it read-only (as a lock attempt does) is not a change.
+        os.close(os.open(path, os.O_RDONLY))
+        os.kill(holder.pid, signal.SIGKILL)
+        assert await gone.wait(30)
+        assert gone.take() == {"holder.lock"}
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        holder.wait(timeout=10)
+        if holder.stdout is not None:
+            holder.stdout.close()
+        changes.close()
+
+
+async def test_a_read_only_open_and_close_wakes_nobody(tmp_path: Path) -> None:
+    path = tmp_path / "holder.lock"
+    path.touch()
+    changes = FileChanges()
+    try:
+        gone = changes.subscribe(tmp_path, {"holder.lock"})
+        marker = changes.subscribe(tmp_path, {"marker"})
+        os.close(os.open(path, os.O_RDONLY))
+        # A later change to another name is reported: the read-only one before it was not.
+        (tmp_path / "marker").write_text("x", encoding="utf-8")
+        assert await marker.wait(30)
+        assert not gone.event.is_set()
+    finally:
+        changes.close()
+
+
+async def test_without_notifications_a_subscription_says_so_and_times_out(tmp_path: Path) -> None:
+    changes = FileChanges(enabled=False)
+    subscription = changes.subscribe(tmp_path, {"spool.ndjson"})
+    assert not subscription.notified
+    assert await subscription.wait(0) is False
+
+
+async def test_closing_wakes_every_subscriber_and_leaves_them_polling(tmp_path: Path) -> None:
+    changes = FileChanges()
+    subscription = changes.subscribe(tmp_path, {"spool.ndjson"})
+    assert subscription.notified
+    changes.close()
+    assert subscription.event.is_set()
+    assert not subscription.notified
