@@ -93,6 +93,12 @@ class Decision:
     """The card carries buttons (it was posted, or upgraded, while a gateway was live)."""
     final_shown: bool = False
     """The card shows the outcome (edited after the decision became final)."""
+    urgent: bool = False
+    """The agent marked it urgent: reminders ignore quiet hours."""
+    reminders: int = 0
+    """Reminders sent for it so far (:mod:`discord_mcp.decisions.reminders`)."""
+    reminded_at: str | None = None
+    """When the last reminder went out (UTC, ISO 8601)."""
     version: int = field(default=FORMAT_VERSION)
 
     @property
