@@ -192,6 +192,19 @@ class RestClient:
         """A user by id."""
         return cast(User, await self.request(Route.of("GET", "/users/{user_id}", user_id=user_id)))
 
+    async def send_direct_message(
+        self, user_id: str, text: str, *, allowed_mentions: Mapping[str, Any] | None = None
+    ) -> list[Message]:
+        """Send ``text`` to a user in the bot's DM channel with them (opened, or found, by
+        ``POST /users/@me/channels``, which returns the same channel every time).
+
+        Raises:
+            Forbidden: code 50007 when the user accepts no direct messages from the bot.
+        """
+        route = Route.of("POST", "/users/@me/channels")
+        channel = cast(Channel, await self.request(route, json={"recipient_id": user_id}))
+        return await self.send_text(channel["id"], text, allowed_mentions=allowed_mentions)
+
     async def get_current_application(self) -> dict[str, Any]:
         """The bot's application (its ``flags`` tell which privileged intents are enabled)."""
         return cast(dict[str, Any], await self.request(Route.of("GET", "/applications/@me")))
