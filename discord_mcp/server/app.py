@@ -148,11 +148,11 @@ def build_server(
         await first_request.wait()
         await asyncio.sleep(RECOVERY_DELAY_S)
         await recover()
-        await runtime().run_link()
+        await runtime().run_background()
 
     @contextlib.asynccontextmanager
     async def lifespan(_server: FastMCP) -> AsyncIterator[dict[str, Any]]:
-        recovery = asyncio.create_task(background_work(), name="recovery-and-gateway")
+        recovery = asyncio.create_task(background_work(), name="recovery-gateway-reminders")
         try:
             yield {}
         finally:

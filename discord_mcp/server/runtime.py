@@ -7,10 +7,12 @@ background after the handshake. Nothing here touches the network when constructe
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
+from discord_mcp.decisions.reminders import ReminderSender
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.progress import ProgressBoard
@@ -43,6 +45,14 @@ class Runtime:
             lease=self.lease.name,
         )
         self.progress = ProgressBoard(settings, self.rest)
+        self.reminders = ReminderSender(
+            home=settings.home,
+            rest=self.rest,
+            store=self.store,
+            channel_id=settings.channel_id,
+            owner_ids=settings.owner_ids,
+            policy=settings.reminders,
+        )
         if settings.gateway != "off":
             self.link = LiveLink(
                 settings=settings,
@@ -56,6 +66,13 @@ class Runtime:
         """Hold or follow the machine's gateway until cancelled (nothing if it is off)."""
         if self.link is not None:
             await self.link.run()
+
+    async def run_background(self) -> None:
+        """The server's long-lived work until cancelled: the gateway link, and reminders when
+        this process is the state directory's reminder sender."""
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self.run_link(), name="gateway")
+            group.create_task(self.reminders.run(), name="reminders")
 
     async def aclose(self) -> None:
         """Finish background work (bounded) and close connections."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from discord_mcp.config import Settings, watch_roots
+from discord_mcp.decisions.reminders import ReminderSender
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.relay.link import LiveLink
@@ -145,6 +146,17 @@ async def run_daemon(
             async with asyncio.TaskGroup() as group:
                 group.create_task(watcher.run(), name="watch")
                 group.create_task(decisions.recover(all_projects=True), name="recover")
+                group.create_task(
+                    ReminderSender(
+                        home=settings.home,
+                        rest=rest,
+                        store=DecisionStore(settings.home),
+                        channel_id=settings.channel_id,
+                        owner_ids=settings.owner_ids,
+                        policy=settings.reminders,
+                    ).run(),
+                    name="reminders",
+                )
                 if "link" in holder:
                     group.create_task(holder["link"].run(), name="gateway")
                 if display is not None:
