@@ -225,6 +225,13 @@ def build_server(
             Field(description="What you will do if it expires; shown to the owner."),
         ] = None,
         mention: Annotated[bool, Field(description="Ping the owner (their phone buzzes).")] = True,
+        urgent: Annotated[
+            bool,
+            Field(
+                description="It cannot wait for the morning: reminders of an unanswered "
+                "question then ignore the owner's quiet hours."
+            ),
+        ] = False,
     ) -> dict[str, Any]:
         """Ask your owner a question in Discord and wait for the answer.
 
@@ -247,6 +254,7 @@ def build_server(
                     on_timeout=on_timeout,
                     mention=mention,
                     session=session_label(env, _client_name(ctx)),
+                    urgent=urgent,
                 )
             )
             decision = await waited(decision.id, ctx, block_bound(ctx, None))
