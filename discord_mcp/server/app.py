@@ -128,7 +128,7 @@ def build_server(
         if "runtime" not in holder:
             from discord_mcp.server.runtime import Runtime
 
-            holder["runtime"] = Runtime(settings)
+            holder["runtime"] = Runtime(settings, environ=env)
         return holder["runtime"]
 
     async def recover() -> None:
@@ -257,6 +257,7 @@ def build_server(
                     urgent=urgent,
                 )
             )
+            runtime().asked(decision.id)
             decision = await waited(decision.id, ctx, block_bound(ctx, None))
             return _reported(results.decision_result(decision, duplicate=not created))
 

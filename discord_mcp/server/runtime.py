@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+from collections.abc import Mapping
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
@@ -17,6 +19,7 @@ from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.progress import ProgressBoard
 from discord_mcp.relay.link import LiveLink
+from discord_mcp.server.tmux import PaneWatcher, pane_from
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.state.leases import ProcessLease
 from discord_mcp.tasks import Background
@@ -26,9 +29,14 @@ log = logging.getLogger(__name__)
 
 
 class Runtime:
-    """REST client, decision store and service, and the gateway link, for one server process."""
+    """REST client, decision store and service, the gateway link, reminders and the tmux pane,
+    for one server process.
 
-    def __init__(self, settings: Settings) -> None:
+    Args:
+        environ: the process's environment (``TMUX``, ``TMUX_PANE``); default ``os.environ``.
+    """
+
+    def __init__(self, settings: Settings, *, environ: Mapping[str, str] | None = None) -> None:
         self.settings = settings
         ensure_dir(settings.home)
         self.lease = ProcessLease(settings.home)
@@ -61,18 +69,37 @@ class Runtime:
                 program="discord-mcp",
                 may_hold=settings.gateway == "auto",
             )
+        pane = pane_from(os.environ if environ is None else environ)
+        self.pane = (
+            None
+            if pane is None
+            else PaneWatcher(
+                pane=pane,
+                service=self.service,
+                nudge=settings.tmux_nudge,
+                poll_every=settings.poll_interval,
+                live=lambda: self.link is not None and self.link.is_live(),
+            )
+        )
 
     async def run_link(self) -> None:
         """Hold or follow the machine's gateway until cancelled (nothing if it is off)."""
         if self.link is not None:
             await self.link.run()
 
+    def asked(self, decision_id: str) -> None:
+        """This process's agent asked (or re-asked) a decision: its pane shows it waits."""
+        if self.pane is not None:
+            self.pane.track(decision_id)
+
     async def run_background(self) -> None:
-        """The server's long-lived work until cancelled: the gateway link, and reminders when
-        this process is the state directory's reminder sender."""
+        """The server's long-lived work until cancelled: the gateway link, reminders when this
+        process is the state directory's reminder sender, and the tmux pane's title."""
         async with asyncio.TaskGroup() as group:
             group.create_task(self.run_link(), name="gateway")
             group.create_task(self.reminders.run(), name="reminders")
+            if self.pane is not None:
+                group.create_task(self.pane.run(), name="tmux-pane")
 
     async def aclose(self) -> None:
         """Finish background work (bounded) and close connections."""
