@@ -19,9 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import TYPE_CHECKING
 
-from discord_mcp.decisions.model import Decision
+if TYPE_CHECKING:  # the settings read this module: keep its imports light
+    from discord_mcp.decisions.model import Decision
 
 DEFAULT_DELAYS: tuple[float, ...] = (15 * 60.0, 60 * 60.0, 4 * 3600.0)
 MIN_DELAY_S = 1.0
@@ -69,6 +70,8 @@ class QuietHours:
 
     def holds(self, now: datetime) -> datetime | None:
         """If ``now`` (aware) is inside the window, when the window ends (UTC); else None."""
+        from zoneinfo import ZoneInfo
+
         local = now.astimezone(ZoneInfo(self.zone))
 
         def at(moment: time, days: int = 0) -> datetime:
@@ -101,6 +104,8 @@ def parse_quiet_hours(raw: str) -> QuietHours | None:
     if h1 > 23 or h2 > 23 or m1 > 59 or m2 > 59:
         raise ValueError("has an hour above 23 or a minute above 59")
     zone = match.group(5) or "UTC"
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     try:
         ZoneInfo(zone)
     except (ZoneInfoNotFoundError, ValueError):
