@@ -47,7 +47,7 @@ from discord_mcp.errors import (
     StateError,
     Unauthorized,
 )
-from discord_mcp.state.files import off_loop, read_json, write_json
+from discord_mcp.state.files import move_aside, off_loop, read_json, write_json
 from discord_mcp.state.leases import Hold, try_exclusive
 from discord_mcp.transport.rest import RestClient
 
@@ -238,7 +238,11 @@ class ReminderSender:
             return []
         if not record:
             return []
-        log.info("finishing reminder %s, left behind by a sender that stopped", record.get("id"))
+        if not _well_formed(record):
+            moved = await off_loop(move_aside, self._record_path, "not a reminder record")
+            log.error("%s is not a reminder record; moved to %s", self._record_path, moved)
+            return []
+        log.info("finishing reminder %s, left behind by a sender that stopped", record["id"])
         return await self._carry_out(record, resumed=True)
 
     async def _carry_out(self, record: dict[str, Any], *, resumed: bool) -> list[str]:
@@ -298,7 +302,7 @@ class ReminderSender:
                     entry["done"] = True
                     await self._save(record)
                     continue
-                await self._rest.send_text(entry["channel"], text)
+                await self._rest.send_text(entry["channel"], text, allowed_mentions={"parse": []})
             except DiscordHTTPError as exc:
                 if exc.status >= 500 or isinstance(exc, RateLimited | Unauthorized):
                     raise  # tried again at the next look, from the record
@@ -333,3 +337,20 @@ class ReminderSender:
 
     async def _save(self, record: dict[str, Any]) -> None:
         await off_loop(write_json, self._record_path, record)
+
+
+def _well_formed(record: dict[str, Any]) -> bool:
+    """Whether a ``digest.json`` holds what :meth:`ReminderSender._carry_out` reads."""
+    strings = ("id", "at", "channel_id", "after")
+    return (
+        all(isinstance(record.get(key), str) for key in strings)
+        and isinstance(record.get("decisions"), list)
+        and isinstance(record.get("owners"), list)
+        and isinstance(record.get("escalate"), bool)
+        and (record.get("posted") is None or isinstance(record.get("posted"), str))
+        and isinstance(record.get("dms"), dict)
+        and all(
+            isinstance(entry, dict) and isinstance(entry.get("done"), bool)
+            for entry in record["dms"].values()
+        )
+    )

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
+from typing import Any
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
@@ -97,12 +98,21 @@ class Runtime:
         process is the state directory's reminder sender, and the tmux pane's title."""
         async with asyncio.TaskGroup() as group:
             group.create_task(self.run_link(), name="gateway")
-            group.create_task(self.reminders.run(), name="reminders")
+            group.create_task(_apart(self.reminders.run(), "reminders"), name="reminders")
             if self.pane is not None:
-                group.create_task(self.pane.run(), name="tmux-pane")
+                group.create_task(_apart(self.pane.run(), "the tmux pane"), name="tmux-pane")
 
     async def aclose(self) -> None:
         """Finish background work (bounded) and close connections."""
         await self.background.drain()
         await self.rest.aclose()
         self.lease.close()
+
+
+async def _apart(work: Coroutine[Any, Any, None], what: str) -> None:
+    """Run ``work``; if it fails, say so and stop it alone: a failure in reminders or the tmux
+    pane never takes the gateway link (and so every waiting call's live answers) down with it."""
+    try:
+        await work
+    except Exception:
+        log.exception("%s stopped after an unexpected error", what)

@@ -321,3 +321,19 @@ async def test_a_digest_posted_but_not_recorded_as_posted_is_found_not_sent_agai
     assert await successor.send_due() == [decision.id]
     assert len(world.digests()) == 1
     assert world.store.load(decision.id).reminders == 1
+
+
+async def test_a_malformed_record_is_set_aside_and_the_reminder_still_goes_out(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    decision = await world.ask("Deploy now?")
+    record = world.settings.home / "reminders" / "digest.json"
+    record.parent.mkdir(exist_ok=True)
+    record.write_text(json.dumps({"version": 1, "id": 7}), encoding="utf-8")
+    sender = world.sender(DEFAULT, Wall(asked_at(decision) + 16 * MINUTE))
+    await sender.claim()
+
+    assert await sender.send_due() == [decision.id]
+    assert len(world.digests()) == 1
+    assert "is not a reminder record" in caplog.text
+    assert not record.exists()
