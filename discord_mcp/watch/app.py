@@ -68,6 +68,9 @@ def server_environment(settings: Settings) -> dict[str, str]:
         "DISCORD_API_BASE": settings.api_base,
         "POLL_INTERVAL_SECONDS": str(settings.poll_interval),
         "DISCORD_MCP_GATEWAY": "follow",
+        # A run's agent is headless: when the daemon itself runs in tmux, its pane is not the
+        # agent's, so the run's server must neither retitle it nor type into it.
+        "TMUX_PANE": "",
     }
     if settings.gateway_url:
         env["DISCORD_GATEWAY_URL"] = settings.gateway_url

@@ -232,3 +232,21 @@ async def test_no_nudge_while_a_call_waits_on_the_answer_and_one_once_nobody_doe
         for _ in range(3):
             await watcher.look()
         assert pane.typed == [nudge_text(second.id)]
+
+
+def test_only_a_server_in_a_tmux_pane_touches_one_and_never_a_runs_server(
+    discord: RunningEmulator, tmp_path: Path
+) -> None:
+    from discord_mcp.server.tmux import pane_from
+    from discord_mcp.watch.app import server_environment
+
+    inside = {"TMUX": "/tmp/tmux-1/default,42,0", "TMUX_PANE": "%3"}
+    pane = pane_from(inside)
+    assert pane is not None
+    assert pane.pane_id == "%3"
+    assert pane_from({}) is None
+    assert pane_from({"TMUX_PANE": "%3"}) is None
+    assert pane_from({**inside, "TMUX_PANE": "%3; rm -rf ~"}) is None
+    # discord-watch's runs are headless: their servers are told they have no pane of their own.
+    run_env = server_environment(settings_for(discord, tmp_path / "home"))
+    assert pane_from({**inside, **run_env}) is None
