@@ -195,12 +195,20 @@ class ReminderSender:
         due = [d for d in pending if self._policy.due(d, now)]
         if not due:
             return reminded
-        chosen = {d.id for d in due}
-        due += [d for d in pending if d.id not in chosen and self._rides_along(d, now)]
         by_channel: dict[str, list[Decision]] = {}
-        for decision in sorted(due, key=lambda d: d.asked_at):
+        for decision in due:
             by_channel.setdefault(decision.channel_id or self._channel_id, []).append(decision)
+        chosen = {d.id for d in due}
+        for decision in pending:  # riders join a digest going to their channel anyway
+            channel = by_channel.get(decision.channel_id or self._channel_id)
+            if (
+                channel is not None
+                and decision.id not in chosen
+                and self._rides_along(decision, now)
+            ):
+                channel.append(decision)
         for channel_id, decisions in by_channel.items():
+            decisions.sort(key=lambda d: d.asked_at)
             reminded += await self._send(channel_id, decisions, now)
         return reminded
 
