@@ -67,6 +67,7 @@ class Tmux:
             ["tmux", "-S", str(self.socket), *args],
             capture_output=True,
             text=True,
+            encoding="utf-8",
             timeout=30,
             check=True,
         )
