@@ -50,10 +50,12 @@ Runner = Callable[[list[str]], Awaitable[tuple[int, str]]]
 
 
 def nudge_text(decision_id: str) -> str:
-    """The sentence typed into the pane: fixed, naming only the decision's id."""
+    """The sentence typed into the pane: fixed, naming only the decision's id. (Not
+    ``check_pending``: it hands out only answers whose asking session is gone, and this
+    session is alive.)"""
     return (
         f"discord-mcp: your owner answered decision {decision_id} in Discord. Call "
-        f'wait_decision with decision_id "{decision_id}" to read the answer (or check_pending).'
+        f'wait_decision with decision_id "{decision_id}" to read the answer.'
     )
 
 
