@@ -16,6 +16,11 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
+from discord_mcp.decisions.reminder_policy import (
+    ReminderPolicy,
+    parse_delays,
+    parse_quiet_hours,
+)
 from discord_mcp.errors import ConfigError
 
 DEFAULT_API_BASE = "https://discord.com/api/v10"
@@ -70,6 +75,10 @@ class Settings:
             follow another process's gateway, e.g. the watch daemon's) or ``off`` (REST polling).
         project_dir: the session's project (the working directory): agents send files from it.
         file_roots: more directories agents may send files from (``DISCORD_MCP_FILE_ROOTS``).
+        reminders: when unanswered questions are brought back to the owner
+            (``DISCORD_MCP_REMINDERS``, ``DISCORD_MCP_QUIET_HOURS``, ``DISCORD_MCP_ESCALATE_DM``).
+        tmux_nudge: type a short notice into the asking agent's tmux pane when an answer
+            arrives while it sits idle (``DISCORD_MCP_TMUX_NUDGE``).
     """
 
     token: Secret
@@ -85,6 +94,8 @@ class Settings:
     gateway: str = "auto"
     project_dir: Path = field(default_factory=Path.cwd)
     file_roots: tuple[Path, ...] = ()
+    reminders: ReminderPolicy = field(default_factory=ReminderPolicy)
+    tmux_nudge: bool = False
 
     @classmethod
     def from_env(
@@ -211,6 +222,8 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
             "Use auto (hold or follow the gateway), follow (never hold it) or off (polling only)",
         )
     return Settings(
+        reminders=_reminders(env),
+        tmux_nudge=_flag(env, "DISCORD_MCP_TMUX_NUDGE"),
         gateway=gateway_mode,
         thread_id=thread_id,
         token=token,
@@ -308,6 +321,46 @@ def _positive_float(env: Mapping[str, str], name: str, default: float, *, low: f
     if not (low <= value <= 86_400) or value != value:
         raise ConfigError(name, f"is {value}", f"Use a number of seconds between {low} and 86400")
     return value
+
+
+def _reminders(env: Mapping[str, str]) -> ReminderPolicy:
+    raw = _get(env, "DISCORD_MCP_REMINDERS")
+    try:
+        delays = parse_delays(raw)
+    except ValueError as exc:
+        raise ConfigError(
+            "DISCORD_MCP_REMINDERS",
+            f"{exc} ({describe_value(raw)})",
+            "Use delays such as 15m,1h,4h (units s, m, h; the last one repeats), or off",
+        ) from None
+    raw = _get(env, "DISCORD_MCP_QUIET_HOURS")
+    try:
+        quiet = parse_quiet_hours(raw)
+    except ValueError as exc:
+        raise ConfigError(
+            "DISCORD_MCP_QUIET_HOURS",
+            f"{exc} ({describe_value(raw)})",
+            "Use a daily window such as 22:00-08:00, optionally followed by a time zone such as "
+            "Europe/Berlin",
+        ) from None
+    return ReminderPolicy(
+        delays=delays, quiet=quiet, escalate_dm=_flag(env, "DISCORD_MCP_ESCALATE_DM")
+    )
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    raw = _get(env, name)
+    if raw.lower() in _TRUE:
+        return True
+    if raw.lower() in _FALSE:
+        return False
+    raise ConfigError(
+        name, f"is not a yes or no ({describe_value(raw)})", "Use 1 to turn it on, 0 to turn it off"
+    )
 
 
 def _url(env: Mapping[str, str], name: str, default: str, schemes: tuple[str, ...]) -> str:

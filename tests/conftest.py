@@ -31,12 +31,19 @@ _OUR_VARIABLES = (
     "DISCORD_WATCH_MENTION",
     "DISCORD_MCP_FILE_ROOTS",
     "DISCORD_MCP_CHANNEL",
+    "DISCORD_MCP_REMINDERS",
+    "DISCORD_MCP_QUIET_HOURS",
+    "DISCORD_MCP_ESCALATE_DM",
+    "DISCORD_MCP_TMUX_NUDGE",
+    "TMUX",
+    "TMUX_PANE",
 )
 
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test sees the developer's real token or state directory."""
+    """No test sees the developer's real token or state directory, nor their tmux (a server
+    started by a test would retitle the developer's pane)."""
     for name in _OUR_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DISCORD_MCP_HOME", str(tmp_path / "home"))

@@ -168,6 +168,10 @@ def test_a_missing_env_file_is_a_clear_error(tmp_path: Path) -> None:
         "DISCORD_MCP_GATEWAY",
         "DISCORD_MCP_ENV_FILE",
         "PROJECT_NAME",
+        "DISCORD_MCP_REMINDERS",
+        "DISCORD_MCP_QUIET_HOURS",
+        "DISCORD_MCP_ESCALATE_DM",
+        "DISCORD_MCP_TMUX_NUDGE",
     ],
 )
 def test_a_token_pasted_into_the_wrong_variable_is_described_never_echoed(

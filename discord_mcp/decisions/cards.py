@@ -53,8 +53,22 @@ def _mentions(user_ids: Iterable[str]) -> str:
     return ", ".join(f"<@{uid}>" for uid in sorted(user_ids))
 
 
+def asked_stamp(decision: Decision) -> str:
+    """``<t:UNIX:R>``: Discord shows it as "5 minutes ago", kept current by the reader's app, so
+    the card always says how long the question has waited."""
+    try:
+        unix = int(datetime.fromisoformat(decision.asked_at).timestamp())
+    except ValueError:
+        return "at an unknown time"
+    return f"<t:{unix}:R>"
+
+
 def _header(decision: Decision) -> list[str]:
-    lines = [f"**Decision needed** · `{decision.project}` · session `{decision.session}`"]
+    urgent = " · \u2757 **urgent**" if decision.urgent else ""
+    lines = [
+        f"**Decision needed** · `{decision.project}` · session `{decision.session}` · "
+        f"asked {asked_stamp(decision)}{urgent}"
+    ]
     lines.append(f"**Question:** {_clip(decision.question, 600)}")
     if decision.context:
         lines.append(f"**Context:** {_clip(decision.context, 500)}")

@@ -98,6 +98,12 @@ class Decision:
     attachments: tuple[dict[str, Any], ...] = ()
     """The files of the answering reply (entries of :mod:`discord_mcp.files.store`, without a
     path: the tools add it once the file is kept)."""
+    urgent: bool = False
+    """The agent marked it urgent: reminders ignore quiet hours."""
+    reminders: int = 0
+    """Reminders sent for it so far (:mod:`discord_mcp.decisions.reminders`)."""
+    reminded_at: str | None = None
+    """When the last reminder went out (UTC, ISO 8601)."""
     version: int = field(default=FORMAT_VERSION)
 
     @property

@@ -21,6 +21,7 @@ class Question:
     on_timeout: str | None = None
     mention: bool = False
     session: str = "agent"
+    urgent: bool = False
 
 
 def validated(q: Question) -> Question:
@@ -56,6 +57,7 @@ def validated(q: Question) -> Question:
         on_timeout=q.on_timeout.strip() if q.on_timeout else None,
         mention=q.mention,
         session=q.session,
+        urgent=q.urgent,
     )
 
 

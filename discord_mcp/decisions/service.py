@@ -162,6 +162,7 @@ class DecisionService:
             deadline=deadline,
             on_timeout=q.on_timeout,
             mention=q.mention,
+            urgent=q.urgent,
             reaction_emojis=cards.reaction_emojis(q.options),
             owner_ids=tuple(sorted(self._settings.owner_ids)),
             asker_lease=self._lease,

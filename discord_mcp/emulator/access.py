@@ -19,7 +19,8 @@ GET    .../messages/{id}, .../reactions/*  READ_MESSAGE_HISTORY (50001)
 POST   .../messages, POST .../typing       SEND_MESSAGES, in a thread SEND_MESSAGES_IN_THREADS
                                            (50013); a reply also READ_MESSAGE_HISTORY (50013);
                                            files also ATTACH_FILES (50013); a locked thread
-                                           MANAGE_THREADS (160005)
+                                           MANAGE_THREADS (160005); in a DM, a recipient who
+                                           accepts the bot's messages (50007)
 PATCH  .../messages/{id}                   a locked, active thread: MANAGE_THREADS (160005);
                                            new files ATTACH_FILES (50013)
 DELETE .../messages/{id}                   someone else's message: MANAGE_MESSAGES (50013)
@@ -34,6 +35,8 @@ PATCH  /channels/{thread_id}               ``locked``, ``rate_limit_per_user``: 
                                            ``archived: false``: MANAGE_THREADS, the creator, or
                                            a thread member with SEND_MESSAGES_IN_THREADS, and
                                            on a locked thread MANAGE_THREADS only (50013)
+POST   /users/@me/channels                 nothing (a known user other than the bot, else
+                                           50033)
 GET    /guilds/{guild_id}/...              the bot in the guild (50001); another id is 10004
 /applications/{id}/guilds/{guild_id}/...   the same (application commands, ``rest_commands.py``)
 =========================================  ======================================================
@@ -80,9 +83,13 @@ def require(permissions: int, needed: int) -> None:
         raise errors.missing_permissions()
 
 
-def check_send(channel: Channel, permissions: int, body: Any, *, files: bool = False) -> None:
+def check_send(
+    store: Store, channel: Channel, permissions: int, body: Any, *, files: bool = False
+) -> None:
     """May the bot post ``body`` (with files, if ``files``) in ``channel``."""
     require(permissions, sending_permission(channel.is_thread))
+    if channel.is_dm and any(u.id in store.refusing_dms for u in channel.recipients):
+        raise errors.cannot_message_user()
     if files:
         require(permissions, ATTACH_FILES)
     if isinstance(body, dict) and body.get("message_reference") is not None:

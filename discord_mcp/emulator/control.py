@@ -5,7 +5,8 @@ needs no authentication (the emulator listens on localhost) and is not reachable
 ``/api/v10``. Any problem with a control request is a 400 ``{"error": "<sentence>"}``; when
 Discord itself would refuse the action, ``"discord"`` carries Discord's error body too.
 
-- ``GET /_emulator/state``: ``{"guild", "channels" (threads included), "users", "stats",
+- ``GET /_emulator/state``: ``{"guild", "channels" (threads and DM channels included), "users",
+  "stats",
   "faults", "gateway_sessions", "bot_user_id", "owner_user_id", "channel_id", "roles",
   "members", "bot_role_id", "bot_in_guild", "bot_permissions"}``. ``roles`` are role objects
   (``@everyone``, whose id is the guild's, then the bot's role), ``members`` member objects
@@ -18,6 +19,11 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
   ``interactions_failed`` (and more counters). ``gateway_sessions`` lists ``{"session_id",
   "intents", "seq", "connected", "shard"}`` for every live session (connected or resumable).
 - ``POST /_emulator/users`` ``{"username"}``: a new human member; answers the user (201).
+- ``POST /_emulator/users/{user_id}`` ``{"accepts_dms": bool}``: that user's privacy setting
+  for direct messages from the bot (default true; false makes the bot's messages to their DM
+  channel fail with 50007 "Cannot send messages to this user"); answers ``{"user_id",
+  "accepts_dms"}``. The bot opens a DM channel (type 1) with ``POST /users/@me/channels``;
+  posting to it here as its recipient is the user's reply (nobody else may post there).
 - ``POST /_emulator/channels/{channel_id}/messages`` ``{"author_id", "content"?,
   "message_reference"?: {"message_id"}, "attachments"?: [{"filename", "data_base64",
   "content_type"?, "description"?, "duration_secs"?, "waveform"?, "is_spoiler"?}],
@@ -158,6 +164,21 @@ def control_routes(emulator: Emulator) -> list[Route]:
             return _fail(exc)
         return JSONResponse(state.create_user(username).to_json(), status_code=201)
 
+    async def set_user(request: Request) -> Response:
+        try:
+            data = await _object(request, {"accepts_dms"}, {"accepts_dms"})
+            accepts = data["accepts_dms"]
+            if not isinstance(accepts, bool):
+                raise ControlError("'accepts_dms' must be true or false")
+            user_id = request.path_params["user_id"]
+            try:
+                state.set_accepts_dms(user_id, accepts)
+            except errors.DiscordError as exc:
+                raise _discord(exc, "find this user") from None
+        except ControlError as exc:
+            return _fail(exc)
+        return JSONResponse({"user_id": user_id, "accepts_dms": accepts})
+
     async def post_message(request: Request) -> Response:
         channel_id = request.path_params["channel_id"]
         try:
@@ -224,6 +245,7 @@ def control_routes(emulator: Emulator) -> list[Route]:
     return [
         Route("/state", get_state, methods=["GET"]),
         Route("/users", create_user, methods=["POST"]),
+        Route("/users/{user_id}", set_user, methods=["POST"]),
         Route("/channels/{channel_id}/messages", post_message, methods=["POST"]),
         Route("/channels/{channel_id}/messages", list_messages, methods=["GET"]),
         Route("/reactions", react, methods=["POST"]),

@@ -141,6 +141,8 @@ def issue_command(state: State, desk: InteractionDesk, data: dict[str, Any]) -> 
     channel = state.channels.get(channel_id)
     if channel is None:
         raise ControlError(f"no channel with id {channel_id!r}")
+    if channel.is_dm:
+        raise ControlError("commands in direct messages are not emulated; use a guild channel")
     command = state.commands.find(name, state.guild.id)
     if command is None:
         raise UnknownCommand(f"no command named {name!r} is registered (see GET /commands)")

@@ -105,6 +105,15 @@ def missing_permissions() -> DiscordError:
     return DiscordError(403, 50013, "Missing Permissions")
 
 
+def cannot_message_user() -> DiscordError:
+    """The user does not accept direct messages from the bot (privacy settings, blocked)."""
+    return DiscordError(403, 50007, "Cannot send messages to this user")
+
+
+def invalid_recipient() -> DiscordError:
+    return DiscordError(400, 50033, "Invalid Recipient(s)")
+
+
 def empty_message() -> DiscordError:
     return DiscordError(400, 50006, "Cannot send an empty message")
 

@@ -14,8 +14,8 @@ of JSON:
   ``MESSAGE_UPDATE``, ``MESSAGE_REACTION_ADD``/``REMOVE``); ``data`` is the message as it
   stands when the frame is sent, so frames are idempotent: apply the latest one.
 - ``message_delete``: ``{"id", "channel_id"}``.
-- ``channel``: a thread was created or changed, or a channel's settings changed; ``data`` is
-  the channel object as it stands.
+- ``channel``: a thread or a DM channel (type 1, with ``recipients``) was created, a thread
+  changed, or a channel's settings changed; ``data`` is the channel object as it stands.
 
 Messages are the control API's message objects (``GET /_emulator/channels/{id}/messages``)
 with two additions: each reaction has ``user_ids`` (who added it, in order), and an ephemeral
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 KEEPALIVE_SECONDS = 15.0
 _MESSAGE_EVENTS = {"MESSAGE_CREATE", "MESSAGE_UPDATE"}
 _REACTION_EVENTS = {"MESSAGE_REACTION_ADD", "MESSAGE_REACTION_REMOVE"}
-_CHANNEL_EVENTS = {"THREAD_CREATE", "THREAD_UPDATE", "CHANNEL_UPDATE"}
+_CHANNEL_EVENTS = {"THREAD_CREATE", "THREAD_UPDATE", "CHANNEL_CREATE", "CHANNEL_UPDATE"}
 
 
 def feed_routes(emulator: Emulator) -> list[Route]:

@@ -62,7 +62,7 @@ def guild_json(store: Store, *, with_counts: bool = False) -> dict[str, Any]:
 
 def guild_create(store: Store) -> dict[str, Any]:
     """GUILD_CREATE: the guild with its roles, channels, active threads and the bot member."""
-    channels = [c.to_json() for c in store.channels.values() if not c.is_thread]
+    channels = [c.to_json() for c in store.channels.values() if not c.is_thread and not c.is_dm]
     threads = [c.to_json() for c in store.channels.values() if c.is_thread and not c.archived]
     bot_member = store.member_json(store.bot.id)
     return guild_json(store) | {

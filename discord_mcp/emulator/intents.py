@@ -1,11 +1,13 @@
 """Gateway intents: which dispatches a session receives, and what MESSAGE_CONTENT withholds.
 
 A session receives a dispatch only if its IDENTIFY asked for the intent that gates it
-(``INTERACTION_CREATE`` and the session's own READY/RESUMED need none). MESSAGE_CONTENT gates
-no event, only fields: without it, ``content``, ``embeds``, ``attachments``, ``components``
-and ``poll`` of a guild message arrive empty, except on the bot's own messages, messages that
-mention the bot, and DMs (the emulator has none). REST message reads follow the same rule
-when the Developer Portal toggle is off, whatever the gateway intents.
+(``INTERACTION_CREATE`` and the session's own READY/RESUMED need none). Messages, reactions
+and typing in a direct message are gated by the DIRECT_MESSAGES, DIRECT_MESSAGE_REACTIONS and
+DIRECT_MESSAGE_TYPING intents instead of their GUILD_ ones. MESSAGE_CONTENT gates no event,
+only fields: without it, ``content``, ``embeds``, ``attachments``, ``components`` and ``poll``
+of a guild message arrive empty, except on the bot's own messages, messages that mention the
+bot, and DMs. REST message reads follow the same rule when the Developer Portal toggle is off,
+whatever the gateway intents.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ GUILD_PRESENCES = 1 << 8
 GUILD_MESSAGES = 1 << 9
 GUILD_MESSAGE_REACTIONS = 1 << 10
 GUILD_MESSAGE_TYPING = 1 << 11
+DIRECT_MESSAGES = 1 << 12
+DIRECT_MESSAGE_REACTIONS = 1 << 13
+DIRECT_MESSAGE_TYPING = 1 << 14
 MESSAGE_CONTENT = 1 << 15
 
 KNOWN_INTENTS = sum(1 << bit for bit in (*range(17), 20, 21, 24, 25))
@@ -54,12 +59,27 @@ _EVENT_INTENTS = {
     "THREAD_MEMBER_UPDATE": GUILDS,
 }
 
+_DIRECT_INTENTS = {
+    GUILD_MESSAGES: DIRECT_MESSAGES,
+    GUILD_MESSAGE_REACTIONS: DIRECT_MESSAGE_REACTIONS,
+    GUILD_MESSAGE_TYPING: DIRECT_MESSAGE_TYPING,
+}
+
 _CONTENT_EVENTS = frozenset({"MESSAGE_CREATE", "MESSAGE_UPDATE"})
 
 
-def required_intent(event_type: str) -> int:
-    """The intent bit a dispatch needs (0: every session receives it)."""
-    return _EVENT_INTENTS.get(event_type, 0)
+def is_direct(event_type: str, data: dict[str, Any]) -> bool:
+    """Whether a dispatch is about a direct message (a message, reaction or typing event
+    without a guild)."""
+    gated = _EVENT_INTENTS.get(event_type, 0)
+    return gated in _DIRECT_INTENTS and not data.get("guild_id")
+
+
+def required_intent(event_type: str, *, direct: bool = False) -> int:
+    """The intent bit a dispatch needs (0: every session receives it); ``direct``: the event is
+    about a direct message."""
+    needed = _EVENT_INTENTS.get(event_type, 0)
+    return _DIRECT_INTENTS.get(needed, needed) if direct else needed
 
 
 def carries_content(event_type: str) -> bool:

@@ -17,6 +17,7 @@ from discord_mcp.emulator.permissions import Overwrite
 DISCORD_EPOCH_MS = 1_420_070_400_000
 
 GUILD_TEXT = 0
+DM = 1
 ANNOUNCEMENT_THREAD = 10
 PUBLIC_THREAD = 11
 PRIVATE_THREAD = 12
@@ -136,7 +137,8 @@ class Member:
 
 @dataclass
 class Channel:
-    """A guild text channel, or a thread when ``type`` is 10, 11 or 12."""
+    """A guild text channel, a thread when ``type`` is 10, 11 or 12, or the bot's direct
+    message channel with one user when ``type`` is 1 (``DM``: no guild, no name)."""
 
     id: str
     type: int
@@ -160,13 +162,28 @@ class Channel:
     message_count: int = 0
     total_message_sent: int = 0
     member_ids: list[str] = field(default_factory=list)
+    # DM-only: the other user (Discord lists the recipients, never the bot itself).
+    recipients: list[User] = field(default_factory=list)
 
     @property
     def is_thread(self) -> bool:
         return self.type in THREAD_TYPES
 
+    @property
+    def is_dm(self) -> bool:
+        return self.type == DM
+
     def to_json(self) -> dict[str, Any]:
-        """``GuildChannelResponse`` for a text channel, ``ThreadResponse`` for a thread."""
+        """``GuildChannelResponse`` for a text channel, ``ThreadResponse`` for a thread,
+        ``PrivateChannelResponse`` for a DM."""
+        if self.is_dm:
+            return {
+                "id": self.id,
+                "type": DM,
+                "flags": 0,
+                "last_message_id": self.last_message_id,
+                "recipients": [user.to_json() for user in self.recipients],
+            }
         data: dict[str, Any] = {
             "id": self.id,
             "type": self.type,

@@ -117,6 +117,11 @@ BOT_ROLE_PERMISSIONS = (
 )
 """The bot's role at startup: exactly what discord-mcp needs in its channel."""
 
+DM_PERMISSIONS = (
+    VIEW_CHANNEL | SEND_MESSAGES | READ_MESSAGE_HISTORY | ADD_REACTIONS | EMBED_LINKS | ATTACH_FILES
+)
+"""What both sides of a direct message may do there (no roles or overwrites apply)."""
+
 DISCORD_DEFAULT_EVERYONE = sum(
     PERMISSION_BITS[name]
     for name in (

@@ -41,6 +41,7 @@ GET    /channels/{channel_id}                          5            1           
 PATCH  /channels/{channel_id}                          5            5           channel
 POST   /channels/{channel_id}/typing                   5            5           channel
 GET    /users/@me, /users/{user_id}                    5            1           (per bot)
+POST   /users/@me/channels                             5            1           (per bot)
 GET    /applications/@me                               5            1           (per bot)
 GET    /oauth2/applications/@me                        5            1           (per bot)
 GET    /guilds/{guild_id}                              5            1           guild
@@ -97,6 +98,7 @@ ROUTE_LIMITS: dict[str, Limit] = {
     "POST /channels/{channel_id}/typing": Limit("channels:typing", 5, 5.0),
     "GET /users/@me": Limit("users:get", 5, 1.0),
     "GET /users/{user_id}": Limit("users:get", 5, 1.0),
+    "POST /users/@me/channels": Limit("users:dm", 5, 1.0),
     "GET /applications/@me": Limit("applications:current", 5, 1.0),
     "GET /oauth2/applications/@me": Limit("applications:me", 5, 1.0),
     "GET /guilds/{guild_id}": Limit("guilds:get", 5, 1.0),

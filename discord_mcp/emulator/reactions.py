@@ -22,13 +22,16 @@ class ReactionState(GuildState):
         if channel.is_thread and channel.archived:
             raise errors.thread_archived()
         reaction = next((r for r in message.reactions if r.emoji == name), None)
+        if channel.is_dm and not self.permissions_for(user_id, channel):
+            raise errors.missing_access()
         if reaction is None:
             reaction = Reaction(name)
             message.reactions.append(reaction)
         if user_id not in reaction.user_ids:
             reaction.user_ids.append(user_id)
             event = self._reaction_event(message, user_id, reaction)
-            event["member"] = self.member_json(user_id)
+            if "guild_id" in event:
+                event["member"] = self.member_json(user_id)
             self.emit("MESSAGE_REACTION_ADD", event)
         return message
 
@@ -61,7 +64,7 @@ class ReactionState(GuildState):
         return [self.users[str(i)] for i in chosen]
 
     def _reaction_event(self, message: Message, user_id: str, reaction: Reaction) -> dict[str, Any]:
-        return {
+        event = {
             "user_id": user_id,
             "channel_id": message.channel_id,
             "message_id": message.id,
@@ -71,6 +74,9 @@ class ReactionState(GuildState):
             "burst": False,
             "type": 0,
         }
+        if self.is_direct(message.channel_id):
+            del event["guild_id"]
+        return event
 
 
 def normalise_emoji(raw: str) -> str:

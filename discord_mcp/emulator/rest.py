@@ -91,6 +91,10 @@ def get_user(call: Call) -> Reply:
     return Reply(200, call.state.get_user(user_id).to_json())
 
 
+def create_dm(call: Call) -> Reply:
+    return Reply(200, call.state.open_dm(call.body).to_json())
+
+
 def get_application(call: Call) -> Reply:
     state = call.state
     return Reply(
@@ -227,7 +231,7 @@ def list_messages(call: Call) -> Reply:
 
 def create_message(call: Call) -> Reply:
     channel, permissions = _seen(call)
-    access.check_send(channel, permissions, call.body, files=bool(call.uploads))
+    access.check_send(call.state, channel, permissions, call.body, files=bool(call.uploads))
     message, _ = call.state.create_message(
         channel.id, call.state.bot.id, call.body, uploads=call.uploads
     )
@@ -244,9 +248,10 @@ def get_message(call: Call) -> Reply:
 
 
 def _read_message(call: Call, message: Message) -> dict[str, Any]:
-    """A message as a read shows it: content withheld while the portal's toggle is off."""
+    """A message as a read shows it: content withheld while the portal's toggle is off (never
+    in a DM)."""
     data = call.state.message_json(message)
-    if call.state.message_content_intent_enabled:
+    if call.state.message_content_intent_enabled or call.state.is_direct(message.channel_id):
         return data
     return withhold_content(data, call.state.bot.id)
 
@@ -354,6 +359,7 @@ _WEBHOOK = "/webhooks/{webhook_id}/{webhook_token}"
 ROUTES: tuple[RestRoute, ...] = (
     RestRoute("GET", "/users/@me", get_me),
     RestRoute("GET", "/users/{user_id}", get_user),
+    RestRoute("POST", "/users/@me/channels", create_dm),
     RestRoute("GET", "/applications/@me", get_application),
     RestRoute("GET", "/oauth2/applications/@me", get_application),
     RestRoute("GET", "/gateway/bot", get_gateway_bot),

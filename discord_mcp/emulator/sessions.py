@@ -23,10 +23,11 @@ from typing import Any, Protocol
 from discord_mcp.emulator.intents import (
     MESSAGE_CONTENT,
     carries_content,
+    is_direct,
     required_intent,
     withhold_content,
 )
-from discord_mcp.emulator.models import FLAG_EPHEMERAL
+from discord_mcp.emulator.models import DM, FLAG_EPHEMERAL
 from discord_mcp.emulator.store import Event, Store
 
 REPLAY_LIMIT = 10_000
@@ -96,6 +97,10 @@ class Session:
             return True
         shard_id, count = self.shard
         return (int(guild_id) >> 22) % count == shard_id
+
+    def owns_dms(self) -> bool:
+        """Direct messages go to shard 0 only."""
+        return self.shard is None or self.shard[0] == 0
 
     def replay_after(self, seq: int) -> list[Dispatch] | None:
         """The dispatches after ``seq`` a RESUME replays, or None if some are no longer kept."""
@@ -252,19 +257,22 @@ class SessionRegistry:
             # Ephemeral responses exist only in the clicking user's client.
             return
         self._expire()
-        if not self.store.bot_in_guild and event.type != "GUILD_DELETE":
+        if event.type == "CHANNEL_CREATE" and data.get("type") == DM:
+            return  # Discord no longer tells bots about DM channels they open
+        direct = is_direct(event.type, data)
+        if not direct and not self.store.bot_in_guild and event.type != "GUILD_DELETE":
             # A bot removed from the guild hears nothing of it (until GUILD_CREATE re-adds it).
             return
-        needed = required_intent(event.type)
+        needed = required_intent(event.type, direct=direct)
         guild_id = str(data.get("guild_id") or self.store.guild.id)
         withheld: dict[str, Any] | None = None
         for session in list(self._sessions.values()):
             if needed and not session.intents & needed:
                 continue
-            if not session.owns_guild(guild_id):
+            if not (session.owns_dms() if direct else session.owns_guild(guild_id)):
                 continue
             body = data
-            if content and not session.intents & MESSAGE_CONTENT:
+            if content and not direct and not session.intents & MESSAGE_CONTENT:
                 if withheld is None:
                     withheld = withhold_content(data, self.store.bot.id)
                 body = withheld

@@ -5,6 +5,7 @@ Each :class:`State` method validates as Discord does (raising
 :class:`~discord_mcp.emulator.store.Event` named like the gateway dispatch it corresponds to
 (``MESSAGE_CREATE``, ``MESSAGE_UPDATE``, ``MESSAGE_DELETE``, ``MESSAGE_REACTION_ADD``,
 ``MESSAGE_REACTION_REMOVE``, ``THREAD_CREATE``, ``THREAD_UPDATE``, ``THREAD_DELETE``,
+``CHANNEL_CREATE`` (a DM channel opened; the gateway keeps it from bots, as Discord does),
 ``CHANNEL_UPDATE``, ``CHANNEL_DELETE``,
 ``TYPING_START``, ``GUILD_ROLE_UPDATE``, ``GUILD_MEMBER_UPDATE``, ``GUILD_DELETE`` and
 ``GUILD_CREATE`` when the bot leaves and rejoins; interactions add ``INTERACTION_CREATE``).
@@ -13,9 +14,10 @@ Permission checks are not made here: the REST routes check what the bot may do
 API go through it, and the gateway (``sessions.py``) listens to its events. Like its
 :class:`~discord_mcp.emulator.store.Store`, a state belongs to one event loop.
 
-Reactions are in ``reactions.py`` and the guild's roles and members in ``guild.py`` (the
-classes this one builds on); messages carry their files (``attachments.py``); ``commands`` is
-the application's registered commands (``commands.py``), which emit no events.
+Reactions are in ``reactions.py``, direct messages in ``direct.py`` and the guild's roles and
+members in ``guild.py`` (the classes this one builds on); messages carry their files
+(``attachments.py``); ``commands`` is the application's registered commands (``commands.py``),
+which emit no events.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 from discord_mcp.emulator import errors
 from discord_mcp.emulator.attachments import assemble, check_voice_message
 from discord_mcp.emulator.commands import CommandRegistry
+from discord_mcp.emulator.direct import DirectState
 from discord_mcp.emulator.message_body import MessageFields, parse_message
 from discord_mcp.emulator.models import (
     FLAG_IS_VOICE_MESSAGE,
@@ -46,7 +49,7 @@ from discord_mcp.emulator.models import (
     snowflake_time_ms,
 )
 from discord_mcp.emulator.permissions import MENTION_EVERYONE
-from discord_mcp.emulator.reactions import ReactionState, normalise_emoji
+from discord_mcp.emulator.reactions import normalise_emoji
 from discord_mcp.emulator.store import Event, Listener, is_hidden
 from discord_mcp.emulator.uploads import Upload
 from discord_mcp.emulator.validation import parse_thread
@@ -59,7 +62,7 @@ NONCE_WINDOW_SECONDS = 300.0
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
 
 
-class State(ReactionState):
+class State(DirectState):
     """The emulated world and the only way to change it.
 
     ``strict_archived_threads`` makes sending to an archived, unlocked thread fail with 50083
@@ -111,6 +114,8 @@ class State(ReactionState):
         """
         channel = self.get_channel(channel_id)
         self.get_user(author_id)
+        if channel.is_dm and not self.permissions_for(author_id, channel):
+            raise errors.missing_access()  # only its two sides write in a DM
         self._check_thread_accepts_messages(channel)
         fields = parse_message(body, create=True)
         files = assemble(self.new_id, channel_id, uploads or [], fields.attachments)
@@ -299,10 +304,10 @@ class State(ReactionState):
         index = bisect.bisect_left(history, int(message_id))
         if index < len(history) and history[index] == int(message_id):
             history.pop(index)
-        self.emit(
-            "MESSAGE_DELETE",
-            {"id": message_id, "channel_id": channel_id, "guild_id": self.guild.id},
-        )
+        event = {"id": message_id, "channel_id": channel_id}
+        if not self.is_direct(channel_id):
+            event["guild_id"] = self.guild.id
+        self.emit("MESSAGE_DELETE", event)
 
     def list_messages(
         self,
@@ -341,7 +346,7 @@ class State(ReactionState):
     ) -> Channel:
         """A public thread whose id is the message's id (160004 if it already has one)."""
         parent = self.get_channel(channel_id)
-        if parent.is_thread:
+        if parent.is_thread or parent.is_dm:
             raise errors.wrong_channel_type()
         message = self.get_message(channel_id, message_id)
         if message.thread_id is not None or message.id in self.channels:
@@ -359,7 +364,7 @@ class State(ReactionState):
     def create_thread(self, channel_id: str, owner_id: str, body: Any) -> Channel:
         """A thread without a starter message; ``type`` defaults to 12 (private)."""
         parent = self.get_channel(channel_id)
-        if parent.is_thread:
+        if parent.is_thread or parent.is_dm:
             raise errors.wrong_channel_type()
         fields = parse_thread(body, create=True)
         kind = PRIVATE_THREAD if fields.type is None else fields.type
@@ -410,6 +415,8 @@ class State(ReactionState):
     def update_channel(self, channel_id: str, body: Any) -> Channel:
         """Edit a channel or thread; an archived thread accepts only edits that unarchive it."""
         channel = self.get_channel(channel_id)
+        if channel.is_dm:
+            raise errors.wrong_channel_type()
         fields = parse_thread(body, create=False, thread=channel.is_thread)
         if not channel.is_thread:
             if fields.name is not None:
@@ -472,14 +479,12 @@ class State(ReactionState):
         thread.archive_timestamp = self.now_iso()
 
     def typing(self, channel_id: str, user_id: str) -> None:
-        self.get_channel(channel_id)
-        self.emit(
-            "TYPING_START",
-            {
-                "channel_id": channel_id,
-                "guild_id": self.guild.id,
-                "user_id": user_id,
-                "timestamp": int(self.wall()),
-                "member": self.member_json(user_id),
-            },
-        )
+        channel = self.get_channel(channel_id)
+        event: dict[str, Any] = {
+            "channel_id": channel_id,
+            "user_id": user_id,
+            "timestamp": int(self.wall()),
+        }
+        if not channel.is_dm:
+            event.update(guild_id=self.guild.id, member=self.member_json(user_id))
+        self.emit("TYPING_START", event)

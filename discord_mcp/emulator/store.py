@@ -32,6 +32,7 @@ from typing import Any
 from discord_mcp.emulator import errors
 from discord_mcp.emulator.attachments import attachment_json
 from discord_mcp.emulator.models import (
+    DM,
     FLAG_EPHEMERAL,
     GUILD_TEXT,
     MESSAGE_REPLY,
@@ -49,6 +50,7 @@ from discord_mcp.emulator.models import (
 )
 from discord_mcp.emulator.permissions import (
     BOT_ROLE_PERMISSIONS,
+    DM_PERMISSIONS,
     EVERYONE_PERMISSIONS,
     MANAGE_THREADS,
     apply_overwrites,
@@ -122,6 +124,9 @@ class Store:
         # Per channel, message ids as ints in ascending order (ids only ever increase).
         self._history: dict[str, list[int]] = {self.channel.id: []}
         self.files: dict[str, Attachment] = {}
+        # Direct messages: each user's DM channel with the bot, and who accepts none.
+        self.dm_channels: dict[str, str] = {}
+        self.refusing_dms: set[str] = set()
         self.media_base = "http://127.0.0.1"
         self.media_secret = secrets.token_bytes(16)
 
@@ -188,8 +193,12 @@ class Store:
         """``user_id``'s effective permissions in ``channel`` as Discord enforces them.
 
         0 for someone outside the guild. A thread takes its parent's overwrites; a private
-        thread shows nothing to a non-member without MANAGE_THREADS.
+        thread shows nothing to a non-member without MANAGE_THREADS. In a DM both sides hold
+        :data:`DM_PERMISSIONS`, and nobody else anything.
         """
+        if channel.type == DM:
+            inside = user_id == self.bot.id or any(u.id == user_id for u in channel.recipients)
+            return DM_PERMISSIONS if inside else 0
         member = self.members.get(user_id)
         if member is None:
             return 0
@@ -313,9 +322,16 @@ class Store:
             data["user"] = user.to_json()
         return data
 
+    def is_direct(self, channel_id: str) -> bool:
+        """Whether ``channel_id`` is a DM channel (its events carry no guild)."""
+        channel = self.channels.get(channel_id)
+        return channel is not None and channel.type == DM
+
     def _event_message(self, message: Message) -> dict[str, Any]:
         """A message as MESSAGE_CREATE/UPDATE carry it: with ``guild_id`` and the author's
-        ``member`` (none for webhook and interaction-response messages)."""
+        ``member`` (none for webhook and interaction-response messages, nor in a DM)."""
+        if self.is_direct(message.channel_id):
+            return self.message_json(message)
         data = self.message_json(message) | {"guild_id": self.guild.id}
         if message.webhook_id is None:
             data["member"] = self.member_json(message.author_id, with_user=False)

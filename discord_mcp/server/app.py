@@ -154,7 +154,7 @@ def build_server(
         if "runtime" not in holder:
             from discord_mcp.server.runtime import Runtime
 
-            holder["runtime"] = Runtime(settings)
+            holder["runtime"] = Runtime(settings, environ=env)
         return holder["runtime"]
 
     async def recover() -> None:
@@ -174,7 +174,7 @@ def build_server(
         await first_request.wait()
         await asyncio.sleep(RECOVERY_DELAY_S)
         await recover()
-        await runtime().run_link()
+        await runtime().run_background()
 
     async def channel_push() -> None:
         from discord_mcp.chat.push import ChannelPush, is_claude_code
@@ -193,7 +193,7 @@ def build_server(
 
     @contextlib.asynccontextmanager
     async def lifespan(_server: FastMCP) -> AsyncIterator[dict[str, Any]]:
-        tasks = [asyncio.create_task(background_work(), name="recovery-and-gateway")]
+        tasks = [asyncio.create_task(background_work(), name="recovery-gateway-reminders")]
         if channel:
             tasks.append(asyncio.create_task(channel_push(), name="channel-push"))
         try:
@@ -273,6 +273,13 @@ def build_server(
         ] = None,
         mention: Annotated[bool, Field(description="Ping the owner (their phone buzzes).")] = True,
         files: Annotated[list[str] | None, Field(description=FILES_HELP, max_length=10)] = None,
+        urgent: Annotated[
+            bool,
+            Field(
+                description="It cannot wait for the morning: reminders of an unanswered "
+                "question then ignore the owner's quiet hours."
+            ),
+        ] = False,
     ) -> dict[str, Any]:
         """Ask your owner a question in Discord and wait for the answer.
 
@@ -299,11 +306,13 @@ def build_server(
                     on_timeout=scrub.optional("on_timeout", on_timeout),
                     mention=mention,
                     session=session_label(env, _client_name(ctx)),
+                    urgent=urgent,
                 )
             )
             posted = created and await post_question_files(
                 runtime().rest, decision.thread_id, prepared
             )
+            runtime().asked(decision.id)
             decision = await waited(decision.id, ctx, block_bound(ctx, None))
             result = await runtime().decision_result(decision, duplicate=not created)
             return _reported(scrub.noted({**result, **(posted or {})}))

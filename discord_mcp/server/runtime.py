@@ -7,12 +7,16 @@ background after the handshake. Nothing here touches the network when constructe
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
 from discord_mcp.decisions.model import Decision
+from discord_mcp.decisions.reminders import ReminderSender
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.files.answers import answer_files
@@ -21,6 +25,7 @@ from discord_mcp.progress import ProgressBoard
 from discord_mcp.relay.fswatch import FileChanges
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.server import results
+from discord_mcp.server.tmux import PaneWatcher, pane_from
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.state.leases import ProcessLease
 from discord_mcp.tasks import Background
@@ -30,9 +35,14 @@ log = logging.getLogger(__name__)
 
 
 class Runtime:
-    """REST client, decision store and service, and the gateway link, for one server process."""
+    """REST client, decision store and service, the gateway link, reminders and the tmux pane,
+    for one server process.
 
-    def __init__(self, settings: Settings) -> None:
+    Args:
+        environ: the process's environment (``TMUX``, ``TMUX_PANE``); default ``os.environ``.
+    """
+
+    def __init__(self, settings: Settings, *, environ: Mapping[str, str] | None = None) -> None:
         self.settings = settings
         ensure_dir(settings.home)
         self.lease = ProcessLease(settings.home)
@@ -52,6 +62,14 @@ class Runtime:
         )
         self.progress = ProgressBoard(settings, self.rest)
         self.files = OwnerFiles(settings.home)
+        self.reminders = ReminderSender(
+            home=settings.home,
+            rest=self.rest,
+            store=self.store,
+            channel_id=settings.channel_id,
+            owner_ids=settings.owner_ids,
+            policy=settings.reminders,
+        )
         if settings.gateway != "off":
             self.link = LiveLink(
                 settings=settings,
@@ -61,6 +79,18 @@ class Runtime:
                 may_hold=settings.gateway == "auto",
                 changes=self.changes,
             )
+        pane = pane_from(os.environ if environ is None else environ)
+        self.pane = (
+            None
+            if pane is None
+            else PaneWatcher(
+                pane=pane,
+                service=self.service,
+                nudge=settings.tmux_nudge,
+                poll_every=settings.poll_interval,
+                live=lambda: self.link is not None and self.link.is_live(),
+            )
+        )
 
     async def decision_result(
         self, decision: Decision, *, duplicate: bool = False
@@ -74,9 +104,32 @@ class Runtime:
         if self.link is not None:
             await self.link.run()
 
+    def asked(self, decision_id: str) -> None:
+        """This process's agent asked (or re-asked) a decision: its pane shows it waits."""
+        if self.pane is not None:
+            self.pane.track(decision_id)
+
+    async def run_background(self) -> None:
+        """The server's long-lived work until cancelled: the gateway link, reminders when this
+        process is the state directory's reminder sender, and the tmux pane's title."""
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self.run_link(), name="gateway")
+            group.create_task(_apart(self.reminders.run(), "reminders"), name="reminders")
+            if self.pane is not None:
+                group.create_task(_apart(self.pane.run(), "the tmux pane"), name="tmux-pane")
+
     async def aclose(self) -> None:
         """Finish background work (bounded) and close connections."""
         await self.background.drain()
         await self.rest.aclose()
         self.changes.close()
         self.lease.close()
+
+
+async def _apart(work: Coroutine[Any, Any, None], what: str) -> None:
+    """Run ``work``; if it fails, say so and stop it alone: a failure in reminders or the tmux
+    pane never takes the gateway link (and so every waiting call's live answers) down with it."""
+    try:
+        await work
+    except Exception:
+        log.exception("%s stopped after an unexpected error", what)

@@ -210,6 +210,23 @@ class RestClient(CommandCalls):
         """A user by id."""
         return cast(User, await self.request(Route.of("GET", "/users/{user_id}", user_id=user_id)))
 
+    async def open_dm(self, user_id: str) -> Channel:
+        """The bot's DM channel with a user (``POST /users/@me/channels`` opens it, or returns
+        the same one again, with its ``last_message_id``)."""
+        route = Route.of("POST", "/users/@me/channels")
+        return cast(Channel, await self.request(route, json={"recipient_id": user_id}))
+
+    async def send_direct_message(
+        self, user_id: str, text: str, *, allowed_mentions: Mapping[str, Any] | None = None
+    ) -> list[Message]:
+        """Send ``text`` to a user by direct message.
+
+        Raises:
+            Forbidden: code 50007 when the user accepts no direct messages from the bot.
+        """
+        channel = await self.open_dm(user_id)
+        return await self.send_text(channel["id"], text, allowed_mentions=allowed_mentions)
+
     async def get_current_application(self) -> dict[str, Any]:
         """The bot's application (its ``flags`` tell which privileged intents are enabled)."""
         return cast(dict[str, Any], await self.request(Route.of("GET", "/applications/@me")))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from discord_mcp.config import Settings, watch_roots
+from discord_mcp.decisions.reminders import ReminderSender
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DiscordError, StateError
@@ -77,6 +78,9 @@ def server_environment(settings: Settings) -> dict[str, str]:
         "DISCORD_API_BASE": settings.api_base,
         "POLL_INTERVAL_SECONDS": str(settings.poll_interval),
         "DISCORD_MCP_GATEWAY": "follow",
+        # A run's agent is headless: when the daemon itself runs in tmux, its pane is not the
+        # agent's, so the run's server must neither retitle it nor type into it.
+        "TMUX_PANE": "",
     }
     if settings.gateway_url:
         env["DISCORD_GATEWAY_URL"] = settings.gateway_url
@@ -190,6 +194,17 @@ async def run_daemon(
             async with asyncio.TaskGroup() as group:
                 group.create_task(watcher.run(), name="watch")
                 group.create_task(decisions.recover(all_projects=True), name="recover")
+                group.create_task(
+                    ReminderSender(
+                        home=settings.home,
+                        rest=rest,
+                        store=DecisionStore(settings.home),
+                        channel_id=settings.channel_id,
+                        owner_ids=settings.owner_ids,
+                        policy=settings.reminders,
+                    ).run(),
+                    name="reminders",
+                )
                 if "link" in holder:
                     group.create_task(holder["link"].run(), name="gateway")
                 if display is not None:

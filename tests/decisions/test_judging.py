@@ -58,6 +58,15 @@ def test_the_card_says_how_to_answer_and_who_may() -> None:
     assert "will not proceed" in card
 
 
+def test_the_card_says_how_long_it_has_waited_as_a_discord_timestamp() -> None:
+    decision = make_decision().replace(asked_at="2026-03-02T12:00:00.000+00:00")
+    card = render_card(decision, OWNERS)
+    assert "asked <t:1772452800:R>" in card.splitlines()[0]
+    assert "urgent" not in card
+    assert "urgent" in render_card(decision.replace(urgent=True), OWNERS).splitlines()[0]
+    assert "asked <t:1772452800:R>" in render_final(decision.replace(status="cancelled"))
+
+
 def test_the_card_fits_one_message_whatever_the_agent_sends() -> None:
     decision = make_decision(
         question="q" * 1500,

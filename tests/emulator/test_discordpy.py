@@ -283,3 +283,26 @@ async def test_discordpy_reads_a_screenshot_a_person_posted(
     assert attachment.content_type == "image/png"
     assert attachment.filename == "screen.png"
     assert data == png
+
+
+async def test_discordpy_sends_a_direct_message_and_sees_a_refusal_as_forbidden(
+    emulator_for_discordpy: RunningEmulator,
+) -> None:
+    running = emulator_for_discordpy
+
+    async with logged_in(running) as client:
+        owner = await client.fetch_user(int(running.owner_user_id))
+        dm = await owner.create_dm()
+        sent = await dm.send("A question is waiting")
+        httpx.post(
+            f"{running.base_url}/_emulator/users/{running.owner_user_id}",
+            json={"accepts_dms": False},
+        ).raise_for_status()
+        with pytest.raises(discord.Forbidden) as refused:
+            await dm.send("again")
+
+    assert isinstance(dm, discord.DMChannel)
+    assert dm.recipient is not None
+    assert str(dm.recipient.id) == running.owner_user_id
+    assert [m["content"] for m in _control_history(running, dm.id)] == [sent.content]
+    assert refused.value.code == 50007

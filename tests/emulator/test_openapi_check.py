@@ -267,3 +267,27 @@ def test_a_command_with_string_permissions_is_judged_as_the_docs_write_it() -> N
 
     assert not any("request body" in p for p in _problems(as_docs))
     assert any("default_member_permissions" in p for p in _problems(wrong))
+
+
+def test_a_dm_recipient_may_be_a_number_but_never_a_word() -> None:
+    dm = {
+        "id": "1191168914227200009",
+        "type": 1,
+        "flags": 0,
+        "last_message_id": None,
+        "recipients": [_user(id="1191168914227200002")],
+    }
+    number = _exchange(
+        "POST", "/users/@me/channels", request={"recipient_id": 1191168914227200002}, response=dm
+    )
+    word = _exchange("POST", "/users/@me/channels", request={"recipient_id": "me"}, response=dm)
+    no_recipients = _exchange(
+        "POST",
+        "/users/@me/channels",
+        request={"recipient_id": "1191168914227200002"},
+        response={k: v for k, v in dm.items() if k != "recipients"},
+    )
+
+    assert _problems(number) == []
+    assert any("recipient_id" in p for p in _problems(word))
+    assert any("response body" in p for p in _problems(no_recipients))

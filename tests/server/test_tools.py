@@ -293,3 +293,21 @@ async def test_the_inbox_is_read_marked_and_pruned(client: Client[Any], settings
         ("note 1", None),
         ("note 3", "other-project"),
     ]
+
+
+async def test_an_urgent_question_is_marked_on_its_card_and_in_its_file(
+    client: Client[Any], people: People, settings: Settings
+) -> None:
+    result = await call(
+        client,
+        "ask_decision",
+        question="The disk is full: delete the old logs?",
+        options=["Delete", "Keep"],
+        urgent=True,
+        timeout_seconds=0.5,
+    )
+    decision = await off_loop(DecisionStore(settings.home).load, result["decision_id"])
+    assert decision.urgent
+    card = people.messages(decision.thread_id)[0]["content"]
+    assert "urgent" in card.splitlines()[0]
+    assert "asked <t:" in card.splitlines()[0]

@@ -36,6 +36,9 @@ Deliberate allowances, where Discord's docs and the spec part ways or the spec i
 - **Command permissions.** The docs type a command's ``default_member_permissions`` as a
   string of permission bits (discord.py sends ``"8"``); the spec's request schemas as an
   integer. A string of digits is judged as that integer.
+- **DM recipients.** ``POST /users/@me/channels``'s ``recipient_id`` is a snowflake string in
+  the spec; Discord reads snowflakes from JSON numbers too, and discord.py sends one. A
+  non-negative integer is judged as its string.
 - **Attachment ids.** In a request's ``attachments`` the docs allow a "snowflake or number"
   (the ``n`` of ``files[n]``; discord.py sends ``0``, ``1``...), the spec a snowflake string.
   A non-negative integer is judged as its string.
@@ -290,6 +293,8 @@ class OpenAPIChecker:
         if "/commands" in op.template:
             instance = _permissions_as_integers(instance)
         instance = _attachment_ids_as_strings(instance)
+        if op.template == "/users/@me/channels":
+            instance = _recipient_as_string(instance)
         schema_pointer = (*pointer, "content", media, "schema")
         for message in spec.errors(schema_pointer, instance):
             found.append(_violation(exchange, "request body", message))
@@ -456,6 +461,16 @@ def _permissions_as_integers(node: Any) -> Any:
         if isinstance(value, str) and value.isdigit():
             return node | {"default_member_permissions": int(value)}
     return node
+
+
+def _recipient_as_string(body: Any) -> Any:
+    """A DM body whose integer ``recipient_id`` is a string (an allowance)."""
+    if not isinstance(body, dict):
+        return body
+    number = body.get("recipient_id")
+    if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
+        return body | {"recipient_id": str(number)}
+    return body
 
 
 def _attachment_ids_as_strings(body: Any) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 PAGE_DIR = Path(__file__).parent
@@ -42,7 +42,8 @@ def _file(name: str) -> Response:
 
 
 def page_routes() -> list[Route]:
-    """``/`` (the page) and ``/page/<file>`` (its scripts and style)."""
+    """``/`` (the page), ``/page/<file>`` (its scripts and style), and Discord's
+    ``/channels/...`` links, which open the page there."""
 
     async def index(request: Request) -> Response:
         return _file("index.html")
@@ -53,7 +54,18 @@ def page_routes() -> list[Route]:
             return Response("not found", status_code=404, media_type="text/plain")
         return _file(name)
 
+    async def jump(request: Request) -> Response:
+        # Discord's links (``/channels/<guild or @me>/<channel>[/<message>]``, as in thread
+        # URLs and reminder digests) open the page at that channel and message.
+        channel = request.path_params["channel_id"]
+        message = request.path_params.get("message_id", "")
+        if not channel.isdigit() or not (message.isdigit() or not message):
+            return Response("not found", status_code=404, media_type="text/plain")
+        return RedirectResponse(f"/#{channel}" + (f"/{message}" if message else ""), 302)
+
     return [
         Route(PAGE_PATH, index, methods=["GET"]),
         Route("/page/{name}", asset, methods=["GET"]),
+        Route("/channels/{guild_id}/{channel_id}", jump, methods=["GET"]),
+        Route("/channels/{guild_id}/{channel_id}/{message_id}", jump, methods=["GET"]),
     ]

@@ -3,6 +3,7 @@
 
 import { renderMessage, displayName, visibleTo } from "./render.js";
 import { openModal } from "./modal.js";
+import { refreshTimes } from "./markdown.js";
 
 const $ = (selector) => document.querySelector(selector);
 const EMOJIS = ["✅", "❌", "👍", "👎", "1️⃣", "2️⃣", "3️⃣", "4️⃣", "5️⃣", "🎉", "👀", "❤️"];
@@ -30,9 +31,23 @@ function byId(a, b) {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
+const DM = 1;
+
 function channelName(id) {
   const channel = world.channels.get(id);
+  if (channel && channel.type === DM) return "direct messages";
   return channel ? channel.name : "unknown-channel";
+}
+
+/** The DM channels `user` is in (the bot's direct messages to them). */
+function directChannels(user) {
+  return [...world.channels.values()].filter(
+    (c) => c.type === DM && (c.recipients || []).some((r) => r.id === user),
+  );
+}
+
+function botName() {
+  return displayName(world.users.get(world.botId)) || "the bot";
 }
 
 function userName(id) {
@@ -158,6 +173,14 @@ function renderNav() {
   };
   if (home) entry(home, "# " + home.name, "nav-channel");
   for (const thread of threads) entry(thread, "🧵 " + thread.name, "nav-thread");
+  const direct = directChannels(me);
+  if (direct.length) {
+    const heading = document.createElement("div");
+    heading.className = "nav-heading";
+    heading.textContent = "Direct messages";
+    nav.append(heading);
+    for (const dm of direct) entry(dm, "✉️ " + botName(), "nav-dm");
+  }
 }
 
 function renderHeader() {
@@ -168,6 +191,11 @@ function renderHeader() {
     return;
   }
   const isThread = channel.type === 11 || channel.type === 12;
+  if (channel.type === DM) {
+    title.textContent = "✉️ " + botName() + " · direct messages";
+    $("#text").placeholder = `Message @${botName()} as ${userName(me)}`;
+    return;
+  }
   title.textContent = (isThread ? "🧵 " : "# ") + channel.name;
   $("#text").placeholder = `${isThread ? "Reply in the thread" : "Message #" + channel.name} as ${userName(me)}`;
   $("#guild-name").textContent = world.guild ? world.guild.name : "";
@@ -204,6 +232,12 @@ function setMe(id) {
   localStorage.setItem(ME_KEY, id);
   document.body.dataset.me = id;
   renderPeople();
+  const channel = world.channels.get(current);
+  if (channel && channel.type === DM && !directChannels(me).includes(channel)) {
+    show(world.homeId); // someone else's direct messages are not yours to read
+    return;
+  }
+  renderNav();
   renderHeader();
   renderMessages();
 }
@@ -220,10 +254,11 @@ function onSnapshot(data) {
   world.messages = new Map(data.messages.map((m) => [m.id, m]));
   const saved = localStorage.getItem(ME_KEY);
   if (!me) me = saved && world.users.has(saved) ? saved : world.ownerId;
-  const wanted = location.hash.slice(1);
+  const [wanted, jumpTo] = location.hash.slice(1).split("/");
   document.body.dataset.me = me;
   renderPeople();
   show(world.channels.has(wanted) ? wanted : current && world.channels.has(current) ? current : world.homeId);
+  if (jumpTo) view.onJump(jumpTo);
 }
 
 function onMessage(msg) {
@@ -253,7 +288,12 @@ function onDelete(data) {
 function onChannel(channel) {
   const known = world.channels.has(channel.id);
   world.channels.set(channel.id, channel);
-  if (!known) {
+  if (!known && channel.type === DM) {
+    if (directChannels(me).includes(channel)) {
+      unread.add(channel.id);
+      toast(`✉️ ${botName()} sent you a direct message (open it)`, "info", () => show(channel.id), channel.id);
+    }
+  } else if (!known) {
     unread.add(channel.id);
     toast(`🧵 New thread: ${channel.name} (open it)`, "info", () => show(channel.id), channel.id);
   }
@@ -454,6 +494,8 @@ function start() {
     showFiles();
   });
   probeFiles();
+  // Relative timestamps ("5 minutes ago") move on, as in Discord.
+  setInterval(() => refreshTimes($("#messages")), 15000);
   document.addEventListener("click", (event) => {
     const picker = $("#emoji-picker");
     if (!picker.hidden && !picker.contains(event.target) && !event.target.closest(".reaction.add")) {

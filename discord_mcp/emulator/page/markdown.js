@@ -54,18 +54,60 @@ export function link(href, label) {
   return a;
 }
 
+const TIME_STYLES = {
+  t: { timeStyle: "short" },
+  T: { timeStyle: "medium" },
+  d: { dateStyle: "short" },
+  D: { dateStyle: "long" },
+  f: { dateStyle: "long", timeStyle: "short" },
+  F: { dateStyle: "full", timeStyle: "short" },
+};
+const RELATIVE_UNITS = [
+  ["year", 365 * 86400],
+  ["month", 30 * 86400],
+  ["day", 86400],
+  ["hour", 3600],
+  ["minute", 60],
+  ["second", 1],
+];
+
+/** "3 days ago", "in 2 hours": how Discord shows a relative (`R`) timestamp, now. */
+export function relativeTime(date, now = Date.now()) {
+  const seconds = (date.getTime() - now) / 1000;
+  const size = Math.abs(seconds);
+  if (size < 1) return new Intl.RelativeTimeFormat(undefined, { numeric: "auto" }).format(0, "second");
+  const [unit, length] = RELATIVE_UNITS.find(([, span]) => size >= span) || ["second", 1];
+  const amount = Math.trunc(size / length) * Math.sign(seconds);
+  return new Intl.RelativeTimeFormat(undefined, { numeric: "always" }).format(amount, unit);
+}
+
+function timeText(date, style) {
+  if (style === "R") return relativeTime(date);
+  return date.toLocaleString(undefined, TIME_STYLES[style] || TIME_STYLES.f);
+}
+
+/**
+ * A `<t:unix:style>` timestamp as Discord shows it (the full date on hover), as text. A
+ * relative one keeps its `data-unix` so `refreshTimes` can bring it up to date.
+ */
 function timestamp(seconds, style) {
   const date = new Date(Number(seconds) * 1000);
-  const options = {
-    t: { timeStyle: "short" },
-    T: { timeStyle: "medium" },
-    d: { dateStyle: "short" },
-    D: { dateStyle: "long" },
-    F: { dateStyle: "full", timeStyle: "short" },
-  }[style] || { dateStyle: "long", timeStyle: "short" };
   const span = el("span", "md-time");
-  span.textContent = Number.isNaN(date.getTime()) ? seconds : date.toLocaleString(undefined, options);
+  if (Number.isNaN(date.getTime())) {
+    span.textContent = `<t:${seconds}${style ? ":" + style : ""}>`;
+    return span;
+  }
+  span.textContent = timeText(date, style);
+  span.title = date.toLocaleString(undefined, TIME_STYLES.F);
+  if (style === "R") span.dataset.unix = String(seconds);
   return span;
+}
+
+/** Bring every relative timestamp under `root` up to date (the page calls it now and then). */
+export function refreshTimes(root) {
+  for (const span of root.querySelectorAll(".md-time[data-unix]")) {
+    span.textContent = relativeTime(new Date(Number(span.dataset.unix) * 1000));
+  }
 }
 
 function token(kind, m, ctx) {

@@ -1,0 +1,107 @@
+"""The owner's page shows how long a question has waited, Discord's timestamps, the bot's direct
+messages, and opens Discord's links (reminder digests, thread URLs) where they point.
+"""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+from selenium.webdriver.common.by import By
+
+from discord_mcp.emulator import RunningEmulator
+from tests.page.conftest import Agent
+from tests.page.test_owners_page import QUESTION, click, open_question, result_of
+from tests.support.browser import Page, wait_for
+from tests.support.people import People
+
+MARCH_2_2026 = 1772452800  # 12:00 UTC: the same date in every time zone within ±11 h
+
+
+def test_timestamps_show_as_discord_shows_them_relative_ones_as_time_ago(
+    page: Page, discord: RunningEmulator, people: People
+) -> None:
+    page.open()
+    now = int(time.time())
+    past = now - (3 * 86400 + 3600)
+    future = now + (2 * 3600 + 600)
+    people.say(
+        discord.channel_id,
+        f"asked <t:{past}:R>, due <t:{future}:R>, on <t:{MARCH_2_2026}:D>; "
+        f"<t:99999999999999:R> <t:{now}:X> <t:{now}><b>x</b>",
+    )
+
+    shown = page.message("asked")
+    times = shown.find_elements(By.CSS_SELECTOR, ".md-time")
+    texts = [t.text for t in times]
+    assert texts[0] == "3 days ago"
+    assert texts[1] == "in 2 hours"
+    assert "2026" in texts[2]
+    assert f"<t:{MARCH_2_2026}" not in shown.text
+    assert len(times) == 4  # the 14-digit and the unknown style stay text, as in Discord
+    assert "<t:99999999999999:R>" in shown.text
+    assert f"<t:{now}:X>" in shown.text
+    assert "2026" in (times[2].get_attribute("title") or "")  # the full date on hover
+    assert "<b>x</b>" in shown.text  # never HTML
+    assert shown.find_elements(By.CSS_SELECTOR, "b") == []
+    page.shot("timestamps")
+
+
+def test_the_card_says_how_long_the_question_has_waited(page: Page, agent: Agent) -> None:
+    page.open()
+    call = agent.start_call("ask_decision", QUESTION)
+    card = open_question(page, QUESTION["question"])
+    assert "asked" in card
+    assert "<t:" not in card
+    stamp = page.message(QUESTION["question"]).find_element(By.CSS_SELECTOR, ".md-time").text
+    assert stamp == "now" or stamp.endswith("ago"), stamp
+    page.shot("card-waiting")
+    click(page, QUESTION["question"], "A. Delete them")
+    assert result_of(call)["status"] == "answered"
+
+
+def test_the_bots_direct_messages_are_under_direct_messages_and_the_owner_answers_there(
+    page: Page, discord: RunningEmulator, people: People
+) -> None:
+    stranger = people.new_user("mallory")
+    page.open()
+    bot = httpx.Client(
+        base_url=discord.api_base, headers={"Authorization": f"Bot {discord.token}"}, timeout=10
+    )
+    with bot:
+        dm = bot.post("/users/@me/channels", json={"recipient_id": discord.owner_user_id}).json()
+        bot.post(f"/channels/{dm['id']}/messages", json={"content": "⏰ 1 question is waiting"})
+
+    wait_for(
+        lambda: page.text("#channels .nav-heading").lower() == "direct messages",
+        what="the DM section",
+    )
+    page.click("#channels button.nav-dm")
+    page.message("1 question is waiting")
+    assert "direct messages" in page.text("#channel-title")
+    page.shot("direct-message")
+    page.driver.find_element(By.CSS_SELECTOR, "#text").send_keys("on it\n")
+    wait_for(
+        lambda: [m["content"] for m in people.messages(dm["id"])][-1:] == ["on it"],
+        what="the owner's reply in the DM",
+    )
+    assert people.messages(dm["id"])[-1]["author"]["id"] == discord.owner_user_id
+
+    page.as_user(stranger)
+    wait_for(lambda: not page.find("#channels .nav-heading"), what="the DMs to hide")
+    assert page.find("#channels button.nav-dm") == []
+
+
+def test_discords_links_open_the_page_at_their_channel_and_message(
+    page: Page, discord: RunningEmulator, people: People
+) -> None:
+    posted = people.say(discord.channel_id, "the message a digest links to")
+    link = f"{discord.base_url}/channels/{discord.guild_id}/{discord.channel_id}/{posted['id']}"
+    answer = httpx.get(link, follow_redirects=False)
+    assert answer.status_code == 302
+    assert answer.headers["location"] == f"/#{discord.channel_id}/{posted['id']}"
+    assert httpx.get(f"{discord.base_url}/channels/@me/x/1").status_code == 404
+
+    page.driver.get(link)
+    wait_for(page.live, what="the live feed to connect")
+    page.message("the message a digest links to")
