@@ -22,6 +22,8 @@ DEFAULT_POLL_INTERVAL_S = 5.0
 """Discord allows about five reads per channel every five seconds; one poll per interval fits."""
 
 GATEWAY_MODES = ("auto", "follow", "off")
+DEFAULT_APPROVAL_WAIT_S = 600.0
+"""How long a tool approval waits for the owner before the agent is told no one answered."""
 _SNOWFLAKE = re.compile(r"^[0-9]{15,21}$")
 
 
@@ -67,6 +69,9 @@ class Settings:
             watch daemon sets it for the agents it runs, so they talk in their run thread).
         gateway: ``auto`` (hold the machine's gateway or follow its holder), ``follow`` (only
             follow another process's gateway, e.g. the watch daemon's) or ``off`` (REST polling).
+        approval_wait_seconds: how long a tool approval waits for the owner.
+        in_run: this process serves a ``discord-watch`` run (``DISCORD_MCP_RUN=1``): a late
+            Allow of one of its approvals resumes the run.
     """
 
     token: Secret
@@ -80,6 +85,8 @@ class Settings:
     max_block_seconds: float | None = None
     thread_id: str | None = None
     gateway: str = "auto"
+    approval_wait_seconds: float = DEFAULT_APPROVAL_WAIT_S
+    in_run: bool = False
 
     @classmethod
     def from_env(
@@ -192,7 +199,12 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
             f"is {gateway_mode[:20]!r}",
             "Use auto (hold or follow the gateway), follow (never hold it) or off (polling only)",
         )
+    approval_wait = _positive_float(
+        env, "DISCORD_MCP_APPROVAL_WAIT_SECONDS", DEFAULT_APPROVAL_WAIT_S, low=1.0
+    )
     return Settings(
+        approval_wait_seconds=approval_wait,
+        in_run=_get(env, "DISCORD_MCP_RUN") == "1",
         gateway=gateway_mode,
         thread_id=thread_id,
         token=token,

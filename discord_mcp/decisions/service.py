@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from discord_mcp.config import Settings
-from discord_mcp.decisions import cards
+from discord_mcp.decisions import cards, kinds
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
 from discord_mcp.decisions.posting import Poster
 from discord_mcp.decisions.questions import Question, same_question, validated
@@ -358,7 +358,7 @@ class DecisionService:
             await self._rest.edit_message(
                 decision.thread_id,
                 decision.card_message_id,
-                content=cards.render_final(decision),
+                content=kinds.render_final(decision),
                 components=[],
                 allowed_mentions={"parse": []},
             )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from discord_mcp.approvals.service import ApprovalService
 from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
 from discord_mcp.decisions.service import DecisionService
@@ -24,7 +25,7 @@ log = logging.getLogger(__name__)
 
 
 class Runtime:
-    """REST client, decision store and service, and the gateway link, for one server process."""
+    """REST client, decision store and service, approvals, and the gateway link, for one process."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -41,6 +42,13 @@ class Runtime:
             background=self.background,
             live=lambda: self.link is not None and self.link.is_live(),
             lease=self.lease.name,
+        )
+        self.approvals = ApprovalService(
+            settings=settings,
+            decisions=self.service,
+            rest=self.rest,
+            lease=self.lease.name,
+            resume=settings.in_run,
         )
         self.progress = ProgressBoard(settings, self.rest)
         if settings.gateway != "off":
