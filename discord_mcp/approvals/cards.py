@@ -164,7 +164,8 @@ def gave_up_line(decision: Decision) -> str:
     )
     return (
         f"\u23f1\ufe0f **No one answered within {wait_words(decision)}**: the tool was not run, "
-        f"and the agent was told so (not as a refusal). You can still answer: {then}."
+        f"and the agent was told so (not as a refusal). You can still answer (a button, a "
+        f"reaction, or a reply to this card): {then}."
     )
 
 

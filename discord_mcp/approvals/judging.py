@@ -76,6 +76,10 @@ def judge_message(decision: Decision, message: dict[str, Any], owner_ids: Set[st
         return IGNORE
     if not _replies_to_us(decision, message):
         return IGNORE
+    if decision.gave_up_at and not _reference(message):
+        # Its agent stopped waiting: a plain message in the thread is the owner's next words
+        # to the session (a new job), not a late answer; a reply to the card still is one.
+        return IGNORE
     username = str(author.get("global_name") or author.get("username") or user_id)
     if user_id not in owner_ids:
         return refuse(decision, owner_ids, user_id, username, "text", message.get("id"))
@@ -96,11 +100,15 @@ def judge_message(decision: Decision, message: dict[str, Any], owner_ids: Set[st
     return Verdict("clarify", {"clarifications": decision.clarifications + 1}, HINT)
 
 
+def _reference(message: dict[str, Any]) -> str:
+    reference = message.get("message_reference") or {}
+    return str(reference.get("message_id") or "")
+
+
 def _replies_to_us(decision: Decision, message: dict[str, Any]) -> bool:
     """A message that replies (Discord's reply) to another message than this card is not an
     answer to it: in a run's thread several cards may be open at once."""
-    reference = message.get("message_reference") or {}
-    target = str(reference.get("message_id") or "")
+    target = _reference(message)
     return not target or target == decision.card_message_id
 
 

@@ -71,6 +71,8 @@ class DecisionService:
         lease: this process's lease name (:class:`~discord_mcp.state.leases.ProcessLease`),
             recorded on the decisions it asks.
         sleep: how to pause between retries (injectable).
+        on_change: called (synchronously) with the id of each decision this process changes
+            to a final state (the watch daemon resumes runs on a late Allow).
     """
 
     def __init__(
@@ -85,8 +87,11 @@ class DecisionService:
         watch_all: bool = False,
         lease: str | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        on_change: Callable[[str], None] | None = None,
     ) -> None:
         self._settings = settings
+        self.on_change = on_change
+        """Called with a decision's id whenever this process resolved or ended it."""
         self._live = live
         self._watch_all = watch_all
         self._lease = lease
@@ -266,6 +271,8 @@ class DecisionService:
         event = self._changed.get(decision_id)
         if event is not None:
             event.set()
+        if self.on_change is not None:
+            self.on_change(decision_id)
 
     # ---- polling ----------------------------------------------------------------------------
 

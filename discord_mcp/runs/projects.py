@@ -12,7 +12,13 @@ The file is the public contract of seed 000 §10.1, version 1::
                              "default_tool": "gemini",
                              "default_args": {"gemini": ["--model", "gemini-2.5-pro"],
                                               "codex": [], "claude": []},
+                             "approvals": "ask-all",
                              "created_at": "...Z", "updated_at": "...Z"}}}
+
+``approvals`` (optional, written only when not the default ``ask``): how a run's tool calls
+are approved from Discord. ``ask``: read-only tools run, anything that writes or executes asks
+the owner; ``ask-all``: every tool asks; ``off``: the CLI's own configuration decides (see the
+README's approvals).
 
 Other top-level keys (``owner_id``, ...) are kept as they are. The file may be changed by
 another process (the ``discord-watch`` command line) while the daemon runs: every change is a
@@ -40,6 +46,7 @@ from discord_mcp.state.files import locked, read_json, write_json
 
 CONFIG_VERSION = 1
 _NAME = re.compile(r"^[a-z0-9_-]{1,40}$")
+APPROVAL_MODES = ("ask", "ask-all", "off")
 
 
 @dataclass(frozen=True)
@@ -53,12 +60,13 @@ class Project:
     args: Mapping[Tool, tuple[str, ...]]
     created_at: str
     updated_at: str
+    approvals: str = "ask"
 
     def args_for(self, tool: Tool) -> tuple[str, ...]:
         return self.args.get(tool, ())
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        document: dict[str, Any] = {
             "name": self.name,
             "path": str(self.path),
             "enabled_tools": list(self.tools),
@@ -67,6 +75,9 @@ class Project:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
+        if self.approvals != "ask":  # the default stays implicit: the seed's format as it was
+            document["approvals"] = self.approvals
+        return document
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Project:
@@ -76,6 +87,9 @@ class Project:
             raise ValueError(f"project {data.get('name')!r}: bad enabled_tools/default_tool")
         given = data.get("default_args") or {}
         args = {tool: tuple(str(a) for a in given.get(tool) or ()) for tool in TOOLS}
+        approvals = str(data.get("approvals") or "ask")
+        if approvals not in APPROVAL_MODES:
+            raise ValueError(f"project {data.get('name')!r}: unknown approvals {approvals!r}")
         return cls(
             name=str(data["name"]),
             path=Path(data["path"]),
@@ -84,6 +98,7 @@ class Project:
             args=args,
             created_at=str(data.get("created_at", "")),
             updated_at=str(data.get("updated_at", "")),
+            approvals=approvals,
         )
 
 
@@ -126,13 +141,21 @@ class ProjectRegistry:
         tools: Iterable[str],
         default: str | None = None,
         args: Mapping[str, Sequence[str]] | None = None,
+        approvals: str = "ask",
     ) -> Project:
         """Create a project; ``default`` is the first tool when not given.
 
         Raises:
             RunError: E_INVALID_PROJECT_NAME, E_INVALID_PATH, E_INVALID_TOOLSET, E_INVALID_ARGS,
-                or E_PROJECT_EXISTS, each with a sentence saying how to fix it.
+                E_INVALID_APPROVALS or E_PROJECT_EXISTS, each with a sentence saying how to fix
+                it.
         """
+        if approvals not in APPROVAL_MODES:
+            raise RunError(
+                "E_INVALID_APPROVALS",
+                f"approvals {approvals!r} is not one of {', '.join(APPROVAL_MODES)}: ask (writes "
+                "and commands ask the owner), ask-all (every tool asks) or off (the CLI decides)",
+            )
         if not isinstance(name, str) or not _NAME.match(name):
             raise RunError(
                 "E_INVALID_PROJECT_NAME",
@@ -152,6 +175,7 @@ class ProjectRegistry:
             args=checked_args,
             created_at=now,
             updated_at=now,
+            approvals=approvals,
         )
         with locked(self.path):
             document = self._read()

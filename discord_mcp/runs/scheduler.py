@@ -172,6 +172,7 @@ class Scheduler:
                 thread_id=session.thread_id,
                 env=env,
                 mcp=self.mcp,
+                approvals=project.approvals,
             )
         )
         secrets = {**(self.mcp.env if self.mcp else {}), **invocation.env}

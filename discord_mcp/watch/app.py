@@ -23,6 +23,7 @@ from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.daemon import Watcher
 from discord_mcp.watch.display import render_status
 from discord_mcp.watch.notifier import DiscordNotifier
+from discord_mcp.watch.resumes import LateAllows
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,8 @@ DISPLAY_EVERY_S = 2.0
 
 
 def server_environment(settings: Settings) -> dict[str, str]:
-    """What each run's discord-mcp needs: this daemon's Discord settings; it follows our gateway.
+    """What each run's discord-mcp needs: this daemon's Discord settings; it follows our gateway,
+    and a late Allow of its approvals resumes the run (``DISCORD_MCP_RUN``).
 
     ``DISCORD_THREAD_ID`` is added per run by the engine.
     """
@@ -42,6 +44,8 @@ def server_environment(settings: Settings) -> dict[str, str]:
         "DISCORD_API_BASE": settings.api_base,
         "POLL_INTERVAL_SECONDS": str(settings.poll_interval),
         "DISCORD_MCP_GATEWAY": "follow",
+        "DISCORD_MCP_RUN": "1",
+        "DISCORD_MCP_APPROVAL_WAIT_SECONDS": f"{settings.approval_wait_seconds:g}",
     }
     if settings.gateway_url:
         env["DISCORD_GATEWAY_URL"] = settings.gateway_url
@@ -82,7 +86,7 @@ async def run_daemon(
         engine = RunEngine(
             state_dir=settings.home,
             projects=projects,
-            notifier=DiscordNotifier(rest),
+            notifier=DiscordNotifier(rest, store=DecisionStore(settings.home)),
             spawner=spawner,
             mcp=McpRegistration(
                 argv=[sys.executable, "-m", "discord_mcp"], env=server_environment(settings)
@@ -94,6 +98,8 @@ async def run_daemon(
             watcher = Watcher(
                 settings=settings, rest=rest, engine=engine, decisions=decisions, link=None
             )
+            late = LateAllows(store=decisions.store, engine=engine, rest=rest)
+            decisions.on_change = late.poke
             if settings.gateway != "off":
                 holder["link"] = watcher.link = LiveLink(
                     settings=settings,
@@ -108,6 +114,7 @@ async def run_daemon(
             async with asyncio.TaskGroup() as group:
                 group.create_task(watcher.run(), name="watch")
                 group.create_task(decisions.recover(all_projects=True), name="recover")
+                group.create_task(late.run(), name="late-allows")
                 if "link" in holder:
                     group.create_task(holder["link"].run(), name="gateway")
                 if display is not None:

@@ -6,6 +6,7 @@
     discord-watch status                     open decisions, running and queued jobs
     discord-watch project add NAME PATH --tools claude,codex,gemini --default claude
                                              [--args TOOL=JSON_ARGV ...]
+                                             [--approvals ask|ask-all|off]
     discord-watch project list
     discord-watch project remove NAME
 """
@@ -53,6 +54,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="TOOL=JSON_ARGV",
         help='extra arguments for a tool, as a JSON list: claude=\'["--model", "opus"]\'',
     )
+    add.add_argument(
+        "--approvals",
+        choices=["ask", "ask-all", "off"],
+        default="ask",
+        help="tool approvals from Discord: ask (default: writes and commands ask you), "
+        "ask-all (every tool asks), off (the CLI's own configuration decides)",
+    )
     actions.add_parser("list", help="list projects")
     remove = actions.add_parser("remove", help="remove a project")
     remove.add_argument("name")
@@ -94,6 +102,7 @@ def _project(args: argparse.Namespace) -> int:
             sys.stdout.write(
                 f"{p.name}\t{p.path}\ttools={','.join(p.tools)}\tdefault={p.default_tool}"
                 + (f"\targs={json.dumps(extra)}" if extra else "")
+                + (f"\tapprovals={p.approvals}" if p.approvals != "ask" else "")
                 + "\n"
             )
         return 0
@@ -116,10 +125,12 @@ def _project(args: argparse.Namespace) -> int:
             )
         tool_args[tool.strip()] = value
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-    project = registry.add(args.name, args.path, tools, args.default, tool_args)
+    project = registry.add(
+        args.name, args.path, tools, args.default, tool_args, approvals=args.approvals
+    )
     sys.stdout.write(
         f"added project {project.name}: {project.path}, tools {','.join(project.tools)}, "
-        f"default {project.default_tool}\n"
+        f"default {project.default_tool}, approvals {project.approvals}\n"
     )
     return 0
 

@@ -250,7 +250,8 @@ class Watcher:
             return
         decisions = [d for d in self._store.all() if d.thread_id == channel_id]
         if command is None and any(
-            d.status == "pending" or d.handled(str(message["id"])) for d in decisions
+            (d.status == "pending" and not d.gave_up_at) or d.handled(str(message["id"]))
+            for d in decisions
         ):
             # An answer to a question (a run's agent asks in its own thread too): the
             # decision service judges it; it is not a new job or an inbox note.

@@ -12,8 +12,12 @@ import contextlib
 import logging
 import time
 
-from discord_mcp.errors import DiscordError
+from discord_mcp.approvals.report import not_run_during, not_run_section
+from discord_mcp.decisions.model import Decision
+from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.errors import DiscordError, StateError
 from discord_mcp.runs import Activity, JobView, SessionView
+from discord_mcp.state.files import off_loop
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
 
@@ -57,10 +61,14 @@ def status_text(job: JobView, activity: Activity | None = None, *, final: str | 
 
 
 class DiscordNotifier:
-    """The run engine's notifier, posting to each job's thread."""
+    """The run engine's notifier, posting to each job's thread.
 
-    def __init__(self, rest: RestClient) -> None:
+    ``store``: the decision files, to list the tool calls a job's approvals did not run.
+    """
+
+    def __init__(self, rest: RestClient, store: DecisionStore | None = None) -> None:
         self._rest = rest
+        self._store = store
         self._status: dict[str, tuple[str, str]] = {}  # job id -> (thread id, message id)
         self._typing: dict[str, asyncio.Task[None]] = {}
         self._last_edit: dict[str, float] = {}
@@ -118,9 +126,17 @@ class DiscordNotifier:
         self._last_edit.pop(job.job_id, None)
         where = self._status.pop(job.job_id, None)
         duration = _elapsed(job.duration)
+        not_run = await self._not_run(job)
         if job.state == "success":
             cost = f" · ${job.cost_usd:.4f}" if job.cost_usd else ""
             head = f"\u2705 **Done** in {duration} · `{job.tool}`{cost}"
+            if not_run:  # never a plain "Done" when tools were denied or never answered
+                count = len(not_run)
+                calls = "call was" if count == 1 else "calls were"
+                head = (
+                    f"\u26a0\ufe0f **Finished, but {count} tool {calls} not run** in {duration}"
+                    f" · `{job.tool}`{cost}"
+                )
         elif job.state == "unknown_after_crash":
             head = "\u26a0\ufe0f **Unknown after a crash**"
         else:
@@ -133,13 +149,28 @@ class DiscordNotifier:
                     content=status_text(job, final=head),
                     allowed_mentions=NO_PINGS,
                 )
-        await self._post(job.thread_id, final_message(job))
+        await self._post(job.thread_id, final_message(job, not_run))
+
+    async def _not_run(self, job: JobView) -> list[Decision]:
+        if self._store is None:
+            return []
+        try:
+            return await off_loop(
+                not_run_during, self._store, job.thread_id, job.started_at, job.finished_at
+            )
+        except StateError as exc:
+            log.warning("could not read the approvals of job %s: %s", job.job_id, exc)
+            return []
 
 
-def final_message(job: JobView) -> str:
-    """The answer (or the failure) as a new message, ending with how to go on."""
+def final_message(job: JobView, not_run: list[Decision] | None = None) -> str:
+    """The answer (or the failure) as a new message, ending with how to go on; the tool calls
+    that were denied or never answered are listed."""
+    section = not_run_section(not_run or [])
     if job.state == "success":
         body = (job.final_text or job.result_excerpt or "(the agent gave no text)").strip()
+        if section:
+            body = f"{_clip_block(body, 1400)}\n\n{section}"
         return f"{body}\n\n-# Reply in this thread to continue · `!status` · `!tool` · `!stop`"
     if job.state == "unknown_after_crash":
         return (
@@ -147,8 +178,13 @@ def final_message(job: JobView) -> str:
             "result could not be recovered. Nothing was run again on its own. Send "
             f"`!retry {job.job_id}` to run it again."
         )
-    message = _clip(job.error_message or "the agent CLI failed", 1500)
+    message = _clip(job.error_message or "the agent CLI failed", 1500 - len(section))
     return (
         f"\u274c Job `{job.job_id}` failed: **{job.error_code or 'error'}**: {message}\n"
-        f"Retry with `!retry {job.job_id}`."
+        + (f"{section}\n" if section else "")
+        + f"Retry with `!retry {job.job_id}`."
     )
+
+
+def _clip_block(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

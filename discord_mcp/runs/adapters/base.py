@@ -90,6 +90,7 @@ class InvocationRequest:
     thread_id: str
     env: Mapping[str, str]  # the environment the CLI will get, before the adapter's additions
     mcp: McpRegistration | None
+    approvals: str = "off"  # the project's setting: ask | ask-all | off (needs ``mcp``)
 
     def mcp_env(self) -> dict[str, str]:
         """The MCP server's environment: the registration's plus the thread id."""

@@ -10,6 +10,9 @@ Resume: the same with ``--resume <session_id>`` (stable across resumes; works fr
 them, hence the ``--``. The per-job MCP config (mode 0600: it holds the bot token) adds the
 ``discord`` server on top of the user's own servers (no ``--strict-mcp-config``), and
 ``--allowedTools mcp__discord`` pre-approves its tools, so a headless run can ask questions.
+With approvals on (the project's ``ask``, the default, or ``ask-all``),
+``--permission-prompt-tool mcp__discord__approve`` sends every permission prompt to the owner
+(tools Claude Code's rules allow, such as reads, run without asking).
 
 Events: ``system/init`` (``session_id``, MCP server status), ``assistant`` (text and
 ``tool_use`` blocks, one block per event), ``user`` (tool results), ``system/api_retry``,
@@ -136,6 +139,8 @@ class ClaudeAdapter:
             files[config_path] = json.dumps({"mcpServers": {MCP_SERVER_NAME: server}}, indent=1)
             argv += ["--mcp-config", str(config_path)]
             argv += ["--allowedTools", f"mcp__{MCP_SERVER_NAME}"]
+            if request.approvals != "off":
+                argv += ["--permission-prompt-tool", f"mcp__{MCP_SERVER_NAME}__approve"]
         argv += [*request.default_args, "--", request.prompt]
         return Invocation(argv=tuple(argv), files=files)
 
