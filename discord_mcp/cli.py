@@ -20,6 +20,7 @@ from discord_mcp.errors import ConfigError
 
 _EMULATOR_HELP = "run a local Discord (REST, gateway, interactions) on 127.0.0.1"
 _DEMO_HELP = "see the whole loop in a browser: local Discord, discord-watch, a scripted agent"
+_HOOK_HELP = "run as an agent CLI's hook (tool approvals): permission-request, before-tool, ..."
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("serve", help="run the MCP stdio server (the default)")
     sub.add_parser("emulator", help=_EMULATOR_HELP, add_help=False)
     sub.add_parser("demo", help=_DEMO_HELP, add_help=False)
+    sub.add_parser("hook", help=_HOOK_HELP, add_help=False)
     setup = sub.add_parser("setup", help="set up the Discord side and write a private .env")
     setup.add_argument("--env-file", default=".env", help="where to write (default: ./.env)")
     install = sub.add_parser(
@@ -69,6 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from discord_mcp.demo.cli import main as demo_main
 
         return demo_main(args[1:])
+    if args and args[0] == "hook":
+        from discord_mcp.hooks.cli import main as hook_main
+
+        return hook_main(args[1:])
     parsed = _parser().parse_args(args)
     if parsed.command in (None, "serve"):
         return _serve()

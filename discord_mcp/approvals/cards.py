@@ -157,6 +157,12 @@ def render_card(decision: Decision, owner_ids: Iterable[str], *, buttons: bool =
 def gave_up_line(decision: Decision) -> str:
     """What the card says once the agent stopped waiting."""
     approval = decision.approval or {}
+    if approval.get("attended"):
+        return (
+            f"\u23f1\ufe0f **No one answered here within {wait_words(decision)}**: the "
+            "session's terminal asks now. An Allow here still lets the same call run without "
+            "asking next time."
+        )
     then = (
         "an Allow now resumes the run and tells the agent it may retry"
         if approval.get("resume")

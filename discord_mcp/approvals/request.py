@@ -47,6 +47,8 @@ class ToolRequest:
             "this session" are scoped to it.
         cwd: the agent's working directory, when known.
         route: how it asks (``prompt-tool`` or ``hook``).
+        attended: a person at the CLI's terminal can answer too (when no one answers here in
+            time, the terminal asks instead of the agent being told no).
     """
 
     client: Client
@@ -56,6 +58,7 @@ class ToolRequest:
     cwd: str = ""
     route: str = "hook"
     tool_use_id: str | None = field(default=None, compare=False)
+    attended: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +69,7 @@ class ToolRequest:
             "cwd": self.cwd,
             "route": self.route,
             "tool_use_id": self.tool_use_id,
+            "attended": self.attended,
             "fingerprint": self.fingerprint(),
         }
 
@@ -81,6 +85,7 @@ class ToolRequest:
             cwd=str(document.get("cwd") or ""),
             route=str(document.get("route") or "hook"),
             tool_use_id=document.get("tool_use_id") or None,
+            attended=bool(document.get("attended")),
         )
 
     def fingerprint(self) -> str:

@@ -14,8 +14,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,6 +30,7 @@ from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
 from discord_mcp.decisions.service import DecisionService, Progress
 from discord_mcp.errors import DiscordError, NotFound, Unauthorized
 from discord_mcp.state.files import off_loop
+from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)
@@ -83,8 +86,13 @@ class ApprovalService:
         max_wait: float,
         label: str,
         progress: Progress | None = None,
+        elsewhere: Callable[[], Awaitable[str]] | None = None,
     ) -> Outcome:
-        """Answer ``request``: from a precedent, else from the owner within ``max_wait``."""
+        """Answer ``request``: from a precedent, else from the owner within ``max_wait``.
+
+        ``elsewhere``: completes (with the reason to show on the card) when the CLI got its
+        answer another way, e.g. at the terminal; the approval is then closed as cancelled.
+        """
         store = self._decisions.store
         found = await off_loop(precedent, store, request)
         if found is not None and (
@@ -95,14 +103,45 @@ class ApprovalService:
             )
             return Outcome("allow", "", found.how, found.decision)
         decision = await self.ask(request, max_wait=max_wait, label=label)
-        decision = await self._decisions.wait(
-            decision.id, max_wait=max_wait, progress=progress, progress_every=20.0
+        waiting = asyncio.create_task(
+            self._decisions.wait(
+                decision.id, max_wait=max_wait, progress=progress, progress_every=20.0
+            )
         )
+        try:
+            if elsewhere is not None:
+                decision = await self._race(decision, waiting, elsewhere)
+            if not decision.is_final and not waiting.done():
+                decision = await waiting
+            elif waiting.done() and not waiting.cancelled():
+                decision = waiting.result()
+        finally:
+            if not waiting.done():
+                await cancel_and_wait(waiting, within=5)
+        if decision.status == "cancelled":
+            return outcome_of(decision)
         if not decision.is_final:
             decision = await self.give_up(decision)
         if decision.is_final:
             decision = await self._decisions.mark_delivered(decision)
         return outcome_of(decision)
+
+    async def _race(
+        self,
+        decision: Decision,
+        waiting: asyncio.Task[Decision],
+        elsewhere: Callable[[], Awaitable[str]],
+    ) -> Decision:
+        """Wait for the owner or for ``elsewhere``; the approval as it stands afterwards."""
+        other = asyncio.create_task(_awaited(elsewhere))
+        try:
+            await asyncio.wait({waiting, other}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            await cancel_and_wait(other, within=5)
+        if waiting.done() or other.cancelled() or other.exception() is not None:
+            return decision
+        await cancel_and_wait(waiting, within=5)
+        return await self.answered_elsewhere(decision.id, other.result())
 
     async def ask(self, request: ToolRequest, *, max_wait: float, label: str) -> Decision:
         """Post the approval (or find the same request pending) and return it."""
@@ -221,3 +260,7 @@ def timeout_message(decision: Decision) -> str:
         f"so the tool was not run. This is not a refusal: the request stays open ({later}). "
         "Carry on with work that does not need it, or stop and say what waits for approval."
     )
+
+
+async def _awaited(make: Callable[[], Awaitable[str]]) -> str:
+    return await make()

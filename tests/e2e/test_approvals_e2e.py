@@ -10,6 +10,7 @@ effect on disk (or its absence) shows what the CLI did.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 
 from discord_mcp.emulator import RunningEmulator
 from tests.support.agent_clis import AgentCliFactory, McpServer, RunningAgent
-from tests.support.model_server import ModelServer, ShellCall, quote_tool_result
+from tests.support.model_server import BuiltinCall, ModelServer, ShellCall, quote_tool_result
 from tests.support.people import People
 from tests.support.settings import env_for
 
@@ -163,3 +164,40 @@ def test_no_answer_is_never_reported_as_a_refusal(
 
 def card_decision(card: dict[str, Any]) -> str:
     return button(card, "Allow once").split(":")[1]
+
+
+def test_with_ask_all_even_a_read_asks_the_owner(
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    agent_cli: AgentCliFactory,
+    tmp_path: Path,
+) -> None:
+    hook = shlex.join([sys.executable, "-m", "discord_mcp", "hook", "pre-tool-use"])
+    settings = {
+        "hooks": {
+            "PreToolUse": [
+                {"matcher": "*", "hooks": [{"type": "command", "command": hook, "timeout": 30}]}
+            ]
+        }
+    }
+    cli = agent_cli(
+        "claude",
+        [discord_mcp(discord, tmp_path / "home")],
+        extra_args=[*PROMPT_TOOL, "--settings", json.dumps(settings)],
+    )
+    (cli.workdir / "notes.txt").write_text("the secret plan\n")
+    model_server.script(
+        BuiltinCall("Read", {"file_path": str(cli.workdir / "notes.txt")}),
+        quote_tool_result("Read: {result}"),
+    )
+    running = cli.start("Read the notes.", timeout=90)
+
+    card = running.wait_for(approval_card(people), timeout=CARD_TIMEOUT, what="the card")
+    assert "`Read`" in card["content"]
+    assert "notes.txt" in card["content"]
+    people.click(card["id"], button(card, "Allow once"))
+    result = running.wait()
+
+    assert result.succeeded, result.describe()
+    assert "the secret plan" in last_tool_result(model_server)

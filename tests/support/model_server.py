@@ -103,7 +103,19 @@ class ShellCall:
         return "run_shell_command", {"command": self.command, "description": self.description}
 
 
-Reply = Text | ToolCall | ShellCall
+@dataclass(frozen=True)
+class BuiltinCall:
+    """The model calls one of the CLI's own tools by the name that CLI offers it under (e.g.
+    Claude Code's ``Read`` or ``Write``, Gemini CLI's ``write_file``), with ``arguments``."""
+
+    tool: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    def wire(self, api: Api) -> tuple[str, dict[str, Any]]:
+        return self.tool, dict(self.arguments)
+
+
+Reply = Text | ToolCall | ShellCall | BuiltinCall
 Step = Reply | Callable[["ModelRequest"], Reply]
 
 
@@ -628,8 +640,8 @@ class ModelServer:
     def _reply_for(self, request: ModelRequest) -> Reply:
         step = self._next_step()
         reply = step(request) if callable(step) else step
-        if not isinstance(reply, Text | ToolCall | ShellCall):
-            raise ScriptError(f"a step returned {reply!r}, not Text, ToolCall or ShellCall")
+        if not isinstance(reply, Text | ToolCall | ShellCall | BuiltinCall):
+            raise ScriptError(f"a step returned {reply!r}, not a Reply")
         return reply
 
     def _handle(self, request: ModelRequest) -> tuple[int, str, bytes]:
@@ -659,8 +671,8 @@ class ModelServer:
         request.kind = "turn"
         reply = self._reply_for(request)
         request.reply = reply
-        if isinstance(reply, ToolCall | ShellCall):
-            if isinstance(reply, ShellCall):
+        if isinstance(reply, ToolCall | ShellCall | BuiltinCall):
+            if isinstance(reply, ShellCall | BuiltinCall):
                 name, arguments = reply.wire("anthropic")
             else:
                 name, arguments = f"mcp__{reply.server}__{reply.tool}", dict(reply.arguments)
@@ -758,7 +770,7 @@ class ModelServer:
             request.kind = "turn"
             reply = self._reply_for(request)
             request.reply = reply
-            if isinstance(reply, ShellCall):
+            if isinstance(reply, ShellCall | BuiltinCall):
                 name, arguments = reply.wire("openai")
                 if name not in request.offered_tools():
                     raise ScriptError(
@@ -867,8 +879,8 @@ class ModelServer:
             request.kind = "turn"
             reply = self._reply_for(request)
             request.reply = reply
-            if isinstance(reply, ToolCall | ShellCall):
-                if isinstance(reply, ShellCall):
+            if isinstance(reply, ToolCall | ShellCall | BuiltinCall):
+                if isinstance(reply, ShellCall | BuiltinCall):
                     name, arguments = reply.wire("gemini")
                 else:
                     name, arguments = f"mcp_{reply.server}_{reply.tool}", dict(reply.arguments)
