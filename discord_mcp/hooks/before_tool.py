@@ -16,8 +16,10 @@ or ``{}`` (no decision). What it does with the answer (0.61.0, read in its bundl
   when no one answered in time, the call is denied with a reason saying so (never that the
   owner refused).
 
-Which calls ask: with ``--ask-all`` every tool (but this server's own); otherwise everything
-except the read-only tools in :data:`READ_ONLY` (the installed matcher skips those already).
+Which calls ask: with ``--ask-all`` (or ``DISCORD_MCP_APPROVALS=ask-all``, set per
+``discord-watch`` run) every tool but this server's own; with ``DISCORD_MCP_APPROVALS=off``
+none; otherwise everything except the read-only tools in :data:`READ_ONLY` (the installed
+matcher skips those already).
 Gemini strips inherited variables named like ``*TOKEN*`` from a hook's environment, so the
 settings come from ``--env-file`` (``install``) or the hook's ``env`` (``discord-watch`` runs).
 """
@@ -26,11 +28,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from discord_mcp.approvals.request import ToolRequest
-from discord_mcp.hooks.runner import HookOptions, configure_logging, decide, hook_settings
-from discord_mcp.hooks.runner import session_label as label_of
+if TYPE_CHECKING:  # the run adapter imports this module for the matcher alone: keep it light
+    from discord_mcp.hooks.runner import HookOptions
 
 OWN_TOOLS = "mcp_discord_"
 READ_ONLY = frozenset(
@@ -65,8 +66,14 @@ def matcher(*, ask_all: bool) -> str:
 def handle(
     payload: Mapping[str, Any], options: HookOptions, environ: Mapping[str, str]
 ) -> dict[str, Any] | None:
+    from discord_mcp.approvals.request import ToolRequest
+    from discord_mcp.hooks.runner import configure_logging, decide, hook_settings
+    from discord_mcp.hooks.runner import session_label as label_of
+
     tool = str(payload.get("tool_name") or "")
-    if tool.startswith(OWN_TOOLS) or (not options.ask_all and tool in READ_ONLY):
+    mode = environ.get("DISCORD_MCP_APPROVALS", "").strip()
+    ask_all = options.ask_all or mode == "ask-all"
+    if mode == "off" or tool.startswith(OWN_TOOLS) or (not ask_all and tool in READ_ONLY):
         return {}
     tool_input = payload.get("tool_input")
     request = ToolRequest(

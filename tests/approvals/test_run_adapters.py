@@ -51,3 +51,40 @@ def test_with_approvals_off_claude_runs_as_before(tmp_path: Path) -> None:
     assert "--permission-prompt-tool" not in argv
     without = dataclasses.replace(request(tmp_path, "ask"), mcp=None)
     assert "--permission-prompt-tool" not in adapter_for("claude").invocation(without).argv
+
+
+def test_gemini_runs_go_yolo_behind_a_before_tool_hook_that_asks(tmp_path: Path) -> None:
+    home = tmp_path / "user"
+    (home / ".gemini").mkdir(parents=True)
+    theirs = {"matcher": "write_file", "hooks": [{"type": "command", "command": "lint"}]}
+    (home / ".gemini" / "settings.json").write_text(json.dumps({"hooks": {"BeforeTool": [theirs]}}))
+    ask = dataclasses.replace(request(tmp_path, "ask"), env={"HOME": str(home)})
+    invocation = adapter_for("gemini").invocation(ask)
+    argv = invocation.argv
+    assert argv[argv.index("--approval-mode") + 1] == "yolo"
+    assert invocation.env["DISCORD_MCP_APPROVALS"] == "ask"
+    [path] = [p for p in invocation.files if p.name == "settings.json"]
+    groups = json.loads(invocation.files[path])["hooks"]["BeforeTool"]
+    assert groups[0] == theirs  # the user's own hooks stay
+    [ours] = groups[1]["hooks"]
+    assert "hook before-tool" in ours["command"]
+    assert ours["timeout"] > 600_000  # our wait (600 s) always ends first
+    assert ours["env"]["DISCORD_BOT_TOKEN"] == "t"  # Gemini strips *TOKEN* from a hook's env
+    # The user's interactive hook from `install gemini --approvals` is replaced, not doubled.
+    installed = {"matcher": ".*", "hooks": [{"name": "discord-mcp approvals", "command": "x"}]}
+    (home / ".gemini" / "settings.json").write_text(
+        json.dumps({"hooks": {"BeforeTool": [theirs, installed]}})
+    )
+    again = adapter_for("gemini").invocation(ask)
+    [path] = [p for p in again.files if p.name == "settings.json"]
+    groups = json.loads(again.files[path])["hooks"]["BeforeTool"]
+    assert next(g["hooks"][0]["command"] for g in groups) == "lint"
+    assert len(groups) == 2
+    assert "hook before-tool" in groups[1]["hooks"][0]["command"]
+
+
+def test_gemini_runs_with_approvals_off_keep_their_approval_mode(tmp_path: Path) -> None:
+    off = dataclasses.replace(request(tmp_path, "off"), env={"HOME": str(tmp_path / "u")})
+    invocation = adapter_for("gemini").invocation(off)
+    assert "--approval-mode" not in invocation.argv
+    assert invocation.env["DISCORD_MCP_APPROVALS"] == "off"  # the shared hook lets all through

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from discord_mcp.emulator import RunningEmulator
+from discord_mcp.hooks import before_tool
 from tests.support.agent_clis import AgentCliFactory
 from tests.support.model_server import ModelServer, ShellCall, quote_tool_result, wait_until
 from tests.support.people import People
@@ -230,3 +231,76 @@ def test_a_hook_without_settings_fails_quietly_so_the_cli_carries_on(tmp_path: P
     assert out == ""
     assert "DISCORD_BOT_TOKEN" in err
     assert "Traceback" not in err
+
+
+def gemini_with_hook(
+    agent_cli: AgentCliFactory, dotenv: Path, *extra: str, wait: float = 600
+) -> Any:
+    """Gemini CLI with the BeforeTool hook, headless in yolo mode (which offers its shell)."""
+    cli = agent_cli("gemini", [], extra_args=["--approval-mode", "yolo"])
+    settings_path = cli.home / ".gemini" / "settings.json"
+    settings = json.loads(settings_path.read_text(encoding="utf-8"))
+    command = [*HOOK, "before-tool", "--env-file", str(dotenv), "--wait", f"{wait:g}", *extra]
+    settings["hooks"] = {
+        "BeforeTool": [
+            {
+                "matcher": before_tool.matcher(ask_all=False),
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": shlex.join(command),
+                        "timeout": int((wait + 30) * 1000),
+                    }
+                ],
+            }
+        ]
+    }
+    settings_path.write_text(json.dumps(settings), encoding="utf-8")
+    return cli
+
+
+def test_geminis_before_tool_hook_asks_the_owner_who_allows_the_command(
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    agent_cli: AgentCliFactory,
+    tmp_path: Path,
+) -> None:
+    stranger = people.new_user("stranger")
+    cli = gemini_with_hook(agent_cli, env_file(discord, tmp_path / "home"))
+    model_server.script(ShellCall("echo gemini > gemini.txt"), quote_tool_result())
+    running = cli.start("Make the file.", timeout=90)
+
+    [card] = running.wait_for(lambda: cards(people), timeout=CARD_TIMEOUT, what="the card")
+    assert "echo gemini > gemini.txt" in card["content"]
+    assert "gemini session" in card["content"]
+    people.react(card["channel_id"], card["id"], "✅", user=stranger)
+    wait_until(
+        lambda: any("only" in m["content"] for m in people.messages(card["channel_id"])),
+        timeout=20,
+        what="the stranger's refusal",
+    )
+    assert running.running()
+    people.react(card["channel_id"], card["id"], "✅")
+    result = running.wait()
+
+    assert result.succeeded, result.describe()
+    assert (cli.workdir / "gemini.txt").read_text() == "gemini\n"
+
+
+def test_geminis_denied_or_unanswered_call_does_not_run_and_says_why(
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    agent_cli: AgentCliFactory,
+    tmp_path: Path,
+) -> None:
+    cli = gemini_with_hook(agent_cli, env_file(discord, tmp_path / "home"), wait=3)
+    model_server.script(ShellCall("echo no > no.txt"), quote_tool_result())
+    result = cli.run("Make the file.", timeout=90)
+
+    assert result.succeeded, result.describe()
+    assert not (cli.workdir / "no.txt").exists()
+    [told] = model_server.turn_requests()[-1].latest_tool_results()
+    assert "No one answered" in told.text
+    assert "not a refusal" in told.text

@@ -22,7 +22,7 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs import ProjectRegistry, Tool
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.app import run_daemon
-from tests.support.agent_clis import CLAUDE_MODEL, AgentCli, ClaudeCli
+from tests.support.agent_clis import CLAUDE_MODEL, CLI_CLASSES, GEMINI_MODEL, AgentCli, ClaudeCli
 from tests.support.model_server import ModelServer, ShellCall, quote_tool_result
 from tests.support.people import People
 from tests.support.settings import settings_for
@@ -104,10 +104,18 @@ async def watching(
         await asyncio.wait({task}, timeout=20)
 
 
+PROJECT_ARGS: dict[str, list[str]] = {
+    "claude": ["--model", CLAUDE_MODEL],
+    "codex": [],
+    "gemini": ["-m", GEMINI_MODEL],
+}
+RUN_CLIS: tuple[Tool, ...] = ("claude", "gemini")
+
+
 async def project(settings: Settings, tmp_path: Path, tool: Tool, cli: AgentCli) -> Path:
     workdir = tmp_path / "app"
     workdir.mkdir()
-    args = {"claude": ["--model", CLAUDE_MODEL]} if tool == "claude" else {}
+    args = {tool: PROJECT_ARGS[tool]}
     await off_loop(
         ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add,
         "app",
@@ -128,14 +136,19 @@ async def start_run(people: People, discord: RunningEmulator) -> str:
     return thread_id
 
 
+@pytest.mark.parametrize("tool", RUN_CLIS)
 async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_the_next(
-    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+    tool: Tool,
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    tmp_path: Path,
 ) -> None:
     settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
-    claude = ClaudeCli(
+    cli = CLI_CLASSES[tool](
         root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
     )
-    workdir = await project(settings, tmp_path, "claude", claude)
+    workdir = await project(settings, tmp_path, tool, cli)
     stranger = people.new_user("stranger")
     model_server.script(
         ShellCall("echo approved > made.txt"),
@@ -144,7 +157,7 @@ async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_th
         quote_tool_result("Second: {result}"),
     )
     environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
-    async with watching(settings, environ, {"claude": claude.env()}):
+    async with watching(settings, environ, {tool: cli.env()}):
         thread_id = await start_run(people, discord)
         people.say(thread_id, "make the file")
         card = await until(card_in(people, thread_id), what="the approval card in the thread")
