@@ -1,27 +1,35 @@
 """Answers an approval request may already have: a session rule, or an unused late Allow.
 
-Both come from earlier approvals in the store (no separate rule file): an approval answered
+All come from earlier approvals in the store (no separate rule file): an approval answered
 "Allow for this session" is a rule for later requests of the same CLI session that its rule
 covers (:func:`~discord_mcp.approvals.request.rule_matches`); an approval allowed after its
-agent had stopped waiting lets the next identical request of that session run once. Blocking
+agent had stopped waiting lets the next identical request of that session run once; and, for
+Codex, an Allow given in the last :data:`RECENT_S` seconds answers the same call asked again
+(the same command in the same session: Codex's second ask for one call). Blocking
 (it reads every decision file): call these off the event loop.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from discord_mcp.approvals.request import ToolRequest, rule_matches
+from discord_mcp.approvals.request import SHELL_TOOLS, ToolRequest, rule_matches
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
+
+RECENT_S = 120.0
+"""An Allow answers the same call again for this long (Codex asks twice for a command that must
+leave its sandbox: its ``PreToolUse``, then its ``PermissionRequest``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Precedent:
-    """An earlier approval that answers a request: ``rule`` (for this session) or ``late``."""
+    """An earlier approval that answers a request: ``rule`` (for this session), ``late`` (an
+    Allow after its agent stopped waiting) or ``recent`` (the same call, just allowed)."""
 
-    how: Literal["rule", "late"]
+    how: Literal["rule", "late", "recent"]
     decision: Decision
 
 
@@ -35,9 +43,13 @@ def _same_session(decision: Decision, request: ToolRequest) -> bool:
     )
 
 
-def precedent(store: DecisionStore, request: ToolRequest) -> Precedent | None:
+def precedent(
+    store: DecisionStore, request: ToolRequest, now: datetime | None = None
+) -> Precedent | None:
     """The newest earlier approval that answers ``request`` without asking, if any."""
     fingerprint = request.fingerprint()
+    now = now or datetime.now(UTC)
+    command = describe_command(request)
     for decision in reversed(store.all()):
         if not _same_session(decision, request):
             continue
@@ -51,7 +63,28 @@ def precedent(store: DecisionStore, request: ToolRequest) -> Precedent | None:
                 return Precedent("rule", decision)
         if decision.gave_up_at and not decision.delivered and same:
             return Precedent("late", decision)
+        if (
+            not decision.gave_up_at
+            and decision.answered_at
+            and (same or _same_command(decision, command))
+        ):
+            answered = datetime.fromisoformat(decision.answered_at)
+            if timedelta(0) <= now - answered <= timedelta(seconds=RECENT_S):
+                return Precedent("recent", decision)
     return None
+
+
+def describe_command(request: ToolRequest) -> str | None:
+    """The shell command a request runs, if it runs one."""
+    if request.tool_name not in SHELL_TOOLS:
+        return None
+    value = request.tool_input.get("command", request.tool_input.get("cmd"))
+    return value if isinstance(value, str) else None
+
+
+def _same_command(decision: Decision, command: str | None) -> bool:
+    action = (decision.approval or {}).get("action") or {}
+    return command is not None and action.get("command") == command
 
 
 def consume_late(store: DecisionStore, decision_id: str) -> bool:

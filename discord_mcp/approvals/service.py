@@ -35,7 +35,7 @@ from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)
 
-How = Literal["owner", "rule", "late", "timeout", "elsewhere"]
+How = Literal["owner", "rule", "late", "recent", "timeout", "elsewhere"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ class ApprovalService:
         store = self._decisions.store
         found = await off_loop(precedent, store, request)
         if found is not None and (
-            found.how == "rule" or await off_loop(consume_late, store, found.decision.id)
+            found.how != "late" or await off_loop(consume_late, store, found.decision.id)
         ):
             log.info(
                 "approval for %s answered by %s %s", request.tool_name, found.how, found.decision.id

@@ -304,3 +304,37 @@ def test_geminis_denied_or_unanswered_call_does_not_run_and_says_why(
     [told] = model_server.turn_requests()[-1].latest_tool_results()
     assert "No one answered" in told.text
     assert "not a refusal" in told.text
+
+
+def test_codexs_permission_request_hook_lets_the_owner_allow_leaving_the_sandbox(
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    agent_cli: AgentCliFactory,
+    tmp_path: Path,
+) -> None:
+    dotenv = env_file(discord, tmp_path / "home")
+    command = shlex.join(
+        [*HOOK, "permission-request", "--client", "codex", "--env-file", str(dotenv)]
+    )
+    handler = f'{{type="command", command={json.dumps(command)}, timeout=90}}'
+    hooks = f"hooks.PermissionRequest=[{{hooks=[{handler}]}}]"
+    cli = agent_cli(
+        "codex",
+        [],
+        extra_args=["--approve-for-me", "--dangerously-bypass-hook-trust", "-c", hooks],
+    )
+    escalate = {"sandbox_permissions": "require_escalated", "justification": "write outside"}
+    model_server.script(
+        ShellCall("echo codex > codex.txt", codex_arguments=escalate), quote_tool_result()
+    )
+    running = cli.start("Make the file.", timeout=90)
+
+    [card] = running.wait_for(lambda: cards(people), timeout=CARD_TIMEOUT, what="the card")
+    assert "echo codex > codex.txt" in card["content"]
+    assert "write outside" in card["content"]  # the agent's reason, shown as its own words
+    people.react(card["channel_id"], card["id"], "✅")
+    result = running.wait()
+
+    assert result.succeeded, result.describe()
+    assert (cli.workdir / "codex.txt").read_text() == "codex\n"

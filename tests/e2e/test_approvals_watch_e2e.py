@@ -104,12 +104,14 @@ async def watching(
         await asyncio.wait({task}, timeout=20)
 
 
+REPLY_HINT = "Reply in this thread to continue"
+"""The end of a job's final message (the status message shows the agent's words too)."""
 PROJECT_ARGS: dict[str, list[str]] = {
     "claude": ["--model", CLAUDE_MODEL],
     "codex": [],
     "gemini": ["-m", GEMINI_MODEL],
 }
-RUN_CLIS: tuple[Tool, ...] = ("claude", "gemini")
+RUN_CLIS: tuple[Tool, ...] = ("claude", "codex", "gemini")
 
 
 async def project(settings: Settings, tmp_path: Path, tool: Tool, cli: AgentCli) -> Path:
@@ -167,7 +169,10 @@ async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_th
         assert "only" in str(refused).lower()
         assert not (workdir / "made.txt").exists()
         await click(people, card, "Allow once")
-        await until(lambda: any("First:" in t for t in texts(people, thread_id)), what="the answer")
+        await until(
+            lambda: any("First:" in t and REPLY_HINT in t for t in texts(people, thread_id)),
+            what="the final message",
+        )
         assert (workdir / "made.txt").read_text() == "approved\n"
 
         people.say(thread_id, "and now the cleanup")
@@ -175,7 +180,8 @@ async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_th
         assert "recursive delete" in second["content"]
         await click(people, second, "Deny")
         final = await until(
-            lambda: [t for t in texts(people, thread_id) if "Second:" in t], what="the answer"
+            lambda: [t for t in texts(people, thread_id) if "Second:" in t and REPLY_HINT in t],
+            what="the final message",
         )
     assert not (workdir / "denied.txt").exists()
     assert "not run" in final[-1]
