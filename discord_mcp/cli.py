@@ -56,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
     install.add_argument(
         "--env-file", default=".env", help="the .env written by setup (default: ./.env)"
     )
+    install.add_argument(
+        "--approvals",
+        action="store_true",
+        help="also send the client's tool permission prompts to Discord (its approval hook)",
+    )
     sub.add_parser("doctor", help="check token, intents, channel, owners, state and clients")
     return parser
 
@@ -81,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if parsed.command == "setup":
         return _setup(Path(parsed.env_file))
     if parsed.command == "install":
-        return _install(parsed.client, parsed.scope, Path(parsed.env_file))
+        return _install(parsed.client, parsed.scope, Path(parsed.env_file), parsed.approvals)
     if parsed.command == "doctor":
         return _doctor()
     return 2  # argparse rejects unknown commands before this
@@ -107,25 +112,33 @@ def _setup(env_file: Path) -> int:
     return 0
 
 
-def _install(client: str, scope: str, env_file: Path) -> int:
+def _install(client: str, scope: str, env_file: Path, approvals: bool = False) -> int:
     import os
 
+    from discord_mcp.setup.approvals import install_hook
     from discord_mcp.setup.clients import Client, Scope
     from discord_mcp.setup.install import install
 
+    home, cwd, environ = Path.home(), Path.cwd(), dict(os.environ)
+    chosen, scoped = cast(Client, client), cast(Scope, scope)
     try:
-        result = install(
-            cast(Client, client),
-            cast(Scope, scope),
-            env_file=env_file,
-            home=Path.home(),
-            cwd=Path.cwd(),
-            environ=dict(os.environ),
-        )
+        result = install(chosen, scoped, env_file=env_file, home=home, cwd=cwd, environ=environ)
+        hook = None
+        if approvals:
+            hook = install_hook(
+                chosen,
+                scoped,
+                env_file=env_file.resolve(),
+                home=home,
+                cwd=cwd,
+                environ=environ,
+            )
     except ConfigError as exc:
         sys.stderr.write(f"discord-mcp install: {exc}\n")
         return 2
     sys.stdout.write(result.describe() + "\n")
+    if hook is not None:
+        sys.stdout.write(hook.describe() + "\n")
     return 0
 
 

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the run adapter imports this module for the matcher alone: keep it light
+    from discord_mcp.approvals.service import Outcome
     from discord_mcp.hooks.runner import HookOptions
 
 OWN_TOOLS = "mcp_discord_"
@@ -67,7 +68,7 @@ def handle(
     payload: Mapping[str, Any], options: HookOptions, environ: Mapping[str, str]
 ) -> dict[str, Any] | None:
     from discord_mcp.approvals.request import ToolRequest
-    from discord_mcp.hooks.runner import configure_logging, decide, hook_settings
+    from discord_mcp.hooks.runner import answer_now, configure_logging, decide, hook_settings
     from discord_mcp.hooks.runner import session_label as label_of
 
     tool = str(payload.get("tool_name") or "")
@@ -87,7 +88,19 @@ def handle(
     settings = hook_settings(environ, options.env_file, request.cwd)
     configure_logging(settings)
     wait = options.wait if options.wait is not None else settings.approval_wait_seconds
-    outcome = asyncio.run(decide(settings, request, wait=wait, label=label_of(request.session_id)))
+    outcome = asyncio.run(
+        decide(
+            settings,
+            request,
+            wait=wait,
+            label=label_of(request.session_id),
+            deliver=(lambda o: answer_now(answer(o))) if options.exit_early else None,
+        )
+    )
+    return answer(outcome)
+
+
+def answer(outcome: Outcome) -> dict[str, Any]:
     if outcome.behavior == "allow":
         return {"decision": "allow"}
     return {"decision": "deny", "reason": outcome.message}

@@ -35,7 +35,13 @@ from typing import Any
 
 from discord_mcp.approvals.request import ToolRequest
 from discord_mcp.approvals.service import Outcome
-from discord_mcp.hooks.runner import HookOptions, configure_logging, decide, hook_settings
+from discord_mcp.hooks.runner import (
+    HookOptions,
+    answer_now,
+    configure_logging,
+    decide,
+    hook_settings,
+)
 from discord_mcp.hooks.runner import session_label as label_of
 from discord_mcp.hooks.transcript import TranscriptWatch, answered_at_terminal
 
@@ -97,6 +103,9 @@ def handle(
             wait=wait,
             label=label_of(request.session_id),
             elsewhere=elsewhere if watch is not None else None,
+            deliver=None
+            if not options.exit_early
+            else lambda o: answer_now(answer(o, attended=present)),
         )
     )
     return answer(outcome, attended=present)

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from discord_mcp.hooks.runner import HookOptions
+
+if TYPE_CHECKING:
+    from discord_mcp.approvals.service import Outcome
 
 OWN_TOOLS = "mcp__discord__"
 SHELL = "Bash"
@@ -73,7 +76,13 @@ def _decide(
     environ: Mapping[str, str],
 ) -> dict[str, Any] | None:
     from discord_mcp.approvals.request import ToolRequest
-    from discord_mcp.hooks.runner import configure_logging, decide, hook_settings, session_label
+    from discord_mcp.hooks.runner import (
+        answer_now,
+        configure_logging,
+        decide,
+        hook_settings,
+        session_label,
+    )
 
     request = ToolRequest(
         client="codex",
@@ -87,8 +96,18 @@ def _decide(
     configure_logging(settings)
     wait = options.wait if options.wait is not None else settings.approval_wait_seconds
     outcome = asyncio.run(
-        decide(settings, request, wait=wait, label=session_label(request.session_id))
+        decide(
+            settings,
+            request,
+            wait=wait,
+            label=session_label(request.session_id),
+            deliver=(lambda o: answer_now(_answer(o))) if options.exit_early else None,
+        )
     )
+    return _answer(outcome)
+
+
+def _answer(outcome: Outcome) -> dict[str, Any] | None:
     if outcome.behavior == "allow":
         return None
     return {

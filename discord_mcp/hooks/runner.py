@@ -22,10 +22,11 @@ import asyncio
 import dataclasses
 import json
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from dotenv import dotenv_values
 
@@ -47,6 +48,8 @@ class HookOptions:
     wait: float | None
     env_file: str | None
     ask_all: bool
+    exit_early: bool = False
+    """Print the answer and end the process as soon as it is known (the command line does)."""
 
 
 def parse_options(argv: Sequence[str]) -> HookOptions:
@@ -79,6 +82,7 @@ def parse_options(argv: Sequence[str]) -> HookOptions:
         wait=args.wait,
         env_file=args.env_file,
         ask_all=args.ask_all,
+        exit_early=True,
     )
 
 
@@ -117,19 +121,42 @@ async def decide(
     wait: float,
     label: str,
     elsewhere: Callable[[], Awaitable[str]] | None = None,
+    deliver: Callable[[Outcome], None] | None = None,
 ) -> Outcome:
-    """One approval, with a gateway follower running meanwhile."""
+    """One approval, with a gateway follower running meanwhile.
+
+    ``deliver`` gets the outcome as soon as it is known, before the teardown (a hook prints its
+    answer and exits there: :func:`answer_now`).
+    """
     from discord_mcp.server.runtime import Runtime
 
     runtime = Runtime(settings)
     link = asyncio.create_task(runtime.run_link(), name="hook-gateway")
     try:
-        return await runtime.approvals.decide(
+        outcome = await runtime.approvals.decide(
             request, max_wait=wait, label=label, elsewhere=elsewhere
         )
+        if deliver is not None:
+            deliver(outcome)
+        return outcome
     finally:
         await cancel_and_wait(link, within=5)
         await runtime.aclose()
+
+
+def answer_now(answer: dict[str, Any] | None) -> NoReturn:
+    """Print the hook's answer and end the process at once.
+
+    The CLI waits for the hook process to end, not only for its output: the answer must not
+    wait for the gateway follower and the HTTP client to close (a few hundred milliseconds).
+    Everything that must last is on disk already (the decision file, the log).
+    """
+    if answer is not None:
+        sys.stdout.write(json.dumps(answer) + "\n")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    logging.shutdown()
+    os._exit(0)
 
 
 def session_label(session_id: str) -> str:

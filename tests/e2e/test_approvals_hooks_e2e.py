@@ -20,6 +20,8 @@ import pytest
 
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.hooks import before_tool
+from discord_mcp.setup.approvals import install_hook
+from discord_mcp.setup.clients import Client
 from tests.support.agent_clis import AgentCliFactory
 from tests.support.model_server import ModelServer, ShellCall, quote_tool_result, wait_until
 from tests.support.people import People
@@ -338,3 +340,40 @@ def test_codexs_permission_request_hook_lets_the_owner_allow_leaving_the_sandbox
 
     assert result.succeeded, result.describe()
     assert (cli.workdir / "codex.txt").read_text() == "codex\n"
+
+
+INSTALLED_ARGS: dict[str, list[str]] = {
+    "claude": [],  # headless without a permission-prompt tool: the hook decides
+    "codex": ["--approve-for-me", "--dangerously-bypass-hook-trust"],  # trusted in its TUI
+    "gemini": ["--approval-mode", "yolo"],  # headless Gemini offers its shell only then
+}
+
+
+@pytest.mark.parametrize("client", ["claude", "codex", "gemini"])
+def test_the_hook_that_install_approvals_writes_is_what_the_real_cli_runs(
+    client: Client,
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    agent_cli: AgentCliFactory,
+    tmp_path: Path,
+) -> None:
+    dotenv = env_file(discord, tmp_path / "home")
+    cli = agent_cli(client, [], extra_args=INSTALLED_ARGS[client])
+    result = install_hook(
+        client, "user", env_file=dotenv, home=cli.home, cwd=cli.workdir, environ=cli.env()
+    )
+    assert result.changed
+    escalate = {"sandbox_permissions": "require_escalated", "justification": "installed"}
+    model_server.script(
+        ShellCall("echo installed > installed.txt", codex_arguments=escalate),
+        quote_tool_result(),
+    )
+    running = cli.start("Make the file.", timeout=90)
+
+    [card] = running.wait_for(lambda: cards(people), timeout=CARD_TIMEOUT, what="the card")
+    people.react(card["channel_id"], card["id"], "✅")
+    outcome = running.wait()
+
+    assert outcome.succeeded, outcome.describe()
+    assert (cli.workdir / "installed.txt").read_text() == "installed\n"
