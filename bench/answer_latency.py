@@ -9,7 +9,7 @@ time answer -> tool result. Budgets (DESIGN §6):
   the click and resolves the decision file; the asker sees the file change);
 * also shown: a text reply through another process's spool (the asker follows the spool).
 
-    .venv/bin/python -m bench.answer_latency [--samples 20] [--interval 1.0]
+    .venv/bin/python -m bench.answer_latency [--samples 20] [--interval 1.0] [--server-command CMD]
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import argparse
 import json
 import os
 import random
+import shlex
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -29,15 +29,23 @@ from typing import Any
 
 import httpx
 
+from bench.mcp_stdio import (
+    OVER_BUDGET,
+    BenchFailure,
+    add_server_option,
+    run_main,
+    server_argv,
+)
 from discord_mcp.emulator import RunningEmulator, start_in_thread
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 class _Server:
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.argv = argv
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "discord_mcp"],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -47,32 +55,52 @@ class _Server:
         self._id = 0
         self._lines: dict[int, dict[str, Any]] = {}
         self._arrived: dict[int, float] = {}
+        self._ended = False
         self._cond = threading.Condition()
         threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self) -> None:
         assert self.process.stdout is not None
-        for line in self.process.stdout:
-            message = json.loads(line)
+        try:
+            for line in self.process.stdout:
+                message = json.loads(line)
+                with self._cond:
+                    if "id" in message:
+                        self._arrived[message["id"]] = time.perf_counter()
+                        self._lines[message["id"]] = message
+                        self._cond.notify_all()
+        finally:
             with self._cond:
-                if "id" in message:
-                    self._arrived[message["id"]] = time.perf_counter()
-                    self._lines[message["id"]] = message
-                    self._cond.notify_all()
+                self._ended = True
+                self._cond.notify_all()
 
     def send(self, method: str, params: dict[str, Any] | None = None) -> int:
         self._id += 1
         payload = {"jsonrpc": "2.0", "id": self._id, "method": method, "params": params or {}}
         assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(payload).encode() + b"\n")
-        self.process.stdin.flush()
+        try:
+            self.process.stdin.write(json.dumps(payload).encode() + b"\n")
+            self.process.stdin.flush()
+        except BrokenPipeError as exc:
+            raise BenchFailure(f"{shlex.join(self.argv)} exited before {method}") from exc
         return self._id
 
     def result(self, request_id: int, timeout: float = 60) -> tuple[dict[str, Any], float]:
+        """The reply to ``request_id`` and when it arrived; fails if the server exits first."""
         with self._cond:
-            if not self._cond.wait_for(lambda: request_id in self._lines, timeout):
-                raise TimeoutError(f"no answer to request {request_id}")
-            return self._lines[request_id], self._arrived[request_id]
+            arrived = self._cond.wait_for(lambda: request_id in self._lines or self._ended, timeout)
+            if request_id in self._lines:
+                reply = self._lines[request_id]
+                if "error" in reply:
+                    raise BenchFailure(f"{shlex.join(self.argv)} answered with {reply['error']}")
+                return reply, self._arrived[request_id]
+        if arrived:
+            rc = self.process.wait(timeout=10)
+            raise BenchFailure(
+                f"{shlex.join(self.argv)} exited (status {rc}) before answering request "
+                f"{request_id}"
+            )
+        raise BenchFailure(f"{shlex.join(self.argv)} sent no answer to request {request_id}")
 
     def close(self) -> None:
         assert self.process.stdin is not None
@@ -108,7 +136,7 @@ def _wait(condition: Any, what: str, seconds: float = 30) -> Any:
     deadline = time.monotonic() + seconds
     while not (value := condition()):
         if time.monotonic() > deadline:
-            raise TimeoutError(what)
+            raise BenchFailure(f"no {what} within {seconds:g} s")
         time.sleep(0.01)
     return value
 
@@ -140,25 +168,28 @@ def _answer(control: httpx.Client, emulator: RunningEmulator, how: str, thread_i
         ).raise_for_status()
 
 
-def measure(emulator: RunningEmulator, samples: int, *, mode: str, interval: float) -> list[float]:
+def measure(
+    emulator: RunningEmulator, samples: int, *, mode: str, interval: float, argv: list[str]
+) -> list[float]:
     """``mode``: polling, in-process (click), other-process (click), spool (text reply)."""
     control = httpx.Client(base_url=emulator.base_url + "/_emulator", timeout=10)
     with tempfile.TemporaryDirectory() as home:
         gateway = "off" if mode == "polling" else "auto"
         servers = []
         if mode in ("other-process", "spool"):
-            holder = _Server(_env(emulator, home, DISCORD_MCP_GATEWAY="auto"))
+            holder = _Server(argv, _env(emulator, home, DISCORD_MCP_GATEWAY="auto"))
             holder.result(holder.send("initialize", INIT))
             servers.append(holder)
             _wait(lambda: _holder(home) == holder.process.pid, "the holder")
             gateway = "follow"
         asker = _Server(
+            argv,
             _env(
                 emulator,
                 home,
                 DISCORD_MCP_GATEWAY=gateway,
                 POLL_INTERVAL_SECONDS=str(interval),
-            )
+            ),
         )
         servers.append(asker)
         asker.result(asker.send("initialize", INIT))
@@ -192,9 +223,9 @@ def measure(emulator: RunningEmulator, samples: int, *, mode: str, interval: flo
                 answered = time.perf_counter()
                 _answer(control, emulator, how, thread_id)
                 result, returned = asker.result(call)
-                status = result["result"]["structuredContent"]["status"]
+                status = (result["result"].get("structuredContent") or {}).get("status")
                 if status != "answered":
-                    raise RuntimeError(f"sample {n} ended {status}")
+                    raise BenchFailure(f"sample {n} ended {status}, not answered")
                 latencies.append(returned - answered)
         finally:
             for server in servers:
@@ -220,25 +251,31 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--samples", type=int, default=20)
     parser.add_argument("--interval", type=float, default=1.0)
+    add_server_option(parser)
     args = parser.parse_args()
+    argv = server_argv(args.server_command)
     print("answer latency, owner's answer in Discord -> the tool call returns:")
     ok = True
     with start_in_thread(rate_limit_scale=1.0) as emulator:
-        polling = measure(emulator, args.samples, mode="polling", interval=args.interval)
+        polling = measure(emulator, args.samples, mode="polling", interval=args.interval, argv=argv)
         ok &= report(
             f"polling every {args.interval:.1f}s, reply", polling, args.interval + 0.2, "p99"
         )
     with start_in_thread(rate_limit_scale=1.0) as emulator:
-        local = measure(emulator, args.samples, mode="in-process", interval=args.interval)
+        local = measure(
+            emulator, args.samples, mode="in-process", interval=args.interval, argv=argv
+        )
         ok &= report("gateway in the asking process, click", local, 0.050, "p50")
     with start_in_thread(rate_limit_scale=1.0) as emulator:
-        other = measure(emulator, args.samples, mode="other-process", interval=args.interval)
+        other = measure(
+            emulator, args.samples, mode="other-process", interval=args.interval, argv=argv
+        )
         ok &= report("gateway in another process, click", other, 0.150, "p50")
     with start_in_thread(rate_limit_scale=1.0) as emulator:
-        spool = measure(emulator, args.samples, mode="spool", interval=args.interval)
+        spool = measure(emulator, args.samples, mode="spool", interval=args.interval, argv=argv)
         ok &= report("gateway in another process, reply via spool", spool, 0.150, "p50")
-    return 0 if ok else 1
+    return 0 if ok else OVER_BUDGET
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

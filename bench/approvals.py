@@ -16,7 +16,8 @@ Routes: Claude Code's ``PermissionRequest`` hook (headless: no permission-prompt
 
     .venv/bin/python -m bench.approvals [--samples 5] [--cli claude,codex,gemini]
 
-Exits 1 when a CLI's p50 click -> answer is over budget (or a run failed).
+Exits 1 when a CLI's p50 click -> answer is over budget, 2 when a run is broken (no card, the
+command never ran, the CLI failed).
 """
 
 from __future__ import annotations
@@ -229,7 +230,7 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--cli", default="claude,codex,gemini")
     args = parser.parse_args()
-    ok = True
+    ok, broken = True, False
     print(f"approval click -> CLI continues ({args.samples} runs each; budget p50 <= 150 ms)")
     for name in [n.strip() for n in args.cli.split(",") if n.strip()]:
         client: CliName = name  # type: ignore[assignment]
@@ -239,8 +240,8 @@ def main() -> int:
         try:
             answered, continued = measure(client, args.samples)
         except (TimeoutError, RuntimeError, httpx.HTTPError) as exc:
-            print(f"  {client:<7} FAILED: {str(exc)[:300]}")
-            ok = False
+            print(f"  {client:<7} BROKEN: {str(exc)[:300]}")
+            broken = True
             continue
         a50, a99 = _percentiles(answered)
         c50, c99 = _percentiles(continued)
@@ -252,7 +253,7 @@ def main() -> int:
             f"  {'':<7} click -> the CLI continued  p50 {c50 * 1000:6.0f} ms  p99 "
             f"{c99 * 1000:6.0f} ms  (the CLI's own work included; not judged)"
         )
-    return 0 if ok else 1
+    return 2 if broken else 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from bench.mcp_stdio import OVER_BUDGET, BenchFailure, run_main
 from discord_mcp.runs import (
     Activity,
     JobView,
@@ -109,9 +110,16 @@ async def spawn_latencies(root: Path, jobs: int) -> list[float]:
             prompt = f"prompt-{number}"
             submitted[prompt] = time.monotonic()
             job = await engine.submit("bench-thread", f"m{number}", prompt, "owner")
-            async with asyncio.timeout(30):
-                await notifier.event(job.job_id).wait()
-    started = dict(line.split() for line in record.read_text(encoding="utf-8").splitlines())
+            try:
+                async with asyncio.timeout(30):
+                    await notifier.event(job.job_id).wait()
+            except TimeoutError:
+                raise BenchFailure(f"job {number} did not finish within 30 s") from None
+    text = record.read_text(encoding="utf-8") if record.exists() else ""
+    started = dict(line.split() for line in text.splitlines())
+    never = [p for p in submitted if p not in started]
+    if never:
+        raise BenchFailure(f"{len(never)} of {jobs} jobs finished without running the CLI")
     latencies = [float(started[p]) - t for p, t in submitted.items()]
     return latencies[3:]  # the first runs warm the OS caches
 
@@ -219,8 +227,8 @@ def main() -> int:
         ok = ok and seconds <= REPLAY_BUDGET
         print(f"journal replay from the events alone, {count} events (median of 5):")
         print(f"  {seconds * 1000:6.1f} ms (budget <= {REPLAY_BUDGET * 1000:.0f} ms) {verdict}")
-    return 0 if ok else 1
+    return 0 if ok else OVER_BUDGET
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -1,8 +1,9 @@
 """Settings: read once from the environment and a ``.env`` file, validated, then passed down.
 
 The variable names are a public contract (README, CHANGELOG). A missing or invalid value raises
-:class:`~discord_mcp.errors.ConfigError` naming the variable and the fix; the token's value never
-appears in any message.
+:class:`~discord_mcp.errors.ConfigError` naming the variable and the fix. No message ever repeats
+the value it refuses: a token pasted into the wrong variable would land in stderr, which MCP
+clients keep in their logs. Messages describe the value's shape instead (:func:`describe_value`).
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def _merged_env(
             if not path.is_file():
                 raise ConfigError(
                     "DISCORD_MCP_ENV_FILE",
-                    f"names {explicit!r}, which is not a readable file",
+                    f"does not name a readable file ({describe_value(explicit)})",
                     "Point it at the .env written by `discord-mcp setup`, or unset it",
                 )
             files.append(path)
@@ -163,7 +164,7 @@ def watch_roots(environ: Mapping[str, str] | None = None) -> list[Path]:
     if bad:
         raise ConfigError(
             "DISCORD_WATCH_ROOTS",
-            f"contains the relative path {bad[0]!r}",
+            f"contains a relative path ({describe_value(bad[0])})",
             "Use absolute directories separated by ':'",
         )
     return roots
@@ -196,7 +197,7 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
     if gateway_mode not in GATEWAY_MODES:
         raise ConfigError(
             "DISCORD_MCP_GATEWAY",
-            f"is {gateway_mode[:20]!r}",
+            f"is not one of {', '.join(GATEWAY_MODES)} ({describe_value(gateway_mode)})",
             "Use auto (hold or follow the gateway), follow (never hold it) or off (polling only)",
         )
     approval_wait = _positive_float(
@@ -256,7 +257,7 @@ def _snowflake(env: Mapping[str, str], name: str, what: str) -> str:
     if not _SNOWFLAKE.match(value):
         raise ConfigError(
             name,
-            f"is {value[:40]!r}, which is not a Discord id",
+            f"must be a Discord id (digits); {describe_value(value)}",
             "A Discord id is 17 to 20 digits; right-click > Copy ID with Developer Mode on",
         )
     return value
@@ -276,7 +277,12 @@ def _owner_ids(env: Mapping[str, str]) -> frozenset[str]:
     if bad or not ids:
         raise ConfigError(
             "DISCORD_OWNER_IDS",
-            f"contains {bad[0][:40]!r}, which is not a Discord user id" if bad else "is empty",
+            (
+                f"must be Discord user ids (digits); entry {ids.index(bad[0]) + 1} is not: "
+                + describe_value(bad[0])
+            )
+            if bad
+            else "is empty",
             "Use comma-separated numeric user ids, e.g. 123456789012345678,234567890123456789",
         )
     return frozenset(ids)
@@ -289,7 +295,9 @@ def _positive_float(env: Mapping[str, str], name: str, default: float, *, low: f
     try:
         value = float(raw)
     except ValueError:
-        raise ConfigError(name, f"is {raw[:40]!r}, not a number", "Use seconds, e.g. 5") from None
+        raise ConfigError(
+            name, f"must be a number of seconds; {describe_value(raw)}", "Use seconds, e.g. 5"
+        ) from None
     if not (low <= value <= 86_400) or value != value:
         raise ConfigError(name, f"is {value}", f"Use a number of seconds between {low} and 86400")
     return value
@@ -302,7 +310,25 @@ def _url(env: Mapping[str, str], name: str, default: str, schemes: tuple[str, ..
     if not value.startswith(schemes):
         raise ConfigError(
             name,
-            f"is {value[:80]!r}",
+            f"must be a URL starting with {' or '.join(schemes)}; {describe_value(value)}",
             f"Use a URL starting with {' or '.join(schemes)}",
         )
     return value.rstrip("/")
+
+
+def describe_value(value: str) -> str:
+    """What a refused value looks like, without any of it: its length and the kinds of
+    characters in it (a token pasted into the wrong variable must not reach a log)."""
+    kinds = []
+    if any(ch.isascii() and ch.isalpha() for ch in value):
+        kinds.append("letters")
+    if any(ch.isdigit() for ch in value):
+        kinds.append("digits")
+    if any(ch.isspace() for ch in value):
+        kinds.append("spaces")
+    if any(not ch.isascii() for ch in value):
+        kinds.append("non-ASCII characters")
+    if any(ch.isascii() and not ch.isalnum() and not ch.isspace() for ch in value):
+        kinds.append("punctuation")
+    what = ", ".join(kinds[:-1]) + (" and " if len(kinds) > 1 else "") + kinds[-1] if kinds else ""
+    return f"the value given has {len(value)} characters" + (f": {what}" if what else "")

@@ -2,14 +2,39 @@
 
 ``discord-watch`` fills it (owner messages in the channel, and in decision threads after the
 decision was answered); the MCP tools ``read_inbox`` and ``clear_inbox`` read, mark and prune it.
-Both write ``inbox/items.json`` under its lock, so neither loses the other's changes. Items are
-deduplicated by message id, so a message seen live and again on catch-up is stored once.
+Every change is a read-modify-write of ``inbox/items.json`` under its lock, so nobody loses
+another's changes. Items are deduplicated by message id, and a removed item's id is remembered,
+so a message seen live, again on catch-up, or again in a recovery re-read is stored once and
+never comes back after it was cleared.
+
+Read marks and clears are per project: a note for every agent (``project`` None, from the shared
+channel) that one project read and cleared is still there, unread, for the others. A project's
+own notes (from its threads) go when that project clears them. ``project=None`` acts on the inbox
+as a whole: every item, read by anyone, and cleared for everyone.
+
+A corrupt file is moved aside (:mod:`discord_mcp.state.quarantine`) and never read as empty in
+silence: the new inbox records the quarantine, every project's next ``read_inbox`` carries a
+warning about it, and ``discord-watch`` re-reads the recent history into the inbox
+(:meth:`Inbox.needs_rebuild`).
+
+The file (format version 2; version 1 is migrated on the next write, losing nothing)::
+
+    {"version": 2,
+     "items": [{"message_id", "channel_id", "thread_id", "author_id", "author", "content",
+                "timestamp", "project", "read_by": [project, ...], "cleared_by": [...]}],
+     "removed": [message_id, ...],
+     "quarantined": [{"original", "moved_to", "reason", "at", "told": [project, ...],
+                      "rebuilt": false}]}
+
+``read_by`` holds project names, or ``"*"`` for "read for every project" (a mark made with
+``project=None``, and every mark a version-1 file had).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,17 +42,23 @@ from typing import Any
 
 from discord_mcp.errors import StateCorrupt
 from discord_mcp.state.files import locked, read_json, write_json
+from discord_mcp.state.quarantine import QuarantineReport, remind
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MAX_ITEMS = 2000
-"""Beyond this, the oldest read items go first, then the oldest unread."""
+"""Beyond this, items cleared by some project go first, then read ones, then the oldest unread."""
+MAX_REMOVED = 5000
+"""How many removed message ids are remembered (so a re-read never brings them back)."""
+MAX_QUARANTINES = 20
+EVERYONE = "*"
+"""A read mark that counts for every project."""
 
 
 @dataclass(frozen=True, slots=True)
 class InboxItem:
-    """One owner message. The fields are the file format (version 1)."""
+    """One owner message, as one reader sees it (``read``: read by that reader)."""
 
     message_id: str
     channel_id: str
@@ -40,54 +71,124 @@ class InboxItem:
     """Set for messages in a project's decision or run thread; None for the shared channel."""
     read: bool = False
 
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+
+@dataclass(slots=True)
+class _Stored:
+    item: InboxItem
+    read_by: list[str]
+    cleared_by: list[str]
 
     @classmethod
-    def from_json(cls, document: dict[str, Any]) -> InboxItem:
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in document.items() if k in known})
+    def new(cls, item: InboxItem) -> _Stored:
+        return cls(dataclasses.replace(item, read=False), [EVERYONE] if item.read else [], [])
+
+    def to_json(self) -> dict[str, Any]:
+        document = dataclasses.asdict(self.item)
+        del document["read"]
+        return {**document, "read_by": list(self.read_by), "cleared_by": list(self.cleared_by)}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any], version: int) -> _Stored:
+        known = {f.name for f in dataclasses.fields(InboxItem)} - {"read"}
+        item = InboxItem(**{k: v for k, v in raw.items() if k in known})
+        if version == 1:  # one read mark for everybody, nothing cleared per project
+            return cls(item, [EVERYONE] if raw.get("read") else [], [])
+        return cls(
+            item, [str(r) for r in raw.get("read_by") or []], list(raw.get("cleared_by") or [])
+        )
+
+    def visible_to(self, project: str | None) -> bool:
+        if project is None:
+            return True
+        if self.item.project not in (None, project):
+            return False
+        return project not in self.cleared_by
+
+    def read_for(self, project: str | None) -> bool:
+        if project is None:
+            return bool(self.read_by)
+        return EVERYONE in self.read_by or project in self.read_by
+
+    def view(self, project: str | None) -> InboxItem:
+        return dataclasses.replace(self.item, read=self.read_for(project))
+
+
+@dataclass(slots=True)
+class _Document:
+    items: list[_Stored]
+    removed: list[str]
+    quarantined: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": FORMAT_VERSION,
+            "items": [stored.to_json() for stored in self.items],
+            "removed": self.removed[-MAX_REMOVED:],
+            "quarantined": self.quarantined[-MAX_QUARANTINES:],
+        }
 
 
 class Inbox:
-    """``<home>/inbox/items.json``."""
+    """``<home>/inbox/items.json``. Every method is blocking: call it through ``off_loop``."""
 
     def __init__(self, home: Path) -> None:
         self.path = home / "inbox" / "items.json"
 
-    def _read(self) -> list[InboxItem]:
+    # ---- the file ---------------------------------------------------------------------------
+
+    def _load(self, reader: str | None = None) -> _Document:
+        """The document (under the lock). A corrupt file is quarantined (and reported by this
+        process, to ``reader``), and the quarantine is recorded in a new inbox, written at once.
+        """
         try:
             document = read_json(self.path, max_version=FORMAT_VERSION)
         except StateCorrupt as exc:
-            log.error("%s; starting a new inbox", exc)
-            return []
+            log.error("%s; a new inbox records it, and discord-watch re-reads the history", exc)
+            fresh = _Document([], [], [_quarantine_record(exc, reader)])
+            write_json(self.path, fresh.to_json())
+            return fresh
+        if document is None:
+            return _Document([], [], [])
+        version = int(document["version"])
         items = []
-        for raw in (document or {}).get("items", []):
+        for raw in document.get("items") or []:
             try:
-                items.append(InboxItem.from_json(raw))
-            except TypeError:
+                items.append(_Stored.from_json(raw, version))
+            except (TypeError, AttributeError):
                 continue
-        return items
-
-    def _write(self, items: list[InboxItem]) -> None:
-        overflow = len(items) - MAX_ITEMS
-        if overflow > 0:
-            # Oldest read items go first, then the oldest unread ones.
-            ordered = [i for i in items if i.read] + [i for i in items if not i.read]
-            dropped = {i.message_id for i in ordered[:overflow]}
-            items = [i for i in items if i.message_id not in dropped]
-        write_json(
-            self.path, {"version": FORMAT_VERSION, "items": [item.to_json() for item in items]}
+        return _Document(
+            items,
+            [str(m) for m in document.get("removed") or []],
+            [q for q in document.get("quarantined") or [] if isinstance(q, dict)],
         )
 
+    def _save(self, document: _Document) -> None:
+        overflow = len(document.items) - MAX_ITEMS
+        if overflow > 0:
+            ranked = sorted(
+                range(len(document.items)),
+                key=lambda i: (_keep_rank(document.items[i]), i),
+            )
+            dropped = {document.items[i].item.message_id for i in ranked[:overflow]}
+            document.items = [s for s in document.items if s.item.message_id not in dropped]
+            document.removed.extend(sorted(dropped))
+        write_json(self.path, document.to_json())
+
+    # ---- operations -------------------------------------------------------------------------
+
     def add(self, new: Iterable[InboxItem]) -> int:
-        """Store new items (ignoring ones already there); returns how many were added."""
+        """Store new items (ignoring ones there now or removed before); how many were added."""
         with locked(self.path):
-            items = self._read()
-            seen = {item.message_id for item in items}
-            added = [item for item in new if item.message_id not in seen]
+            document = self._load()
+            seen = {s.item.message_id for s in document.items} | set(document.removed)
+            added = []
+            for item in new:
+                if item.message_id not in seen:
+                    seen.add(item.message_id)
+                    added.append(_Stored.new(item))
             if added:
-                self._write(items + added)
+                document.items.extend(added)
+                self._save(document)
             return len(added)
 
     def read(
@@ -98,53 +199,116 @@ class Inbox:
         mark_read: bool = False,
         limit: int | None = None,
     ) -> list[InboxItem]:
-        """Items for ``project`` (and the shared channel), oldest first; optionally mark them.
-
-        Reading alone takes no lock (files are replaced whole); marking does.
+        """Items for ``project`` (and the shared channel), oldest first; optionally mark them
+        read for ``project``. A quarantine of the inbox not yet told to ``project`` is reported
+        to this process's next tool result (:func:`~discord_mcp.state.quarantine.take_reports`).
         """
-        if not mark_read:
-            return self._choose(self._read(), project, unread_only, limit)
         with locked(self.path):
-            items = self._read()
-            chosen = self._choose(items, project, unread_only, limit)
-            if chosen:
-                ids = {item.message_id for item in chosen}
-                self._write(
-                    [dataclasses.replace(i, read=True) if i.message_id in ids else i for i in items]
-                )
-            return chosen
-
-    @staticmethod
-    def _choose(
-        items: list[InboxItem], project: str | None, unread_only: bool, limit: int | None
-    ) -> list[InboxItem]:
-        chosen = [
-            item
-            for item in items
-            if _for_project(item, project) and not (unread_only and item.read)
-        ]
-        if limit is not None:
-            chosen = chosen[-limit:] if limit > 0 else []
-        return chosen
+            document = self._load(project)
+            chosen = [
+                s
+                for s in document.items
+                if s.visible_to(project) and not (unread_only and s.read_for(project))
+            ]
+            if limit is not None:
+                chosen = chosen[-limit:] if limit > 0 else []
+            views = [s.view(project) for s in chosen]
+            changed = self._tell(document, project)
+            if mark_read:
+                reader = project if project is not None else EVERYONE
+                for stored in chosen:
+                    if reader not in stored.read_by:
+                        stored.read_by.append(reader)
+                        changed = True
+            if changed:
+                self._save(document)
+            return views
 
     def clear(self, *, project: str | None, read_only: bool = True) -> int:
-        """Delete items (only read ones by default); returns how many went."""
+        """Clear ``project``'s items (only those it read, by default); how many went.
+
+        Its own items are deleted; shared ones are hidden from it and stay for the others.
+        ``project=None`` deletes for everyone.
+        """
         with locked(self.path):
-            items = self._read()
+            document = self._load()
             gone = [
-                item
-                for item in items
-                if _for_project(item, project) and (item.read or not read_only)
+                s
+                for s in document.items
+                if s.visible_to(project) and (s.read_for(project) or not read_only)
             ]
-            if gone:
-                ids = {item.message_id for item in gone}
-                self._write([item for item in items if item.message_id not in ids])
+            if not gone:
+                return 0
+            deleted = set()
+            for stored in gone:
+                if project is None or stored.item.project == project:
+                    deleted.add(stored.item.message_id)
+                else:
+                    stored.cleared_by.append(project)
+            document.items = [s for s in document.items if s.item.message_id not in deleted]
+            document.removed.extend(sorted(deleted))
+            self._save(document)
             return len(gone)
 
     def unread_count(self, project: str | None = None) -> int:
         return len(self.read(project=project))
 
+    # ---- after a quarantine -----------------------------------------------------------------
 
-def _for_project(item: InboxItem, project: str | None) -> bool:
-    """Shared-channel items are everyone's; a project's items are that project's (None: all)."""
-    return item.project is None or project is None or item.project == project
+    def needs_rebuild(self) -> list[str]:
+        """Where quarantined inboxes went that nobody has re-read the history for yet."""
+        with locked(self.path):
+            document = self._load()
+        return [str(q.get("moved_to")) for q in document.quarantined if not q.get("rebuilt")]
+
+    def rebuilt(self, moved_to: Iterable[str]) -> None:
+        """Record that the history was re-read for these quarantines."""
+        done = set(moved_to)
+        with locked(self.path):
+            document = self._load()
+            for record in document.quarantined:
+                if str(record.get("moved_to")) in done:
+                    record["rebuilt"] = True
+            self._save(document)
+
+    @staticmethod
+    def _tell(document: _Document, project: str | None) -> bool:
+        """Report the quarantines ``project`` has not heard of; True if any."""
+        if project is None:
+            return False
+        told = False
+        for record in document.quarantined:
+            listeners = record.setdefault("told", [])
+            if project in listeners:
+                continue
+            listeners.append(project)
+            told = True
+            remind(
+                QuarantineReport(
+                    original=str(record.get("original")),
+                    moved_to=str(record.get("moved_to")),
+                    reason=f"{record.get('reason')}; messages may be missing until discord-watch "
+                    "has re-read the recent history",
+                )
+            )
+        return told
+
+
+def _quarantine_record(exc: StateCorrupt, reader: str | None) -> dict[str, Any]:
+    return {
+        "original": exc.path,
+        "moved_to": exc.moved_to,
+        "reason": exc.reason,
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "told": [reader] if reader is not None else [],
+        "rebuilt": False,
+    }
+
+
+def _keep_rank(stored: _Stored) -> int:
+    """Lower goes first when the inbox overflows."""
+    if stored.cleared_by:
+        return 0
+    if stored.read_by:
+        return 1
+    return 2

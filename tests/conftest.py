@@ -27,6 +27,8 @@ _OUR_VARIABLES = (
     "DISCORD_MCP_ENV_FILE",
     "DISCORD_MCP_GATEWAY",
     "DISCORD_WATCH_ROOTS",
+    "DISCORD_WATCH_DEBOUNCE_SECONDS",
+    "DISCORD_WATCH_MENTION",
 )
 
 
@@ -36,6 +38,16 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in _OUR_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DISCORD_MCP_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture(autouse=True)
+def _no_reports_from_other_tests() -> Iterator[None]:
+    """A quarantine one test made is never reported in another test's tool result."""
+    from discord_mcp.state.quarantine import take_reports
+
+    take_reports()
+    yield
+    take_reports()
 
 
 @pytest.fixture

@@ -148,3 +148,50 @@ def test_an_explicit_env_file_is_read_between_dotenv_and_environment(tmp_path: P
 def test_a_missing_env_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="DISCORD_MCP_ENV_FILE"):
         Settings.from_env({"DISCORD_MCP_ENV_FILE": str(tmp_path / "nope.env")}, cwd=tmp_path)
+
+
+@pytest.mark.parametrize(
+    "variable",
+    [
+        "DISCORD_CHANNEL_ID",
+        "DISCORD_OWNER_IDS",
+        "DISCORD_THREAD_ID",
+        "POLL_INTERVAL_SECONDS",
+        "DISCORD_MCP_MAX_BLOCK_SECONDS",
+        "DISCORD_API_BASE",
+        "DISCORD_GATEWAY_URL",
+        "DISCORD_MCP_GATEWAY",
+        "DISCORD_MCP_ENV_FILE",
+        "PROJECT_NAME",
+    ],
+)
+def test_a_token_pasted_into_the_wrong_variable_is_described_never_echoed(
+    tmp_path: Path, variable: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        settings(tmp_path, **{variable: TOKEN})
+    message = str(caught.value)
+    assert caught.value.variable == variable
+    for piece in TOKEN.split("."):
+        assert piece[:8] not in message
+    if variable != "PROJECT_NAME":
+        assert f"has {len(TOKEN)} characters" in message
+
+
+def test_a_token_in_the_watch_roots_is_described_never_echoed() -> None:
+    from discord_mcp.config import watch_roots
+
+    with pytest.raises(ConfigError) as caught:
+        watch_roots({"DISCORD_WATCH_ROOTS": TOKEN})
+    assert caught.value.variable == "DISCORD_WATCH_ROOTS"
+    assert TOKEN[:8] not in str(caught.value)
+    assert "letters, digits and punctuation" in str(caught.value)
+
+
+def test_a_channel_id_with_letters_says_so() -> None:
+    from discord_mcp.config import describe_value
+
+    assert describe_value("general") == "the value given has 7 characters: letters"
+    assert describe_value("12 ab") == (
+        "the value given has 5 characters: letters, digits and spaces"
+    )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import configparser
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import pytest
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.setup.wizard import write_env_file
 from tests.support.people import People
+from tests.support.requirements import require_program
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "scripts"
@@ -61,15 +61,27 @@ def test_the_systemd_unit_renders_with_real_paths_and_verifies(tmp_path: Path) -
     assert parser["Service"]["Environment"] == f"DISCORD_MCP_ENV_FILE={env_file}"
     assert Path(parser["Service"]["WorkingDirectory"]) == ROOT
     assert "@" not in unit.read_text(encoding="utf-8").replace("network-online", "")
-    if shutil.which("systemd-analyze"):
-        verified = subprocess.run(
-            ["systemd-analyze", "verify", str(unit)],
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=60,
-        )
-        assert verified.returncode == 0, verified.stderr
+
+
+def test_the_rendered_systemd_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
+    analyze = require_program("systemd-analyze", "it checks the rendered unit")
+    env_file = tmp_path / "discord.env"
+    env_file.write_text("DISCORD_BOT_TOKEN=x\n", encoding="utf-8")
+    unit = tmp_path / "discord-watch.service"
+    subprocess.run(
+        [str(SCRIPTS / "install-systemd-unit"), str(unit), str(env_file)],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    verified = subprocess.run(
+        [analyze, "verify", str(unit)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+    )
+    assert verified.returncode == 0, verified.stderr
 
 
 def test_the_unit_script_refuses_a_missing_env_file(tmp_path: Path) -> None:
@@ -85,10 +97,10 @@ def test_the_unit_script_refuses_a_missing_env_file(tmp_path: Path) -> None:
     assert not (tmp_path / "u.service").exists()
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed on this machine")
 def test_the_tmux_launcher_starts_the_daemon_in_a_session(
     make_emulator: Callable[..., RunningEmulator], tmp_path: Path
 ) -> None:
+    require_program("tmux", "the launcher script starts the daemon in a tmux session")
     discord = make_emulator(rate_limit_scale=0.05)
     env_file = tmp_path / "discord.env"
     write_env_file(

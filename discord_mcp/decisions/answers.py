@@ -1,20 +1,23 @@
 """Judging what someone did in a decision's thread: answer, unclear reply, or not allowed.
 
 Pure functions: the same judgement serves REST polling and live gateway events, so a reply is
-treated the same whichever way it arrives. Only owners resolve; anyone else is recorded and told
-once. An unclear reply gets a clarifying question at most :data:`MAX_CLARIFICATIONS` times, then
-the reply itself is taken as a free-text answer.
+treated the same whichever way it arrives. Only the owner's own words are judged
+(:func:`owner_words`: no quoted lines, no mentions). Only owners resolve; anyone else is
+recorded and told once. An unclear reply gets a clarifying question at most
+:data:`MAX_CLARIFICATIONS` times, then the reply itself is taken as a free-text answer.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from discord_mcp.decisions.cards import refusal_text
+from discord_mcp.decisions.clarify import clarify_message
 from discord_mcp.decisions.model import Attempt, Decision, Via, utc_now
-from discord_mcp.decisions.parser import clarify_message, parse_answer
+from discord_mcp.decisions.parser import parse_answer
 
 MAX_CLARIFICATIONS = 2
 CONTENT_HIDDEN = "content_hidden"
@@ -23,6 +26,27 @@ CONTENT_HINT = (
     "portal > Bot > Privileged Gateway Intents). Answer with a reaction on the question "
     "instead, or turn the intent on."
 )
+
+_QUOTE_LINE = re.compile(r"\s*>(?: |$)")
+_BLOCK_QUOTE = re.compile(r"\s*>>>(?: |$)")
+_MENTION = re.compile(r"<(?:@[!&]?|#)\d+>|@(?:everyone|here)(?![A-Za-z0-9_])")
+
+
+def owner_words(content: str) -> str:
+    """The owner's own words in a message, the only part that is judged.
+
+    Quoted lines are someone else's words (often the card itself): Discord's ``> `` quotes a
+    line and ``>>> `` quotes the rest of the message. User, role and channel mentions
+    (``<@1>``, ``<@!1>``, ``<@&1>``, ``<#1>``) and ``@everyone``/``@here`` name people, not
+    options.
+    """
+    lines: list[str] = []
+    for line in content.splitlines():
+        if _BLOCK_QUOTE.match(line):
+            break
+        if not _QUOTE_LINE.match(line):
+            lines.append(_MENTION.sub(" ", line))
+    return "\n".join(lines).strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,19 +125,22 @@ def judge_message(
     username = str(author.get("global_name") or author.get("username") or user_id)
     if user_id not in owner_ids:
         return refuse(decision, owner_ids, user_id, username, "text", message.get("id"))
-    text = str(message.get("content") or "").strip()
-    if not text:
+    content = str(message.get("content") or "")
+    if not content.strip():
         if message.get("attachments") or message.get("sticker_items") or message.get("embeds"):
             return IGNORE  # a file or sticker alone is not an answer
         # Discord withholds message text from bots without the Message Content intent.
         if CONTENT_HIDDEN in decision.notices:
             return IGNORE
         return Verdict("notice", {"notices": (*decision.notices, CONTENT_HIDDEN)}, CONTENT_HINT)
+    text = owner_words(content)
     parsed = parse_answer(text, decision.options)
     if parsed.kind == "option":
         return _answered(
             user_id, username, "text", parsed.text, parsed.selected_index, parsed.selected_option
         )
+    if decision.clarifications >= MAX_CLARIFICATIONS and not text:
+        return IGNORE  # only quotes or mentions: nothing of the owner's to record
     if parsed.kind == "free_text" or decision.clarifications >= MAX_CLARIFICATIONS:
         return _answered(user_id, username, "text", parsed.text, None, None)
     attempt = decision.clarifications + 1

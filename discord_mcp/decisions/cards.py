@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from discord_mcp.decisions.model import Decision
-from discord_mcp.decisions.parser import yes_no_targets
+from discord_mcp.decisions.parser import label_readings, yes_no_targets
 
 CARD_LIMIT = 2000
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXY"
@@ -75,7 +75,12 @@ def render_card(decision: Decision, owner_ids: Iterable[str], *, buttons: bool =
     lines = _header(decision)
     emojis = decision.reaction_emojis
     if decision.options:
-        how = "reply in this thread with a letter or number (e.g. `A` or `1`)"
+        how = {  # an option whose text is a letter or number is chosen by its text
+            (True, True): "reply in this thread with a letter or number (e.g. `A` or `1`)",
+            (True, False): "reply in this thread with a letter (e.g. `A`)",
+            (False, True): "reply in this thread with a number (e.g. `1`)",
+            (False, False): "reply in this thread with an option's exact text",
+        }[label_readings(decision.options)]
         yes_index, no_index = yes_no_targets(decision.options)
         if yes_index is not None and no_index is not None:
             yes_label, no_label = option_label(yes_index), option_label(no_index)

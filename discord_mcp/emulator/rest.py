@@ -22,7 +22,12 @@ from discord_mcp.emulator.calls import Call, Reply, RestRoute
 from discord_mcp.emulator.guild import guild_json
 from discord_mcp.emulator.intents import application_flags, withhold_content
 from discord_mcp.emulator.models import Channel, Message
-from discord_mcp.emulator.permissions import CREATE_PUBLIC_THREADS, READ_MESSAGE_HISTORY
+from discord_mcp.emulator.permissions import (
+    CREATE_PUBLIC_THREADS,
+    MANAGE_CHANNELS,
+    MANAGE_THREADS,
+    READ_MESSAGE_HISTORY,
+)
 from discord_mcp.emulator.rest_commands import COMMAND_ROUTES
 from discord_mcp.emulator.state import normalise_emoji
 from discord_mcp.emulator.validation import (
@@ -166,6 +171,12 @@ def update_channel(call: Call) -> Reply:
     if channel.is_thread:
         access.check_thread_edit(call.state, channel, permissions, call.body)
     return Reply(200, call.state.update_channel(channel.id, call.body).to_json())
+
+
+def delete_channel(call: Call) -> Reply:
+    channel, permissions = _seen(call)
+    access.require(permissions, MANAGE_THREADS if channel.is_thread else MANAGE_CHANNELS)
+    return Reply(200, call.state.delete_channel(channel.id).to_json())
 
 
 def create_thread_from_message(call: Call) -> Reply:
@@ -352,6 +363,7 @@ ROUTES: tuple[RestRoute, ...] = (
     RestRoute("GET", _GUILD + "/members/{user_id}", get_member),
     RestRoute("GET", _CHANNEL, get_channel),
     RestRoute("PATCH", _CHANNEL, update_channel),
+    RestRoute("DELETE", _CHANNEL, delete_channel),
     RestRoute("POST", _CHANNEL + "/threads", create_thread),
     RestRoute("POST", _CHANNEL + "/typing", trigger_typing),
     RestRoute("GET", _CHANNEL + "/messages", list_messages),

@@ -4,7 +4,8 @@ Each :class:`State` method validates as Discord does (raising
 :class:`~discord_mcp.emulator.errors.DiscordError`), applies the change, and emits an
 :class:`~discord_mcp.emulator.store.Event` named like the gateway dispatch it corresponds to
 (``MESSAGE_CREATE``, ``MESSAGE_UPDATE``, ``MESSAGE_DELETE``, ``MESSAGE_REACTION_ADD``,
-``MESSAGE_REACTION_REMOVE``, ``THREAD_CREATE``, ``THREAD_UPDATE``, ``CHANNEL_UPDATE``,
+``MESSAGE_REACTION_REMOVE``, ``THREAD_CREATE``, ``THREAD_UPDATE``, ``THREAD_DELETE``,
+``CHANNEL_UPDATE``, ``CHANNEL_DELETE``,
 ``TYPING_START``, ``GUILD_ROLE_UPDATE``, ``GUILD_MEMBER_UPDATE``, ``GUILD_DELETE`` and
 ``GUILD_CREATE`` when the bot leaves and rejoins; interactions add ``INTERACTION_CREATE``).
 Permission checks are not made here: the REST routes check what the bot may do
@@ -436,6 +437,34 @@ class State(ReactionState):
                 channel.archive_timestamp = self.now_iso()
             channel.auto_archive_duration = fields.auto_archive_duration
         self.emit("THREAD_UPDATE", channel.to_json())
+        return channel
+
+    def delete_channel(self, channel_id: str) -> Channel:
+        """Delete a channel or thread with its messages (a channel's threads go too); it is
+        10003 Unknown Channel from then on."""
+        channel = self.get_channel(channel_id)
+        doomed = [channel.id]
+        if not channel.is_thread:
+            doomed += [c.id for c in self.channels.values() if c.parent_id == channel.id]
+        for gone in reversed(doomed):
+            for message_id in self._history.pop(gone, []):
+                self.messages.pop(str(message_id), None)
+            thread = self.channels.pop(gone)
+            if thread.is_thread:
+                starter = self.messages.get(thread.id)
+                if starter is not None and starter.thread_id == thread.id:
+                    starter.thread_id = None
+                self.emit(
+                    "THREAD_DELETE",
+                    {
+                        "id": thread.id,
+                        "guild_id": thread.guild_id,
+                        "parent_id": thread.parent_id,
+                        "type": thread.type,
+                    },
+                )
+            else:
+                self.emit("CHANNEL_DELETE", thread.to_json())
         return channel
 
     def _set_archived(self, thread: Channel, archived: bool) -> None:

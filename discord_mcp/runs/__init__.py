@@ -18,7 +18,14 @@ No Discord code lives here: the watch daemon calls :class:`RunEngine` and implem
 from __future__ import annotations
 
 from discord_mcp.runs.adapters.base import McpRegistration
-from discord_mcp.runs.contract import Clock, ProjectStatus, RunLimits, RunNotifier, SystemClock
+from discord_mcp.runs.contract import (
+    Clock,
+    OwnerWait,
+    ProjectStatus,
+    RunLimits,
+    RunNotifier,
+    SystemClock,
+)
 from discord_mcp.runs.engine import RunEngine
 from discord_mcp.runs.model import TOOLS
 from discord_mcp.runs.projects import Project, ProjectRegistry
@@ -41,6 +48,7 @@ __all__ = [
     "JobState",
     "JobView",
     "McpRegistration",
+    "OwnerWait",
     "ProcessSpawner",
     "Project",
     "ProjectRegistry",

@@ -4,6 +4,7 @@ notifier the Discord side implements, and the project summary."""
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,7 +17,9 @@ class RunLimits:
 
     global_max_running: int = 2
     queue_cap: int = 20  # waiting jobs per thread (the running one not counted)
-    job_timeout: float = 900.0  # wall-clock seconds per job, from the CLI's start
+    job_timeout: float = 900.0  # seconds per job from the CLI's start (a project may differ),
+    # not counting the time its agent waits for the owner (see OwnerWait)
+    wait_check_interval: float = 2.0  # how often a running job asks whether it waits
     status_interval: float = 1.2  # at most one job_activity per job per interval
     result_excerpt: int = 400
     snapshot_every_events: int = 50
@@ -26,6 +29,12 @@ class RunLimits:
     notify_timeout: float = 10.0  # per notifier call
     shutdown_timeout: float = 5.0  # for notifications still queued at shutdown
     keep_finished_jobs: int = 200  # per thread, in the state (older ones are dropped)
+    # The owner's controls (issue 11), see discord_mcp/runs/controls.py.
+    debounce: float = 0.0  # messages this close together in one thread become one job
+    retry_temporary: bool = True  # run a job once more when it failed on a temporary error
+    retry_pause: float = 5.0  # seconds before that second attempt
+    max_holds: int = 5  # usage-limit holds in a row before a job just fails
+    timer_tick: float = 1.0  # how often waiting jobs' start times are checked at most
 
 
 class Clock(Protocol):
@@ -46,6 +55,12 @@ class SystemClock:
 
     def monotonic(self) -> float:
         return time.monotonic()
+
+
+OwnerWait = Callable[[str, float], Awaitable[float]]
+"""``await owner_wait(thread_id, since)``: how many seconds the agent running in ``thread_id``
+has waited for the owner (a question pending in that thread) since the wall-clock time
+``since`` (the job's start). That time does not count against the job's timeout."""
 
 
 class RunNotifier(Protocol):

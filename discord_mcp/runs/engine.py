@@ -25,6 +25,12 @@ journal keeps them as running, and the next start reattaches them or completes t
 logs. Restarting the daemon (an upgrade, say) therefore never kills or loses work. To end a
 job, ``stop`` it.
 
+A job's timeout is its project's (``job_timeout_seconds``; default ``limits.job_timeout``), and
+its clock stops while its agent waits for the owner: ``owner_wait`` says how long the agent in a
+thread has waited on a question asked there since the job started, and that time is added to
+the job's deadline (so a job that asks at 14 minutes and gets its answer an hour later is not
+killed, and one that merely runs too long is).
+
 Notifications go through one queue, in order, each call bounded by ``notify_timeout``; a
 notifier that raises or hangs is logged and never breaks the engine. Activity is sent at most
 every ``status_interval`` per job, and only the latest one waiting is delivered.
@@ -47,14 +53,22 @@ from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import (
     McpRegistration,
 )
-from discord_mcp.runs.contract import Clock, ProjectStatus, RunLimits, RunNotifier, SystemClock
+from discord_mcp.runs.contract import (
+    Clock,
+    OwnerWait,
+    ProjectStatus,
+    RunLimits,
+    RunNotifier,
+    SystemClock,
+)
+from discord_mcp.runs.controls import EngineControls, check_model
 from discord_mcp.runs.journal import Journal
 from discord_mcp.runs.launch import (
     check_tool_enabled,
     lock_engine,
     unlock,
 )
-from discord_mcp.runs.model import RunState, Session, parse_iso
+from discord_mcp.runs.model import RunState, Session, parse_iso, utc_iso
 from discord_mcp.runs.notices import Notices
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.runner import JobPaths
@@ -68,7 +82,7 @@ from discord_mcp.runs.views import JobView, SessionView, Tool
 log = logging.getLogger(__name__)
 
 
-class RunEngine:
+class RunEngine(EngineControls):
     """Runs agent CLI jobs for Discord threads. Use as ``async with RunEngine(...) as engine``.
 
     Args:
@@ -80,8 +94,11 @@ class RunEngine:
         limits: :class:`RunLimits`.
         mcp: how to register discord-mcp as the ``discord`` MCP server of each run (None: no
             server is registered).
-        env: the environment every CLI gets (default: the daemon's own, read now).
+        env: the environment every CLI gets (default: the daemon's own, read now), less
+            ``DISCORD_BOT_TOKEN``, which no CLI ever gets.
         tool_env: extra variables per tool, on top of ``env``.
+        owner_wait: how long a thread's agent has waited for the owner (see the module doc;
+            None: never, every job's clock runs on).
     """
 
     def __init__(
@@ -96,8 +113,10 @@ class RunEngine:
         mcp: McpRegistration | None = None,
         env: Mapping[str, str] | None = None,
         tool_env: Mapping[Tool, Mapping[str, str]] | None = None,
+        owner_wait: OwnerWait | None = None,
     ) -> None:
         self.state_dir = state_dir
+        self._owner_wait = owner_wait
         self.projects = projects
         self.notifier = notifier
         self.spawner: Spawner = spawner or ProcessSpawner()
@@ -140,6 +159,7 @@ class RunEngine:
         self._background = [
             group.create_task(self._notices.run(), name="runs-notifier"),
             group.create_task(self._snapshot_timer(), name="runs-snapshots"),
+            group.create_task(self._scheduler.timers(), name="runs-timers"),
         ]
         try:
             self._scheduler.cleanup_job_dirs()
@@ -190,7 +210,7 @@ class RunEngine:
         return Notices(self.notifier, timeout=self.limits.notify_timeout, running_view=running_view)
 
     def _new_scheduler(self) -> Scheduler:
-        return Scheduler(
+        scheduler = Scheduler(
             state_dir=self.state_dir,
             journal=self.journal,
             projects=self.projects,
@@ -201,7 +221,10 @@ class RunEngine:
             env=self._env,
             tool_env=self._tool_env,
             notices=self._notices,
+            owner_wait=self._owner_wait,
         )
+        scheduler.after_failure = self._on_failure
+        return scheduler
 
     def _require_open(self) -> None:
         if not self._open:
@@ -214,12 +237,14 @@ class RunEngine:
     # Commands
 
     async def start_session(
-        self, thread_id: str, project: str, tool: str | None = None
+        self, thread_id: str, project: str, tool: str | None = None, model: str | None = None
     ) -> SessionView:
-        """Bind a thread to a project (and a tool, default: the project's default tool).
+        """Bind a thread to a project (and a tool, default: the project's default tool; and a
+        model, default: the CLI's).
 
         Raises:
-            RunError: E_SESSION_EXISTS, E_PROJECT_NOT_FOUND, E_TOOL_NOT_ENABLED.
+            RunError: E_SESSION_EXISTS, E_PROJECT_NOT_FOUND, E_TOOL_NOT_ENABLED,
+                E_INVALID_MODEL.
         """
         self._require_open()
         thread_id = str(thread_id)
@@ -233,16 +258,19 @@ class RunEngine:
         found = self.projects.get(project)
         chosen = tool if tool is not None else found.default_tool
         check_tool_enabled(chosen, found.name, found.tools)
-        self.journal.append(
-            "SessionCreated", {"thread_id": thread_id, "project_name": found.name, "tool": chosen}
-        )
+        created = {"thread_id": thread_id, "project_name": found.name, "tool": chosen}
+        if (chosen_model := check_model(model)) is not None:
+            created["model"] = chosen_model
+        self.journal.append("SessionCreated", created)
         return self._session_view(thread_id)
 
     async def submit(self, thread_id: str, message_id: str, prompt: str, author: str) -> JobView:
-        """Queue an owner message as a job; a message already queued returns its job.
+        """Queue an owner message as a job; a message already queued returns its job; within
+        the debounce window it joins the thread's waiting job (see :mod:`.controls`).
 
         Raises:
-            RunError: E_NOT_IN_MANAGED_THREAD, E_QUEUE_FULL, E_DUPLICATE_MESSAGE.
+            RunError: E_NOT_IN_MANAGED_THREAD, E_QUEUE_FULL, E_DUPLICATE_MESSAGE,
+                E_SESSION_CLOSED.
         """
         self._require_open()
         session = self._session(str(thread_id))
@@ -257,7 +285,20 @@ class RunEngine:
                     "show: nothing to do",
                 )
             return job.view()
-        return self._enqueue(session, str(message_id), prompt, str(author), 1, None, key)
+        self._check_accepting(session)
+        merged = self._debounced(session, str(message_id), prompt, str(author), key)
+        if merged is not None:
+            return merged
+        return self._enqueue(
+            session,
+            str(message_id),
+            prompt,
+            str(author),
+            1,
+            None,
+            key,
+            not_before=self._debounce_until(),
+        )
 
     async def set_tool(self, thread_id: str, tool: str) -> SessionView:
         """Switch the thread's tool; the running job is unaffected, the next job uses it.
@@ -411,6 +452,10 @@ class RunEngine:
         attempt: int,
         retry_of: str | None,
         dedupe_key: str | None,
+        *,
+        not_before: float | None = None,
+        reason: str | None = None,
+        front: bool = False,
     ) -> JobView:
         if len(session.queue) >= self.limits.queue_cap:
             raise RunError(
@@ -422,21 +467,22 @@ class RunEngine:
         number = self.state.job_counter + 1
         day = dt.datetime.fromtimestamp(self.clock.time(), tz=dt.UTC).strftime("%Y%m%d")
         job_id = f"job_{day}_{number:04d}"
-        self.journal.append(
-            "JobEnqueued",
-            {
-                "job_id": job_id,
-                "number": number,
-                "thread_id": session.thread_id,
-                "message_id": message_id,
-                "author": author,
-                "prompt": prompt,
-                "attempt": attempt,
-                "retry_of": retry_of,
-                "dedupe_key": dedupe_key,
-            },
-        )
-        self._notices.post("job_queued", self.state.jobs[job_id].view(), len(session.queue))
+        payload = {
+            "job_id": job_id,
+            "number": number,
+            "thread_id": session.thread_id,
+            "message_id": message_id,
+            "author": author,
+            "prompt": prompt,
+            "attempt": attempt,
+            "retry_of": retry_of,
+            "dedupe_key": dedupe_key,
+        }
+        if not_before is not None:  # issue 11: debounce windows and held retries
+            payload |= {"not_before": utc_iso(not_before), "reason": reason, "front": front}
+        self.journal.append("JobEnqueued", payload)
+        position = 1 if front else len(session.queue)
+        self._notices.post("job_queued", self.state.jobs[job_id].view(), position)
         self._scheduler.pump()
         return self.state.jobs[job_id].view()
 

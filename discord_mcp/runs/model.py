@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
+from discord_mcp.runs.model_controls import ControlReducers, add_usage
+from discord_mcp.runs.model_controls import InvalidEvent as InvalidEvent
 from discord_mcp.runs.views import (
     RETRYABLE_STATES,
     JobState,
@@ -33,7 +35,9 @@ from discord_mcp.runs.views import (
 )
 
 TOOLS: tuple[Tool, ...] = get_args(Tool)
-FINISHED_STATES: frozenset[str] = frozenset({"success", "failed", "unknown_after_crash"})
+FINISHED_STATES: frozenset[str] = frozenset(
+    {"success", "failed", "unknown_after_crash", "cancelled"}
+)
 
 # The name each CLI gives its session key (seed 000 §4.2).
 SESSION_KEY_NAMES: Mapping[str, str] = {
@@ -53,11 +57,13 @@ EVENT_TYPES = (
     "JobCompleted",
     "JobFailed",
     "JobMarkedUnknownAfterCrash",
+    # The owner's controls (issue 11): see discord_mcp/runs/controls.py.
+    "JobAmended",
+    "JobCancelled",
+    "ModelChanged",
+    "SessionClosed",
+    "SessionReopened",
 )
-
-
-class InvalidEvent(ValueError):
-    """An event that does not fit the current state (a bug, or a damaged journal)."""
 
 
 def is_tool(value: object) -> bool:
@@ -125,11 +131,17 @@ class Job:
     exit_code: int | None = None
     process: ProcessInfo | None = None
     reattached: bool = False
+    # The owner's controls (issue 11).
+    not_before: str | None = None  # held (debounce window, usage limit) until then
+    reason: str | None = None  # why a retry exists: "manual", "temporary", "usage_limit"
+    resets_at: str | None = None  # a usage limit's reset time the CLI reported
+    message_ids: list[str] = field(default_factory=list)  # more messages merged into it
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
         data["discord_message_id"] = data.pop("message_id")
         data["process"] = self.process.to_dict() if self.process else None
+        data["message_ids"] = list(self.message_ids)
         return data
 
     @classmethod
@@ -171,6 +183,9 @@ class Job:
             pid=self.process.pid if self.process else None,
             reattached=self.reattached,
             final_text=final_text,
+            not_before=parse_iso(self.not_before),
+            reason=self.reason,
+            resets_at=parse_iso(self.resets_at),
         )
 
 
@@ -187,6 +202,8 @@ class Session:
     running_job_id: str | None = None
     last_job_id: str | None = None
     finished_job_ids: list[str] = field(default_factory=list)
+    model: str | None = None  # passed as --model to every job (None: the CLI's default)
+    closed: bool = False
 
     def session_key(self, tool: Tool) -> str | None:
         return self.adapter_state.get(tool, {}).get(SESSION_KEY_NAMES[tool])
@@ -211,7 +228,7 @@ class Session:
 # The state and its reducer
 
 
-class RunState:
+class RunState(ControlReducers):
     """Sessions, jobs and the dedupe index; changed only by :meth:`apply`.
 
     ``keep_finished`` bounds how many finished jobs each session keeps (older ones are dropped
@@ -224,6 +241,7 @@ class RunState:
         self.jobs: dict[str, Job] = {}
         self.dedupe: dict[str, str] = {}
         self.job_counter = 0
+        self.usage: dict[str, dict[str, float]] = {}  # "<day>|<project>|<thread>" -> totals
         self._reducers: dict[str, Callable[[Mapping[str, Any], str], None]] = {
             "SessionCreated": self._session_created,
             "ToolChanged": self._tool_changed,
@@ -235,6 +253,7 @@ class RunState:
             "JobCompleted": self._job_finished,
             "JobFailed": self._job_finished,
             "JobMarkedUnknownAfterCrash": self._job_finished,
+            **self.control_reducers(),
         }
 
     # -- serialisation
@@ -245,6 +264,7 @@ class RunState:
             "sessions": {k: s.to_dict() for k, s in self.sessions.items()},
             "jobs": {k: j.to_dict() for k, j in self.jobs.items()},
             "dedupe": dict(self.dedupe),
+            "usage": {k: dict(v) for k, v in self.usage.items()},
         }
 
     @classmethod
@@ -254,6 +274,7 @@ class RunState:
         state.sessions = {k: Session.from_dict(v) for k, v in data["sessions"].items()}
         state.jobs = {k: Job.from_dict(v) for k, v in data["jobs"].items()}
         state.dedupe = dict(data["dedupe"])
+        state.usage = {k: dict(v) for k, v in (data.get("usage") or {}).items()}
         return state
 
     # -- queries
@@ -308,7 +329,14 @@ class RunState:
             created_at=created,
             updated_at=updated,
             last_activity_at=active,
+            model=session.model,
+            closed=session.closed,
+            held_until=self._held_until(session),
         )
+
+    def _held_until(self, session: Session) -> dt.datetime | None:
+        head = self.jobs.get(session.queue[0]) if session.queue else None
+        return parse_iso(head.not_before) if head is not None else None
 
     # -- the reducer
 
@@ -352,6 +380,7 @@ class RunState:
             created_at=ts,
             updated_at=ts,
             last_activity_at=ts,
+            model=p.get("model"),
         )
 
     def _tool_changed(self, p: Mapping[str, Any], ts: str) -> None:
@@ -385,13 +414,18 @@ class RunState:
             attempt=int(p["attempt"]),
             retry_of=retry_of,
             enqueued_at=ts,
+            not_before=p.get("not_before"),
+            reason=p.get("reason"),
         )
         if original is not None:
             original.retried_by = job_id
         if dedupe_key is not None:
             self.dedupe[dedupe_key] = job_id
         self.job_counter = max(self.job_counter, number)
-        session.queue.append(job_id)
+        if p.get("front"):
+            session.queue.insert(0, job_id)  # an automatic retry keeps its place in line
+        else:
+            session.queue.append(job_id)
         session.updated_at = session.last_activity_at = ts
 
     def _job_started(self, p: Mapping[str, Any], ts: str) -> None:
@@ -449,6 +483,8 @@ class RunState:
         job.usage = {k: int(v) for k, v in usage.items()} if usage else None
         job.cost_usd = p.get("cost_usd")
         job.exit_code = p.get("exit_code")
+        job.resets_at = p.get("resets_at")
+        add_usage(self.usage, job, ts)
         if job.tool is not None and action == "set":
             session.adapter_state[job.tool] = {SESSION_KEY_NAMES[job.tool]: str(p["session_key"])}
         elif job.tool is not None and action == "clear":

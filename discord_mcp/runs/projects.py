@@ -13,12 +13,16 @@ The file is the public contract of seed 000 §10.1, version 1::
                              "default_args": {"gemini": ["--model", "gemini-2.5-pro"],
                                               "codex": [], "claude": []},
                              "approvals": "ask-all",
+                             "job_timeout_seconds": 1800,
                              "created_at": "...Z", "updated_at": "...Z"}}}
 
 ``approvals`` (optional, written only when not the default ``ask``): how a run's tool calls
 are approved from Discord. ``ask``: read-only tools run, anything that writes or executes asks
 the owner; ``ask-all``: every tool asks; ``off``: the CLI's own configuration decides (see the
 README's approvals).
+
+``job_timeout_seconds`` is optional (absent: the engine's default, 15 minutes): how long one job
+may run, not counting the time its agent waits for the owner's answer.
 
 Other top-level keys (``owner_id``, ...) are kept as they are. The file may be changed by
 another process (the ``discord-watch`` command line) while the daemon runs: every change is a
@@ -27,6 +31,10 @@ read-modify-write under the file's lock, and reads always see the current file.
 A path must be absolute, an existing directory, and inside one of the allowed roots (the
 user's home directory unless configured otherwise), checked after resolving symlinks; the
 resolved path is what is stored.
+
+A file that cannot be read is quarantined (:mod:`discord_mcp.state.quarantine`) and never read
+as "no projects": while ``config.json`` is missing and a quarantined copy lies beside it, every
+operation answers E_CONFIG_CORRUPT, saying where the copy is and how to restore it.
 """
 
 from __future__ import annotations
@@ -39,14 +47,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from discord_mcp.errors import RunError
+from discord_mcp.errors import RunError, StateCorrupt
 from discord_mcp.runs.model import TOOLS, is_tool, utc_iso
 from discord_mcp.runs.views import Tool
 from discord_mcp.state.files import locked, read_json, write_json
+from discord_mcp.state.quarantine import MARKER
 
 CONFIG_VERSION = 1
 _NAME = re.compile(r"^[a-z0-9_-]{1,40}$")
 APPROVAL_MODES = ("ask", "ask-all", "off")
+TIMEOUT_RANGE_S = (1.0, 86_400.0)
+"""The shortest and longest job timeout a project may set."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,8 @@ class Project:
     created_at: str
     updated_at: str
     approvals: str = "ask"
+    job_timeout: float | None = None
+    """Seconds one job may run (waits for the owner not counted); None: the engine's default."""
 
     def args_for(self, tool: Tool) -> tuple[str, ...]:
         return self.args.get(tool, ())
@@ -77,6 +90,8 @@ class Project:
         }
         if self.approvals != "ask":  # the default stays implicit: the seed's format as it was
             document["approvals"] = self.approvals
+        if self.job_timeout is not None:
+            document["job_timeout_seconds"] = self.job_timeout
         return document
 
     @classmethod
@@ -90,6 +105,12 @@ class Project:
         approvals = str(data.get("approvals") or "ask")
         if approvals not in APPROVAL_MODES:
             raise ValueError(f"project {data.get('name')!r}: unknown approvals {approvals!r}")
+        timeout = data.get("job_timeout_seconds")
+        if timeout is not None:
+            timeout = float(timeout)
+            low, high = TIMEOUT_RANGE_S
+            if not low <= timeout <= high:
+                raise ValueError(f"job_timeout_seconds {timeout:g} is outside {low:g}-{high:g}")
         return cls(
             name=str(data["name"]),
             path=Path(data["path"]),
@@ -99,6 +120,7 @@ class Project:
             created_at=str(data.get("created_at", "")),
             updated_at=str(data.get("updated_at", "")),
             approvals=approvals,
+            job_timeout=timeout,
         )
 
 
@@ -141,14 +163,16 @@ class ProjectRegistry:
         tools: Iterable[str],
         default: str | None = None,
         args: Mapping[str, Sequence[str]] | None = None,
+        job_timeout: float | None = None,
         approvals: str = "ask",
     ) -> Project:
-        """Create a project; ``default`` is the first tool when not given.
+        """Create a project; ``default`` is the first tool when not given; ``job_timeout`` in
+        seconds (None: the engine's default).
 
         Raises:
             RunError: E_INVALID_PROJECT_NAME, E_INVALID_PATH, E_INVALID_TOOLSET, E_INVALID_ARGS,
-                E_INVALID_APPROVALS or E_PROJECT_EXISTS, each with a sentence saying how to fix
-                it.
+                E_INVALID_APPROVALS, E_INVALID_TIMEOUT, E_PROJECT_EXISTS or E_CONFIG_CORRUPT,
+                each with a sentence saying how to fix it.
         """
         if approvals not in APPROVAL_MODES:
             raise RunError(
@@ -166,6 +190,14 @@ class ProjectRegistry:
         tool_list = _check_tools(tools, default)
         chosen = default if default is not None else tool_list[0]
         checked_args = _check_args(args or {})
+        if job_timeout is not None:
+            low, high = TIMEOUT_RANGE_S
+            if not low <= job_timeout <= high:
+                raise RunError(
+                    "E_INVALID_TIMEOUT",
+                    f"a job timeout of {job_timeout:g} s is not allowed: use {low:g} s to "
+                    f"{high / 3600:g} h",
+                )
         now = utc_iso(time.time())
         project = Project(
             name=name,
@@ -176,6 +208,7 @@ class ProjectRegistry:
             created_at=now,
             updated_at=now,
             approvals=approvals,
+            job_timeout=job_timeout,
         )
         with locked(self.path):
             document = self._read()
@@ -232,9 +265,39 @@ class ProjectRegistry:
             )
         return resolved
 
+    def quarantined(self) -> builtins.list[Path]:
+        """Copies of the file that were set aside as corrupt, oldest first."""
+        try:
+            return sorted(self.path.parent.glob(f"{self.path.name}{MARKER}*"))
+        except OSError:
+            return []
+
     def _read(self) -> dict[str, Any]:
-        document = read_json(self.path, max_version=CONFIG_VERSION)
-        return document if document is not None else {"version": CONFIG_VERSION, "projects": {}}
+        try:
+            document = read_json(self.path, max_version=CONFIG_VERSION)
+        except StateCorrupt as exc:
+            moved = [Path(exc.moved_to)] if exc.moved_to else self.quarantined()
+            raise _corrupt(self.path, moved, exc.reason) from None
+        if document is None:
+            set_aside = self.quarantined()
+            if set_aside:
+                # Never "no projects" in silence: the projects are in the copy.
+                raise _corrupt(self.path, set_aside, None)
+            return {"version": CONFIG_VERSION, "projects": {}}
+        return document
+
+
+def _corrupt(path: Path, moved: builtins.list[Path], reason: str | None) -> RunError:
+    newest = str(moved[-1]) if moved else "a file beside it"
+    found = f"could not be read ({reason})" if reason else "was found corrupt"
+    older = f" (and {len(moved) - 1} older copies)" if len(moved) > 1 else ""
+    return RunError(
+        "E_CONFIG_CORRUPT",
+        f"the project list {path} {found} and was moved to {newest}{older}; no project can be "
+        f"used until it is restored. Repair that copy and move it back to {path}, or delete "
+        f"every {path.name}{MARKER}* file to start with no projects and add them again with "
+        "`discord-watch project add`",
+    )
 
 
 def _load(data: Mapping[str, Any]) -> Project:

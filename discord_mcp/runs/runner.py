@@ -69,6 +69,8 @@ class JobRun:
         deadline: float,
         monotonic: Callable[[], float],
         reattached: bool = False,
+        timeout: float = 0.0,
+        started_wall: float = 0.0,
     ) -> None:
         self.job_id = job_id
         self.reattached = reattached  # picked up after a restart: we did not see it all
@@ -80,6 +82,12 @@ class JobRun:
         self.resumed = resumed
         self.started = started
         self.deadline = deadline
+        """When the job times out (monotonic): its timeout after the start, plus the time its
+        agent has waited for the owner (:attr:`waited`)."""
+        self.timeout = timeout
+        self.started_wall = started_wall
+        self.waited = 0.0
+        self.waited_checked_at: float | None = None
         self._monotonic = monotonic
         self.stop_reason: str | None = None
         self.wakeup = asyncio.Event()

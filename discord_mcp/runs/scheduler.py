@@ -12,7 +12,7 @@ import contextlib
 import logging
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from discord_mcp.errors import RunError
@@ -25,7 +25,9 @@ from discord_mcp.runs.adapters.base import (
     check_no_secrets_in_argv,
     truncate,
 )
-from discord_mcp.runs.contract import Clock, RunLimits
+from discord_mcp.runs.contract import Clock, OwnerWait, RunLimits
+from discord_mcp.runs.controls import with_model
+from discord_mcp.runs.failures import Failure, classify
 from discord_mcp.runs.journal import Journal
 from discord_mcp.runs.launch import (
     check_tool_enabled,
@@ -33,7 +35,7 @@ from discord_mcp.runs.launch import (
     process_from_status,
     write_private,
 )
-from discord_mcp.runs.model import Job, ProcessInfo, RunState, Session, parse_iso
+from discord_mcp.runs.model import Job, ProcessInfo, RunState, Session, parse_iso, utc_iso
 from discord_mcp.runs.notices import Notices
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.runner import JobPaths, JobRun, sweep_group
@@ -47,6 +49,10 @@ from discord_mcp.runs.spawner import (
 from discord_mcp.runs.views import SessionView, Tool
 
 log = logging.getLogger(__name__)
+
+WITHHELD_VARIABLES = frozenset({"DISCORD_BOT_TOKEN"})
+"""Never in a CLI's environment: an agent's shell can print it. The run's discord-mcp server
+gets the token by reference (``DISCORD_MCP_ENV_FILE``)."""
 
 
 class Scheduler:
@@ -65,6 +71,7 @@ class Scheduler:
         env: Mapping[str, str],
         tool_env: Mapping[Tool, Mapping[str, str]],
         notices: Notices,
+        owner_wait: OwnerWait | None = None,
     ) -> None:
         self.state_dir = state_dir
         self.journal = journal
@@ -76,7 +83,10 @@ class Scheduler:
         self._env = dict(env)
         self._tool_env = {tool: dict(value) for tool, value in tool_env.items()}
         self._notices = notices
+        self._owner_wait = owner_wait
         self.runs: dict[str, JobRun] = {}
+        self.wake = asyncio.Event()  # the held jobs may have changed (see timers)
+        self.after_failure: Callable[[str, Failure], None] | None = None
         self.group: asyncio.TaskGroup | None = None
         self.open = False  # False: nothing new starts (during recovery and shutdown)
 
@@ -113,16 +123,43 @@ class Scheduler:
         self.runs.clear()
 
     def pump(self) -> None:
-        """Start waiting jobs while there is room: oldest first, one per thread."""
+        """Start waiting jobs while there is room: oldest first, one per thread; a job held
+        until later (``not_before``) is left to :meth:`timers`."""
+        self._pump()
+        self.wake.set()
+
+    def _pump(self) -> None:
+        now = self.clock.time()
         while self.open and len(self.runs) < self.limits.global_max_running:
             heads = [
-                self.state.jobs[s.queue[0]]
+                job
                 for s in self.state.sessions.values()
                 if s.running_job_id is None and s.queue
+                if (job := self.state.jobs[s.queue[0]]) and _held_until(job) <= now
             ]
             if not heads:
                 return
             self._start(min(heads, key=lambda j: j.number))
+
+    async def timers(self) -> None:
+        """Start held jobs when their time comes (issue 11: debounce windows, retries, usage
+        limits); runs for the engine's lifetime. Checks at least every ``limits.timer_tick``
+        seconds while something is held, so an injected clock that jumps is noticed."""
+        while True:
+            self.wake.clear()
+            self._pump()
+            now = self.clock.time()
+            held = [
+                until
+                for s in self.state.sessions.values()
+                if s.queue and (until := _held_until(self.state.jobs[s.queue[0]])) > now
+            ]
+            if not held:
+                await self.wake.wait()
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(min(held) - now, self.limits.timer_tick)):
+                    await self.wake.wait()
 
     def _start(self, job: Job) -> None:
         session = self.state.sessions[job.thread_id]
@@ -139,7 +176,7 @@ class Scheduler:
         )
         paths = JobPaths.for_job(self.state_dir, job.job_id)
         try:
-            spec = self._prepare(job, session, tool, resume_key, paths)
+            spec, timeout = self._prepare(job, session, tool, resume_key, paths)
             process = self.spawner.spawn(spec)
         except RunError as exc:
             self._finish_failed(job.job_id, exc.code, exc.message)
@@ -149,16 +186,18 @@ class Scheduler:
             return
         self.journal.append("JobProcessStarted", {"job_id": job.job_id, **process.to_dict()})
         now = self.clock.monotonic()
-        self._watch(job, tool, process, paths, started=now, deadline=now + self.limits.job_timeout)
+        self._watch(job, tool, process, paths, started=now, timeout=timeout)
         self._notices.post("job_started", job.view(), self._session_view(job.thread_id))
 
     def _prepare(
         self, job: Job, session: Session, tool: Tool, resume_key: str | None, paths: JobPaths
-    ) -> SpawnSpec:
+    ) -> tuple[SpawnSpec, float]:
+        """The spawn spec and the job's timeout (the project's, or the default)."""
         project = self.projects.get(session.project_name)
         check_tool_enabled(tool, project.name, project.tools)
         cwd = self.projects.check_path(project.path)
-        env = {**self._env, **self._tool_env.get(tool, {}), THREAD_VARIABLE: session.thread_id}
+        base = {k: v for k, v in self._env.items() if k not in WITHHELD_VARIABLES}
+        env = {**base, **self._tool_env.get(tool, {}), THREAD_VARIABLE: session.thread_id}
         private_dirs(paths.job_dir)
         private_dirs(paths.stdout.parent)
         invocation = adapter_for(tool).invocation(
@@ -166,7 +205,7 @@ class Scheduler:
                 executable=tool,
                 prompt=job.prompt,
                 resume_key=resume_key,
-                default_args=project.args_for(tool),
+                default_args=with_model(project.args_for(tool), session.model),
                 job_dir=paths.job_dir,
                 shared_dir=self.state_dir / "runs" / "cli-homes",
                 thread_id=session.thread_id,
@@ -183,16 +222,23 @@ class Scheduler:
             private_dirs(link.parent)
             with contextlib.suppress(FileExistsError):
                 os.symlink(target, link)
-        return SpawnSpec(
+        spec = SpawnSpec(
             job_id=job.job_id,
             tool=tool,
             argv=invocation.argv,
             cwd=cwd,
-            env={**env, **invocation.env},
+            env={k: v for k, v in {**env, **invocation.env}.items() if k not in WITHHELD_VARIABLES},
             stdout_path=paths.stdout,
             stderr_path=paths.stderr,
             status_path=paths.status,
         )
+        return spec, project.job_timeout or self.limits.job_timeout
+
+    def _timeout_for(self, project_name: str) -> float:
+        try:
+            return self.projects.get(project_name).job_timeout or self.limits.job_timeout
+        except RunError:
+            return self.limits.job_timeout
 
     def _watch(
         self,
@@ -202,10 +248,11 @@ class Scheduler:
         paths: JobPaths,
         *,
         started: float,
-        deadline: float,
+        timeout: float,
         reattached: bool = False,
     ) -> None:
         assert self.group is not None
+        began = parse_iso(job.started_at)
         run = JobRun(
             job_id=job.job_id,
             thread_id=job.thread_id,
@@ -215,9 +262,11 @@ class Scheduler:
             decoder=adapter_for(tool).decoder(),
             resumed=job.resume_key is not None,
             started=started,
-            deadline=deadline,
+            deadline=started + timeout,
             monotonic=self.clock.monotonic,
             reattached=reattached,
+            timeout=timeout,
+            started_wall=began.timestamp() if began else self.clock.time(),
         )
         self.runs[job.job_id] = run
         run.task = self.group.create_task(self._follow(run), name=f"runs-{job.job_id}")
@@ -241,7 +290,7 @@ class Scheduler:
                     else:
                         self._complete(run, run.outcome(code))
                     break
-                if run.stop_reason is None and self.clock.monotonic() >= run.deadline:
+                if run.stop_reason is None and await self._timed_out(run):
                     run.stop_reason = "E_CLI_TIMEOUT"
                 if run.stop_reason is not None:
                     await run.terminate(self.limits.kill_grace, poll)
@@ -262,14 +311,45 @@ class Scheduler:
             run.done.set()
         await sweep_group(run.process, self.limits.kill_grace, poll, self.clock.monotonic)
 
+    async def _timed_out(self, run: JobRun) -> bool:
+        """Whether the job ran past its timeout, not counting its agent's waits for the owner.
+
+        Those waits are asked for every ``wait_check_interval``, and always afresh before a job
+        is stopped for time.
+        """
+        now = self.clock.monotonic()
+        checked = run.waited_checked_at
+        due = checked is None or now - checked >= self.limits.wait_check_interval
+        if due or (now >= run.deadline and checked is not None and checked < now):
+            await self._count_waits(run, now)
+        return now >= run.deadline
+
+    async def _count_waits(self, run: JobRun, now: float) -> None:
+        run.waited_checked_at = now
+        if self._owner_wait is None:
+            return
+        try:
+            async with asyncio.timeout(self.limits.notify_timeout):
+                waited = await self._owner_wait(run.thread_id, run.started_wall)
+        except Exception as exc:  # a broken probe must not stop the job, nor keep it forever
+            log.warning("could not tell whether job %s waits for the owner: %s", run.job_id, exc)
+            return
+        run.waited = max(run.waited, waited)
+        run.deadline = run.started + run.timeout + run.waited
+
     def _forced_outcome(self, run: JobRun) -> Outcome:
         code = run.exit_status()[1]
         if run.decoder.final_seen:
             return run.outcome(code)  # it finished just as it was stopped
         if run.stop_reason == "E_CLI_TIMEOUT":
+            waited = (
+                f" ({run.waited:.0f} s waiting for the owner not counted)" if run.waited else ""
+            )
             return _failure(
                 "E_CLI_TIMEOUT",
-                f"{run.tool} ran longer than {self.limits.job_timeout:g}s and was stopped",
+                f"{run.tool} ran longer than its {run.timeout:g} s timeout{waited} and was "
+                "stopped; a project's timeout is set with `discord-watch project add ... "
+                "--timeout`",
                 run,
             )
         return _failure("E_STOPPED", f"{run.tool} was stopped on request", run)
@@ -308,6 +388,8 @@ class Scheduler:
             if outcome.final_text
             else None
         )
+        failure = None if outcome.ok else classify(outcome, self.clock.time())
+        resets = failure.resets_at if failure is not None else None
         self.journal.append(
             "JobCompleted" if outcome.ok else "JobFailed",
             {
@@ -322,8 +404,11 @@ class Scheduler:
                 "cost_usd": outcome.cost_usd,
                 "exit_code": outcome.exit_code,
                 "duration": duration,
+                **({"resets_at": utc_iso(resets)} if resets is not None else {}),
             },
         )
+        if failure is not None and self.after_failure is not None:
+            self.after_failure(job_id, failure)
         self._after_finish(job_id, outcome.final_text)
 
     def _finish_failed(self, job_id: str, code: str, message: str) -> None:
@@ -359,14 +444,14 @@ class Scheduler:
                 self.journal.append("JobReattached", {"job_id": job.job_id, "pid": process.pid})
                 started_at = parse_iso(job.started_at)
                 ran = self.clock.time() - started_at.timestamp() if started_at else 0.0
-                now = self.clock.monotonic()
+                session = self.state.sessions[job.thread_id]
                 self._watch(
                     job,
                     tool,
                     process,
                     paths,
-                    started=now - ran,
-                    deadline=now + max(0.0, self.limits.job_timeout - ran),
+                    started=self.clock.monotonic() - max(0.0, ran),
+                    timeout=self._timeout_for(session.project_name),
                     reattached=True,
                 )
                 log.info("reattached job %s (pid %d)", job.job_id, process.pid)
@@ -413,7 +498,7 @@ class Scheduler:
         self._after_finish(job_id, None)
 
     def cleanup_job_dirs(self) -> None:
-        # Private per-job files (they may hold the bot token) of jobs that are over.
+        # Private per-job files (they may hold secrets) of jobs that are over.
         directory = self.state_dir / "runs" / "jobs"
         if not directory.is_dir():
             return
@@ -421,6 +506,11 @@ class Scheduler:
             job = self.state.jobs.get(entry.name)
             if job is None or job.state != "running":
                 shutil.rmtree(entry, ignore_errors=True)
+
+
+def _held_until(job: Job) -> float:
+    held = parse_iso(job.not_before)
+    return held.timestamp() if held is not None else 0.0
 
 
 def _failure(code: str, message: str, run: JobRun | None = None) -> Outcome:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import shutil
 import sys
@@ -39,6 +40,7 @@ from discord_mcp.runs.model import ProcessInfo
 from discord_mcp.runs.views import Tool
 
 WRAPPER = Path(wrap.__file__).resolve()
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,8 @@ def resolve_executable(command: str, env: Mapping[str, str]) -> str:
     """The full path of ``command`` on ``env["PATH"]`` (a path is checked as it is).
 
     Raises:
-        SpawnError: E_CLI_NOT_FOUND, naming the PATH searched.
+        SpawnError: E_CLI_NOT_FOUND, naming the executable and how to fix it (the PATH that was
+            searched goes to the log only: the message is posted in Discord).
     """
     if os.sep in command:
         if os.access(command, os.X_OK) and os.path.isfile(command):
@@ -124,11 +127,19 @@ def resolve_executable(command: str, env: Mapping[str, str]) -> str:
     else:
         found = shutil.which(command, path=env.get("PATH", os.defpath))
     if found is None:
+        log.warning(
+            "cannot find %r; the PATH searched was %s", command, env.get("PATH", os.defpath)
+        )
+        if os.sep in command:
+            where = f"{command} is not an executable file"
+        else:
+            where = f"the `{command}` command is not on discord-watch's PATH"
         raise SpawnError(
             "E_CLI_NOT_FOUND",
-            f"cannot find the {command!r} command on the daemon's PATH "
-            f"({env.get('PATH', os.defpath)}): install it, or start discord-watch with a PATH "
-            "that contains it",
+            f"{where}: install it, or restart discord-watch from a shell where `which "
+            f"{os.path.basename(command)}` finds it (a systemd unit or tmux session may have a "
+            "shorter PATH than your shell; its log lists the PATH it searched). "
+            "`discord-mcp doctor` checks every project's CLIs",
         )
     return found
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Tool = Literal["claude", "codex", "gemini"]
-JobState = Literal["queued", "running", "success", "failed", "unknown_after_crash"]
+JobState = Literal["queued", "running", "success", "failed", "unknown_after_crash", "cancelled"]
 SessionState = Literal["idle", "running", "queued", "failed", "unknown_after_crash"]
 RETRYABLE_STATES: frozenset[str] = frozenset({"failed", "unknown_after_crash"})
 
@@ -108,6 +108,9 @@ class JobView:
     pid: int | None
     reattached: bool  # picked up again after a daemon restart
     final_text: str | None = None
+    not_before: dt.datetime | None = None  # a queued job waits until then (debounce, a hold)
+    reason: str | None = None  # a retry's reason: "manual", "temporary", "usage_limit"
+    resets_at: dt.datetime | None = None  # a failed job's usage limit resets then
 
     @property
     def retryable(self) -> bool:
@@ -137,3 +140,6 @@ class SessionView:
     created_at: dt.datetime
     updated_at: dt.datetime
     last_activity_at: dt.datetime
+    model: str | None = None  # None: the CLI's own default
+    closed: bool = False  # closed sessions take no new jobs until reopened
+    held_until: dt.datetime | None = None  # the next job waits until then

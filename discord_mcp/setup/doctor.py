@@ -10,7 +10,10 @@ exactly what to do. The exit status is non-zero when any check fails. Checks:
 4. channel: reachable, and the bot's effective permissions there include everything needed;
 5. owners: every id in DISCORD_OWNER_IDS is a real Discord user;
 6. state directory: writable, and not readable by other users;
-7. agent clients: for Claude Code, Codex and Gemini CLI configured on this machine, our server
+7. state files: a line per corrupt file that was set aside, and what to do
+   (:mod:`discord_mcp.setup.state_checks`);
+8. projects: every CLI a registered project enables is on PATH;
+9. agent clients: for Claude Code, Codex and Gemini CLI configured on this machine, our server
    is registered, and their timeout and approval settings will not kill or block a decision;
    and whether their tool approvals are wired to Discord (the hook of ``install --approvals``).
 """
@@ -21,11 +24,10 @@ import asyncio
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
-from discord_mcp.config import Settings
+from discord_mcp.config import Settings, state_home, watch_roots
 from discord_mcp.errors import (
     ConfigError,
     DiscordError,
@@ -38,31 +40,20 @@ from discord_mcp.errors import (
 from discord_mcp.relay.budget import IdentifyBudget
 from discord_mcp.relay.holder import read_status
 from discord_mcp.setup.approvals import hook_state
+from discord_mcp.setup.checks import Check, Verdict
 from discord_mcp.setup.clients import CLIENTS, config_location, entries, is_ours, read_document
 from discord_mcp.setup.permissions import NEEDED, effective_permissions, missing
+from discord_mcp.setup.state_checks import project_checks, quarantine_checks
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.transport.gateway import Gateway
 from discord_mcp.transport.rest import RestClient
 
-Verdict = Literal["OK", "WARN", "FAIL"]
+__all__ = ["Check", "Verdict", "probe_gateway", "run_doctor"]
+
 MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19)
 """GATEWAY_MESSAGE_CONTENT and GATEWAY_MESSAGE_CONTENT_LIMITED application flags."""
 GATEWAY_PROBE_S = 15.0
 TEXT_CHANNEL_TYPES = {0: "text", 5: "announcement", 15: "forum"}
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One line of the report."""
-
-    verdict: Verdict
-    name: str
-    detail: str
-    fix: str = ""
-
-    def render(self) -> str:
-        line = f"{self.verdict:<4} {self.name}: {self.detail}"
-        return line + (f"\n     fix: {self.fix}" if self.fix else "")
 
 
 GatewayProbe = Callable[[Settings, str], Awaitable[str | None]]
@@ -114,7 +105,15 @@ async def run_doctor(
     try:
         settings = Settings.from_env(environ, cwd=cwd)
     except ConfigError as exc:
-        checks.append(Check("FAIL", "configuration", exc.problem, f"{exc.variable}: {exc.fix}"))
+        checks.append(
+            Check(
+                "FAIL",
+                "configuration",
+                f"{exc.variable} {exc.problem}",
+                f"{exc.variable}: {exc.fix}",
+            )
+        )
+        checks.extend(_local_checks(state_home(environ, cwd=cwd), environ))
         checks.extend(_client_checks(home=home, cwd=cwd, environ=environ))
         return checks
     checks.append(
@@ -123,8 +122,18 @@ async def run_doctor(
     async with RestClient(settings.token, api_base=settings.api_base) as rest:
         checks.extend(await _discord_checks(settings, rest, probe))
     checks.append(_state_check(settings.home))
+    checks.extend(_local_checks(settings.home, environ))
     checks.extend(_client_checks(home=home, cwd=cwd, environ=environ))
     return checks
+
+
+def _local_checks(state: Path, environ: Mapping[str, str]) -> list[Check]:
+    """The state files set aside, and the registered projects' CLIs."""
+    try:
+        roots = watch_roots(environ)
+    except ConfigError:
+        roots = [Path.home()]  # only used to validate new paths, which doctor never adds
+    return quarantine_checks(state) + project_checks(state, environ, roots)
 
 
 async def _discord_checks(settings: Settings, rest: RestClient, probe: GatewayProbe) -> list[Check]:

@@ -65,6 +65,13 @@ def quarantine(path: Path, reason: str) -> Path | None:
     return target
 
 
+def remind(report: QuarantineReport) -> None:
+    """Report in this process's next tool result a quarantine that another process made (it
+    logged it there; a state file records who has been told, e.g. the inbox)."""
+    with _lock:
+        _unreported.append(report)
+
+
 def take_reports() -> list[QuarantineReport]:
     """Quarantines made by this process since the last call (each is handed out once)."""
     with _lock:

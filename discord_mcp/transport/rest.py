@@ -45,6 +45,7 @@ from discord_mcp.errors import (
 )
 from discord_mcp.transport.chunking import MESSAGE_LIMIT, split_message
 from discord_mcp.transport.ratelimit import RateLimiter
+from discord_mcp.transport.rest_commands import CommandCalls
 from discord_mcp.transport.routes import Route
 from discord_mcp.transport.wire import Channel, GatewayBot, Message, User
 
@@ -65,8 +66,10 @@ USER_AGENT = f"DiscordBot (https://github.com/discord-mcp/discord-mcp, {__versio
 Sleep = Callable[[float], Awaitable[None]]
 
 
-class RestClient:
+class RestClient(CommandCalls):
     """An async Discord REST v10 client for one bot token.
+
+    Application commands and interaction answers are in :mod:`.rest_commands` (inherited).
 
     Args:
         token: the bot token (without ``Bot ``).

@@ -4,40 +4,73 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
+import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TextIO
 
 from discord_mcp.config import Settings, watch_roots
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.errors import DiscordError, StateError
 from discord_mcp.relay.link import LiveLink
-from discord_mcp.runs import Tool
+from discord_mcp.runs import Clock, RunLimits, SystemClock, Tool
 from discord_mcp.runs.adapters.base import McpRegistration
 from discord_mcp.runs.engine import RunEngine
+from discord_mcp.runs.launch import write_private
 from discord_mcp.runs.projects import ProjectRegistry
+from discord_mcp.runs.schedules import ScheduleStore
 from discord_mcp.runs.spawner import Spawner
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.watch.control import Controls, Dispatcher
+from discord_mcp.watch.control.registration import register
 from discord_mcp.watch.daemon import Watcher
 from discord_mcp.watch.display import render_status
+from discord_mcp.watch.downtime import Downtime
+from discord_mcp.watch.heartbeat import TICK_S, Heartbeats
 from discord_mcp.watch.notifier import DiscordNotifier
+from discord_mcp.watch.options import watch_options
+from discord_mcp.watch.requests import ShellRequests
 from discord_mcp.watch.resumes import LateAllows
+from discord_mcp.watch.waiting import owner_wait
 
 log = logging.getLogger(__name__)
 
 DISPLAY_EVERY_S = 2.0
 
 
+def server_env_file(settings: Settings) -> Path:
+    """The private file (0600) that hands the bot token to each run's discord-mcp server."""
+    return settings.home / "runs" / "server.env"
+
+
+def write_server_env_file(settings: Settings) -> Path:
+    """(Re)write :func:`server_env_file` with the token this daemon uses."""
+    path = server_env_file(settings)
+    token = settings.token.reveal().replace("\\", "\\\\").replace('"', '\\"')
+    write_private(
+        path,
+        "# Written by discord-watch for the discord-mcp server of each run; do not share.\n"
+        f'DISCORD_BOT_TOKEN="{token}"\n',
+    )
+    return path
+
+
 def server_environment(settings: Settings) -> dict[str, str]:
     """What each run's discord-mcp needs: this daemon's Discord settings; it follows our gateway,
     and a late Allow of its approvals resumes the run (``DISCORD_MCP_RUN``).
 
-    ``DISCORD_THREAD_ID`` is added per run by the engine.
+    The token is not among them: it is in :func:`server_env_file`, named by
+    ``DISCORD_MCP_ENV_FILE`` (some CLIs pass the server's variables through their own
+    environment, which the agent can print). ``DISCORD_THREAD_ID`` is added per run by the
+    engine.
     """
     env = {
-        "DISCORD_BOT_TOKEN": settings.token.reveal(),
+        "DISCORD_MCP_ENV_FILE": str(server_env_file(settings)),
         "DISCORD_CHANNEL_ID": settings.channel_id,
         "DISCORD_OWNER_IDS": ",".join(sorted(settings.owner_ids)),
         "DISCORD_MCP_HOME": str(settings.home),
@@ -52,6 +85,16 @@ def server_environment(settings: Settings) -> dict[str, str]:
     return env
 
 
+def cli_environment(environ: Mapping[str, str], settings: Settings) -> dict[str, str]:
+    """The base environment of every agent CLI: ours, less the token (by name or by value)."""
+    token = settings.token.reveal()
+    return {
+        name: value
+        for name, value in environ.items()
+        if name != "DISCORD_BOT_TOKEN" and not (token and token in value)
+    }
+
+
 async def run_daemon(
     settings: Settings,
     *,
@@ -59,17 +102,29 @@ async def run_daemon(
     spawner: Spawner | None = None,
     display: TextIO | None = None,
     tool_env: Mapping[Tool, Mapping[str, str]] | None = None,
+    limits: RunLimits | None = None,
+    clock: Clock | None = None,
+    schedule_tick: float = TICK_S,
 ) -> None:
     """Run ``discord-watch`` until cancelled (Ctrl-C, SIGTERM).
 
     Args:
-        environ: the environment (project roots; the base environment of every agent CLI).
+        environ: the environment (project roots, the daemon's options, and the base
+            environment of every agent CLI).
         spawner: how agent CLIs are started (tests pass a fake).
         display: where to draw the live status (a terminal), if anywhere.
         tool_env: extra environment per CLI (tests point the CLIs at a scripted model).
+        limits: the run engine's limits (default: its own, with the configured debounce).
+        clock: the run engine's clock, whose wall time also drives schedules and the downtime
+            notice (tests inject one).
+        schedule_tick: the longest the schedule runner sleeps between looks.
     """
     ensure_dir(settings.home)
+    options = watch_options(environ)
+    clock = clock or SystemClock()
+    downtime = Downtime(settings.home, wall=clock.time)
     projects = ProjectRegistry(settings.home, allowed_roots=watch_roots(environ))
+    await asyncio.to_thread(write_server_env_file, settings)
     holder: dict[str, LiveLink] = {}
     async with (
         RestClient(settings.token, api_base=settings.api_base) as rest,
@@ -83,23 +138,45 @@ async def run_daemon(
             live=lambda: "link" in holder and holder["link"].is_live(),
             watch_all=True,
         )
+        notifier = DiscordNotifier(
+            rest, home=settings.home, owners=settings.owner_ids, mention=options.mention
+        )
         engine = RunEngine(
             state_dir=settings.home,
             projects=projects,
-            notifier=DiscordNotifier(rest, store=DecisionStore(settings.home)),
+            notifier=notifier,
+            limits=limits or RunLimits(debounce=options.debounce),
+            clock=clock,
             spawner=spawner,
             mcp=McpRegistration(
                 argv=[sys.executable, "-m", "discord_mcp"], env=server_environment(settings)
             ),
-            env=environ,
+            env=cli_environment(os.environ if environ is None else environ, settings),
             tool_env=tool_env,
+            owner_wait=owner_wait(DecisionStore(settings.home), time.time),
         )
         async with engine:
-            watcher = Watcher(
-                settings=settings, rest=rest, engine=engine, decisions=decisions, link=None
+            controls = Controls(
+                settings=settings,
+                rest=rest,
+                engine=engine,
+                decisions=DecisionStore(settings.home),
+                schedules=ScheduleStore(settings.home),
+                wall=clock.time,
             )
             late = LateAllows(store=decisions.store, engine=engine, rest=rest)
             decisions.on_change = late.poke
+            watcher = Watcher(
+                settings=settings,
+                rest=rest,
+                engine=engine,
+                decisions=decisions,
+                link=None,
+                commands=Dispatcher(controls),
+            )
+            controls.watch_thread = watcher.watch_thread
+            heartbeats = Heartbeats(controls, tick=schedule_tick)
+            controls.schedules_changed = heartbeats.wake
             if settings.gateway != "off":
                 holder["link"] = watcher.link = LiveLink(
                     settings=settings,
@@ -119,6 +196,43 @@ async def run_daemon(
                     group.create_task(holder["link"].run(), name="gateway")
                 if display is not None:
                     group.create_task(_display(settings, display), name="display")
+                if "link" in holder:
+                    group.create_task(_register_commands(rest, controls), name="commands")
+                group.create_task(heartbeats.run(), name="schedules")
+                group.create_task(ShellRequests(controls).run(), name="shell-requests")
+                group.create_task(downtime.beat(), name="alive")
+                group.create_task(
+                    _after_catch_up(watcher, notifier, engine, downtime, controls),
+                    name="downtime",
+                )
+
+
+async def _register_commands(rest: RestClient, controls: Controls) -> None:
+    """The slash commands, registered for the channel's guild (text commands work regardless)."""
+    try:
+        registered = await register(rest, controls.settings.channel_id)
+    except (DiscordError, KeyError, TypeError) as exc:
+        log.warning(
+            "registering the slash commands failed (%s); the ! text commands still work", exc
+        )
+        return
+    controls.guild_id = registered.guild_id
+
+
+async def _after_catch_up(
+    watcher: Watcher,
+    notifier: DiscordNotifier,
+    engine: RunEngine,
+    downtime: Downtime,
+    controls: Controls,
+) -> None:
+    """Once the first catch-up is done: stale status messages, and the downtime notice."""
+    await watcher.caught_up.wait()
+    try:
+        await notifier.sweep(engine.job)
+    except (DiscordError, StateError) as exc:
+        log.warning("marking old status messages final failed: %s", exc)
+    await downtime.announce(controls.rest, controls.settings.channel_id, watcher.caught_up_messages)
 
 
 async def _display(settings: Settings, out: TextIO) -> None:

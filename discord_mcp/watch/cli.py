@@ -5,10 +5,16 @@
     discord-watch [run]                      run the daemon (Ctrl-C or SIGTERM stops it)
     discord-watch status                     open decisions, running and queued jobs
     discord-watch project add NAME PATH --tools claude,codex,gemini --default claude
-                                             [--args TOOL=JSON_ARGV ...]
+                                             [--args TOOL=JSON_ARGV ...] [--timeout 30m]
                                              [--approvals ask|ask-all|off]
     discord-watch project list
     discord-watch project remove NAME
+    discord-watch submit PROJECT PROMPT [--tool T] [--model M] [--wait] [--timeout S] [--json]
+    discord-watch resume THREAD PROMPT [--wait] [--timeout S] [--json]
+    discord-watch stop JOB|THREAD [--json]
+    discord-watch logs JOB|THREAD [--lines N] [--json]
+
+The last four are in :mod:`discord_mcp.watch.shell` (their output and exit codes are there).
 """
 
 from __future__ import annotations
@@ -17,12 +23,18 @@ import argparse
 import asyncio
 import contextlib
 import json
+import re
 import signal
 import sys
 from collections.abc import Sequence
 
 from discord_mcp import __version__
-from discord_mcp.errors import ConfigError, DiscordMCPError, RunError
+from discord_mcp.errors import ConfigError, DiscordMCPError, RunError, StateError
+from discord_mcp.watch.shell import COMMANDS as SHELL_COMMANDS
+from discord_mcp.watch.shell import add_commands
+from discord_mcp.watch.shell import main as shell_main
+
+_DURATION = re.compile(r"^\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*$")
 
 _DESCRIPTION = (
     "Watch Discord for the owner: fill the agents' inbox, run claude / codex / gemini when the "
@@ -55,6 +67,12 @@ def _parser() -> argparse.ArgumentParser:
         help='extra arguments for a tool, as a JSON list: claude=\'["--model", "opus"]\'',
     )
     add.add_argument(
+        "--timeout",
+        metavar="DURATION",
+        help="how long one job may run, e.g. 30m, 2h, 90s (default 15m); the time its agent "
+        "waits for your answer to a question is not counted",
+    )
+    add.add_argument(
         "--approvals",
         choices=["ask", "ask-all", "off"],
         default="ask",
@@ -64,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     actions.add_parser("list", help="list projects")
     remove = actions.add_parser("remove", help="remove a project")
     remove.add_argument("name")
+    add_commands(sub)
     return parser
 
 
@@ -73,6 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "project":
             return _project(args)
+        if args.command in SHELL_COMMANDS:
+            from discord_mcp.config import state_home
+
+            return shell_main(args, state_home())
         if args.command == "status":
             from discord_mcp.config import state_home
             from discord_mcp.watch.display import render_status
@@ -86,12 +109,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"discord-watch: configuration error: {exc}\n")
         return 2
+    except StateError as exc:
+        sys.stderr.write(f"discord-watch: {exc}\n")
+        return 2
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``30m``, ``2h``, ``1h30m``, ``90s`` or ``90`` (seconds).
+
+    Raises:
+        RunError: E_INVALID_TIMEOUT.
+    """
+    match = _DURATION.match(text)
+    if not text.strip() or match is None or not any(match.groups()):
+        raise RunError(
+            "E_INVALID_TIMEOUT",
+            f"--timeout {text!r} is not a duration: write e.g. 30m, 2h, 1h30m or 90s",
+        )
+    hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
+    return float(hours * 3600 + minutes * 60 + seconds)
+
+
+def format_duration(seconds: float) -> str:
+    """``1h30m``, ``15m``, ``90s``: how ``project list`` shows a timeout."""
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [
+        f"{hours}h" if hours else "",
+        f"{minutes}m" if minutes else "",
+        f"{secs}s" if secs else "",
+    ]
+    return "".join(parts) or "0s"
 
 
 def _project(args: argparse.Namespace) -> int:
     from discord_mcp.config import state_home, watch_roots
+    from discord_mcp.runs.contract import RunLimits
     from discord_mcp.runs.projects import ProjectRegistry
 
+    default_timeout = RunLimits().job_timeout
     registry = ProjectRegistry(state_home(), allowed_roots=watch_roots())
     if args.action == "list":
         projects = registry.list()
@@ -99,8 +156,10 @@ def _project(args: argparse.Namespace) -> int:
             sys.stdout.write("no projects yet: discord-watch project add NAME PATH --tools ...\n")
         for p in projects:
             extra = {tool: list(argv) for tool, argv in p.args.items() if argv}
+            timeout = format_duration(p.job_timeout or default_timeout)
             sys.stdout.write(
                 f"{p.name}\t{p.path}\ttools={','.join(p.tools)}\tdefault={p.default_tool}"
+                f"\ttimeout={timeout}"
                 + (f"\targs={json.dumps(extra)}" if extra else "")
                 + (f"\tapprovals={p.approvals}" if p.approvals != "ask" else "")
                 + "\n"
@@ -125,12 +184,20 @@ def _project(args: argparse.Namespace) -> int:
             )
         tool_args[tool.strip()] = value
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    job_timeout = parse_duration(args.timeout) if args.timeout is not None else None
     project = registry.add(
-        args.name, args.path, tools, args.default, tool_args, approvals=args.approvals
+        args.name,
+        args.path,
+        tools,
+        args.default,
+        tool_args,
+        job_timeout,
+        approvals=args.approvals,
     )
+    shown = format_duration(project.job_timeout or default_timeout)
     sys.stdout.write(
         f"added project {project.name}: {project.path}, tools {','.join(project.tools)}, "
-        f"default {project.default_tool}, approvals {project.approvals}\n"
+        f"default {project.default_tool}, job timeout {shown}, approvals {project.approvals}\n"
     )
     return 0
 

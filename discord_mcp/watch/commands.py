@@ -1,28 +1,14 @@
-"""The owner's text commands (the fallback that works without slash commands).
-
-In the channel: ``!start <project> [first prompt]``, ``!status``, ``!help``. In a run thread:
-``!status``, ``!tool <claude|codex|gemini>``, ``!retry <job_id>``, ``!stop``, ``!help``.
+"""The owner's ``!`` text commands: how a message is read as one (the fallback that works
+without the gateway). What each command does is in :mod:`discord_mcp.watch.control`, behind
+the same dispatcher as the slash commands; their options are parsed by its ``spec``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-CHANNEL_COMMANDS = ("start", "status", "help")
-THREAD_COMMANDS = ("status", "tool", "retry", "stop", "help")
-
-CHANNEL_HELP = (
-    "**discord-watch commands** (in this channel)\n"
-    "`!start <project> [first prompt]`: open a run thread for a project; everything you write "
-    "there is work for its agent\n"
-    "`!status`: projects, running and queued jobs\n"
-    "Anything else you write here goes to the agents' inbox."
-)
-THREAD_HELP = (
-    "**In a run thread**: write to give the agent work (one job per message, in order).\n"
-    "`!status`: this session · `!tool <claude|codex|gemini>`: switch from the next job · "
-    "`!retry <job_id>`: run a failed job again · `!stop`: end the running job"
-)
+_WORD = re.compile(r"(\S+)\s*(.*)", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +19,8 @@ class Command:
     args: tuple[str, ...]
     rest: str
     """Everything after the first argument, as typed (the first prompt of ``!start``)."""
+    text: str = ""
+    """Everything after the name, as typed."""
 
 
 def parse_command(text: str) -> Command | None:
@@ -40,12 +28,18 @@ def parse_command(text: str) -> Command | None:
     stripped = text.strip()
     if not stripped.startswith("!") or len(stripped) < 2 or stripped[1].isspace():
         return None
-    head, _, tail = stripped[1:].partition(" ")
-    name = head.strip().lower()
+    head, tail = split_word(stripped[1:])
+    name = head.lower()
     if not name.isalpha():
         return None
     args = tuple(tail.split())
     rest = ""
     if args:
         rest = tail.strip()[len(args[0]) :].strip()
-    return Command(name=name, args=args, rest=rest)
+    return Command(name=name, args=args, rest=rest, text=tail.strip())
+
+
+def split_word(text: str) -> tuple[str, str]:
+    """The first word of ``text`` and the rest (newlines kept), split at any whitespace."""
+    match = _WORD.match(text.strip())
+    return (match.group(1), match.group(2)) if match else ("", "")

@@ -9,14 +9,20 @@ where, what                      becomes
 ===============================  ===========================================================
 a bot's message (ours too)       nothing
 someone else's ``!command``      a short refusal (E_OWNER_ONLY); the attempt is logged
-channel, ``!start``/``!status``  a new run thread / the status
+the owner's ``!command``         the command (:mod:`discord_mcp.watch.control`, the same
+                                 dispatcher as the slash commands)
 channel, anything else           an inbox item for every agent
-run thread, ``!...``             the session command (status, tool, retry, stop)
 run thread, anything else        a job for that thread's agent session
 thread with a pending decision   left to the decision (an answer, even in a run thread)
 decision thread, answered        an inbox item for that decision's project
 other thread under the channel   an inbox item
 ===============================  ===========================================================
+
+One channel that cannot be read never stops the others: the log names it, and a thread that is
+gone (deleted: 10003 Unknown Channel or 404; or the bot was removed from it: 50001 Missing
+Access while the channel itself is readable) is retired, no longer read until a message from it
+arrives live. When the daemon's cursors or the inbox were lost to a
+corrupt file, it re-reads from a safe point (:mod:`discord_mcp.watch.recovery`).
 """
 
 from __future__ import annotations
@@ -25,32 +31,55 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
+from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
-from discord_mcp.errors import BadRequest, DiscordError, RunError, Unauthorized
+from discord_mcp.errors import (
+    DiscordError,
+    DiscordHTTPError,
+    NotFound,
+    RunError,
+    StateError,
+    Unauthorized,
+)
 from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.watch.commands import CHANNEL_HELP, THREAD_HELP, Command, parse_command
+from discord_mcp.watch.commands import Command, parse_command
+from discord_mcp.watch.control import Dispatcher, SlashCommands
 from discord_mcp.watch.cursors import Cursors
+from discord_mcp.watch.recovery import (
+    FALLBACK_WINDOW_S,
+    INBOX_MAX_PAGES,
+    INBOX_WINDOW_S,
+    Alive,
+    iso,
+    last_snowflake_at,
+    snowflake_at,
+)
 
 log = logging.getLogger(__name__)
 
 SAFETY_CATCH_UP_S = 30.0
+"""With a live gateway, history is still read this often, for anything missed live."""
 DECISION_THREAD_DAYS = 7
 """Decision threads are watched this long after the question, for notes after the answer."""
-"""With a live gateway, history is still read this often, for anything missed live."""
-THREAD_EXISTS = 160004
+UNKNOWN_CHANNEL = 10003
+MISSING_ACCESS = 50001
+"""For a thread while the channel is readable: the bot was removed from it."""
 THREAD_CREATED = 18
 """The system message Discord posts in a channel when a thread is created in it."""
 OWNER_ONLY_REPLY_EVERY_S = 600.0
+"""A stranger's commands are answered at most this often (each is logged)."""
 
 
 class Engine(Protocol):
@@ -84,6 +113,7 @@ class Watcher:
         engine: the run engine.
         decisions: the decision service (watching every pending decision).
         link: the gateway link (None: REST polling only); set before :meth:`run`.
+        commands: the owner's commands (slash and ``!``); None: commands are not answered.
     """
 
     def __init__(
@@ -94,19 +124,28 @@ class Watcher:
         engine: Engine,
         decisions: DecisionService,
         link: LiveLink | None,
+        commands: Dispatcher | None = None,
     ) -> None:
+        self.commands = commands
+        self.slash = SlashCommands(commands) if commands is not None else None
         self._settings = settings
         self._rest = rest
         self._engine = engine
         self._decisions = decisions
         self._interactions = DecisionEvents(decisions, rest)
         self.link = link
+        self._wall: Callable[[], float] = time.time
         self._inbox = Inbox(settings.home)
         self._store = DecisionStore(settings.home)
         self._cursors = Cursors(settings.home)
+        self._alive = Alive(settings.home, self._wall)
+        self._replay_until: int | None = None
+        """Commands with an id up to this may have run before the cursors were lost."""
         self._parents: dict[str, str | None] = {}
         self._refused_at: dict[str, float] = {}
         self._lock = asyncio.Lock()
+        self.caught_up_messages = 0
+        """Messages by people handled on catch-up (not live) since the start."""
         self.caught_up = asyncio.Event()
         """Set after the first catch-up pass (tests and the status display wait on it)."""
 
@@ -116,13 +155,17 @@ class Watcher:
         """Catch up, then follow live events and read history as a safety net, until cancelled."""
         await self._watch_main_channel()
         while True:
+            began, complete = self._wall(), False
             try:
-                await self.catch_up()
+                complete = await self.catch_up()
+                await self._rebuild_inbox()
                 await self._decisions.upgrade_cards()
             except Unauthorized:
                 raise
-            except DiscordError as exc:
+            except (DiscordError, StateError) as exc:
                 log.warning("catching up failed: %s", exc)
+            with contextlib.suppress(StateError):
+                await self._alive.record(caught_up_at=began if complete else None)
             self.caught_up.set()
             live = self.link is not None and self.link.is_live()
             await asyncio.sleep(
@@ -135,18 +178,40 @@ class Watcher:
         channel = self._settings.channel_id
         if channel in self._cursors.channels():
             return
-        # First start: the channel's history before now is not ours to act on.
-        latest = await self._rest.list_messages(channel, limit=1)
-        self._cursors.watch(channel, start=latest[0]["id"] if latest else None)
+        caught_up_at, alive_at = await off_loop(self._alive.read)
+        if self._cursors.lost is None and caught_up_at is None and alive_at is None:
+            # First start: the channel's history before now is not ours to act on.
+            latest = await self._rest.list_messages(channel, limit=1)
+            self._cursors.watch(channel, start=latest[0]["id"] if latest else None)
+            await self._cursors.flush()
+            return
+        # The cursors were lost: re-read from a safe point rather than skip what was written.
+        now = self._wall()
+        since = caught_up_at if caught_up_at is not None else now - FALLBACK_WINDOW_S
+        until = alive_at if caught_up_at is not None and alive_at is not None else now
+        self._cursors.set_floor(snowflake_at(since))
+        self._replay_until = last_snowflake_at(until)
+        self._cursors.watch(channel, start=None)
         await self._cursors.flush()
+        why = f"moved to {self._cursors.lost.moved_to}" if self._cursors.lost else "missing"
+        how = "the last time every channel was read" if caught_up_at else "no record: 24 h"
+        log.warning(
+            "the watch cursors were lost (%s): re-reading every channel and thread since %s "
+            "(%s). Jobs and inbox notes seen before are not repeated; commands written before "
+            "%s are not re-run (they may have run already)",
+            why,
+            iso(since),
+            how,
+            iso(until),
+        )
 
-    def _discover(self) -> None:
+    async def _discover(self) -> None:
         """Watch the threads we know of from our own state: run sessions and decisions."""
         channel = self._settings.channel_id
         for session in self._engine.sessions():
             self._cursors.watch(session.thread_id, parent_id=channel, start=None)
         recent = datetime.now(UTC) - timedelta(days=DECISION_THREAD_DAYS)
-        for decision in self._store.all():
+        for decision in await self._store.aall():
             if decision.card_message_id and datetime.fromisoformat(decision.asked_at) >= recent:
                 # Earlier messages in the thread are not ours; the card's own thread starts here.
                 self._cursors.watch(
@@ -155,39 +220,136 @@ class Watcher:
                     start=decision.card_message_id,
                 )
 
-    async def catch_up(self) -> None:
-        """Read every watched channel's history after its cursor and handle what is new."""
-        self._discover()
+    async def catch_up(self) -> bool:
+        """Read every watched channel's history after its cursor and handle what is new.
+
+        Returns whether every channel was read. A channel that fails is logged and tried
+        again on the next pass; a thread that is gone is retired; neither stops the others.
+        """
+        await self._discover()
+        complete = channel_readable = True
         for channel_id, cursor in self._cursors.channels().items():
-            after = cursor.cursor
-            while True:
-                page = await self._rest.list_messages(channel_id, after=after, limit=100)
-                ordered = sorted(page, key=lambda m: int(m["id"]))
-                if not after:
-                    # A thread watched from its start: everything in it is new.
-                    ordered = [m for m in ordered if not self._cursors.seen(channel_id, m["id"])]
-                for message in ordered:
-                    await self._handle(dict(message), live=False)
-                if ordered:
-                    self._cursors.advance(channel_id, ordered[-1]["id"])
-                await self._cursors.flush()
-                if len(page) < 100 or not ordered:
-                    break
-                after = ordered[-1]["id"]
+            try:
+                await self._catch_up_channel(channel_id, cursor.cursor)
+            except Unauthorized:
+                raise
+            except DiscordError as exc:
+                if channel_id == self._settings.channel_id:
+                    channel_readable = False
+                retired = await self._unreadable(channel_id, exc, channel_readable)
+                complete = retired and complete
+            except StateError as exc:
+                complete = False
+                log.warning("handling messages of channel %s failed: %s", channel_id, exc)
+        return complete
+
+    async def _catch_up_channel(self, channel_id: str, after: str | None) -> None:
+        while True:
+            page = await self._rest.list_messages(channel_id, after=after, limit=100)
+            ordered = sorted(page, key=lambda m: int(m["id"]))
+            if not after:
+                # A thread watched from its start: everything in it is new.
+                ordered = [m for m in ordered if not self._cursors.seen(channel_id, m["id"])]
+            for message in ordered:
+                await self._handle(dict(message), live=False)
+            if ordered:
+                self._cursors.advance(channel_id, ordered[-1]["id"])
+            await self._cursors.flush()
+            if len(page) < 100 or not ordered:
+                return
+            after = ordered[-1]["id"]
+
+    async def _unreadable(self, channel_id: str, exc: DiscordError, channel_readable: bool) -> bool:
+        """Log a channel that could not be read; retire it if it is a thread that is gone.
+        Returns True when nothing is left to read there (it was retired).
+
+        Missing Access retires a thread only while the channel itself can be read: then the
+        bot was removed from that thread, rather than losing access to the whole channel.
+        """
+        code = exc.code if isinstance(exc, DiscordHTTPError) else 0
+        gone = (
+            isinstance(exc, NotFound)
+            or code == UNKNOWN_CHANNEL
+            or (code == MISSING_ACCESS and channel_readable)
+        )
+        if gone and channel_id != self._settings.channel_id:
+            self._cursors.retire(channel_id)
+            await self._cursors.flush()
+            log.warning("thread %s is gone (%s): no longer watching it", channel_id, exc)
+            return True
+        log.warning(
+            "reading channel %s failed (%s); the others were read, it is tried again next pass",
+            channel_id,
+            exc,
+        )
+        return False
+
+    async def _rebuild_inbox(self) -> None:
+        """After the inbox was lost to a corrupt file: put the owner's recent notes back."""
+        lost = await off_loop(self._inbox.needs_rebuild)
+        if not lost:
+            return
+        since = snowflake_at(self._wall() - INBOX_WINDOW_S)
+        decisions = await self._store.aall()
+        added, failed = 0, []
+        for channel_id in self._cursors.channels():
+            if self._engine.session(channel_id) is not None:
+                continue  # a run thread's messages are jobs, not notes
+            try:
+                messages = await self._history(channel_id, since)
+            except DiscordError as exc:
+                failed.append(channel_id)
+                log.warning("re-reading channel %s for the inbox failed: %s", channel_id, exc)
+                continue
+            notes = [
+                self._inbox_item(message, route.project)
+                for message in messages
+                if (route := self._destination(message, channel_id, decisions)).kind == "inbox"
+            ]
+            added += await off_loop(self._inbox.add, notes)
+        await off_loop(self._inbox.rebuilt, lost)
+        log.warning(
+            "the inbox was corrupt (moved to %s): re-read the last %d days of the channel and "
+            "its threads and put %d notes back, unread%s",
+            ", ".join(lost),
+            int(INBOX_WINDOW_S // 86400),
+            added,
+            f" (could not read {', '.join(failed)})" if failed else "",
+        )
+
+    async def _history(self, channel_id: str, after: str) -> list[dict[str, Any]]:
+        """Up to :data:`INBOX_MAX_PAGES` pages of a channel's messages after ``after``."""
+        found: list[dict[str, Any]] = []
+        for _ in range(INBOX_MAX_PAGES):
+            page = await self._rest.list_messages(channel_id, after=after, limit=100)
+            found.extend(dict(m) for m in page)
+            if len(page) < 100:
+                break
+            after = max((str(m["id"]) for m in page), key=int)
+        return sorted(found, key=lambda m: int(m["id"]))
 
     # ---- live events (LiveHandler) ------------------------------------------------------------
 
     async def on_event(self, name: str, data: dict[str, Any]) -> None:
         await self._decisions.on_event(name, data)
         if name == "MESSAGE_CREATE":
-            await self._handle(data, live=True)
+            try:
+                await self._handle(data, live=True)
+            except StateError as exc:  # not marked handled: catch-up tries it again
+                log.warning("handling message %s failed: %s", data.get("id"), exc)
+        elif name == "THREAD_DELETE" and self._cursors.retire(str(data.get("id"))):
+            log.warning("thread %s was deleted: no longer watching it", data.get("id"))
+            await self._cursors.flush()
         elif name == "THREAD_CREATE" and data.get("parent_id") == self._settings.channel_id:
             self._parents[str(data["id"])] = self._settings.channel_id
             self._cursors.watch(str(data["id"]), parent_id=self._settings.channel_id, start=None)
             await self._cursors.flush()
 
     async def on_interaction(self, data: dict[str, Any]) -> None:
-        await self._interactions.on_interaction(data)
+        if self.slash is not None and self.slash.handles(data):
+            await self.slash.on_interaction(data)  # slash commands and autocomplete
+        else:
+            await self._interactions.on_interaction(data)  # clicks on decision cards
 
     # ---- routing ------------------------------------------------------------------------------
 
@@ -201,16 +363,22 @@ class Watcher:
         async with self._lock:
             if self._cursors.seen(channel_id, message_id):
                 return
+            replay = not live and self._replay_until is not None
             try:
-                await self._route(message, channel_id)
+                await self._route(message, channel_id, replay=replay)
             except RunError as exc:
-                await self._reply(channel_id, message_id, f"**{exc.code}**: {exc.message}")
+                if exc.code == "E_DUPLICATE_MESSAGE":
+                    log.info("message %s ran as a job before: %s", message_id, exc.message)
+                else:
+                    await self._reply(channel_id, message_id, f"**{exc.code}**: {exc.message}")
             except DiscordError as exc:
                 log.warning("handling message %s failed: %s", message_id, exc)
             if live:
                 self._cursors.handled_live(channel_id, message_id)
             else:
                 self._cursors.advance(channel_id, message_id)
+                if not (message.get("author") or {}).get("bot"):
+                    self.caught_up_messages += 1  # issue 11: said once after downtime
             await self._cursors.flush()
 
     async def _is_watched(self, channel_id: str) -> bool:
@@ -224,46 +392,76 @@ class Watcher:
             self._parents[channel_id] = channel.get("parent_id")
         if self._parents[channel_id] != self._settings.channel_id:
             return False
-        self._cursors.watch(channel_id, parent_id=self._settings.channel_id, start=None)
+        # A live message proves the thread exists, even one retired earlier.
+        self._cursors.watch(
+            channel_id, parent_id=self._settings.channel_id, start=None, revive=True
+        )
         return True
 
-    async def _route(self, message: dict[str, Any], channel_id: str) -> None:
-        if channel_id == self._settings.channel_id:
-            self._discover_thread_of(message)
+    def _destination(
+        self, message: dict[str, Any], channel_id: str, decisions: list[Decision]
+    ) -> Route:
+        """Where a message goes (the table in the module doc); no side effects."""
         author = message.get("author") or {}
         if author.get("bot") or message.get("webhook_id"):
-            return
+            return Route("ignore")
         if message.get("type", 0) not in (0, 19):
-            return
+            return Route("ignore")
         content = str(message.get("content") or "")
         command = parse_command(content)
-        author_id = str(author.get("id") or "")
-        if author_id not in self._settings.owner_ids:
-            if command is not None:
-                await self._refuse(channel_id, str(message["id"]), author_id)
-            return
+        if str(author.get("id") or "") not in self._settings.owner_ids:
+            return Route("refuse" if command is not None else "ignore", command)
         if channel_id == self._settings.channel_id:
             if command is not None:
-                await self._channel_command(message, command)
-            elif content.strip():
-                await self._to_inbox(message, project=None)
-            return
-        decisions = [d for d in self._store.all() if d.thread_id == channel_id]
+                return Route("channel_command", command)
+            return Route("inbox" if content.strip() else "ignore")
+        mine = [d for d in decisions if d.thread_id == channel_id]
         if command is None and any(
             (d.status == "pending" and not d.gave_up_at) or d.handled(str(message["id"]))
-            for d in decisions
+            for d in mine
         ):
             # An answer to a question (a run's agent asks in its own thread too): the
             # decision service judges it; it is not a new job or an inbox note.
-            return
+            return Route("ignore")
         if self._engine.session(channel_id) is not None:
             if command is not None:
-                await self._thread_command(message, channel_id, command)
-            elif content.strip():
-                await self._engine.submit(channel_id, str(message["id"]), content, _name(author))
-            return
-        if content.strip():
-            await self._to_inbox(message, project=decisions[-1].project if decisions else None)
+                return Route("thread_command", command)
+            return Route("job" if content.strip() else "ignore")
+        if not content.strip():
+            return Route("ignore")
+        return Route("inbox", project=mine[-1].project if mine else None)
+
+    async def _route(self, message: dict[str, Any], channel_id: str, *, replay: bool) -> None:
+        if channel_id == self._settings.channel_id:
+            self._discover_thread_of(message)
+        route = self._destination(message, channel_id, await self._store.aall())
+        message_id = str(message["id"])
+        if route.command is not None:
+            if replay and self._replay_until is not None and int(message_id) <= self._replay_until:
+                log.warning(
+                    "recovering: not re-running !%s (message %s in %s): it may have run before "
+                    "the cursors were lost; write it again if it is still wanted",
+                    route.command.name,
+                    message_id,
+                    channel_id,
+                )
+                return
+            if route.kind != "refuse":  # an owner's command: it must never run twice
+                await self._alive.record(now=True)
+        if route.kind == "refuse":
+            author_id = str((message.get("author") or {}).get("id") or "")
+            await self._refuse(channel_id, message_id, author_id)
+        elif route.kind in ("channel_command", "thread_command") and route.command is not None:
+            # The same dispatcher as the slash commands (watch/control).
+            if self.commands is not None:
+                reply = await self.commands.text(message, route.command)
+                if reply.text and not reply.quiet_in_text:
+                    await self._reply(channel_id, message_id, reply.text)
+        elif route.kind == "job":
+            author = _name(message.get("author") or {})
+            await self._engine.submit(channel_id, message_id, str(message["content"]), author)
+        elif route.kind == "inbox":
+            await off_loop(self._inbox.add, [self._inbox_item(message, route.project)])
 
     def _discover_thread_of(self, message: dict[str, Any]) -> None:
         """A channel message that started a thread, or says one was created: watch the thread."""
@@ -275,23 +473,18 @@ class Watcher:
         if thread_id and str(thread_id) != self._settings.channel_id:
             self._cursors.watch(str(thread_id), parent_id=self._settings.channel_id, start=None)
 
-    async def _to_inbox(self, message: dict[str, Any], *, project: str | None) -> None:
+    def _inbox_item(self, message: dict[str, Any], project: str | None) -> InboxItem:
         author = message.get("author") or {}
         channel_id = str(message["channel_id"])
-        await off_loop(
-            self._inbox.add,
-            [
-                InboxItem(
-                    message_id=str(message["id"]),
-                    channel_id=channel_id,
-                    thread_id=None if channel_id == self._settings.channel_id else channel_id,
-                    author_id=str(author.get("id") or ""),
-                    author=_name(author),
-                    content=str(message.get("content") or ""),
-                    timestamp=str(message.get("timestamp") or ""),
-                    project=project,
-                )
-            ],
+        return InboxItem(
+            message_id=str(message["id"]),
+            channel_id=channel_id,
+            thread_id=None if channel_id == self._settings.channel_id else channel_id,
+            author_id=str(author.get("id") or ""),
+            author=_name(author),
+            content=str(message.get("content") or ""),
+            timestamp=str(message.get("timestamp") or ""),
+            project=project,
         )
 
     async def _refuse(self, channel_id: str, message_id: str, user_id: str) -> None:
@@ -316,119 +509,21 @@ class Watcher:
 
     # ---- commands -----------------------------------------------------------------------------
 
-    async def _channel_command(self, message: dict[str, Any], command: Command) -> None:
-        channel_id, message_id = str(message["channel_id"]), str(message["id"])
-        if command.name == "start":
-            await self._start(message, command)
-        elif command.name == "status":
-            await self._reply(channel_id, message_id, self._overview())
-        elif command.name == "help":
-            await self._reply(channel_id, message_id, CHANNEL_HELP)
-        else:
-            await self._reply(
-                channel_id,
-                message_id,
-                f"Unknown command `!{command.name}` here.\n{CHANNEL_HELP}",
-            )
-
-    async def _start(self, message: dict[str, Any], command: Command) -> None:
-        channel_id, message_id = str(message["channel_id"]), str(message["id"])
-        if not command.args:
-            await self._reply(channel_id, message_id, "Usage: `!start <project> [first prompt]`")
-            return
-        project = command.args[0]
-        name = f"{project} · {command.rest or 'session'}"
-        try:
-            thread = await self._rest.create_thread_from_message(channel_id, message_id, name)
-            thread_id = thread["id"]
-        except BadRequest as exc:
-            if exc.code != THREAD_EXISTS:
-                raise
-            thread_id = message_id  # started before a crash: the thread is this message's
-        self._parents[thread_id] = channel_id
-        self._cursors.watch(thread_id, parent_id=channel_id, start=None)
-        session = self._engine.session(thread_id) or await self._engine.start_session(
-            thread_id, project
-        )
-        await self._reply(
-            thread_id,
-            message_id,
-            f"Session started for **{session.project_name}** with `{session.tool}`. "
-            "Write here to give it work; each message is one job, run in order.",
-        )
-        if command.rest:
-            await self._engine.submit(
-                thread_id, message_id, command.rest, _name(message.get("author") or {})
-            )
-
-    async def _thread_command(
-        self, message: dict[str, Any], thread_id: str, command: Command
-    ) -> None:
-        message_id = str(message["id"])
-        if command.name == "status":
-            session = self._engine.session(thread_id)
-            text = session_status(session) if session else "No session in this thread."
-        elif command.name == "tool":
-            if not command.args:
-                text = "Usage: `!tool <claude|codex|gemini>`"
-            else:
-                session = await self._engine.set_tool(thread_id, command.args[0].lower())
-                text = f"From the next job on, this thread uses `{session.tool}`."
-        elif command.name == "retry":
-            if not command.args:
-                text = "Usage: `!retry <job_id>`"
-            else:
-                job = await self._engine.retry(thread_id, command.args[0])
-                text = f"Retrying as job `{job.job_id}` (attempt {job.attempt})."
-        elif command.name == "stop":
-            stopped = await self._engine.stop(thread_id)
-            text = f"Stopping job `{stopped.job_id}`." if stopped else "No job is running here."
-        elif command.name == "help":
-            text = THREAD_HELP
-        else:
-            text = f"Unknown command `!{command.name}`.\n{THREAD_HELP}"
-        await self._reply(thread_id, message_id, text)
-
-    def _overview(self) -> str:
-        sessions = self._engine.sessions()
-        running = [s for s in sessions if s.running_job_id]
-        queued = sum(s.pending for s in sessions)
-        pending = [d for d in self._store.all() if d.status == "pending"]
-        lines = [
-            f"**discord-watch**: {len(sessions)} sessions, {len(running)} running, "
-            f"{queued} queued jobs, {len(pending)} open decisions"
-        ]
-        for session in running[:10]:
-            lines.append(
-                f"• <#{session.thread_id}> {session.project_name} `{session.tool}` running "
-                f"`{session.running_job_id}`"
-            )
-        return "\n".join(lines)
+    async def watch_thread(self, thread_id: str) -> None:
+        """Watch a thread a command just created under the channel (a new run thread)."""
+        self._parents[thread_id] = self._settings.channel_id
+        self._cursors.watch(thread_id, parent_id=self._settings.channel_id, start=None)
+        await self._cursors.flush()
 
 
-def session_status(session: SessionView) -> str:
-    """``!status`` in a run thread (the fields of seed 000 §5.2)."""
-    last = session.last_job
-    if last is None:
-        last_line = "none yet"
-    else:
-        took = f", {last.duration:.0f}s" if last.duration is not None else ""
-        finished = f", {last.finished_at:%Y-%m-%d %H:%M} UTC" if last.finished_at else ""
-        last_line = f"{last.state}{took}{finished}"
-    retry = f"`!retry {session.retry_job_id}`" if session.retry_job_id else "n/a"
-    return "\n".join(
-        [
-            "**Session status**",
-            f"project: {session.project_name}",
-            f"tool: {session.tool}",
-            f"session_key: {session.session_key or 'none yet'}",
-            f"state: {session.state}",
-            f"queue: pending={session.pending}, running={session.running_job_id or 'none'}",
-            f"last_job: {last_line}",
-            f"resume_ready: {'yes' if session.resume_ready else 'no'}",
-            f"retry_hint: {retry}",
-        ]
-    )
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where one message goes: ``ignore``, ``refuse`` (a stranger's command),
+    ``channel_command``, ``thread_command``, ``job``, or ``inbox`` (for ``project``)."""
+
+    kind: str
+    command: Command | None = None
+    project: str | None = None
 
 
 def _name(author: dict[str, Any]) -> str:

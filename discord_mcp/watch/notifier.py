@@ -3,6 +3,12 @@
 The status message is edited in place (at most every 1.2 s, which the engine already paces);
 the final answer is a *new* message, because edits notify nobody. Text from the agent is posted
 without pings (``allowed_mentions`` empty): it is the agent's output, not ours to trust.
+
+Where each status message is, is kept on disk (:mod:`.status_board`): a job reattached after a
+restart keeps its message, and :meth:`DiscordNotifier.sweep` marks final the messages of jobs
+that ended while no daemon could say so. A failure mentions the owners (``mention``:
+``failures``, the default; ``all``: every finished job; ``none``). A job the engine retries on
+its own (a temporary error, or a usage limit until its reset) says so instead of "failed".
 """
 
 from __future__ import annotations
@@ -11,6 +17,9 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Literal
 
 from discord_mcp.approvals.report import not_run_during, not_run_section
 from discord_mcp.decisions.model import Decision
@@ -20,6 +29,7 @@ from discord_mcp.runs import Activity, JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.watch.status_board import StatusBoard
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +37,7 @@ TYPING_EVERY_S = 8.0
 """Discord shows "typing" for about 10 s per trigger."""
 MIN_EDIT_INTERVAL_S = 1.2
 NO_PINGS: dict[str, list[str]] = {"parse": []}
+Mention = Literal["failures", "all", "none"]
 
 
 def _elapsed(seconds: float | None) -> str:
@@ -63,13 +74,28 @@ def status_text(job: JobView, activity: Activity | None = None, *, final: str | 
 class DiscordNotifier:
     """The run engine's notifier, posting to each job's thread.
 
-    ``store``: the decision files, to list the tool calls a job's approvals did not run.
+    Args:
+        rest: the REST client.
+        home: the state directory (where status messages are remembered, and the approvals a
+            job's final message lists when its tool calls were not run); None: memory only.
+        owners: who is mentioned (see the module doc).
+        mention: ``failures``, ``all`` or ``none``.
     """
 
-    def __init__(self, rest: RestClient, store: DecisionStore | None = None) -> None:
+    def __init__(
+        self,
+        rest: RestClient,
+        *,
+        home: Path | None = None,
+        owners: Iterable[str] = (),
+        mention: Mention = "failures",
+    ) -> None:
         self._rest = rest
-        self._store = store
-        self._status: dict[str, tuple[str, str]] = {}  # job id -> (thread id, message id)
+        self._board = StatusBoard(home)
+        self._store = DecisionStore(home) if home is not None else None
+        self._status = self._board.entries  # job id -> (thread id, message id)
+        self._owners = sorted(owners)
+        self._mention = mention
         self._typing: dict[str, asyncio.Task[None]] = {}
         self._last_edit: dict[str, float] = {}
 
@@ -93,9 +119,16 @@ class DiscordNotifier:
             )
 
     async def job_started(self, job: JobView, session: SessionView) -> None:
-        message_id = await self._post(job.thread_id, status_text(job))
-        if message_id:
-            self._status[job.job_id] = (job.thread_id, message_id)
+        kept = self._status.get(job.job_id) if job.reattached else None
+        if kept is not None:  # picked up again after a restart: the same message carries on
+            with contextlib.suppress(DiscordError):
+                await self._rest.edit_message(
+                    kept[0], kept[1], content=status_text(job), allowed_mentions=NO_PINGS
+                )
+        else:
+            message_id = await self._post(job.thread_id, status_text(job))
+            if message_id:
+                await self._board.put(job.job_id, job.thread_id, message_id)
         self._typing[job.job_id] = asyncio.create_task(
             self._keep_typing(job.thread_id), name=f"typing-{job.job_id}"
         )
@@ -124,34 +157,28 @@ class DiscordNotifier:
         if typing is not None:
             await cancel_and_wait(typing, within=5)
         self._last_edit.pop(job.job_id, None)
-        where = self._status.pop(job.job_id, None)
-        duration = _elapsed(job.duration)
         not_run = await self._not_run(job)
-        if job.state == "success":
-            cost = f" · ${job.cost_usd:.4f}" if job.cost_usd else ""
-            head = f"\u2705 **Done** in {duration} · `{job.tool}`{cost}"
-            if not_run:  # never a plain "Done" when tools were denied or never answered
-                count = len(not_run)
-                calls = "call was" if count == 1 else "calls were"
-                head = (
-                    f"\u26a0\ufe0f **Finished, but {count} tool {calls} not run** in {duration}"
-                    f" · `{job.tool}`{cost}"
-                )
-        elif job.state == "unknown_after_crash":
-            head = "\u26a0\ufe0f **Unknown after a crash**"
-        else:
-            head = f"\u274c **Failed** ({job.error_code or 'error'})"
-        if where is not None:
-            with contextlib.suppress(DiscordError):
-                await self._rest.edit_message(
-                    where[0],
-                    where[1],
-                    content=status_text(job, final=head),
-                    allowed_mentions=NO_PINGS,
-                )
-        await self._post(job.thread_id, final_message(job, not_run))
+        await self._mark_final(job, not_run)
+        text = final_message(job, not_run)
+        pings = self._pings(job)
+        if pings:
+            text = " ".join(f"<@{o}>" for o in pings) + " " + text
+        try:
+            await self._rest.send_text(
+                job.thread_id, text, allowed_mentions={"parse": [], "users": pings}
+            )
+        except DiscordError as exc:
+            log.warning("posting to thread %s failed: %s", job.thread_id, exc)
+
+    def _pings(self, job: JobView) -> list[str]:
+        if self._mention == "none" or job.retried_by is not None:
+            return []  # a job the engine retries on its own needs nobody yet
+        if self._mention == "all" or job.state in ("failed", "unknown_after_crash"):
+            return list(self._owners)
+        return []
 
     async def _not_run(self, job: JobView) -> list[Decision]:
+        """The job's tool calls that were denied or never answered (its approvals)."""
         if self._store is None:
             return []
         try:
@@ -161,6 +188,50 @@ class DiscordNotifier:
         except StateError as exc:
             log.warning("could not read the approvals of job %s: %s", job.job_id, exc)
             return []
+
+    async def _mark_final(self, job: JobView, not_run: list[Decision] | None = None) -> None:
+        where = await self._board.pop(job.job_id)
+        if where is None:
+            return
+        with contextlib.suppress(DiscordError):
+            await self._rest.edit_message(
+                where[0],
+                where[1],
+                content=status_text(job, final=final_head(job, not_run)),
+                allowed_mentions=NO_PINGS,
+            )
+
+    async def sweep(self, job_view: Callable[[str], JobView | None]) -> None:
+        """Mark final every remembered status message whose job is no longer running
+        (``job_view``: the engine's ``job(job_id)``); run once at startup."""
+        for job_id in list(self._status):
+            job = job_view(job_id)
+            if job is None:
+                await self._board.pop(job_id)
+            elif job.state != "running":
+                await self._mark_final(job)
+
+
+def final_head(job: JobView, not_run: list[Decision] | None = None) -> str:
+    """The first line a finished job's status message ends with (never a plain "Done" when
+    tool calls were denied or never answered)."""
+    if job.state == "success":
+        cost = f" · ${job.cost_usd:.4f}" if job.cost_usd else ""
+        if not_run:
+            count = len(not_run)
+            calls = "call was" if count == 1 else "calls were"
+            return (
+                f"\u26a0\ufe0f **Finished, but {count} tool {calls} not run** in "
+                f"{_elapsed(job.duration)} · `{job.tool}`{cost}"
+            )
+        return f"\u2705 **Done** in {_elapsed(job.duration)} · `{job.tool}`{cost}"
+    if job.state == "unknown_after_crash":
+        return "\u26a0\ufe0f **Unknown after a crash**"
+    if job.retried_by is not None and job.resets_at is not None:
+        return "\u23f8\ufe0f **Usage limit**: held"
+    if job.retried_by is not None:
+        return f"\U0001f501 **Temporary error** ({job.error_code or 'error'}): retrying"
+    return f"\u274c **Failed** ({job.error_code or 'error'})"
 
 
 def final_message(job: JobView, not_run: list[Decision] | None = None) -> str:
@@ -178,11 +249,25 @@ def final_message(job: JobView, not_run: list[Decision] | None = None) -> str:
             "result could not be recovered. Nothing was run again on its own. Send "
             f"`!retry {job.job_id}` to run it again."
         )
-    message = _clip(job.error_message or "the agent CLI failed", 1500 - len(section))
+    message = _clip(job.error_message or "the agent CLI failed", 1500)
+    if job.retried_by is not None and job.resets_at is not None:
+        return (
+            f"\u23f8\ufe0f `{job.tool}` reached its usage limit. The job continues on its own "
+            f"as `{job.retried_by}` after the reset, at {job.resets_at:%Y-%m-%d %H:%M} UTC "
+            f"(<t:{int(job.resets_at.timestamp())}:R>); later messages wait behind it. "
+            f"`!cancel {job.retried_by}` drops it."
+        )
+    if job.retried_by is not None:
+        return (
+            f"\U0001f501 Job `{job.job_id}` failed on a temporary error "
+            f"(**{job.error_code or 'error'}**: {_clip(message, 300)}); trying once more as "
+            f"`{job.retried_by}`."
+        )
+    if section:
+        message = _clip(message, max(1500 - len(section), 200)) + f"\n{section}"
     return (
         f"\u274c Job `{job.job_id}` failed: **{job.error_code or 'error'}**: {message}\n"
-        + (f"{section}\n" if section else "")
-        + f"Retry with `!retry {job.job_id}`."
+        f"Retry with `!retry {job.job_id}`."
     )
 
 

@@ -10,7 +10,9 @@ from pathlib import Path
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import InvocationRequest, McpRegistration
 
-MCP = McpRegistration(argv=[sys.executable, "-m", "discord_mcp"], env={"DISCORD_BOT_TOKEN": "t"})
+MCP = McpRegistration(
+    argv=[sys.executable, "-m", "discord_mcp"], env={"DISCORD_MCP_ENV_FILE": "/state/server.env"}
+)
 
 
 def request(tmp_path: Path, approvals: str) -> InvocationRequest:
@@ -43,7 +45,7 @@ def test_claude_runs_with_ask_all_also_ask_for_reads(tmp_path: Path) -> None:
     [group] = settings["hooks"]["PreToolUse"]
     assert group["matcher"] == "*"
     assert group["hooks"][0]["command"].endswith("-m discord_mcp hook pre-tool-use")
-    assert "t" not in group["hooks"][0]["command"].split()  # no secret in the command
+    assert "server.env" not in group["hooks"][0]["command"]  # it asks, it needs no settings
 
 
 def test_with_approvals_off_claude_runs_as_before(tmp_path: Path) -> None:
@@ -69,7 +71,8 @@ def test_gemini_runs_go_yolo_behind_a_before_tool_hook_that_asks(tmp_path: Path)
     [ours] = groups[1]["hooks"]
     assert "hook before-tool" in ours["command"]
     assert ours["timeout"] > 600_000  # our wait (600 s) always ends first
-    assert ours["env"]["DISCORD_BOT_TOKEN"] == "t"  # Gemini strips *TOKEN* from a hook's env
+    # Gemini strips *TOKEN* variables from a hook's environment: the token comes by reference.
+    assert ours["env"]["DISCORD_MCP_ENV_FILE"] == "/state/server.env"
     # The user's interactive hook from `install gemini --approvals` is replaced, not doubled.
     installed = {"matcher": ".*", "hooks": [{"name": "discord-mcp approvals", "command": "x"}]}
     (home / ".gemini" / "settings.json").write_text(

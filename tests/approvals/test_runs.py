@@ -115,3 +115,23 @@ def test_a_late_allow_of_a_run_is_resumed_once(tmp_path: Path) -> None:
     assert "Ann has now approved" in prompt
     assert "make step1" in prompt
     assert "retry" in prompt
+
+
+def test_the_job_clock_stops_while_an_approval_waits_and_runs_once_the_agent_gave_up(
+    tmp_path: Path,
+) -> None:
+    from discord_mcp.watch.waiting import waited_seconds
+
+    store = DecisionStore(tmp_path)
+    since = START.timestamp()
+    # Asked at +1 min; the agent was told no one answered at +11 min; allowed late at +30 min.
+    gave_up = stored(store, 1, 1, gave_up_at=(START + dt.timedelta(minutes=11)).isoformat())
+    late = gave_up.replace(
+        status="answered", answer="allow",
+        answered_at=(START + dt.timedelta(minutes=30)).isoformat(),
+    )  # fmt: skip
+    now = since + 40 * 60
+    assert waited_seconds([gave_up], "2", since, now) == 600
+    assert waited_seconds([late], "2", since, now) == 600
+    pending = gave_up.replace(gave_up_at=None)
+    assert waited_seconds([pending], "2", since, now) == 39 * 60  # still waiting: all of it

@@ -169,8 +169,10 @@ async def test_a_card_posted_before_the_gateway_came_up_gets_its_buttons(
         )
         assert "click a button" in card[0]["content"]
         await eventually(lambda: service.store.load(decision.id).card_buttons)
+        waiting.cancel()
+        live = False  # (no real gateway here: answer by a reply, which polling finds)
         people.say(decision.thread_id, "hold")
-        result = await waiting
+        result = await service.wait(decision.id, max_wait=15)
     assert result.selected_option == "Hold"
 
 

@@ -11,6 +11,7 @@ from discord_mcp.decisions.answers import (
     judge_choice,
     judge_message,
     judge_reaction,
+    owner_words,
 )
 from discord_mcp.decisions.cards import (
     CARD_LIMIT,
@@ -168,3 +169,78 @@ def test_hidden_reply_text_gets_a_one_time_hint_to_use_reactions() -> None:
         judge_message(make_decision(), message("", attachments=[{"id": "1"}]), OWNERS, None).kind
         == "ignore"
     )
+
+
+BRANCHES = ("Delete the old branches", "Keep them")
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("> Delete the old branches\nkeep them", "keep them"),
+        ("> **A** (1) Delete the old branches\n> **B** (2) Keep them\nB", "B"),
+        ("B\n>>> A\nDelete the old branches", "B"),
+        ("<@123456789> B", "B"),
+        ("<@!123456789> <@&42> <#7> B @everyone @here", "B"),
+        (">not a quote without a space", ">not a quote without a space"),
+        ("> only a quote", ""),
+        ("<@1>", ""),
+    ],
+)
+def test_only_the_owners_own_words_are_judged(content: str, words: str) -> None:
+    assert owner_words(content) == words
+
+
+def test_a_quoted_option_is_not_the_owners_answer() -> None:
+    decision = make_decision(options=BRANCHES)
+    quoted = message("> Delete the old branches\nno!")
+    verdict = judge_message(decision, quoted, OWNERS, None)
+    assert verdict.kind == "resolve"
+    assert verdict.changes["selected_option"] == "Keep them"
+    assert verdict.changes["answer"] == "no!"
+    mentioned = judge_message(decision, message(f"<@{OWNER}> 1"), OWNERS, None)
+    assert mentioned.changes["selected_option"] == "Delete the old branches"
+
+
+def test_a_reply_of_only_quotes_or_mentions_is_clarified_then_ignored() -> None:
+    decision = make_decision(options=BRANCHES)
+    for attempt in range(1, MAX_CLARIFICATIONS + 1):
+        verdict = judge_message(decision, message("> Delete the old branches"), OWNERS, None)
+        assert (verdict.kind, verdict.changes) == ("clarify", {"clarifications": attempt})
+        assert verdict.reply is not None
+        assert "no words of your own" in verdict.reply
+        decision = decision.replace(**verdict.changes)
+    assert judge_message(decision, message("> Delete the old branches"), OWNERS, None).kind == (
+        "ignore"
+    )
+
+
+def test_a_refused_option_is_clarified_never_recorded() -> None:
+    decision = make_decision(options=BRANCHES)
+    for reply in ("delete the old branches? no!", "don't delete the old branches", "A, no"):
+        verdict = judge_message(decision, message(reply), OWNERS, None)
+        assert verdict.kind == "clarify", reply
+        assert "selected_option" not in verdict.changes
+
+
+def test_after_two_clarifications_a_refusal_is_free_text_not_the_refused_option() -> None:
+    decision = make_decision(options=BRANCHES, clarifications=MAX_CLARIFICATIONS)
+    verdict = judge_message(decision, message("delete the old branches? no!"), OWNERS, None)
+    assert verdict.kind == "resolve"
+    assert verdict.changes["selected_option"] is None
+    assert verdict.changes["answer"] == "delete the old branches? no!"
+
+
+@pytest.mark.parametrize(
+    ("options", "how"),
+    [
+        (("Red", "Green"), "with a letter or number (e.g. `A` or `1`)"),
+        (("B", "A"), "with a number (e.g. `1`)"),
+        (("10", "5", "1"), "with a letter (e.g. `A`)"),
+        (("2", "A"), "with an option's exact text"),
+    ],
+)
+def test_the_card_never_offers_a_label_that_an_options_text_would_win(
+    options: tuple[str, ...], how: str
+) -> None:
+    assert f"reply in this thread {how}" in render_card(make_decision(options=options), OWNERS)

@@ -11,6 +11,7 @@ import pytest
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.cards import KEYCAPS, NO, YES
+from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.questions import Question
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
@@ -53,6 +54,25 @@ async def eventually(condition: Callable[[], bool], seconds: float = 5.0) -> Non
 
 def thread_texts(people: People, thread_id: str) -> list[str]:
     return [m["content"] for m in people.messages(thread_id)]
+
+
+async def start_waiting(
+    service: DecisionService, people: People, decision: Decision
+) -> asyncio.Task[Decision]:
+    """Start ``service.wait`` and return once it is waiting: it has looked at Discord once.
+
+    The card's reactions (added in the background after asking) go first, so the next request
+    the emulator counts is the wait's own look at the thread.
+    """
+    wanted = len(decision.reaction_emojis)
+    await eventually(
+        lambda: len(people.messages(decision.thread_id)[0].get("reactions", [])) == wanted
+    )
+    before = people.state()["stats"]["rest_requests"]
+    waiting = asyncio.create_task(service.wait(decision.id, max_wait=30))
+    await eventually(lambda: people.state()["stats"]["rest_requests"] > before)
+    assert not waiting.done()
+    return waiting
 
 
 async def test_asking_opens_a_thread_with_a_card_and_answer_reactions(
@@ -179,8 +199,7 @@ async def test_a_cancelled_wait_leaves_the_decision_pending(
     service: DecisionService, people: People
 ) -> None:
     decision, _ = await service.ask(Question("Rotate keys?", options=("Now", "Tomorrow")))
-    waiting = asyncio.create_task(service.wait(decision.id, max_wait=30))
-    await asyncio.sleep(0.2)
+    waiting = await start_waiting(service, people, decision)
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
@@ -205,8 +224,7 @@ async def test_cancelling_ends_a_waiting_call_and_edits_the_card(
     service: DecisionService, people: People
 ) -> None:
     decision, _ = await service.ask(Question("Refactor the parser?", options=("Yes", "No")))
-    waiting = asyncio.create_task(service.wait(decision.id, max_wait=30))
-    await asyncio.sleep(0.1)
+    waiting = await start_waiting(service, people, decision)
     cancelled = await service.cancel(decision.id, "found a better way")
     assert cancelled.status == "cancelled"
     async with asyncio.timeout(5):

@@ -139,14 +139,17 @@ def test_timeout_kills_the_cli_and_its_mcp_servers(
         unreachable = gone.base_url
     cli = agent_cli("codex", [echo_spec(echo_server)], model_url=unreachable)
 
-    running = cli.start("hello", timeout=3)
-    started = wait_until(lambda: echo_server.events("start"), timeout=4, what="the echo server")
-    result = running.wait()
+    running = cli.start("hello", timeout=CALL_TIMEOUT + 30)
+    # Its MCP server is up (so there is something to kill besides the CLI) ...
+    started = wait_until(
+        lambda: echo_server.events("start"), timeout=CALL_TIMEOUT, what="the echo server"
+    )
+    # ... and the wall-clock limit runs out while Codex is still retrying.
+    result = running.wait(timeout=1)
 
     assert result.timed_out, result.describe()
     assert result.rc is not None
     assert result.rc < 0  # killed by a signal
-    assert result.duration < 3 + 5
     pids = [event["pid"] for event in started]
     wait_until(lambda: not any(map(_alive, pids)), timeout=5, what=f"MCP servers {pids} to die")
 

@@ -23,7 +23,7 @@ from discord_mcp.runs.views import Tool
 TOKEN = "bot-token-value-123456"
 MCP = McpRegistration(
     argv=["/venv/bin/python", "-m", "discord_mcp"],
-    env={"DISCORD_BOT_TOKEN": TOKEN, "DISCORD_CHANNEL_ID": "42"},
+    env={"SERVICE_TOKEN": TOKEN, "DISCORD_CHANNEL_ID": "42"},
 )
 TRICKY_PROMPT = "--help; rm -rf / && echo $HOME 'quoted' \"double\"\nsecond line"
 
@@ -75,7 +75,7 @@ def test_claude_new_session_argv(tmp_path: Path) -> None:
         "command": "/venv/bin/python",
         "args": ["-m", "discord_mcp"],
         "env": {
-            "DISCORD_BOT_TOKEN": TOKEN,
+            "SERVICE_TOKEN": TOKEN,
             "DISCORD_CHANNEL_ID": "42",
             "DISCORD_THREAD_ID": "1359000000000000000",
         },
@@ -111,15 +111,14 @@ def test_codex_new_and_resume_argv_put_options_before_resume(tmp_path: Path) -> 
         "-c",
         "mcp_servers.discord.required=true",
         "-c",
-        'mcp_servers.discord.env_vars=["DISCORD_BOT_TOKEN", "DISCORD_CHANNEL_ID", '
-        '"DISCORD_THREAD_ID"]',
+        'mcp_servers.discord.env_vars=["DISCORD_CHANNEL_ID", "DISCORD_THREAD_ID", "SERVICE_TOKEN"]',
     ]
     head = ["cli", "exec", "--json", "--skip-git-repo-check", *overrides, "-s", "workspace-write"]
     assert list(new.argv) == [*head, "--", TRICKY_PROMPT]
     assert list(resumed.argv) == [*head, "resume", "thr-1", "--", TRICKY_PROMPT]
     # The values travel in Codex's environment, which it passes on to the server by name.
     assert new.env == {
-        "DISCORD_BOT_TOKEN": TOKEN,
+        "SERVICE_TOKEN": TOKEN,
         "DISCORD_CHANNEL_ID": "42",
         "DISCORD_THREAD_ID": "1359000000000000000",
     }
@@ -175,7 +174,7 @@ def test_gemini_argv_and_its_overlay_home(tmp_path: Path) -> None:
     assert discord["command"] == "/venv/bin/python"
     # One file serves concurrent runs: Gemini expands the thread id from each run's env.
     assert discord["env"]["DISCORD_THREAD_ID"] == "${DISCORD_THREAD_ID}"
-    assert discord["env"]["DISCORD_BOT_TOKEN"] == TOKEN
+    assert discord["env"]["SERVICE_TOKEN"] == TOKEN
 
 
 def test_gemini_with_unreadable_settings_keeps_them_and_goes_without_the_server(
@@ -202,6 +201,11 @@ def test_no_secret_ever_reaches_the_command_line(tmp_path: Path, tool: Tool) -> 
     invocation = adapter_for(tool).invocation(request(tmp_path))
     assert not any(TOKEN in part for part in invocation.argv)
     check_no_secrets_in_argv(invocation.argv, {**MCP.env, **invocation.env})
+
+
+def test_the_bot_token_is_never_registered_for_a_runs_server() -> None:
+    with pytest.raises(ValueError, match="DISCORD_MCP_ENV_FILE"):
+        McpRegistration(argv=["python"], env={"DISCORD_BOT_TOKEN": TOKEN})
 
 
 def test_a_secret_in_the_argv_is_refused() -> None:

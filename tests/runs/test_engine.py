@@ -239,7 +239,7 @@ async def test_a_job_over_its_time_is_killed_with_its_whole_group(
         done = await notifier.wait_finished(job.job_id)
     [run] = spawner.runs()
     assert (done.state, done.error_code) == ("failed", "E_CLI_TIMEOUT")
-    assert "0.5s" in (done.error_message or "")
+    assert "0.5 s timeout" in (done.error_message or "")
     assert done.session_key  # what it reported before it hung is kept
     assert not alive(run["pid"])
     assert not alive(run["child_pid"])
@@ -414,20 +414,28 @@ async def test_a_failed_resume_starts_a_new_conversation_next_time(
 async def test_each_run_gets_the_discord_server_and_its_thread(
     make_engine: EngineFactory, notifier: RecordingNotifier, spawner: FakeSpawner, tmp_path: Path
 ) -> None:
-    mcp = McpRegistration(["/opt/python", "-m", "discord_mcp"], {"DISCORD_BOT_TOKEN": "tok-123456"})
-    scenario, gate = gated(tmp_path, "c", env_names=("DISCORD_THREAD_ID", "DISCORD_BOT_TOKEN"))
+    env_file = str(tmp_path / "server.env")
+    mcp = McpRegistration(["/opt/python", "-m", "discord_mcp"], {"DISCORD_MCP_ENV_FILE": env_file})
+    names = ("DISCORD_THREAD_ID", "DISCORD_BOT_TOKEN", "DISCORD_MCP_ENV_FILE")
+    scenario, gate = gated(tmp_path, "c", env_names=names)
     spawner.script("claude job", scenario)
-    spawner.script("codex job", Scenario(env_names=("DISCORD_THREAD_ID", "DISCORD_BOT_TOKEN")))
-    async with make_engine(mcp=mcp) as engine:
+    spawner.script("codex job", Scenario(env_names=names))
+    # Even when the daemon's own environment holds the token, no CLI gets it.
+    daemon_env = {"PATH": "/usr/bin:/bin", "DISCORD_BOT_TOKEN": "tok-123456"}
+    async with make_engine(mcp=mcp, env=daemon_env) as engine:
         await engine.start_session("777", "app")
         job = await engine.submit("777", "m1", "claude job", "owner")
         [run] = await notifier.wait_for(spawner.runs)
         config = Path(run["argv"][run["argv"].index("--mcp-config") + 1])
         assert stat.S_IMODE(config.stat().st_mode) == 0o600
         server = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["discord"]
-        assert server["env"] == {"DISCORD_BOT_TOKEN": "tok-123456", "DISCORD_THREAD_ID": "777"}
-        # The token is not in the CLI's own environment, only in the server's.
-        assert run["env"] == {"DISCORD_THREAD_ID": "777", "DISCORD_BOT_TOKEN": None}
+        # The server gets the token by reference; the CLI's environment never has it.
+        assert server["env"] == {"DISCORD_MCP_ENV_FILE": env_file, "DISCORD_THREAD_ID": "777"}
+        assert run["env"] == {
+            "DISCORD_THREAD_ID": "777",
+            "DISCORD_BOT_TOKEN": None,
+            "DISCORD_MCP_ENV_FILE": None,
+        }
         gate.touch()
         await notifier.wait_finished(job.job_id)
         assert not config.exists()  # per-job files go when the job ends
@@ -435,7 +443,12 @@ async def test_each_run_gets_the_discord_server_and_its_thread(
         codex_job = await engine.submit("777", "m2", "codex job", "owner")
         await notifier.wait_finished(codex_job.job_id)
     codex_run = spawner.runs()[1]
-    assert codex_run["env"] == {"DISCORD_THREAD_ID": "777", "DISCORD_BOT_TOKEN": "tok-123456"}
+    # Codex hands its server the variables by name from its own environment: the reference.
+    assert codex_run["env"] == {
+        "DISCORD_THREAD_ID": "777",
+        "DISCORD_BOT_TOKEN": None,
+        "DISCORD_MCP_ENV_FILE": env_file,
+    }
     assert not any("tok-123456" in part for r in spawner.runs() for part in r["argv"])
 
 
@@ -462,7 +475,9 @@ async def test_a_missing_cli_fails_the_job_with_a_clear_error(
         job = await engine.submit("t1", "m1", "hello", "owner")
         done = await notifier.wait_finished(job.job_id)
     assert done.error_code == "E_CLI_NOT_FOUND"
-    assert str(empty) in (done.error_message or "")
+    message = done.error_message or ""
+    assert "the `claude` command is not on discord-watch's PATH" in message
+    assert str(empty) not in message  # posted in Discord: the daemon's PATH stays in its log
 
 
 async def test_a_removed_project_fails_the_next_job(

@@ -145,3 +145,56 @@ def test_a_change_made_by_another_process_is_seen_at_once(
     other = ProjectRegistry(tmp_path / "state", allowed_roots=[root])
     other.add("app", root / "app", ["claude"])
     assert [p.name for p in registry.list()] == ["app"]
+
+
+def test_a_corrupt_project_list_is_never_read_as_no_projects(
+    registry: ProjectRegistry, root: Path
+) -> None:
+    registry.add("app", root / "app", ["claude"])
+    registry.path.write_text("{ torn", encoding="utf-8")
+    for attempt in ("found corrupt now", "set aside before"):
+        for operation in (
+            registry.list,
+            lambda: registry.get("app"),
+            lambda: registry.add("other", root / "app", ["claude"]),
+            lambda: registry.remove("app"),
+        ):
+            with pytest.raises(RunError) as caught:
+                operation()
+            assert caught.value.code == "E_CONFIG_CORRUPT", attempt
+            [moved] = registry.quarantined()
+            assert str(moved) in caught.value.message
+            assert f"move it back to {registry.path}" in caught.value.message
+    assert not registry.path.exists()  # nothing pretends to be the project list meanwhile
+
+
+def test_a_restored_project_list_works_again(registry: ProjectRegistry, root: Path) -> None:
+    registry.add("app", root / "app", ["claude"])
+    good = registry.path.read_text(encoding="utf-8")
+    registry.path.write_text("{ torn", encoding="utf-8")
+    with pytest.raises(RunError):
+        registry.list()
+    [moved] = registry.quarantined()
+    registry.path.write_text(good, encoding="utf-8")  # repaired, put back
+    moved.unlink()
+    assert [p.name for p in registry.list()] == ["app"]
+
+
+def test_a_job_timeout_is_kept_and_checked(registry: ProjectRegistry, root: Path) -> None:
+    registry.add("app", root / "app", ["claude"], job_timeout=1800)
+    assert registry.get("app").job_timeout == 1800
+    assert (
+        json.loads(registry.path.read_text(encoding="utf-8"))["projects"]["app"][
+            "job_timeout_seconds"
+        ]
+        == 1800
+    )
+    registry.add("plain", root / "app", ["claude"])
+    assert registry.get("plain").job_timeout is None
+    assert (
+        "job_timeout_seconds"
+        not in json.loads(registry.path.read_text(encoding="utf-8"))["projects"]["plain"]
+    )
+    with pytest.raises(RunError) as caught:
+        registry.add("rushed", root / "app", ["claude"], job_timeout=0.1)
+    assert caught.value.code == "E_INVALID_TIMEOUT"

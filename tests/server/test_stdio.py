@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from discord_mcp.emulator import RunningEmulator
+from discord_mcp.relay.holder import read_status
 from tests.support.people import People
 from tests.support.settings import env_for
 from tests.support.stdio_peer import SERVER, StdioPeer
@@ -20,6 +21,11 @@ def wait_for(condition: Callable[[], bool], seconds: float = 15.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.02)
+
+
+def holds_gateway(home: Path, pid: int) -> bool:
+    status = read_status(home / "gateway" / "status.json")
+    return status is not None and status.pid == pid and status.connected(time.time())
 
 
 def test_stdout_carries_only_protocol_messages_and_the_token_never_leaks(
@@ -53,9 +59,20 @@ def test_stdout_carries_only_protocol_messages_and_the_token_never_leaks(
 
 
 def test_nothing_touches_discord_before_the_handshake_and_recovery_follows_it(
-    discord: RunningEmulator, people: People, tmp_path: Path
+    discord: RunningEmulator,
+    people: People,
+    make_emulator: Callable[..., RunningEmulator],
+    tmp_path: Path,
 ) -> None:
-    """With an open decision on disk, the server waits for a client before looking at it."""
+    """With an open decision on disk, the server waits for a client before looking at it.
+
+    The window is set by a twin: a second server on its own emulator and state, started once
+    the server under test is up and serving (its background task exists), and given its
+    handshake at once. Once the twin holds the gateway, the twin has started from nothing and
+    got through its background work (recovery first, then the gateway): a server that did not
+    wait for the handshake would have reached Discord by then, with a whole process start
+    ahead of the twin.
+    """
     home = tmp_path / "home"
     first = StdioPeer(env_for(discord, home, DISCORD_MCP_MAX_BLOCK_SECONDS="0.2"), tmp_path)
     try:
@@ -70,14 +87,22 @@ def test_nothing_touches_discord_before_the_handshake_and_recovery_follows_it(
     people.say(thread_id, "recovered answer")
     before = people.state()["stats"]["rest_requests"]
 
+    twin_discord = make_emulator(rate_limit_scale=0.01)
     second = StdioPeer(env_for(discord, home), tmp_path)
+    twin: StdioPeer | None = None
     try:
         wait_for(lambda: b"Starting MCP server" in second.stderr)
+        twin = StdioPeer(env_for(twin_discord, tmp_path / "twin-home"), tmp_path)
+        twin.handshake()
+        wait_for(lambda: holds_gateway(tmp_path / "twin-home", twin.process.pid))
+        assert second.process.poll() is None, second.stderr.decode()
         assert people.state()["stats"]["rest_requests"] == before
         second.handshake()
         decision_file = next((home / "decisions").glob("*.json"))
         wait_for(lambda: '"status": "answered"' in decision_file.read_text(encoding="utf-8"))
     finally:
+        if twin is not None:
+            twin.close()
         second.close()
 
 

@@ -42,12 +42,21 @@ async def call(client: Client[Any], tool: str, **arguments: Any) -> dict[str, An
     return result.structured_content
 
 
-async def new_thread(people: People, seconds: float = 5.0) -> dict[str, Any]:
-    """The newest thread, once its card is there (a person answers what they can see)."""
+async def new_thread(people: People, seconds: float = 15.0) -> dict[str, Any]:
+    """The new decision thread, once its card is posted.
+
+    The card comes after the thread, and the decision reads only what follows its card: a
+    reply sent as soon as the thread exists could land before the card and not count.
+    """
+
+    def with_card() -> dict[str, Any] | None:
+        threads = people.threads()
+        return threads[-1] if threads and people.messages(threads[-1]["id"]) else None
+
     async with asyncio.timeout(seconds):
-        while not (people.threads() and people.messages(people.threads()[-1]["id"])):
+        while (thread := with_card()) is None:
             await asyncio.sleep(0.02)
-    return people.threads()[-1]
+    return thread
 
 
 def describe(tool: Any) -> dict[str, Any]:
@@ -274,4 +283,9 @@ async def test_the_inbox_is_read_marked_and_pruned(client: Client[Any], settings
     assert (await call(client, "clear_inbox"))["removed"] == 1
     assert (await call(client, "clear_inbox", read_only=False))["removed"] == 1
     assert (await call(client, "read_inbox", unread_only=False))["count"] == 0
-    assert Inbox(settings.home).read(project="other-project")[0].project == "other-project"
+    # Read marks and clears are this project's: another project still has the shared note.
+    others = await off_loop(Inbox(settings.home).read, project="other-project")
+    assert [(i.content[:6], i.project) for i in others] == [
+        ("note 1", None),
+        ("note 3", "other-project"),
+    ]

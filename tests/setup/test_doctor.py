@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -205,3 +206,59 @@ def test_the_command_exits_non_zero_when_something_fails(
     assert "FAIL owners" in run.stdout
     assert "problem(s) to fix" in run.stdout
     assert discord.token not in run.stdout + run.stderr
+
+
+async def test_a_missing_variable_is_named_on_the_fail_line(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    checks = await doctor(discord, tmp_path, home, DISCORD_CHANNEL_ID="")
+    line = checks["configuration"].render().splitlines()[0]
+    assert line.startswith("FAIL configuration: DISCORD_CHANNEL_ID is not set")
+
+
+async def test_a_projects_cli_missing_from_path_fails(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    from discord_mcp.runs import ProjectRegistry
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text("#!/bin/sh\n", encoding="utf-8")
+    (bin_dir / "claude").chmod(0o755)
+    project = tmp_path / "app"
+    project.mkdir()
+    registry = ProjectRegistry(tmp_path / "state", allowed_roots=[tmp_path])
+    await asyncio.to_thread(registry.add, "app", project, ["claude", "codex"], "claude")
+    checks = await doctor(discord, tmp_path, home, PATH=str(bin_dir))
+    app = checks["project app"]
+    assert app.verdict == "FAIL"
+    assert app.detail.startswith("codex not on PATH")
+    assert "claude" not in app.detail.split("(")[0]
+    assert "PATH" in app.fix
+
+
+async def test_every_quarantined_state_file_is_a_line_with_what_to_do(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    from discord_mcp.state.quarantine import quarantine
+
+    state = tmp_path / "state"
+    for name in ("inbox/items.json", "watch/cursors.json", "runs/config.json"):
+        path = state / name
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.write_text("{ torn", encoding="utf-8")
+        quarantine(path, "not JSON")
+    state.chmod(0o700)
+    checks = await run_doctor(env(discord, tmp_path), cwd=tmp_path, home=home)
+    lines = [c for c in checks if c.name == "state file"]
+    assert len(lines) == 3
+    by_file = {c.detail.split(" (")[0]: c for c in lines}
+    inbox = by_file[str(state / "inbox" / "items.json")]
+    assert inbox.verdict == "WARN"
+    assert ".corrupt-" in inbox.detail
+    config = by_file[str(state / "runs" / "config.json")]
+    assert config.verdict == "FAIL"  # no run can start until the project list is back
+    assert "move it back" in config.fix
+    projects = next(c for c in checks if c.name == "projects")
+    assert projects.verdict == "FAIL"
+    assert "E_CONFIG_CORRUPT" in projects.detail

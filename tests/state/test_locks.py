@@ -101,7 +101,10 @@ def test_a_lease_is_alive_while_its_process_is_even_after_kill_9(tmp_path: Path)
         "time.sleep(60)\n"
     )
     child = subprocess.Popen(
-        [sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", script, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
     )
     try:
         assert child.stdout is not None

@@ -19,7 +19,8 @@ environment is built from scratch: only PATH, locale and what each CLI needs, so
 real API keys or config never leak in. Telemetry, update checks and retries are switched off.
 
 Binaries come from ``$AGENT_CLIS_BIN`` or ``<repo>/.agent-clis/node_modules/.bin`` (installed by
-``scripts/install-agent-clis``); :func:`require_cli` skips a test when one is missing.
+``scripts/install-agent-clis``); :func:`require_cli` fails the test when one is missing in CI
+and under ``scripts/test``, and skips it when pytest runs by hand (tests/support/requirements.py).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
-import pytest
+from tests.support.requirements import missing
 
 T = TypeVar("T")
 CliName = Literal["claude", "codex", "gemini"]
@@ -58,6 +59,8 @@ DEFAULT_TIMEOUT = 60.0
 # How long an MCP tool call may take before the CLI gives up, for the CLIs that let us set it.
 DEFAULT_TOOL_TIMEOUT = 120.0
 _KILL_GRACE = 2.0
+# How long Claude Code may hold the first turn for its MCP servers to connect.
+_MCP_STARTUP_WAIT = 30.0
 # argv: <dir> <command> [args...]; replaces itself with the command, running in <dir>.
 _CHDIR_EXEC = "import os, sys; os.chdir(sys.argv[1]); os.execvp(sys.argv[2], sys.argv[2:])"
 _POLL_SECONDS = 0.02
@@ -76,15 +79,21 @@ def find_cli(name: CliName, directory: Path | None = None) -> Path | None:
 
 
 def require_cli(name: CliName, directory: Path | None = None) -> Path:
-    """The executable for ``name``; skips the calling test when it is not installed."""
+    """The executable for ``name``; fails (CI, scripts/test) or skips the test without it.
+
+    See tests/support/requirements.py for when a missing CLI fails rather than skips.
+    """
+    where = directory or bin_dir()
     path = find_cli(name, directory)
     if path is None:
-        pytest.skip(
-            f"agent CLI {name!r} is not installed in {directory or bin_dir()} "
-            f"(run scripts/install-agent-clis, or set AGENT_CLIS_BIN)"
+        from_variable = directory is None and "AGENT_CLIS_BIN" in os.environ
+        missing(
+            f"agent CLI {name!r} is not installed in {where}"
+            + (" (the AGENT_CLIS_BIN directory)" if from_variable else "")
+            + "; run scripts/install-agent-clis or point AGENT_CLIS_BIN at its .bin directory"
         )
     if name != "claude" and shutil.which("node") is None:
-        pytest.skip(f"agent CLI {name!r} needs Node.js on PATH")
+        missing(f"agent CLI {name!r} needs Node.js (node) on PATH")
     return path
 
 
@@ -649,6 +658,11 @@ class ClaudeCli(AgentCli):
             "CLAUDE_CODE_MAX_RETRIES": "0",
             "ENABLE_TOOL_SEARCH": "false",
             "MCP_TOOL_TIMEOUT": str(int(self.tool_timeout * 1000)),
+            # MCP servers from the user's config (what `discord-mcp install` writes) connect in
+            # the background in -p mode: without a startup wait, a server still starting (a
+            # loaded machine) is "pending" and its tools are missing from the first model
+            # request. --mcp-config servers are waited for, these only with this variable.
+            "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": str(int(_MCP_STARTUP_WAIT * 1000)),
         }
 
 

@@ -55,6 +55,7 @@ class Scenario:
     session: bool = True
     max_wait: float = 60.0
     env_names: tuple[str, ...] = ("DISCORD_THREAD_ID",)
+    secret: str | None = None  # record which variables' values contain it ("secret_in")
 
     def document(self, tool: Tool, record: Path) -> dict[str, Any]:
         sample = self.sample or f"{tool}-new.jsonl"
@@ -73,6 +74,7 @@ class Scenario:
             "max_wait": self.max_wait,
             "record": str(record),
             "env_names": list(self.env_names),
+            "secret": self.secret,
         }
 
 

@@ -19,6 +19,7 @@ printed it, and can be told to misbehave. The scenario (a JSON object, see
 - ``ignore_term``: ignore SIGTERM (to prove the SIGKILL escalation).
 - ``record``: a JSONL file; one line per run with pid, pgid, argv, cwd, selected env, the
   monotonic start time and the grandchild's pid.
+- ``secret``: a value; the record's ``secret_in`` names every variable that contains it.
 """
 
 from __future__ import annotations
@@ -112,6 +113,10 @@ def main() -> int:
                 for name in scenario.get("env_names", ["DISCORD_THREAD_ID"])
             },
         }
+        if scenario.get("secret"):
+            record["secret_in"] = sorted(
+                name for name, value in os.environ.items() if scenario["secret"] in value
+            )
         with open(scenario["record"], "a", encoding="utf-8") as log:
             log.write(json.dumps(record) + "\n")
     if scenario.get("stderr"):

@@ -57,8 +57,9 @@ def test_projects_are_added_listed_and_removed(home: Path) -> None:
     assert added.returncode == 0, added.stderr
     assert "added project app" in added.stdout
     listed = watch("project", "list", home=home, roots=home)
-    name, path, tools, default, args = listed.stdout.strip().split("\t")
+    name, path, tools, default, timeout, args = listed.stdout.strip().split("\t")
     assert (name, path, tools, default) == ("app", str(app), "tools=claude,codex", "default=codex")
+    assert timeout == "timeout=15m"  # the engine's default
     assert json.loads(args.removeprefix("args=")) == {"claude": ["--model", "opus"]}
     config = json.loads((home / "state" / "runs" / "config.json").read_text(encoding="utf-8"))
     assert config["version"] == 1
@@ -78,6 +79,8 @@ def test_projects_are_added_listed_and_removed(home: Path) -> None:
         (["app", "{app}", "--tools", "vim"], "E_INVALID_TOOLSET"),
         (["app", "{app}", "--tools", "claude", "--default", "gemini"], "E_INVALID_TOOLSET"),
         (["app", "{app}", "--tools", "claude", "--args", "claude=--model opus"], "E_INVALID_ARGS"),
+        (["app", "{app}", "--tools", "claude", "--timeout", "soon"], "E_INVALID_TIMEOUT"),
+        (["app", "{app}", "--tools", "claude", "--timeout", "48h"], "E_INVALID_TIMEOUT"),
     ],
 )
 def test_invalid_projects_are_refused_with_a_code_and_a_fix(
@@ -98,6 +101,54 @@ def test_a_second_project_with_the_same_name_is_refused(home: Path) -> None:
     )
     again = watch("project", "add", "app", app, "--tools", "gemini", home=home, roots=home)
     assert "E_PROJECT_EXISTS" in again.stderr
+
+
+def test_a_project_keeps_its_own_job_timeout(home: Path) -> None:
+    app = str(home / "code" / "app")
+    added = watch(
+        "project",
+        "add",
+        "app",
+        app,
+        "--tools",
+        "claude",
+        "--timeout",
+        "1h30m",
+        home=home,
+        roots=home,
+    )
+    assert added.returncode == 0, added.stderr
+    assert "job timeout 1h30m" in added.stdout
+    listed = watch("project", "list", home=home, roots=home).stdout
+    assert "\ttimeout=1h30m" in listed
+    config = json.loads((home / "state" / "runs" / "config.json").read_text(encoding="utf-8"))
+    assert config["projects"]["app"]["job_timeout_seconds"] == 5400
+
+
+def test_the_timeout_option_is_documented(home: Path) -> None:
+    helped = watch("project", "add", "--help", home=home, roots=home)
+    assert "--timeout DURATION" in helped.stdout
+    assert "waits for your answer" in helped.stdout
+
+
+def test_a_corrupt_project_list_is_reported_never_read_as_no_projects(home: Path) -> None:
+    app = str(home / "code" / "app")
+    watch("project", "add", "app", app, "--tools", "claude", home=home, roots=home)
+    config = home / "state" / "runs" / "config.json"
+    config.write_text('{"version": 1, "projects": {"app": ', encoding="utf-8")
+    for attempt in ("first", "again"):  # the first read sets it aside; later ones still say so
+        listed = watch("project", "list", home=home, roots=home)
+        assert listed.returncode == 2, attempt
+        last = listed.stderr.strip().splitlines()[-1]
+        assert last.startswith("discord-watch: E_CONFIG_CORRUPT: "), attempt
+        assert "no projects yet" not in listed.stdout
+        [moved] = list(config.parent.glob("config.json.corrupt-*"))
+        assert str(moved) in last
+        assert f"move it back to {config}" in last
+    refused = watch("project", "add", "other", app, "--tools", "claude", home=home, roots=home)
+    assert "E_CONFIG_CORRUPT" in refused.stderr
+    moved.rename(config.with_name("broken-backup.json"))  # the owner deals with it
+    assert "no projects yet" in watch("project", "list", home=home, roots=home).stdout
 
 
 def test_status_shows_open_decisions_runs_and_the_gateway(home: Path) -> None:

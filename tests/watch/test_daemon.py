@@ -9,45 +9,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.questions import Question
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.inbox import Inbox
-from discord_mcp.runs.projects import ProjectRegistry
+from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.watch.app import run_daemon
+from discord_mcp.watch.cursors import Cursors
 from tests.decisions.test_service import running_service
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
-from tests.support.settings import settings_for
-
-
-@pytest.fixture
-def settings(discord: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("DISCORD_WATCH_ROOTS", str(tmp_path))
-    project = tmp_path / "app"
-    project.mkdir()
-    settings = settings_for(discord, tmp_path / "home", DISCORD_MCP_GATEWAY="off")
-    ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add(
-        "app", project, ["claude", "codex", "gemini"], "claude"
-    )
-    return settings
-
-
-@pytest.fixture
-def spawner(tmp_path: Path) -> FakeSpawner:
-    return FakeSpawner(tmp_path / "fake")
 
 
 @contextlib.asynccontextmanager
-async def daemon(settings: Settings, spawner: FakeSpawner) -> AsyncIterator[None]:
-    task = asyncio.create_task(run_daemon(settings, spawner=spawner))
+async def daemon(
+    settings: Settings, spawner: FakeSpawner, *, environ: dict[str, str] | None = None
+) -> AsyncIterator[None]:
+    task = asyncio.create_task(run_daemon(settings, spawner=spawner, environ=environ))
     try:
         yield
     finally:
@@ -72,25 +55,43 @@ def texts(people: People, channel_id: str) -> list[str]:
         return []
 
 
+def inbox_contents(settings: Settings) -> list[str]:
+    """What the inbox file holds, peeked at without its lock (never taken on the event loop)."""
+    try:
+        document = json.loads((settings.home / "inbox" / "items.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return []  # none yet, or torn on purpose by a test
+    return [str(item["content"]) for item in document["items"]]
+
+
+async def inbox(settings: Settings, project: str | None = None) -> list[InboxItem]:
+    """The inbox as ``project`` (None: everyone) reads it, off the event loop."""
+    return await asyncio.to_thread(Inbox(settings.home).read, project=project)
+
+
 async def started(people: People) -> None:
-    """The daemon has read the channel once (its first cursor is set)."""
-    await asyncio.sleep(0)  # let the task start
+    """The daemon has made its first Discord request."""
     await until(lambda: people.state()["stats"]["rest_requests"] > 0)
+
+
+async def first_look(settings: Settings) -> None:
+    """The daemon has looked at the channel once: its cursor is saved, so what the owner
+    writes from now on is new to it (earlier history is not its to act on)."""
+    await until(lambda: settings.channel_id in Cursors(settings.home).channels())
 
 
 async def test_owner_notes_reach_the_inbox_and_others_do_not(
     settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
 ) -> None:
     stranger = people.new_user("stranger")
-    inbox = Inbox(settings.home)
     async with daemon(settings, spawner):
-        await started(people)
-        await asyncio.sleep(0.3)  # the daemon's first look sets its cursor
-        people.say(discord.channel_id, "please also update the changelog")
+        await first_look(settings)
+        # The stranger writes first: the daemon handles a channel's messages in order, so
+        # once the owner's note is in, the stranger's message has been judged too.
         people.say(discord.channel_id, "I am not the owner", author=stranger)
-        await until(lambda: inbox.read(project=None))
-        await asyncio.sleep(0.3)
-    items = inbox.read(project=None)
+        people.say(discord.channel_id, "please also update the changelog")
+        await until(lambda: inbox_contents(settings))
+    items = await inbox(settings)
     assert [i.content for i in items] == ["please also update the changelog"]
     assert items[0].author_id == discord.owner_user_id
     assert items[0].thread_id is None
@@ -100,8 +101,7 @@ async def test_start_runs_the_first_prompt_and_a_reply_resumes_the_session(
     settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
 ) -> None:
     async with daemon(settings, spawner):
-        await started(people)
-        await asyncio.sleep(0.3)
+        await first_look(settings)
         command = people.say(discord.channel_id, "!start app fix the failing tests")
         thread_id = command["id"]  # a thread started from the command message
         await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
@@ -116,7 +116,7 @@ async def test_start_runs_the_first_prompt_and_a_reply_resumes_the_session(
     assert any(t.startswith("Session started for **app** with `claude`") for t in messages)
     assert any("Done" in t for t in messages)
     assert any("pong" in t for t in messages)  # the agent's answer from the recorded sample
-    assert Inbox(settings.home).read(project=None) == []
+    assert await inbox(settings) == []
 
 
 async def test_thread_commands_status_tool_and_a_failed_jobs_retry(
@@ -126,8 +126,7 @@ async def test_thread_commands_status_tool_and_a_failed_jobs_retry(
 
     spawner.script("break please", Scenario(sample="claude-fail-401-noretry.jsonl"))
     async with daemon(settings, spawner):
-        await started(people)
-        await asyncio.sleep(0.3)
+        await first_look(settings)
         thread_id = people.say(discord.channel_id, "!start app")["id"]
         await until(lambda: any("Session started" in t for t in texts(people, thread_id)))
         people.say(thread_id, "break please")
@@ -155,8 +154,7 @@ async def test_a_strangers_commands_are_refused(
 ) -> None:
     stranger = people.new_user("mallory")
     async with daemon(settings, spawner):
-        await started(people)
-        await asyncio.sleep(0.3)
+        await first_look(settings)
         people.say(discord.channel_id, "!start app rm -rf /", author=stranger)
         await until(lambda: any("E_OWNER_ONLY" in t for t in texts(people, discord.channel_id)))
     assert people.threads() == []
@@ -167,22 +165,38 @@ async def test_what_was_written_while_the_daemon_was_down_is_handled_once(
     settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
 ) -> None:
     async with daemon(settings, spawner):
-        await started(people)
-        await asyncio.sleep(0.3)
+        await first_look(settings)
         thread_id = people.say(discord.channel_id, "!start app")["id"]
         await until(lambda: any("Session started" in t for t in texts(people, thread_id)))
     # Down: the owner keeps writing.
     people.say(discord.channel_id, "note written while you were down")
     people.say(thread_id, "job written while you were down")
-    for _ in range(2):  # two restarts: the second must not repeat anything
+
+    def notes() -> list[str]:
+        return inbox_contents(settings)
+
+    def finished_jobs() -> int:
+        return sum("Reply in this thread" in t for t in texts(people, thread_id))
+
+    for restart in (1, 2):  # two restarts: neither may repeat anything
         async with daemon(settings, spawner):
-            await until(lambda: len(spawner.runs()) == 1)
-            await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
-            await until(lambda: Inbox(settings.home).read(project=None))
-            await asyncio.sleep(0.5)
-    assert [r["prompt"] for r in spawner.runs()] == ["job written while you were down"]
-    notes = Inbox(settings.home).read(project=None)
-    assert [n.content for n in notes] == ["note written while you were down"]
+            # Something new after the old messages, in the channel and in the thread: the
+            # daemon handles each in order, so once the new ones are handled it has read past
+            # the old ones, and a repeat of them would have happened already.
+            people.say(discord.channel_id, f"note after restart {restart}")
+            people.say(thread_id, f"job after restart {restart}")
+            await until(lambda restart=restart: len(notes()) == 1 + restart)
+            await until(lambda restart=restart: finished_jobs() == 1 + restart)
+    assert [r["prompt"] for r in spawner.runs()] == [
+        "job written while you were down",
+        "job after restart 1",
+        "job after restart 2",
+    ]
+    assert notes() == [
+        "note written while you were down",
+        "note after restart 1",
+        "note after restart 2",
+    ]
 
 
 async def test_decision_threads_feed_the_inbox_only_after_the_answer(
@@ -195,8 +209,8 @@ async def test_decision_threads_feed_the_inbox_only_after_the_answer(
         people.say(decision.thread_id, "yes")
         await until(lambda: service.store.load(decision.id).status == "answered")
         people.say(decision.thread_id, "and after merging, tag a release")
-        await until(lambda: Inbox(settings.home).read(project=None))
-    [note] = Inbox(settings.home).read(project=None)
+        await until(lambda: inbox_contents(settings))
+    [note] = await inbox(settings)
     assert note.content == "and after merging, tag a release"
     assert note.project == "proj"
     assert note.thread_id == decision.thread_id

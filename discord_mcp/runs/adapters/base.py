@@ -19,7 +19,8 @@ resumed.
 MCP registration: each run's agent gets discord-mcp as an MCP server named ``discord``
 (:class:`McpRegistration` plus ``DISCORD_THREAD_ID``). Secrets never go into argv: values of
 variables named like ``*TOKEN*``, ``*KEY*``, ``*SECRET*``, ``*PASSWORD*`` are passed in a 0600
-per-job file or the CLI's environment (:func:`check_no_secrets_in_argv` guards it).
+per-job file or the CLI's environment (:func:`check_no_secrets_in_argv` guards it). The bot
+token goes in neither: the server reads it from the file ``DISCORD_MCP_ENV_FILE`` names.
 """
 
 from __future__ import annotations
@@ -61,8 +62,12 @@ class McpRegistration:
     """How to start discord-mcp as an MCP server for a run's agent.
 
     ``argv``: the command (e.g. ``[sys.executable, "-m", "discord_mcp"]``); ``env``: the
-    variables it needs (bot token, channel, state dir, ...). The engine adds
+    variables it needs (channel, state dir, ...). The engine adds
     ``DISCORD_THREAD_ID=<the run's thread>`` so the agent's questions land in that thread.
+
+    The bot token is never one of them: some CLIs hand the server's variables over through
+    their own environment, which the agent's shell can print. Pass it by reference instead,
+    ``DISCORD_MCP_ENV_FILE`` naming a private file that holds it.
     """
 
     argv: Sequence[str]
@@ -71,6 +76,11 @@ class McpRegistration:
     def __post_init__(self) -> None:
         if not self.argv:
             raise ValueError("McpRegistration.argv is empty")
+        if "DISCORD_BOT_TOKEN" in self.env:
+            raise ValueError(
+                "McpRegistration.env must not hold DISCORD_BOT_TOKEN: pass it by reference "
+                "(DISCORD_MCP_ENV_FILE naming a private file)"
+            )
 
 
 def is_secret_name(name: str) -> bool:
@@ -134,6 +144,7 @@ class Outcome:
     cost_usd: float | None
     exit_code: int | None
     resume_failed: bool = False
+    resets_at: float | None = None  # a usage limit the CLI reported resets then (epoch s)
 
 
 class Decoder:
@@ -154,6 +165,7 @@ class Decoder:
         self.note: str | None = None
         self.usage: Usage | None = None
         self.cost_usd: float | None = None
+        self.limit_resets_at: float | None = None  # set when the CLI says its quota is spent
         self.tool_calls: list[ToolCallSummary] = []
         self.tool_call_count = 0
         self.events_seen = 0
@@ -263,6 +275,7 @@ class Decoder:
             cost_usd=self.cost_usd,
             exit_code=exit_code,
             resume_failed=resume_failed,
+            resets_at=self.limit_resets_at if error_code is not None else None,
         )
 
 

@@ -18,7 +18,8 @@ reads go to the owner too.
 
 Events: ``system/init`` (``session_id``, MCP server status), ``assistant`` (text and
 ``tool_use`` blocks, one block per event), ``user`` (tool results), ``system/api_retry``,
-``system/permission_denied``, and the final ``result``. Success is ``result.is_error ==
+``system/permission_denied``, ``rate_limit_event`` (a ``rejected`` one means the quota is spent
+until ``resetsAt``), and the final ``result``. Success is ``result.is_error ==
 false``; ``subtype`` says "success" even for API errors, so it is not used.
 """
 
@@ -71,6 +72,14 @@ class ClaudeDecoder(Decoder):
             cost = event.get("total_cost_usd")
             self.cost_usd = float(cost) if isinstance(cost, int | float) else None
             return True
+        if kind == "rate_limit_event":
+            info = event.get("rate_limit_info") or {}
+            resets = info.get("resetsAt")
+            if info.get("status") == "rejected" and isinstance(resets, int | float):
+                self.limit_resets_at = float(resets)
+                self.note = f"usage limit reached ({info.get('rateLimitType') or 'limit'})"
+                return True
+            return False
         if kind in ("user", "stream_event"):
             return False
         self.unknown_events += 1

@@ -1,0 +1,146 @@
+"""Application commands and interaction answers: the REST calls the owner's slash commands need.
+
+A part of :class:`~discord_mcp.transport.rest.RestClient` (it inherits these methods), kept in
+its own module so ``rest.py`` stays readable; every call still goes through the one
+:meth:`RestClient.request`. From Discord's documentation (interactions/application-commands,
+interactions/receiving-and-responding):
+
+- a guild's commands: ``GET /applications/{application.id}/guilds/{guild.id}/commands`` lists
+  them, ``PUT`` on the same path overwrites the whole set (commands it does not name are
+  deleted; the ones it names keep their id);
+- an interaction is answered once, within 3 seconds, by ``POST
+  /interactions/{interaction.id}/{interaction.token}/callback``: type 4 a message, type 5 "thinking"
+  (deferred; the message follows by editing the original response), type 8 autocomplete
+  choices (at most 25);
+- within 15 minutes the interaction token also edits that original response (``PATCH
+  /webhooks/{application.id}/{interaction.token}/messages/@original``) and posts follow-ups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from discord_mcp.transport.routes import Route
+
+CHANNEL_MESSAGE = 4
+DEFERRED_CHANNEL_MESSAGE = 5
+AUTOCOMPLETE_RESULT = 8
+EPHEMERAL = 64
+CHOICES_MAX = 25
+NO_PINGS: dict[str, Any] = {"parse": []}
+
+
+class CommandCalls:
+    """Application command and interaction calls; mixed into ``RestClient``."""
+
+    async def request(
+        self,
+        route: Route,
+        *,
+        json: Any = None,
+        params: Mapping[str, str | int] | None = None,
+        max_wait: float = 30.0,
+    ) -> Any:
+        raise NotImplementedError  # RestClient.request is the one that runs
+
+    # ---- registering ------------------------------------------------------------------------
+
+    async def list_guild_commands(self, application_id: str, guild_id: str) -> list[dict[str, Any]]:
+        """The guild's application commands as Discord keeps them (ids, versions, defaults)."""
+        route = Route.of(
+            "GET",
+            "/applications/{application_id}/guilds/{guild_id}/commands",
+            application_id=application_id,
+            guild_id=guild_id,
+        )
+        return cast(list[dict[str, Any]], await self.request(route))
+
+    async def overwrite_guild_commands(
+        self, application_id: str, guild_id: str, commands: Sequence[Mapping[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Replace the guild's whole command set with ``commands``."""
+        route = Route.of(
+            "PUT",
+            "/applications/{application_id}/guilds/{guild_id}/commands",
+            application_id=application_id,
+            guild_id=guild_id,
+        )
+        return cast(
+            list[dict[str, Any]], await self.request(route, json=[dict(c) for c in commands])
+        )
+
+    # ---- answering --------------------------------------------------------------------------
+
+    async def _callback(self, interaction_id: str, token: str, body: dict[str, Any]) -> None:
+        # Exempt from every rate limit, as Discord documents; bounded well inside 3 seconds.
+        route = Route(
+            "POST",
+            "/interactions/{interaction_id}/{interaction_token}/callback",
+            {"interaction_id": interaction_id, "interaction_token": token},
+            rate_limited=False,
+            global_limited=False,
+        )
+        await self.request(route, json=body, max_wait=2.5)
+
+    async def reply_to_interaction(
+        self, interaction_id: str, token: str, content: str, *, ephemeral: bool = True
+    ) -> None:
+        """Answer with a message (type 4); only its user sees it when ``ephemeral``."""
+        data: dict[str, Any] = {"content": content, "allowed_mentions": dict(NO_PINGS)}
+        if ephemeral:
+            data["flags"] = EPHEMERAL
+        await self._callback(interaction_id, token, {"type": CHANNEL_MESSAGE, "data": data})
+
+    async def defer_interaction(
+        self, interaction_id: str, token: str, *, ephemeral: bool = True
+    ) -> None:
+        """Say "thinking..." (type 5); the answer follows with :meth:`edit_interaction_reply`."""
+        body: dict[str, Any] = {"type": DEFERRED_CHANNEL_MESSAGE}
+        if ephemeral:
+            body["data"] = {"flags": EPHEMERAL}
+        await self._callback(interaction_id, token, body)
+
+    async def suggest(
+        self, interaction_id: str, token: str, choices: Sequence[tuple[str, str]]
+    ) -> None:
+        """Answer an autocomplete (type 8) with up to 25 ``(name, value)`` choices."""
+        data = {
+            "choices": [
+                {"name": _clip(name, 100), "value": _clip(value, 100)}
+                for name, value in list(choices)[:CHOICES_MAX]
+            ]
+        }
+        await self._callback(interaction_id, token, {"type": AUTOCOMPLETE_RESULT, "data": data})
+
+    async def edit_interaction_reply(
+        self, application_id: str, token: str, content: str
+    ) -> dict[str, Any]:
+        """Replace the text of the interaction's original response (after a defer, say)."""
+        route = Route(
+            "PATCH",
+            "/webhooks/{webhook_id}/{webhook_token}/messages/@original",
+            {"webhook_id": application_id, "webhook_token": token},
+            global_limited=False,
+        )
+        body = {"content": content, "allowed_mentions": dict(NO_PINGS)}
+        return cast(dict[str, Any], await self.request(route, json=body))
+
+    async def follow_up(
+        self, application_id: str, token: str, content: str, *, ephemeral: bool = True
+    ) -> dict[str, Any]:
+        """One more message for the interaction (within 15 minutes of it)."""
+        route = Route(
+            "POST",
+            "/webhooks/{webhook_id}/{webhook_token}",
+            {"webhook_id": application_id, "webhook_token": token},
+            global_limited=False,
+        )
+        body: dict[str, Any] = {"content": content, "allowed_mentions": dict(NO_PINGS)}
+        if ephemeral:
+            body["flags"] = EPHEMERAL
+        return cast(dict[str, Any], await self.request(route, json=body))
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

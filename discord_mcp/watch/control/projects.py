@@ -1,0 +1,71 @@
+"""``/project add|list|status|remove``: the projects agents may run in."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from discord_mcp.errors import RunError
+from discord_mcp.state.files import off_loop
+from discord_mcp.watch.control.base import Controls, Reply, Request
+from discord_mcp.watch.control.words import fit
+
+ALL_TOOLS = "claude,codex,gemini"
+
+
+async def add(c: Controls, r: Request) -> Reply:
+    name, path = r.get("name") or "", r.get("path") or ""
+    given = await asyncio.to_thread(_acceptable, path)
+    tools = [t.strip().lower() for t in (r.get("tools") or ALL_TOOLS).split(",") if t.strip()]
+    default = (r.get("default") or "").lower() or None
+    project = await off_loop(c.projects.add, name, str(given), tools, default)
+    return Reply(
+        f"Added project **{project.name}**: `{project.path}`, tools "
+        f"{', '.join(project.tools)}, default `{project.default_tool}`."
+    )
+
+
+def _acceptable(path: str) -> Path:
+    """The path, unless it is the home directory itself or ``/`` (roots, not projects)."""
+    given = Path(path).expanduser()
+    if given.is_absolute() and given.resolve() in (Path.home().resolve(), Path("/")):
+        what = "/" if given.resolve() == Path("/") else "your home directory"
+        raise RunError("E_INVALID_PATH", f"{path} is {what} itself: give the project's own folder")
+    return given
+
+
+async def list_(c: Controls, r: Request) -> Reply:
+    projects = c.projects.list()
+    if not projects:
+        return Reply("No projects yet: add one with `/project add <name> <path>`.")
+    lines = [f"**Projects** ({len(projects)})"]
+    for p in projects:
+        lines.append(
+            f"• **{p.name}** `{p.path}` · tools {', '.join(p.tools)} · default `{p.default_tool}`"
+        )
+    return Reply(fit(lines))
+
+
+async def status(c: Controls, r: Request) -> Reply:
+    project = c.projects.get(r.get("project") or "").name
+    s = c.engine.project_status(project)
+    return Reply(
+        "\n".join(
+            [
+                f"**Project status: {s.project_name}**",
+                f"session_total: {s.session_total}",
+                f"running_sessions: {s.running_sessions}",
+                f"queued_jobs: {s.queued_jobs}",
+                f"failed_jobs_24h: {s.failed_jobs_24h}",
+                f"last_error: {s.last_error or 'n/a'}"[:1500],
+            ]
+        )
+    )
+
+
+async def remove(c: Controls, r: Request) -> Reply:
+    removed = await off_loop(c.projects.remove, r.get("project") or "")
+    return Reply(
+        f"Removed project **{removed.name}** (`{removed.path}`); its threads' next jobs will "
+        "fail with E_PROJECT_NOT_FOUND."
+    )

@@ -1,0 +1,56 @@
+"""The daemon's own settings from the environment (beside :class:`~discord_mcp.config.Settings`).
+
+- ``DISCORD_WATCH_DEBOUNCE_SECONDS`` (default 2): messages the owner sends this close together
+  in one run thread become one job; ``0`` turns it off.
+- ``DISCORD_WATCH_MENTION`` (default ``failures``): mention the owners when a job fails or is
+  lost in a crash; ``all``: also when a job is done; ``none``: never.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import cast
+
+from discord_mcp.errors import ConfigError
+from discord_mcp.watch.notifier import Mention
+
+DEBOUNCE_MAX_S = 60.0
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    debounce: float = 2.0
+    mention: Mention = "failures"
+
+
+def watch_options(environ: Mapping[str, str] | None = None) -> WatchOptions:
+    """Read the options; a bad value stops startup with what to fix.
+
+    Raises:
+        ConfigError: a value out of range.
+    """
+    env = os.environ if environ is None else environ
+    options = WatchOptions()
+    raw = env.get("DISCORD_WATCH_DEBOUNCE_SECONDS", "").strip()
+    debounce = options.debounce
+    if raw:
+        try:
+            debounce = float(raw)
+        except ValueError:
+            debounce = -1.0
+        if not 0 <= debounce <= DEBOUNCE_MAX_S:
+            raise ConfigError(
+                "DISCORD_WATCH_DEBOUNCE_SECONDS",
+                f"{raw!r} is not a number of seconds from 0 to {DEBOUNCE_MAX_S:g}",
+                "Use e.g. 2, or 0 to start every message as its own job at once",
+            )
+    mention = env.get("DISCORD_WATCH_MENTION", "").strip().lower() or options.mention
+    if mention not in ("failures", "all", "none"):
+        raise ConfigError(
+            "DISCORD_WATCH_MENTION",
+            f"{mention!r} is not one of failures, all, none",
+            "Use failures (the default), all or none",
+        )
+    return WatchOptions(debounce=debounce, mention=cast(Mention, mention))

@@ -1,0 +1,53 @@
+"""The benchmarks fail on a broken server instead of printing a flattering figure.
+
+Each benchmark that starts discord-mcp runs here against a deliberately broken server command
+(``--server-command``) with the fewest rounds it takes; it must exit 2 and say what broke.
+These never look at a figure: timings are the benchmarks' business, not the tests'.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXITS_AT_ONCE = shlex.join([sys.executable, "-c", "pass"])
+WRONG_TOOLS = shlex.join([sys.executable, str(ROOT / "bench" / "minimal_server.py")])
+FEWEST_ROUNDS = {
+    "coldstart": ["--runs", "1"],
+    "memory": ["--rounds", "1"],
+    "answer_latency": ["--samples", "1"],
+    "takeover": ["--rounds", "1"],
+}
+
+
+def bench(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", f"bench.{name}", *FEWEST_ROUNDS[name], *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=100,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(FEWEST_ROUNDS))
+def test_a_benchmark_fails_when_the_server_exits_at_once(name: str) -> None:
+    done = bench(name, "--server-command", EXITS_AT_ONCE)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "FAILED:" in done.stderr
+    assert "exited" in done.stderr
+    assert "OK" not in done.stdout
+
+
+def test_a_benchmark_fails_when_the_server_lacks_the_tools() -> None:
+    # bench.memory checks tools/list the same way (bench/mcp_stdio.py).
+    done = bench("coldstart", "--server-command", WRONG_TOOLS)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "tools/list lacks ['ask_decision'" in done.stderr
+    assert "OK" not in done.stdout

@@ -1,0 +1,380 @@
+"""The owner's slash commands against the emulator: registered once, answered privately within
+Discord's 3 seconds, owner-only by user id (whatever the member's permissions), the same code
+as the ``!`` commands.
+
+The agent CLIs are the scripted fake (tests/support/fake_cli.py); everything Discord-side is
+real: the emulator, its gateway and interactions, our REST client and the daemon.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from discord_mcp.config import Settings
+from discord_mcp.emulator import Exchange, RunningEmulator
+from discord_mcp.runs.projects import ProjectRegistry
+from discord_mcp.runs.schedules import ScheduleStore
+from discord_mcp.watch.control.spec import SPECS
+from tests.support.fake_agents import FakeSpawner
+from tests.support.people import People
+from tests.support.slash import Slash
+from tests.watch.conftest import COMMAND_COUNT, live_daemon, until, watch_settings
+from tests.watch.test_daemon import texts
+
+CONTRACT = {
+    "project": ["add", "list", "status", "remove"],
+    "start": [],
+    "session": ["list", "close", "reopen", "rename"],
+    "status": [],
+    "tool": [],
+    "model": [],
+    "retry": [],
+    "stop": [],
+    "cancel": [],
+    "logs": [],
+    "usage": [],
+    "pending": [],
+    "schedule": ["add", "list", "remove"],
+    "help": [],
+}
+
+
+def minimal_options(tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """Options that make each command valid as Discord's client sees it."""
+    return {
+        "project add": {"name": "web", "path": str(tmp_path / "web")},
+        "project list": {},
+        "project status": {"project": "app"},
+        "project remove": {"project": "web"},
+        "start": {"project": "app", "prompt": "say hello"},
+        "session list": {},
+        "session close": {},
+        "session reopen": {"session": "1"},
+        "session rename": {"name": "renamed"},
+        "status": {},
+        "tool": {"tool": "codex"},
+        "model": {"model": "sonnet"},
+        "retry": {},
+        "stop": {},
+        "cancel": {},
+        "logs": {},
+        "usage": {},
+        "pending": {},
+        "schedule add": {"when": "every 30m", "prompt": "check the CI", "project": "app"},
+        "schedule list": {},
+        "schedule remove": {"schedule": "sch_1"},
+        "help": {},
+    }
+
+
+async def test_the_command_names_are_the_contract_and_registered_only_when_changed(
+    make_emulator: Any, watch_env: Path, fake_spawner: FakeSpawner
+) -> None:
+    puts: list[Exchange] = []
+
+    def hook(exchange: Exchange) -> None:
+        if exchange.method == "PUT" and exchange.path.endswith("/commands"):
+            puts.append(exchange)
+
+    discord: RunningEmulator = make_emulator(rate_limit_scale=0.01, exchange_hook=hook)
+    settings = await asyncio.to_thread(watch_settings, discord, watch_env)
+    async with live_daemon(settings, fake_spawner, discord):
+        first = await Slash(discord).commands()
+    async with live_daemon(settings, fake_spawner, discord):
+        second = await Slash(discord).commands()
+
+    names = {
+        c["name"]: sorted(o["name"] for o in c.get("options") or [] if o["type"] == 1)
+        for c in first
+    }
+    assert names == {name: sorted(subs) for name, subs in CONTRACT.items()}
+    assert len(first) == COMMAND_COUNT
+    assert all(c["guild_id"] == discord.guild_id for c in first)
+    assert all(c["default_member_permissions"] == "0" for c in first)
+    assert len(puts) == 1  # the second start found the same set and sent nothing
+    assert [(c["id"], c["version"]) for c in second] == [(c["id"], c["version"]) for c in first]
+
+
+async def test_a_member_without_permission_is_not_even_offered_the_commands(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    stranger = people.new_user("mallory")
+    async with live_daemon(live_settings, fake_spawner, discord):
+        response = await slash.post(slash.body("status", user=stranger))
+    assert response.status_code == 400  # Discord's client hides them (default_member_permissions)
+
+
+async def test_every_command_refuses_a_stranger_even_an_administrator(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+    watch_env: Path,
+) -> None:
+    (watch_env / "web").mkdir()
+    stranger = people.new_user("mallory")
+    await slash.make_admin_everyone()  # so Discord's client lets them try
+    answers = {}
+    async with live_daemon(live_settings, fake_spawner, discord):
+        for path, options in minimal_options(watch_env).items():
+            report = await slash.run(path, user=stranger, **options)
+            assert report["ephemeral"], path
+            answers[path] = await slash.answer(report)
+        choices = await slash.choices("start", "project", user=stranger, project="a", prompt="x")
+    assert set(answers) == {spec.path for spec in SPECS}
+    refused = {path for path, text in answers.items() if text.startswith("**E_OWNER_ONLY**")}
+    assert refused == set(answers)
+    assert choices == []
+    assert [p.name for p in ProjectRegistry(live_settings.home).list()] == ["app"]
+    assert people.threads() == []
+    assert ScheduleStore(live_settings.home).list() == []
+    assert fake_spawner.runs() == []
+
+
+async def test_every_command_answers_the_owner_privately_in_time(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    watch_env: Path,
+) -> None:
+    (watch_env / "web").mkdir()
+    answers = {}
+    async with live_daemon(live_settings, fake_spawner, discord):
+        for path, options in minimal_options(watch_env).items():
+            report = await slash.run(path, **options)
+            assert report["ephemeral"], path
+            assert not report["expired"], path
+            answers[path] = await slash.answer(report)
+    assert not any("E_OWNER_ONLY" in text for text in answers.values())
+    assert answers["project add"].startswith("Added project **web**")
+    assert answers["start"].startswith("Started <#")
+    assert answers["schedule add"].startswith("Scheduled `sch_1` (every 30m)")
+    assert answers["schedule remove"].startswith("Removed `sch_1`")
+    assert answers["help"].startswith("**discord-watch commands**")
+    assert answers["tool"].startswith("**E_NOT_IN_MANAGED_THREAD**")  # typed in the channel
+
+
+async def test_start_opens_a_thread_that_runs_the_prompt_and_thread_commands_steer_it(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    async with live_daemon(live_settings, fake_spawner, discord):
+        started = await slash.text("start", project="app", prompt="fix the tests", tool="codex")
+        thread_id = started.split("<#")[1].split(">")[0]
+        await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
+        status = await slash.text("status", channel=thread_id)
+        model = await slash.text("model", channel=thread_id, model="gpt-5-codex")
+        tool = await slash.text("tool", channel=thread_id, tool="claude")
+        people.say(thread_id, "and the docs")
+        await until(lambda: len(fake_spawner.runs()) == 2)
+        await until(lambda: sum("Reply in this thread" in t for t in texts(people, thread_id)) == 2)
+        stop = await slash.text("stop", channel=thread_id)
+        cancel = await slash.text("cancel", channel=thread_id)
+        retry = await slash.text("retry", channel=thread_id)
+    first, second = fake_spawner.runs()
+    assert (first["tool"], first["prompt"]) == ("codex", "fix the tests")
+    assert (second["tool"], second["prompt"]) == ("claude", "and the docs")
+    assert second["argv"][second["argv"].index("--model") + 1] == "gpt-5-codex"
+    assert "project: app" in status
+    assert "tool: codex" in status
+    assert model == "From the next job on, this thread asks for model `gpt-5-codex`."
+    assert tool == "From the next job on, this thread uses `claude`."
+    assert stop == "No job is running here."
+    assert cancel == "No job is waiting here."
+    assert retry.startswith("**E_JOB_NOT_RETRYABLE**")
+    [thread] = people.threads()
+    assert thread["id"] == thread_id
+    assert thread["parent_id"] == discord.channel_id
+    opening = texts(people, thread_id)[0]
+    assert "Session started for **app** with `codex`" in opening
+    assert "fix the tests" in opening
+
+
+async def test_project_add_takes_only_folders_inside_the_roots(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    watch_env: Path,
+    tmp_path_factory: Any,
+) -> None:
+    (watch_env / "api").mkdir()
+    outside = tmp_path_factory.mktemp("elsewhere")
+    async with live_daemon(live_settings, fake_spawner, discord):
+        home = await slash.text("project add", name="home", path=str(Path.home()))
+        root = await slash.text("project add", name="root", path="/")
+        away = await slash.text("project add", name="away", path=str(outside))
+        added = await slash.text("project add", name="api", path=str(watch_env / "api"))
+        listed = await slash.text("project list")
+        status = await slash.text("project status", project="api")
+        removed = await slash.text("project remove", project="api")
+        missing = await slash.text("project status", project="api")
+    assert home.startswith("**E_INVALID_PATH**")
+    assert "home directory" in home
+    assert root.startswith("**E_INVALID_PATH**")
+    assert away.startswith("**E_INVALID_PATH**")
+    assert "outside the allowed roots" in away
+    assert added.startswith("Added project **api**")
+    assert "**api**" in listed
+    assert "**app**" in listed
+    assert "session_total: 0" in status
+    assert removed.startswith("Removed project **api**")
+    assert missing.startswith("**E_PROJECT_NOT_FOUND**")
+    assert [p.name for p in ProjectRegistry(live_settings.home).list()] == ["app"]
+
+
+async def test_sessions_are_listed_closed_reopened_and_renamed(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    async with live_daemon(live_settings, fake_spawner, discord):
+        started = await slash.text("start", project="app", prompt="first")
+        thread_id = started.split("<#")[1].split(">")[0]
+        await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
+        listed = await slash.text("session list", project="app")
+        renamed = await slash.text("session rename", channel=thread_id, name="release checks")
+        closed = await slash.text("session close", session=thread_id)
+        people.say(thread_id, "one more thing")
+        await until(lambda: any("E_SESSION_CLOSED" in t for t in texts(people, thread_id)))
+        reopened = await slash.text("session reopen", session=thread_id)
+        people.say(thread_id, "one more thing, now")
+        await until(lambda: len(fake_spawner.runs()) == 2)
+    assert f"<#{thread_id}> **app** `claude`" in listed
+    assert renamed == f"Renamed <#{thread_id}> to **release checks**."
+    assert closed == f"Closed <#{thread_id}>."
+    assert reopened.startswith(f"Reopened <#{thread_id}>: https://discord.com/channels/")
+    [thread] = people.threads()
+    assert thread["name"] == "release checks"
+    assert [r["prompt"] for r in fake_spawner.runs()] == ["first", "one more thing, now"]
+
+
+async def test_autocomplete_offers_projects_sessions_tools_and_models(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    async with live_daemon(live_settings, fake_spawner, discord):
+        started = await slash.text("start", project="app", prompt="look around", tool="gemini")
+        thread_id = started.split("<#")[1].split(">")[0]
+        await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
+        projects = await slash.choices("start", "project", project="a", prompt="x")
+        none = await slash.choices("start", "project", project="zzz", prompt="x")
+        sessions = await slash.choices("status", "session", session="")
+        tools = await slash.choices("tool", "tool", channel=thread_id, tool="")
+        models = await slash.choices("model", "model", channel=thread_id, model="gemini-2.5")
+    assert projects == [{"name": "app", "value": "app"}]
+    assert none == []
+    assert [c["value"] for c in sessions] == [thread_id]
+    assert "app · look around" in sessions[0]["name"]
+    assert [c["value"] for c in tools] == ["claude", "codex", "gemini"]
+    assert models
+    assert all(c["value"].startswith("gemini-2.5") for c in models)
+
+
+async def test_a_command_that_takes_longer_is_deferred_then_answered(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    async with live_daemon(live_settings, fake_spawner, discord):
+        # Discord makes the thread creation wait 2 s: longer than we let a command run.
+        people.fault(
+            route="POST /channels/{channel_id}/threads", status=429, retry_after=2.0, count=1
+        )
+        report = await slash.run("start", project="app", prompt="slowly")
+        answer = await slash.answer(report)
+    assert report["response_type"] == 5
+    assert report["ephemeral"]
+    assert answer.startswith("Started <#")
+
+
+async def test_usage_logs_and_pending_report_what_happened(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    from discord_mcp.decisions.questions import Question
+    from tests.decisions.test_service import running_service
+
+    async with running_service(live_settings) as service:
+        decision, _ = await service.ask(Question("Ship it?", options=("Yes", "No")))
+    async with live_daemon(live_settings, fake_spawner, discord):
+        started = await slash.text("start", project="app", prompt="count tokens")
+        thread_id = started.split("<#")[1].split(">")[0]
+        await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
+        usage = await slash.text("usage")
+        usage_app = await slash.text("usage", project="app", period="today")
+        logs = await slash.text("logs", channel=thread_id)
+        no_logs = await slash.text("logs")
+        pending = await slash.text("pending")
+    assert "total: 1 jobs" in usage
+    assert "**by project**" in usage
+    assert "app: 1 jobs" in usage
+    assert f"<#{thread_id}>: 1 jobs" in usage
+    assert "in /" in usage
+    assert "out tokens" in usage
+    assert "**by project**" not in usage_app
+    assert logs.startswith("**Log of `job_")
+    assert "result" in logs
+    assert no_logs.startswith("**E_JOB_NOT_FOUND**")
+    assert "**Ship it?**" in pending
+    link = f"https://discord.com/channels/{discord.guild_id}/{decision.thread_id}/"
+    assert f"({link}{decision.card_message_id})" in pending
+
+
+async def test_a_schedule_runs_its_prompt_in_its_own_thread_when_due(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    from tests.watch.test_sessions import MovableClock
+
+    clock = MovableClock()
+    async with live_daemon(live_settings, fake_spawner, discord, clock=clock, schedule_tick=0.05):
+        added = await slash.text("schedule add", when="every 10m", prompt="check CI", project="app")
+        wrong = await slash.text("schedule add", when="sometimes", prompt="x", project="app")
+        nowhere = await slash.text("schedule add", when="every 10m", prompt="x")
+        listed = await slash.text("schedule list")
+        clock.jump(601)
+        await until(lambda: len(fake_spawner.runs()) == 1)
+        [thread] = people.threads()
+        await until(lambda: any("Reply in this thread" in t for t in texts(people, thread["id"])))
+        clock.jump(601)
+        await until(lambda: len(fake_spawner.runs()) == 2)
+        again = await slash.text("schedule list")
+        removed = await slash.text("schedule remove", schedule="sch_1")
+        gone = await slash.text("schedule list")
+    assert added.startswith("Scheduled `sch_1` (every 10m) in a new thread of **app**")
+    assert wrong.startswith("**E_INVALID_SCHEDULE**")
+    assert nowhere.startswith("**E_BAD_ARGUMENTS**")
+    assert "`sch_1` every 10m" in listed
+    assert "ran 0×" in listed
+    assert len(people.threads()) == 1  # the second run used the same thread
+    assert thread["name"].startswith("\u23f0 app · check CI")
+    assert [r["prompt"] for r in fake_spawner.runs()] == ["check CI", "check CI"]
+    assert f"in <#{thread['id']}>" in again
+    assert "ran 2×" in again
+    assert removed.startswith("Removed `sch_1`")
+    assert gone.startswith("No scheduled prompts")
