@@ -174,7 +174,9 @@ def measure(client: CliName, samples: int) -> tuple[list[float], list[float]]:
                 home = root / "state"
                 env = _env(emulator, home)
                 env_file = root / "discord.env"
-                env_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+                env_file.write_text(
+                    "".join(f"{k}={v}\n" for k, v in env.items()), encoding="utf-8"
+                )
                 holder = Holder({**env, "DISCORD_MCP_GATEWAY": "auto"}, home)
                 stamps = root / "stamps"
                 marker = root / "work" / "touched"
@@ -205,7 +207,7 @@ def measure(client: CliName, samples: int) -> tuple[list[float], list[float]]:
                     _wait(marker.exists, "the command's effect", 60)
                     continued.append(time.monotonic() - clicked)
                     _wait(stamps.exists, "the hook's exit", 30)
-                    exits = [float(x) for x in stamps.read_text().split()]
+                    exits = [float(x) for x in stamps.read_text(encoding="utf-8").split()]
                     answered.append(max(exits) - clicked)
                     result = running.wait()
                     if not result.succeeded:

@@ -49,5 +49,5 @@ def test_a_benchmark_fails_when_the_server_lacks_the_tools() -> None:
     # bench.memory checks tools/list the same way (bench/mcp_stdio.py).
     done = bench("coldstart", "--server-command", WRONG_TOOLS)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "tools/list lacks ['ask_decision'" in done.stderr
+    assert "tools/list lacks ['approve', 'ask_decision'" in done.stderr
     assert "OK" not in done.stdout

@@ -107,7 +107,7 @@ def test_a_tool_rule_covers_that_tool_and_never_the_shell() -> None:
 
 
 def test_a_write_shows_a_diff_against_the_file_on_disk(tmp_path: Path) -> None:
-    (tmp_path / "notes.txt").write_text("one\ntwo\n")
+    (tmp_path / "notes.txt").write_text("one\ntwo\n", encoding="utf-8")
     request = ToolRequest(
         "claude",
         "Write",
@@ -139,7 +139,7 @@ def test_a_new_file_is_all_additions(tmp_path: Path) -> None:
 @pytest.mark.parametrize("tool", ["Edit", "replace"])
 def test_an_edit_shows_the_change_in_context(tool: str, tmp_path: Path) -> None:
     path = tmp_path / "app.py"
-    path.write_text("a = 1\nb = 2\nc = 3\n")
+    path.write_text("a = 1\nb = 2\nc = 3\n", encoding="utf-8")
     action = describe(
         ToolRequest(
             "claude",
@@ -156,7 +156,7 @@ def test_an_edit_shows_the_change_in_context(tool: str, tmp_path: Path) -> None:
 
 def test_a_multi_edit_applies_every_edit(tmp_path: Path) -> None:
     path = tmp_path / "m.txt"
-    path.write_text("x\ny\n")
+    path.write_text("x\ny\n", encoding="utf-8")
     edits = [{"old_string": "x", "new_string": "X"}, {"old_string": "y", "new_string": "Y"}]
     action = describe(
         ToolRequest("claude", "MultiEdit", {"file_path": str(path), "edits": edits}, "s")
@@ -168,7 +168,7 @@ def test_a_multi_edit_applies_every_edit(tmp_path: Path) -> None:
 
 def test_an_edit_of_text_not_in_the_file_shows_the_edit_alone(tmp_path: Path) -> None:
     path = tmp_path / "m.txt"
-    path.write_text("nothing here\n")
+    path.write_text("nothing here\n", encoding="utf-8")
     action = describe(
         ToolRequest(
             "claude", "Edit", {"file_path": str(path), "old_string": "q", "new_string": "r"}, "s"

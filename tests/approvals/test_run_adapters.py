@@ -59,7 +59,9 @@ def test_gemini_runs_go_yolo_behind_a_before_tool_hook_that_asks(tmp_path: Path)
     home = tmp_path / "user"
     (home / ".gemini").mkdir(parents=True)
     theirs = {"matcher": "write_file", "hooks": [{"type": "command", "command": "lint"}]}
-    (home / ".gemini" / "settings.json").write_text(json.dumps({"hooks": {"BeforeTool": [theirs]}}))
+    (home / ".gemini" / "settings.json").write_text(
+        json.dumps({"hooks": {"BeforeTool": [theirs]}}), encoding="utf-8"
+    )
     ask = dataclasses.replace(request(tmp_path, "ask"), env={"HOME": str(home)})
     invocation = adapter_for("gemini").invocation(ask)
     argv = invocation.argv
@@ -76,7 +78,7 @@ def test_gemini_runs_go_yolo_behind_a_before_tool_hook_that_asks(tmp_path: Path)
     # The user's interactive hook from `install gemini --approvals` is replaced, not doubled.
     installed = {"matcher": ".*", "hooks": [{"name": "discord-mcp approvals", "command": "x"}]}
     (home / ".gemini" / "settings.json").write_text(
-        json.dumps({"hooks": {"BeforeTool": [theirs, installed]}})
+        json.dumps({"hooks": {"BeforeTool": [theirs, installed]}}), encoding="utf-8"
     )
     again = adapter_for("gemini").invocation(ask)
     [path] = [p for p in again.files if p.name == "settings.json"]

@@ -101,7 +101,7 @@ def test_claude_asks_with_its_prompt_tool_and_the_owners_allow_runs_the_command(
     result = running.wait()
 
     assert result.succeeded, result.describe() + "\n" + model_server.describe()
-    assert (workdir / "made.txt").read_text() == "approved\n"
+    assert (workdir / "made.txt").read_text(encoding="utf-8") == "approved\n"
     final = people.messages(card["thread_id"])[0]["content"]
     assert "Allowed once" in final
     assert not people.messages(card["thread_id"])[0].get("components")
@@ -186,7 +186,7 @@ def test_with_ask_all_even_a_read_asks_the_owner(
         [discord_mcp(discord, tmp_path / "home")],
         extra_args=[*PROMPT_TOOL, "--settings", json.dumps(settings)],
     )
-    (cli.workdir / "notes.txt").write_text("the secret plan\n")
+    (cli.workdir / "notes.txt").write_text("the secret plan\n", encoding="utf-8")
     model_server.script(
         BuiltinCall("Read", {"file_path": str(cli.workdir / "notes.txt")}),
         quote_tool_result("Read: {result}"),

@@ -94,7 +94,7 @@ def test_claudes_permission_request_hook_asks_the_owner_and_runs_the_allowed_com
     result = running.wait()
 
     assert result.succeeded, result.describe()
-    assert (cli.workdir / "hooked.txt").read_text() == "hooked\n"
+    assert (cli.workdir / "hooked.txt").read_text(encoding="utf-8") == "hooked\n"
 
 
 def test_a_denial_through_the_hook_reaches_the_model_as_the_reason(
@@ -132,6 +132,7 @@ def run_hook(payload: dict[str, Any], *args: str, env: dict[str, str]) -> subpro
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            encoding="utf-8",
             env=env,
         )
 
@@ -287,7 +288,7 @@ def test_geminis_before_tool_hook_asks_the_owner_who_allows_the_command(
     result = running.wait()
 
     assert result.succeeded, result.describe()
-    assert (cli.workdir / "gemini.txt").read_text() == "gemini\n"
+    assert (cli.workdir / "gemini.txt").read_text(encoding="utf-8") == "gemini\n"
 
 
 def test_geminis_denied_or_unanswered_call_does_not_run_and_says_why(
@@ -339,7 +340,7 @@ def test_codexs_permission_request_hook_lets_the_owner_allow_leaving_the_sandbox
     result = running.wait()
 
     assert result.succeeded, result.describe()
-    assert (cli.workdir / "codex.txt").read_text() == "codex\n"
+    assert (cli.workdir / "codex.txt").read_text(encoding="utf-8") == "codex\n"
 
 
 INSTALLED_ARGS: dict[str, list[str]] = {
@@ -376,4 +377,4 @@ def test_the_hook_that_install_approvals_writes_is_what_the_real_cli_runs(
     outcome = running.wait()
 
     assert outcome.succeeded, outcome.describe()
-    assert (cli.workdir / "installed.txt").read_text() == "installed\n"
+    assert (cli.workdir / "installed.txt").read_text(encoding="utf-8") == "installed\n"

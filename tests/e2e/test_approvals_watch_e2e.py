@@ -173,7 +173,7 @@ async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_th
             lambda: any("First:" in t and REPLY_HINT in t for t in texts(people, thread_id)),
             what="the final message",
         )
-        assert (workdir / "made.txt").read_text() == "approved\n"
+        assert (workdir / "made.txt").read_text(encoding="utf-8") == "approved\n"
 
         people.say(thread_id, "and now the cleanup")
         second = await until(card_in(people, thread_id), what="the second card")
@@ -227,7 +227,7 @@ async def test_a_late_allow_resumes_the_run_which_retries_without_asking(
             lambda: any("Retried:" in t for t in texts(people, thread_id)),
             what="the resumed run's answer",
         )
-    assert (workdir / "late.txt").read_text() == "late\n"
+    assert (workdir / "late.txt").read_text(encoding="utf-8") == "late\n"
     prompts = [t for r in model_server.turn_requests() for t in r.user_texts()]
     assert any("has now approved" in p for p in prompts)
     cards = [t for t in texts(people, thread_id) if "**Approval needed**" in t]

@@ -18,7 +18,7 @@ from discord_mcp.setup.doctor import _approval_checks
 def env_file(tmp_path: Path) -> Path:
     path = tmp_path / "project" / ".env"
     path.parent.mkdir()
-    path.write_text("DISCORD_BOT_TOKEN=secret-token-value\n")
+    path.write_text("DISCORD_BOT_TOKEN=secret-token-value\n", encoding="utf-8")
     return path
 
 
@@ -36,14 +36,14 @@ def test_the_hook_goes_into_the_clients_own_file_without_the_token(
     client: Client, event: str, timeout: int, tmp_path: Path, env_file: Path
 ) -> None:
     path = installed(client, tmp_path, env_file)
-    document = json.loads(path.read_text())
+    document = json.loads(path.read_text(encoding="utf-8"))
     [group] = document["hooks"][event]
     [handler] = group["hooks"]
     assert "-m discord_mcp hook" in handler["command"]
     assert f"--env-file {env_file}" in handler["command"]
     assert "--wait 600" in handler["command"]
     assert handler["timeout"] == timeout  # the hook's own wait always ends first
-    assert "secret-token-value" not in path.read_text()
+    assert "secret-token-value" not in path.read_text(encoding="utf-8")
     assert os.stat(path).st_mode & 0o077 == 0
 
 
@@ -53,7 +53,9 @@ def test_installing_twice_changes_nothing_and_other_hooks_stay(
     path = hook_file("claude", "user", home=tmp_path, cwd=tmp_path, environ={})
     path.parent.mkdir(parents=True)
     theirs = {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}
-    path.write_text(json.dumps({"model": "x", "hooks": {"PermissionRequest": [theirs]}}))
+    path.write_text(
+        json.dumps({"model": "x", "hooks": {"PermissionRequest": [theirs]}}), encoding="utf-8"
+    )
     first = install_hook(
         "claude", "user", env_file=env_file, home=tmp_path, cwd=tmp_path, environ={}
     )
@@ -64,15 +66,15 @@ def test_installing_twice_changes_nothing_and_other_hooks_stay(
     )
     assert not again.changed
     assert again.backup is None
-    document = json.loads(path.read_text())
+    document = json.loads(path.read_text(encoding="utf-8"))
     assert document["model"] == "x"
     groups = document["hooks"]["PermissionRequest"]
     assert groups[0] == theirs
     assert len(groups) == 2
     moved = env_file.with_name("other.env")
-    moved.write_text("")
+    moved.write_text("", encoding="utf-8")
     install_hook("claude", "user", env_file=moved, home=tmp_path, cwd=tmp_path, environ={})
-    groups = json.loads(path.read_text())["hooks"]["PermissionRequest"]
+    groups = json.loads(path.read_text(encoding="utf-8"))["hooks"]["PermissionRequest"]
     assert len(groups) == 2
     assert str(moved) in groups[1]["hooks"][0]["command"]
 
@@ -80,10 +82,10 @@ def test_installing_twice_changes_nothing_and_other_hooks_stay(
 def test_a_file_that_cannot_be_parsed_is_never_overwritten(tmp_path: Path, env_file: Path) -> None:
     path = hook_file("gemini", "user", home=tmp_path, cwd=tmp_path, environ={})
     path.parent.mkdir(parents=True)
-    path.write_text("{not json")
+    path.write_text("{not json", encoding="utf-8")
     with pytest.raises(ConfigError):
         install_hook("gemini", "user", env_file=env_file, home=tmp_path, cwd=tmp_path, environ={})
-    assert path.read_text() == "{not json"
+    assert path.read_text(encoding="utf-8") == "{not json"
 
 
 def test_doctor_says_whether_each_clients_approvals_are_wired(
@@ -100,6 +102,7 @@ def test_doctor_says_whether_each_clients_approvals_are_wired(
     assert "/hooks" in checks["codex approvals"].fix
     assert "install gemini --approvals" in checks["gemini approvals"].detail
     (tmp_path / ".codex" / "config.toml").write_text(
-        f'[hooks.state."{codex}:permission_request:0:0"]\ntrusted_hash = "sha256:abc"\n'
+        f'[hooks.state."{codex}:permission_request:0:0"]\ntrusted_hash = "sha256:abc"\n',
+        encoding="utf-8",
     )
     assert hook_state("codex", home=tmp_path, cwd=tmp_path, environ={})[0] == "wired"
