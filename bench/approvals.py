@@ -174,9 +174,7 @@ def measure(client: CliName, samples: int) -> tuple[list[float], list[float]]:
                 home = root / "state"
                 env = _env(emulator, home)
                 env_file = root / "discord.env"
-                env_file.write_text(
-                    "".join(f"{k}={v}\n" for k, v in env.items()), encoding="utf-8"
-                )
+                env_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()), encoding="utf-8")
                 holder = Holder({**env, "DISCORD_MCP_GATEWAY": "auto"}, home)
                 stamps = root / "stamps"
                 marker = root / "work" / "touched"
