@@ -462,7 +462,8 @@ class Watcher:
         elif route.kind in ("channel_command", "thread_command") and route.command is not None:
             # The same dispatcher as the slash commands (watch/control).
             if self.commands is not None:
-                reply = await self.commands.text(message, route.command)
+                files = await self._files.keep(message) if message.get("attachments") else []
+                reply = await self.commands.text(message, route.command, files)
                 if reply.text and not reply.quiet_in_text:
                     await self._reply(channel_id, message_id, reply.text)
         elif route.kind == "job":

@@ -68,3 +68,21 @@ def test_inbox_items_written_before_attachments_existed_still_read(tmp_path: Pat
     stored = json.loads(path.read_text(encoding="utf-8"))["items"]
     assert [i["message_id"] for i in stored] == ["1", "4"]
     assert all("attachments" not in i for i in stored)  # an optional field, absent when empty
+
+
+async def test_a_start_command_with_a_screenshot_gives_the_first_job_the_file(
+    settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
+) -> None:
+    async with daemon(settings, spawner):
+        await until(lambda: watching(settings, discord.channel_id))
+        command = people.send_files(
+            discord.channel_id, [("bug.png", PNG, "image/png")], content="!start app what is this"
+        )
+        await until(lambda: len(spawner.runs()) == 1)
+    [run] = spawner.runs()
+    prompt = run["argv"][-1]
+    assert prompt.startswith("what is this")
+    [kept] = [Path(word) for word in prompt.split() if word.endswith("bug.png")]
+    assert kept.read_bytes() == PNG
+    assert str(settings.home) in str(kept)  # downloaded into the state directory
+    assert command["id"] in [t["id"] for t in people.threads()]

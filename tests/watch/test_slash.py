@@ -234,6 +234,35 @@ async def test_project_add_takes_only_folders_inside_the_roots(
     assert [p.name for p in ProjectRegistry(live_settings.home).list()] == ["app"]
 
 
+async def test_project_add_sets_how_tool_calls_are_approved(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    watch_env: Path,
+    people: People,
+) -> None:
+    (watch_env / "api").mkdir()
+    (watch_env / "docs").mkdir()
+    async with live_daemon(live_settings, fake_spawner, discord):
+        strict = await slash.text(
+            "project add", name="api", path=str(watch_env / "api"), approvals="ask-all"
+        )
+        # Discord only lets the slash command send a listed choice; the text command can err.
+        people.say(discord.channel_id, f"!project add docs {watch_env / 'docs'} --approvals maybe")
+        await until(
+            lambda: any("E_INVALID_APPROVALS" in t for t in texts(people, discord.channel_id))
+        )
+        plain = await slash.text("project add", name="docs", path=str(watch_env / "docs"))
+        listed = await slash.text("project list")
+    assert "approvals `ask-all`" in strict
+    assert "approvals `ask`" in plain
+    assert "**api**" in listed
+    assert "approvals `ask-all`" in listed
+    registered = {p.name: p.approvals for p in ProjectRegistry(live_settings.home).list()}
+    assert registered == {"api": "ask-all", "app": "ask", "docs": "ask"}
+
+
 async def test_sessions_are_listed_closed_reopened_and_renamed(
     live_settings: Settings,
     fake_spawner: FakeSpawner,

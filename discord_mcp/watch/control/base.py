@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.store import DecisionStore
@@ -32,6 +32,7 @@ class Request:
     channel_id: str
     via: Literal["slash", "text"]
     message_id: str | None = None
+    files: tuple[Mapping[str, Any], ...] = ()  # a text command's attachments, kept locally
 
     def get(self, name: str) -> str | None:
         value = self.options.get(name)

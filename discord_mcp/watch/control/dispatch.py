@@ -9,6 +9,7 @@ the owner's reply: its code and its sentence.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from discord_mcp.errors import DiscordError, RunError, StateError
@@ -98,8 +99,14 @@ class Dispatcher:
             log.exception("/%s failed", request.command)
             return Reply(error_text("E_INTERNAL", "the command failed; the daemon's log says why"))
 
-    async def text(self, message: dict[str, Any], command: Command) -> Reply:
-        """A ``!`` command from the owner's message."""
+    async def text(
+        self,
+        message: dict[str, Any],
+        command: Command,
+        files: Sequence[Mapping[str, Any]] = (),
+    ) -> Reply:
+        """A ``!`` command from the owner's message; ``files``: its attachments, kept locally
+        (``!start app look at this`` with a screenshot gives the first job the screenshot)."""
         author = message.get("author") or {}
         try:
             spec, options = from_text(command)
@@ -114,6 +121,7 @@ class Dispatcher:
                 channel_id=str(message.get("channel_id") or ""),
                 via="text",
                 message_id=str(message.get("id") or ""),
+                files=tuple(files),
             )
         )
 

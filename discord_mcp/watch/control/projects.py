@@ -18,10 +18,12 @@ async def add(c: Controls, r: Request) -> Reply:
     given = await asyncio.to_thread(_acceptable, path)
     tools = [t.strip().lower() for t in (r.get("tools") or ALL_TOOLS).split(",") if t.strip()]
     default = (r.get("default") or "").lower() or None
-    project = await off_loop(c.projects.add, name, str(given), tools, default)
+    approvals = (r.get("approvals") or "ask").strip().lower()
+    project = await off_loop(c.projects.add, name, str(given), tools, default, approvals=approvals)
     return Reply(
         f"Added project **{project.name}**: `{project.path}`, tools "
-        f"{', '.join(project.tools)}, default `{project.default_tool}`."
+        f"{', '.join(project.tools)}, default `{project.default_tool}`, approvals "
+        f"`{project.approvals}`."
     )
 
 
@@ -42,6 +44,7 @@ async def list_(c: Controls, r: Request) -> Reply:
     for p in projects:
         lines.append(
             f"• **{p.name}** `{p.path}` · tools {', '.join(p.tools)} · default `{p.default_tool}`"
+            + (f" · approvals `{p.approvals}`" if p.approvals != "ask" else "")
         )
     return Reply(fit(lines))
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from discord_mcp.errors import RunError
+from discord_mcp.runs.projects import APPROVAL_MODES
 from discord_mcp.watch.commands import Command as TextCommand
 from discord_mcp.watch.commands import split_word
 
@@ -94,6 +95,11 @@ SPECS: tuple[Spec, ...] = (
             _o("path", "Absolute path of an existing directory", required=True),
             _o("tools", "Comma-separated: claude,codex,gemini (default: all three)"),
             _o("default", "The tool new sessions use", suggest="tool"),
+            _o(
+                "approvals",
+                "Tool calls: ask (writes and commands ask you, default), ask-all, off",
+                choices=APPROVAL_MODES,
+            ),
         ),
     ),
     Spec("project list", "List projects"),

@@ -9,6 +9,7 @@ repeats the prompt for everyone reading the thread.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from discord_mcp.errors import BadRequest, RunError
@@ -36,6 +37,7 @@ async def start(c: Controls, r: Request) -> Reply:
         by=f"**/start** by <@{r.user_id}>",
         author=r.user_name,
         starter=starter,
+        files=r.files,
     )
     queued = f"; job `{job.job_id}` queued" if job else ""
     return Reply(
@@ -55,8 +57,10 @@ async def open_session(
     by: str,
     author: str,
     starter: str | None = None,
+    files: Sequence[Mapping[str, Any]] = (),
 ) -> tuple[SessionView, JobView | None]:
-    """A new run thread for ``project`` whose first job is ``prompt`` (if any).
+    """A new run thread for ``project`` whose first job is ``prompt`` and ``files`` (the
+    owner's attachments, kept locally), if any.
 
     ``starter``: the channel message the thread grows out of (``!start``); without one the
     thread stands alone and its first message repeats the prompt, signed ``by``.
@@ -94,9 +98,9 @@ async def open_session(
         text += f"\n{by}:\n>>> {clip(prompt, 1500)}"
     posted = await c.rest.send_text(thread_id, text, allowed_mentions=NO_PINGS, reply_to=starter)
     job = None
-    if prompt:
+    if prompt or files:
         carrier = starter or str(posted[0]["id"])  # the message the job is deduplicated on
-        job = await c.engine.submit(thread_id, carrier, prompt, author)
+        job = await c.engine.submit(thread_id, carrier, prompt, author, files)
     return c.engine.session(thread_id) or session, job
 
 
