@@ -22,6 +22,13 @@ from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)
 
+APPLICATION_COMMAND, AUTOCOMPLETE = 2, 4
+NO_WATCH = (
+    "Commands are answered by `discord-watch`, and it does not hold this machine's Discord "
+    "connection right now. Start it (`discord-watch start`), or if it is starting, try again "
+    "in a few seconds. Text commands (`!status`, `!start ...`) wait for it instead."
+)
+
 
 class DecisionEvents:
     """A :class:`~discord_mcp.relay.link.LiveHandler` for decisions.
@@ -38,6 +45,9 @@ class DecisionEvents:
         await self._service.on_event(name, data)
 
     async def on_interaction(self, data: dict[str, Any]) -> None:
+        if data.get("type") in (APPLICATION_COMMAND, AUTOCOMPLETE):
+            await self._no_commands_here(data)
+            return
         body = await answer_click(self._service, data)
         if body is None:
             return  # not a decision card's component
@@ -59,6 +69,20 @@ class DecisionEvents:
                 resolved.decision_id,
                 lambda current: None if current.final_shown else current.replace(final_shown=True),
             )
+
+    async def _no_commands_here(self, data: dict[str, Any]) -> None:
+        """A slash command reached a process that is not ``discord-watch`` (which answers them
+        and, when it runs, holds the gateway): say so within Discord's 3 s, privately, rather
+        than leave the owner with "The application did not respond"."""
+        try:
+            if data.get("type") == AUTOCOMPLETE:
+                await self._rest.suggest(str(data["id"]), str(data["token"]), [])
+            else:
+                await self._rest.create_interaction_response(
+                    str(data["id"]), str(data["token"]), 4, ephemeral(NO_WATCH)["data"]
+                )
+        except DiscordError as exc:
+            log.warning("answering a command while discord-watch is away failed: %s", exc)
 
 
 async def answer_click(service: DecisionService, data: dict[str, Any]) -> dict[str, Any] | None:

@@ -6,6 +6,7 @@ Real ``discord-mcp`` processes (as Claude Code teammates start them) and a real
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -19,10 +20,14 @@ from typing import Any
 
 import pytest
 
+from discord_mcp.config import Secret
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.relay.holder import read_status
+from discord_mcp.transport.rest import RestClient
+from discord_mcp.watch.control.registration import register as register_commands
 from tests.support.people import People
 from tests.support.settings import env_for
+from tests.support.slash import Slash
 from tests.support.stdio_peer import StdioPeer
 
 WATCH = [sys.executable, "-c", "from discord_mcp.watch.cli import main; raise SystemExit(main())"]
@@ -211,3 +216,29 @@ def test_without_the_message_content_intent_everything_falls_back_to_polling(
         assert people.state()["stats"]["gateway_identifies"] == 1  # refused once, not retried
     finally:
         peer.close()
+
+
+def test_a_slash_command_that_reaches_a_server_is_told_discord_watch_answers_them(
+    discord: RunningEmulator, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+
+    async def register() -> None:  # what discord-watch registered when it last ran
+        async with RestClient(Secret(discord.token), api_base=discord.api_base) as rest:
+            await register_commands(rest, discord.channel_id)
+
+    asyncio.run(register())
+    peer = StdioPeer(env_for(discord, home), tmp_path)
+    slash = Slash(discord)
+    try:
+        peer.handshake()
+        until(lambda: holder_pid(home), what="the gateway")
+        command = asyncio.run(slash.run("status"))
+        suggested = asyncio.run(slash.run("logs", focused="job", job=""))
+    finally:
+        peer.close()
+    assert command["acknowledged"] is True
+    assert command["ephemeral"] is True
+    assert "discord-watch start" in json.dumps(command["response"])
+    assert suggested["acknowledged"] is True
+    assert suggested["response"]["data"]["choices"] == []
