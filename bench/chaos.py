@@ -448,7 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     owner = Owner(emulator)
     lost, wrong, kills = 0, 0, Counter[str]()
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
+    # A killed process's orphaned work may still write a log line as the directory goes.
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         home = Path(tmp) / "home"
         env = _env(emulator, home)
         daemon = Daemon(env, home)

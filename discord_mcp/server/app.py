@@ -27,6 +27,7 @@ from discord_mcp.errors import DiscordMCPError, Unauthorized
 from discord_mcp.server import results
 from discord_mcp.server.chat_tools import FILES_HELP, chat_tools
 from discord_mcp.server.limits import max_block_seconds
+from discord_mcp.server.wire import Wire
 from discord_mcp.state.files import off_loop
 from discord_mcp.state.quarantine import take_reports
 from discord_mcp.tasks import cancel_and_wait
@@ -136,6 +137,7 @@ def build_server(
     environ: Mapping[str, str] | None = None,
     progress_every: float = PROGRESS_EVERY_S,
     channel: bool = False,
+    wire: Wire | None = None,
 ) -> FastMCP:
     """The MCP server with every tool, bound to ``settings``.
 
@@ -144,6 +146,8 @@ def build_server(
         progress_every: seconds between keep-alive progress notifications while waiting.
         channel: channel mode: declare ``claude/channel`` and push the owner's messages for
             this session into a Claude Code client (:mod:`discord_mcp.chat.push`).
+        wire: the stdout the server is served on: an answer is marked delivered once its
+            response was written there (:mod:`.wire`); None (an in-process client): at once.
     """
     env: Mapping[str, str] = os.environ if environ is None else environ
     first_request = asyncio.Event()
@@ -232,7 +236,25 @@ def build_server(
         decision = await service.wait(
             decision_id, max_wait=max_wait, progress=keep_alive, progress_every=progress_every
         )
-        return await service.mark_delivered(decision)
+        return await handed_over(decision, ctx)
+
+    async def handed_over(decision: Decision, ctx: Context) -> Decision:
+        """The final ``decision`` this call returns, marked delivered once it reached the wire.
+
+        Marking it before the response is written would lose it to a kill in between.
+        """
+        service = runtime().service
+        if wire is None or not decision.is_final or decision.delivered:
+            return await service.mark_delivered(decision)
+
+        async def mark() -> None:
+            await service.mark_delivered(decision)
+
+        def written() -> None:
+            runtime().background.spawn(mark(), f"delivered-{decision.id}")
+
+        wire.after_response(ctx.request_id, written)
+        return decision
 
     @mcp.tool(annotations=_SENDS)
     async def ask_decision(
@@ -338,6 +360,7 @@ def build_server(
     @mcp.tool(annotations=_SENDS)
     async def cancel_decision(
         decision_id: Annotated[str, Field(description="The decision to withdraw.")],
+        ctx: Context,
         reason: Annotated[
             str | None, Field(description="Why it is no longer needed; shown to the owner.")
         ] = None,
@@ -352,7 +375,7 @@ def build_server(
         with _tool_errors():
             service, scrub = runtime().service, Scrubber(settings)
             decision = await service.cancel(decision_id.strip(), scrub.optional("reason", reason))
-            result = await runtime().decision_result(await service.mark_delivered(decision))
+            result = await runtime().decision_result(await handed_over(decision, ctx))
             return _reported(scrub.noted(result))
 
     @mcp.tool(annotations=_SENDS, output_schema=None)
@@ -469,12 +492,11 @@ def serve(settings: Settings) -> None:
     from discord_mcp.chat.push import channel_wanted, parent_argv
 
     channel = channel_wanted(os.environ, parent_argv())
+    wire = Wire()
     try:
-        server = build_server(settings, channel=channel)
-        if channel:
-            asyncio.run(_serve_handshake_era(server))
-        else:
-            server.run(transport="stdio", show_banner=False)
+        server = build_server(settings, channel=channel, wire=wire)
+        with wire.claimed():
+            asyncio.run(_serve_stdio(server, wire, handshake_era=channel))
     except* (BrokenPipeError, ConnectionResetError):
         log.info("the client closed the connection; stopping")
         # Python flushes stdout again at exit, which would fail (and print) once more.
@@ -483,20 +505,28 @@ def serve(settings: Settings) -> None:
             os.dup2(devnull, 1)
 
 
-async def _serve_handshake_era(server: FastMCP) -> None:
-    """Serve stdio in the handshake era of MCP only (what ``FastMCP.run`` does, without the
-    2026-07-28 era): Claude Code registers channel notifications only on such a connection,
-    and falls back to ``initialize`` when ``server/discover`` is refused."""
+async def _serve_stdio(server: FastMCP, wire: Wire, *, handshake_era: bool) -> None:
+    """Serve stdio as ``FastMCP.run`` does, writing to ``wire`` (so an answer is marked
+    delivered once its response left, :mod:`.wire`).
+
+    ``handshake_era``: serve the handshake era of MCP only, without the 2026-07-28 era: Claude
+    Code registers channel notifications only on such a connection, and falls back to
+    ``initialize`` when ``server/discover`` is refused.
+    """
     from fastmcp.server.context import reset_transport, set_transport
     from mcp.server.runner import serve_loop
     from mcp.server.stdio import stdio_server
 
     token = set_transport("stdio")
     try:
-        async with server._lifespan_manager(), stdio_server() as (read, write):
+        async with server._lifespan_manager(), stdio_server(stdout=wire) as (read, write):  # type: ignore[arg-type]
             low = server._mcp_server
+            options = low.create_initialization_options()
+            log.info("Starting MCP server %r on stdio", server.name)
+            if not handshake_era:
+                await low.run(read, write, options)
+                return
             async with low.lifespan(low) as state:
-                options = low.create_initialization_options()
                 await serve_loop(low, read, write, lifespan_state=state, init_options=options)
     finally:
         reset_transport(token)

@@ -35,7 +35,9 @@ WATCH = [sys.executable, "-c", "from discord_mcp.watch.cli import main; raise Sy
 
 @pytest.fixture
 def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
-    return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.01)
+    # Heartbeats every 2 s: often enough to take a dead holder over fast, not so often that a
+    # loaded machine misses an ACK and reconnects (which would add a connection).
+    return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.05)
 
 
 def until(condition: Callable[[], Any], seconds: float = 20.0, what: str = "condition") -> Any:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import array
+import fcntl
 import json
 import os
 import subprocess
 import sys
+import termios
 import threading
 import time
 from pathlib import Path
 from typing import IO, Any
 
 SERVER = [sys.executable, "-m", "discord_mcp"]
+F_SETPIPE_SZ = 1031  # Linux
 
 
 class StdioPeer:
@@ -30,6 +34,8 @@ class StdioPeer:
         self.stderr = bytearray()
         self._next_id = 0
         self._cond = threading.Condition()
+        self._reading = threading.Event()
+        self._reading.set()
         self._readers = [
             threading.Thread(target=self._pump, args=(self.process.stdout,), daemon=True),
             threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True),
@@ -38,10 +44,26 @@ class StdioPeer:
             reader.start()
 
     def _pump(self, stream: IO[bytes]) -> None:
+        self._reading.wait()
         for line in stream:
             with self._cond:
                 self.stdout_lines.append(line)
                 self._cond.notify_all()
+            self._reading.wait()
+
+    def stop_reading(self, pipe_size: int = 4096) -> None:
+        """Stop reading the server's stdout after the next line (as a stuck client would), with
+        its pipe shrunk to ``pipe_size`` bytes so that a few responses fill it."""
+        assert self.process.stdout is not None
+        fcntl.fcntl(self.process.stdout.fileno(), F_SETPIPE_SZ, pipe_size)
+        self._reading.clear()
+
+    def unread(self) -> int:
+        """Bytes the server wrote that this peer has not read from the pipe."""
+        assert self.process.stdout is not None
+        buffer = array.array("i", [0])
+        fcntl.ioctl(self.process.stdout.fileno(), termios.FIONREAD, buffer)
+        return buffer[0]
 
     def _drain(self, stream: IO[bytes]) -> None:
         for chunk in stream:
@@ -80,6 +102,7 @@ class StdioPeer:
         return result
 
     def close(self) -> int:
+        self._reading.set()
         if self.process.stdin is not None:
             self.process.stdin.close()
         try:

@@ -1,0 +1,95 @@
+"""This server's end of the MCP wire (stdout), and knowing when a response has left.
+
+A decision's answer is marked delivered only once the response carrying it is written into the
+pipe to the client. Marked before, a server killed between the mark and the write loses the
+answer: its agent never read it, and no later session is given it (``check_pending`` hands over
+only what was not delivered). Marked after, a kill between the write and the mark hands it to a
+later session as well: at least once, never lost. What is written into a pipe stays there for
+the reader when the writer dies, so "written" is the point after which the client will read it.
+
+:class:`Wire` is the text file the MCP SDK's stdio transport writes its JSON-RPC lines to (one
+``write`` and one ``flush`` per message). After each flush it runs the callbacks registered for
+the responses it wrote (:meth:`Wire.after_response`). While serving, fd 1 points at stderr (as
+the SDK does for the streams it claims itself), so nothing else in the process can write into
+the wire; it is restored at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import io
+import json
+import logging
+import os
+from collections.abc import Callable, Iterator
+
+import anyio
+
+log = logging.getLogger(__name__)
+
+
+class Wire:
+    """stdout for the MCP transport, with a callback once a given response was written."""
+
+    def __init__(self) -> None:
+        self._after: dict[str, Callable[[], None]] = {}
+        self._written: list[str] = []
+        self._file: anyio.AsyncFile[str] | None = None
+
+    def after_response(self, request_id: str, callback: Callable[[], None]) -> None:
+        """Run ``callback`` (on the event loop) once the result of ``request_id`` is written.
+
+        It never runs if that response is an error or never leaves (the client cancelled the
+        request, the pipe broke, the process died).
+        """
+        self._after[str(request_id)] = callback
+
+    @contextlib.contextmanager
+    def claimed(self, fd: int = 1) -> Iterator[Wire]:
+        """Serve on ``fd``: a private duplicate carries the wire, ``fd`` itself points at
+        stderr meanwhile; restored on exit."""
+        private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+        try:
+            os.dup2(2, fd)
+            raw = os.fdopen(private, "wb", closefd=False)
+            self._file = anyio.wrap_file(io.TextIOWrapper(raw, encoding="utf-8"))
+            yield self
+        finally:
+            self._file = None
+            with contextlib.suppress(OSError):
+                os.dup2(private, fd)
+            os.close(private)
+
+    # The text-file surface the SDK's stdio transport uses.
+
+    async def write(self, text: str) -> int:
+        if self._file is None:
+            raise RuntimeError("the wire is not claimed")
+        self._written.append(text)
+        return await self._file.write(text)
+
+    async def flush(self) -> None:
+        if self._file is None:
+            raise RuntimeError("the wire is not claimed")
+        await self._file.flush()
+        written, self._written = self._written, []
+        if self._after:
+            for text in written:
+                self._sent(text)
+
+    def _sent(self, text: str) -> None:
+        if '"result"' not in text:  # a request, a notification or an error
+            return
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return
+        if not isinstance(message, dict) or "result" not in message:
+            return
+        callback = self._after.pop(str(message.get("id")), None)
+        if callback is not None:
+            try:
+                callback()
+            except Exception:
+                log.exception("after the response to request %s", message.get("id"))
