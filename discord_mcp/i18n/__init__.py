@@ -7,10 +7,11 @@ status lines) is a *key* in ``i18n/<lang>.toml``: a TOML table per place (``[car
 it. A contributor adds or fixes a language by editing a data file only; ``tests/i18n`` says
 which keys or placeholders a file is missing. Text an agent wrote is never translated.
 
-Which language: ``DISCORD_MCP_LANGUAGE`` (``en``, ``ko``, ``ja``, ``zh``), or ``auto`` (the
-default): the language of the words being answered, usually the agent's question
-(:func:`detect`). The choice is recorded on a decision when it is asked, so its card, its
-clarifications, its refusals and its final edit stay in one language.
+Which language: ``DISCORD_MCP_LANGUAGE`` (``en``, ``ko``, ``ja``, ``zh``, or any other
+file's name), or ``auto`` (the default): the language of the words being answered, usually the
+agent's question (:func:`detect`, which knows the four by their scripts). The choice is
+recorded on a decision when it is asked, so its card, its clarifications, its refusals and its
+final edit stay in one language.
 """
 
 from __future__ import annotations
@@ -23,15 +24,14 @@ from functools import cache
 from importlib.resources import files
 from typing import Any, Literal, TypeGuard
 
-Language = Literal["en", "ko", "ja", "zh"]
-LANGUAGES: tuple[Language, ...] = ("en", "ko", "ja", "zh")
-CHOICES = (*LANGUAGES, "auto")
-"""What ``DISCORD_MCP_LANGUAGE`` accepts."""
-FALLBACK: Language = "en"
+Detected = Literal["en", "ko", "ja", "zh"]
+"""The languages :func:`detect` tells apart."""
+FALLBACK = "en"
 
 
-def is_language(value: object) -> TypeGuard[Language]:
-    return value in LANGUAGES
+def is_language(value: object) -> TypeGuard[str]:
+    """Whether ``value`` names a language with a catalogue file."""
+    return isinstance(value, str) and value in catalogue().texts
 
 
 def _script(ch: str) -> str | None:
@@ -45,7 +45,7 @@ def _script(ch: str) -> str | None:
     return None
 
 
-def detect(text: str) -> Language:
+def detect(text: str) -> Detected:
     """The language a text is written in, by its script: any Hangul is Korean, any kana is
     Japanese, Han characters without kana are Chinese, anything else is English.
 
@@ -62,13 +62,13 @@ def detect(text: str) -> Language:
     return "en"
 
 
-def choose(configured: str, text: str) -> Language:
+def choose(configured: str, text: str) -> str:
     """``configured`` (a ``DISCORD_MCP_LANGUAGE`` value) unless it is ``auto``: then the
     language of ``text``."""
     return configured if is_language(configured) else detect(text)
 
 
-def most_used(configured: str, languages: Iterable[str]) -> Language:
+def most_used(configured: str, languages: Iterable[str]) -> str:
     """One language for a message about several things (a reminder digest): ``configured``
     unless ``auto``, else the language most of them use (ties: the one seen first)."""
     if is_language(configured):
@@ -77,7 +77,7 @@ def most_used(configured: str, languages: Iterable[str]) -> Language:
     if not counts:
         return FALLBACK
     best = max(counts.values())
-    return next(lang for lang in counts if counts[lang] == best and is_language(lang))
+    return next(lang for lang in counts if counts[lang] == best)
 
 
 def _flatten(document: Mapping[str, Any], where: str) -> dict[str, str]:
@@ -143,3 +143,9 @@ def catalogue() -> Catalogue:
 def text(language: str, key: str, /, **values: object) -> str:
     """:meth:`Catalogue.text` of the package's catalogue."""
     return catalogue().text(language, key, **values)
+
+
+LANGUAGES: tuple[str, ...] = (FALLBACK, *sorted(set(catalogue().texts) - {FALLBACK}))
+"""Every language with a catalogue file, English first."""
+CHOICES: tuple[str, ...] = (*LANGUAGES, "auto")
+"""What ``DISCORD_MCP_LANGUAGE`` accepts."""
