@@ -70,7 +70,10 @@ def clarify_message(
     reason = parsed.reason if parsed.reason in _REASONS else "unknown"
     why = i18n.text(lang, f"clarify.why_{reason}")
     letters, numbers = label_readings(options)
-    lines = [f"{why} {progress}", i18n.text(lang, _ASK[letters, numbers])]
+    lines = [
+        i18n.text(lang, "clarify.why_line", why=why, progress=progress),
+        i18n.text(lang, _ASK[letters, numbers]),
+    ]
     budget = max(20, min(100, 1500 // len(options) - 10))
     for i, option in enumerate(options):
         letter = LETTERS[i] if letters and i < len(LETTERS) else ""
