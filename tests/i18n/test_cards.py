@@ -217,3 +217,24 @@ async def test_discord_mcp_language_ja_makes_an_english_question_japanese(
         decisions_withdrawn = await decisions.cancel(decision.id, reason="not needed")
         assert decisions_withdrawn.status == "cancelled"
         await eventually(lambda: "取り下げ" in card_of(people, decision)["content"])
+
+
+async def test_a_click_on_a_card_unknown_here_is_answered_in_the_clickers_app_language(
+    discord: RunningEmulator, tmp_path: Path
+) -> None:
+    settings = settings_for(discord, tmp_path / "home")
+    async with services(settings) as (decisions, _):
+        for locale, language in (("ko", "ko"), ("zh-CN", "zh"), ("fr", "en"), (None, "en")):
+            body = await answer_click(
+                decisions,
+                {
+                    "id": "1",
+                    "token": "t",
+                    "type": 3,
+                    "locale": locale,
+                    "data": {"custom_id": "dmcp:20260101-000000-abcdef:0", "component_type": 2},
+                    "member": {"user": {"id": discord.owner_user_id, "username": "me"}},
+                },
+            )
+            assert body is not None
+            assert body["data"]["content"] == i18n.text(language, "live.unknown")
