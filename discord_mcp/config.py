@@ -22,6 +22,7 @@ from discord_mcp.decisions.reminder_policy import (
     parse_quiet_hours,
 )
 from discord_mcp.errors import ConfigError
+from discord_mcp.i18n import CHOICES
 
 DEFAULT_API_BASE = "https://discord.com/api/v10"
 DEFAULT_POLL_INTERVAL_S = 5.0
@@ -84,6 +85,8 @@ class Settings:
         approval_wait_seconds: how long a tool approval waits for the owner.
         in_run: this process serves a ``discord-watch`` run (``DISCORD_MCP_RUN=1``): a late
             Allow of one of its approvals resumes the run.
+        language: what the bot writes in (``DISCORD_MCP_LANGUAGE``): ``en``, ``ko``, ``ja``,
+            ``zh``, or ``auto`` (the language of each question; see :mod:`discord_mcp.i18n`).
     """
 
     token: Secret
@@ -103,6 +106,7 @@ class Settings:
     tmux_nudge: bool = False
     approval_wait_seconds: float = DEFAULT_APPROVAL_WAIT_S
     in_run: bool = False
+    language: str = "auto"
 
     @classmethod
     def from_env(
@@ -232,6 +236,7 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
         env, "DISCORD_MCP_APPROVAL_WAIT_SECONDS", DEFAULT_APPROVAL_WAIT_S, low=1.0
     )
     return Settings(
+        language=_language(env),
         reminders=_reminders(env),
         tmux_nudge=_flag(env, "DISCORD_MCP_TMUX_NUDGE"),
         approval_wait_seconds=approval_wait,
@@ -358,6 +363,19 @@ def _reminders(env: Mapping[str, str]) -> ReminderPolicy:
     return ReminderPolicy(
         delays=delays, quiet=quiet, escalate_dm=_flag(env, "DISCORD_MCP_ESCALATE_DM")
     )
+
+
+def _language(env: Mapping[str, str]) -> str:
+    raw = _get(env, "DISCORD_MCP_LANGUAGE")
+    value = raw.lower() or "auto"
+    if value not in CHOICES:
+        raise ConfigError(
+            "DISCORD_MCP_LANGUAGE",
+            f"is not one of {', '.join(CHOICES)} ({describe_value(raw)})",
+            "Use en, ko, ja or zh for one language, or auto (the default) to answer each "
+            "question in its own language",
+        )
+    return value
 
 
 _TRUE = frozenset({"1", "true", "yes", "on"})

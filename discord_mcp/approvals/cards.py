@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from discord_mcp import i18n
 from discord_mcp.decisions.cards import CARD_LIMIT, NO, YES
 from discord_mcp.decisions.model import Decision
 
@@ -32,6 +33,8 @@ REACTIONS = (YES, NO)
 NOTE_INPUT_ID = "note"
 PRIMARY, SECONDARY, SUCCESS, DANGER = 1, 2, 3, 4
 _STYLES = (SUCCESS, PRIMARY, DANGER, SECONDARY)
+BUTTON_LIMIT = 80
+"""Discord's limit on a button's label."""
 _BLOCK_LINES = 30
 _BLOCK_CHARS = 1100
 
@@ -74,161 +77,202 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _when(iso: str | None) -> str:
+def _when(iso: str | None, lang: str) -> str:
     if not iso:
-        return "an unknown time"
+        return i18n.text(lang, "card.unknown_time")
     try:
         return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
     except ValueError:
         return iso
 
 
-def _minutes(seconds: float) -> str:
+def _minutes(seconds: float, lang: str) -> str:
     minutes = seconds / 60
     if minutes >= 1 and abs(minutes - round(minutes)) < 0.05:
         count = round(minutes)
-        return f"{count} minute{'s' if count != 1 else ''}"
+        return i18n.text(lang, "approval.minute" if count == 1 else "approval.minutes", n=count)
     if seconds < 60:
-        return f"{seconds:g} second{'s' if seconds != 1 else ''}"
-    return f"{minutes:.1f} minutes"
+        key = "approval.second" if seconds == 1 else "approval.seconds"
+        return i18n.text(lang, key, n=f"{seconds:g}")
+    return i18n.text(lang, "approval.minutes", n=f"{minutes:.1f}")
 
 
-def wait_words(decision: Decision) -> str:
-    """How long the agent waits for this approval, in words."""
+def wait_words(decision: Decision, lang: str = "en") -> str:
+    """How long the agent waits for this approval, in words (in ``lang``)."""
     approval = decision.approval or {}
     seconds = approval.get("wait_seconds")
-    return _minutes(float(seconds)) if isinstance(seconds, int | float) else "a while"
+    if isinstance(seconds, int | float):
+        return _minutes(float(seconds), lang)
+    return i18n.text(lang, "approval.a_while")
 
 
 def _header(decision: Decision) -> list[str]:
+    lang = decision.language
     approval = decision.approval or {}
     action = action_of(decision)
     client = str(approval.get("client") or "agent")
+    title = f"**{action.get('title') or i18n.text(lang, 'approval.use_a_tool')}**"
+    if approval.get("cwd"):
+        title += i18n.text(lang, "approval.in_directory", cwd=_clip(approval["cwd"], 120))
     lines = [
-        f"**Approval needed** · `{decision.project}` · {client} session `{decision.session}`",
-        f"**{action.get('title') or 'Use a tool'}**"
-        + (f" in `{_clip(approval['cwd'], 120)}`" if approval.get("cwd") else ""),
+        i18n.text(
+            lang,
+            "approval.header",
+            project=decision.project,
+            client=client,
+            session=decision.session,
+        ),
+        title,
     ]
     if action.get("command") is not None:
         lines.append(fence(clip_lines(str(action["command"])), "sh"))
     elif action.get("diff") is not None:
-        lines.append(f"File: `{_clip(str(action.get('path') or ''), 200)}`")
+        lines.append(
+            i18n.text(lang, "approval.file", path=_clip(str(action.get("path") or ""), 200))
+        )
         lines.append(fence(clip_lines(str(action["diff"])), "diff"))
     elif action.get("detail") is not None:
         lines.append(fence(clip_lines(str(action["detail"]), lines=15, chars=700), "json"))
     risks = action.get("risks") or []
     if risks:
-        lines.append("\u26a0\ufe0f **Risky:** " + ", ".join(str(r) for r in risks))
+        lines.append(i18n.text(lang, "approval.risky", risks=", ".join(str(r) for r in risks)))
     if action.get("reason"):
         reason = _clip(str(action["reason"]).replace("`", "'"), 200)
-        lines.append(f"-# The agent's reason (its own words, untrusted): {reason}")
+        lines.append(i18n.text(lang, "approval.reason", reason=reason))
     return lines
 
 
 def _session_rule(decision: Decision) -> str:
+    lang = decision.language
     label = action_of(decision).get("rule_label")
     if not label:
-        return "this request only (it cannot be generalized)"
-    return f"{label} in this session only"
+        return i18n.text(lang, "approval.rule_this_request")
+    return i18n.text(lang, "approval.rule_session", rule=label)
+
+
+def button_label(label: str, lang: str) -> str:
+    """A button's label: the contract's English words first, then, for another language, its
+    translation when both fit Discord's 80 characters (``Allow once · 한 번 허용``)."""
+    key = {ALLOW_ONCE: "allow_once", ALLOW_SESSION: "allow_session", DENY: "deny"}.get(
+        label, "deny_note"
+    )
+    translated = i18n.text(lang, f"approval.button_{key}")
+    both = f"{label} · {translated}"
+    return label if translated == label or len(both) > BUTTON_LIMIT else both
 
 
 def render_card(decision: Decision, owner_ids: Iterable[str], *, buttons: bool = False) -> str:
     """The approval as posted (and while it is pending)."""
+    lang = decision.language
     lines = _header(decision)
-    how = f"react {YES} to allow once or {NO} to deny, or reply `yes` / `no`"
-    how += " (your reply is passed on as the reason)"
+    how = i18n.text(lang, "approval.how", yes=YES, no=NO)
     if buttons:
-        how = (
-            f"click **{ALLOW_ONCE}**, **{ALLOW_SESSION}**, **{DENY}** or **{DENY_NOTE}**; or " + how
+        labels = {
+            name: button_label(label, lang)
+            for name, label in zip(("once", "session", "deny", "note"), LABELS, strict=True)
+        }
+        how = i18n.text(lang, "approval.how_buttons", how=how, **labels)
+    lines.append(i18n.text(lang, "card.how", how=how))
+    lines.append(
+        i18n.text(
+            lang,
+            "approval.session_covers",
+            allow_session=button_label(ALLOW_SESSION, lang),
+            rule=_session_rule(decision),
         )
-    lines.append(f"**How to answer:** {how}.")
-    lines.append(f"**{ALLOW_SESSION}** covers {_session_rule(decision)}.")
-    lines.append("**Who can answer:** " + ", ".join(f"<@{o}>" for o in sorted(owner_ids)))
+    )
+    owners = ", ".join(f"<@{o}>" for o in sorted(owner_ids))
+    lines.append(i18n.text(lang, "card.who", owners=owners))
     if decision.gave_up_at:
         lines.append(gave_up_line(decision))
     else:
-        lines.append(
-            f"**Meanwhile:** the agent waits up to {wait_words(decision)}; without an answer the "
-            "tool is not run (and the agent is told no one answered, not that you refused)."
-        )
-    lines.append(f"-# approval · decision `{decision.id}`")
+        lines.append(i18n.text(lang, "approval.meanwhile", wait=wait_words(decision, lang)))
+    lines.append(f"-# approval · decision `{decision.id}`")  # the card's marker: never translated
     return _fit(lines)
 
 
 def gave_up_line(decision: Decision) -> str:
     """What the card says once the agent stopped waiting."""
+    lang = decision.language
     approval = decision.approval or {}
+    wait = wait_words(decision, lang)
     if approval.get("attended"):
-        return (
-            f"\u23f1\ufe0f **No one answered here within {wait_words(decision)}**: the "
-            "session's terminal asks now. An Allow here still lets the same call run without "
-            "asking next time."
-        )
-    then = (
-        "an Allow now resumes the run and tells the agent it may retry"
-        if approval.get("resume")
-        else "an Allow now lets the agent's next identical request run without asking"
+        return i18n.text(lang, "approval.gave_up_attended", wait=wait)
+    then = i18n.text(
+        lang, "approval.then_resume" if approval.get("resume") else "approval.then_next_request"
     )
-    return (
-        f"\u23f1\ufe0f **No one answered within {wait_words(decision)}**: the tool was not run, "
-        f"and the agent was told so (not as a refusal). You can still answer (a button, a "
-        f"reaction, or a reply to this card): {then}."
-    )
+    return i18n.text(lang, "approval.gave_up", wait=wait, then=then)
 
 
 def render_final(decision: Decision) -> str:
     """The card once the approval is answered (or answered at the terminal)."""
+    lang = decision.language
     lines = _header(decision)
-    who = f"<@{decision.answered_by}>" if decision.answered_by else "the owner"
-    when = f"at {_when(decision.answered_at)} via {decision.via}"
+    who = f"<@{decision.answered_by}>" if decision.answered_by else ""
+    who = who or i18n.text(lang, "card.the_owner")
+    via = i18n.text(lang, f"via.{decision.via}") if decision.via else "?"
+    when = i18n.text(lang, "approval.when", time=_when(decision.answered_at, lang), via=via)
+    marks = {"yes": YES, "no": NO, "who": who, "when": when}
     if decision.status == "answered" and decision.answer == "allow":
         if decision.scope == "session":
-            lines.append(f"{YES} **{ALLOW_SESSION}**, by {who} {when}.")
-            lines.append(f"It now covers {_session_rule(decision)}.")
+            allow_session = button_label(ALLOW_SESSION, lang)
+            lines.append(
+                i18n.text(lang, "approval.allowed_session", allow_session=allow_session, **marks)
+            )
+            lines.append(i18n.text(lang, "approval.covers_now", rule=_session_rule(decision)))
         else:
-            lines.append(f"{YES} **Allowed once**, by {who} {when}.")
+            lines.append(i18n.text(lang, "approval.allowed_once", **marks))
         if decision.gave_up_at:
-            lines.append(f"-# after the agent stopped waiting: {late_allow_words(decision)}")
+            lines.append(
+                i18n.text(lang, "approval.after_gave_up", what=late_allow_words(decision, lang))
+            )
     elif decision.status == "answered":
-        lines.append(f"{NO} **Denied**, by {who} {when}.")
+        lines.append(i18n.text(lang, "approval.denied", **marks))
         if decision.note:
-            lines.append(f"The agent was told: “{_clip(decision.note, 300)}”")
+            lines.append(i18n.text(lang, "approval.told", note=_clip(decision.note, 300)))
     elif decision.status == "cancelled":
-        reason = decision.cancel_reason or "withdrawn by the agent"
-        lines.append(f"**{_clip(reason, 200)}**: nothing to answer here any more.")
+        reason = decision.cancel_reason or i18n.text(lang, "approval.withdrawn")
+        lines.append(i18n.text(lang, "approval.closed", what=_clip(reason, 200)))
     else:
-        lines.append(f"**{decision.status.capitalize()}**: nothing to answer here any more.")
+        status = i18n.text(lang, f"status.{decision.status}")
+        lines.append(i18n.text(lang, "approval.closed", what=status[:1].upper() + status[1:]))
     lines.append(f"-# approval · decision `{decision.id}` · {decision.status}")
     return _fit(lines)
 
 
-def late_allow_words(decision: Decision) -> str:
+def late_allow_words(decision: Decision, lang: str = "en") -> str:
     approval = decision.approval or {}
     if approval.get("resume"):
-        return "the run is resumed and told the tool may be retried"
-    return "the agent's next identical request runs without asking"
+        return i18n.text(lang, "approval.late_resume")
+    return i18n.text(lang, "approval.late_next_request")
 
 
-def components(decision_id: str) -> list[dict[str, Any]]:
-    """One row: Allow once, Allow for this session, Deny, Deny with a note…."""
+def components(decision_id: str, lang: str = "en") -> list[dict[str, Any]]:
+    """One row: Allow once, Allow for this session, Deny, Deny with a note… (each followed by
+    its translation for a card in another language, see :func:`button_label`)."""
     row = [
-        {"type": 2, "style": style, "label": label, "custom_id": f"dmcp:{decision_id}:{part}"}
+        {
+            "type": 2,
+            "style": style,
+            "label": button_label(label, lang),
+            "custom_id": f"dmcp:{decision_id}:{part}",
+        }
         for label, part, style in zip(LABELS, PARTS, _STYLES, strict=True)
     ]
     return [{"type": 1, "components": row}]
 
 
-def note_modal(decision_id: str, summary: str) -> dict[str, Any]:
+def note_modal(decision_id: str, summary: str, lang: str = "en") -> dict[str, Any]:
     """The callback (type 9) that opens the "Deny with a note…" box."""
     return {
         "type": 9,
         "data": {
             "custom_id": f"dmcp:{decision_id}:modal",
-            "title": "Deny with a note",
+            "title": i18n.text(lang, "approval.note_title")[:45],
             "components": [
                 {
                     "type": 18,
-                    "label": "Note for the agent",
+                    "label": i18n.text(lang, "approval.note_label")[:45],
                     "description": summary[:100],
                     "component": {
                         "type": 4,
@@ -256,13 +300,13 @@ def note_text(data: Mapping[str, Any]) -> str | None:
     return None
 
 
-def summary(action: Mapping[str, Any], tool_name: str) -> str:
+def summary(action: Mapping[str, Any], tool_name: str, lang: str = "en") -> str:
     """One line naming what is asked (the decision's ``question``, the thread's name)."""
     if action.get("command") is not None:
-        return f"Run: {_clip(str(action['command']), 150)}"
+        return i18n.text(lang, "approval.summary_run", command=_clip(str(action["command"]), 150))
     if action.get("path"):
         return f"{action.get('title')}: {_clip(str(action['path']), 150)}"
-    return f"Use {tool_name}"
+    return i18n.text(lang, "approval.summary_tool", tool=tool_name)
 
 
 def _fit(lines: list[str]) -> str:

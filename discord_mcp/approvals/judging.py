@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Set
 from typing import Any
 
+from discord_mcp import i18n
 from discord_mcp.approvals.cards import (
     ALLOW_ONCE,
     ALLOW_SESSION,
@@ -20,15 +21,17 @@ from discord_mcp.approvals.cards import (
     OPTIONS,
     REACTIONS,
 )
-from discord_mcp.decisions.answers import CONTENT_HIDDEN, CONTENT_HINT, IGNORE, Verdict, refuse
+from discord_mcp.decisions.answers import (
+    CONTENT_HIDDEN,
+    IGNORE,
+    Verdict,
+    content_hint,
+    refuse,
+)
 from discord_mcp.decisions.model import Decision, Via, utc_now
 from discord_mcp.decisions.parser import parse_answer
 
 MAX_HINTS = 2
-HINT = (
-    "I could not tell whether that allows or denies the tool. Reply `yes` to allow it once or "
-    "`no` to deny it (anything you add after `no` is passed to the agent), or use the buttons."
-)
 
 
 def allowed(user_id: str, username: str, via: Via, *, session: bool = False) -> Verdict:
@@ -89,7 +92,11 @@ def judge_message(decision: Decision, message: dict[str, Any], owner_ids: Set[st
             return IGNORE
         if CONTENT_HIDDEN in decision.notices:
             return IGNORE
-        return Verdict("notice", {"notices": (*decision.notices, CONTENT_HIDDEN)}, CONTENT_HINT)
+        return Verdict(
+            "notice",
+            {"notices": (*decision.notices, CONTENT_HIDDEN)},
+            content_hint(decision.language),
+        )
     parsed = parse_answer(text, OPTIONS)
     if parsed.kind == "option" and parsed.selected_index == 0:
         return allowed(user_id, username, "text")
@@ -97,7 +104,11 @@ def judge_message(decision: Decision, message: dict[str, Any], owner_ids: Set[st
         return denied(user_id, username, "text", text)
     if decision.clarifications >= MAX_HINTS:
         return IGNORE
-    return Verdict("clarify", {"clarifications": decision.clarifications + 1}, HINT)
+    return Verdict(
+        "clarify",
+        {"clarifications": decision.clarifications + 1},
+        i18n.text(decision.language, "approval.hint"),
+    )
 
 
 def _reference(message: dict[str, Any]) -> str:

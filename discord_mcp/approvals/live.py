@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from discord_mcp import i18n
 from discord_mcp.approvals.cards import note_modal, note_text, render_final
 from discord_mcp.approvals.judging import judge_click
 from discord_mcp.decisions.interactive import ephemeral, update_card
@@ -29,9 +30,10 @@ async def answer_approval_click(
 ) -> dict[str, Any]:
     """The callback body for a click on (or the note modal of) an approval card."""
     owners = service.owners(decision)
+    lang = decision.language
     payload = data.get("data") or {}
     if part == "note" and user_id in owners:
-        return note_modal(decision.id, decision.question)
+        return note_modal(decision.id, decision.question, decision.language)
     if data.get("type") == 5:
         part = "modal"
     verdict = judge_click(
@@ -47,16 +49,16 @@ async def answer_approval_click(
         await service.store.aupdate(
             decision.id, lambda current: current.replace(refused=(*current.refused, attempt))
         )
-        return ephemeral(
-            "Only " + ", ".join(f"<@{o}>" for o in sorted(owners)) + " can answer this "
-            "approval; your click was recorded but not used."
-        )
+        owners_text = ", ".join(f"<@{o}>" for o in sorted(owners))
+        return ephemeral(i18n.text(lang, "approval.refused_click", owners=owners_text))
     if verdict.kind != "resolve":
-        return ephemeral("That did not answer the approval; try again.")
+        return ephemeral(i18n.text(lang, "approval.no_answer"))
     stored, won = await service.store.afinish(decision.id, **verdict.changes)
     if not won:
-        who = stored.answered_by_name or "the owner"
-        return ephemeral(f"This was already answered ({stored.selected_option}, by {who}).")
+        who = stored.answered_by_name or i18n.text(lang, "card.the_owner")
+        return ephemeral(
+            i18n.text(lang, "live.already_answered", choice=stored.selected_option, who=who)
+        )
     log.info("approval %s answered %s via %s", stored.id, stored.answer, stored.via)
     service.notify_waiters(stored.id)
     return update_card(render_final(stored))

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from discord_mcp import i18n
 from discord_mcp.approvals import cards
 from discord_mcp.approvals.request import ToolRequest, describe
 from discord_mcp.approvals.rules import consume_late, precedent, session_thread
@@ -161,11 +162,13 @@ class ApprovalService:
             "wait_seconds": max_wait,
             "resume": self._resume,
         }
+        # The owner's language, as far as an approval shows it: the agent's own reason.
+        language = i18n.choose(settings.language, action.reason or "")
         draft = Decision(
             id=new_decision_id(),
             project=settings.project_name,
             session=label,
-            question=cards.summary(approval["action"], request.tool_name),
+            question=cards.summary(approval["action"], request.tool_name, language),
             context=None,
             options=cards.OPTIONS,
             channel_id=channel_id,
@@ -179,6 +182,7 @@ class ApprovalService:
             asker_lease=self._lease,
             kind="approval",
             approval=approval,
+            language=language,
         )
         fingerprint = request.fingerprint()
         existing = await self._decisions.store.acreate_unless_pending(

@@ -14,6 +14,7 @@ from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from discord_mcp import i18n
 from discord_mcp.decisions.cards import refusal_text
 from discord_mcp.decisions.clarify import clarify_message
 from discord_mcp.decisions.model import Attempt, Decision, Via, utc_now
@@ -22,11 +23,12 @@ from discord_mcp.files.store import OwnerFiles
 
 MAX_CLARIFICATIONS = 2
 CONTENT_HIDDEN = "content_hidden"
-CONTENT_HINT = (
-    "I cannot read the text of replies: the bot's Message Content intent is off (developer "
-    "portal > Bot > Privileged Gateway Intents). Answer with a reaction on the question "
-    "instead, or turn the intent on."
-)
+
+
+def content_hint(language: str) -> str:
+    """The one-time notice when Discord hides replies' text from the bot."""
+    return i18n.text(language, "notice.content_hidden")
+
 
 _QUOTE_LINE = re.compile(r"\s*>(?: |$)")
 _BLOCK_QUOTE = re.compile(r"\s*>>>(?: |$)")
@@ -86,7 +88,7 @@ def refuse(
     reply = None
     if user_id not in decision.refusal_replied_to:
         changes["refusal_replied_to"] = (*decision.refusal_replied_to, user_id)
-        reply = refusal_text(user_id, owner_ids, via)
+        reply = refusal_text(user_id, owner_ids, via, decision.language)
     return Verdict("refuse", changes, reply)
 
 
@@ -138,7 +140,11 @@ def judge_message(
         # Discord withholds message text from bots without the Message Content intent.
         if CONTENT_HIDDEN in decision.notices:
             return IGNORE
-        return Verdict("notice", {"notices": (*decision.notices, CONTENT_HIDDEN)}, CONTENT_HINT)
+        return Verdict(
+            "notice",
+            {"notices": (*decision.notices, CONTENT_HIDDEN)},
+            content_hint(decision.language),
+        )
     text = owner_words(content)
     parsed = parse_answer(text, decision.options)
     if parsed.kind == "option":
@@ -164,7 +170,7 @@ def judge_message(
     return Verdict(
         "clarify",
         {"clarifications": attempt},
-        clarify_message(text, decision.options, attempt, MAX_CLARIFICATIONS),
+        clarify_message(text, decision.options, attempt, MAX_CLARIFICATIONS, decision.language),
     )
 
 

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.parser import label_readings, yes_no_targets
+from discord_mcp.i18n import text
 
 CARD_LIMIT = 2000
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXY"
@@ -53,27 +54,35 @@ def _mentions(user_ids: Iterable[str]) -> str:
     return ", ".join(f"<@{uid}>" for uid in sorted(user_ids))
 
 
-def asked_stamp(decision: Decision) -> str:
-    """``<t:UNIX:R>``: Discord shows it as "5 minutes ago", kept current by the reader's app, so
-    the card always says how long the question has waited."""
+def asked_stamp(decision: Decision, language: str = "en") -> str:
+    """``<t:UNIX:R>``: Discord shows it as "5 minutes ago" (in the reader's own app language),
+    kept current by the reader's app, so the card always says how long the question has
+    waited."""
     try:
         unix = int(datetime.fromisoformat(decision.asked_at).timestamp())
     except ValueError:
-        return "at an unknown time"
+        return text(language, "card.asked_unknown")
     return f"<t:{unix}:R>"
 
 
 def _header(decision: Decision) -> list[str]:
-    urgent = " · \u2757 **urgent**" if decision.urgent else ""
+    lang = decision.language
+    urgent = text(lang, "card.urgent") if decision.urgent else ""
     lines = [
-        f"**Decision needed** · `{decision.project}` · session `{decision.session}` · "
-        f"asked {asked_stamp(decision)}{urgent}"
+        text(
+            lang,
+            "card.header",
+            project=decision.project,
+            session=decision.session,
+            asked=asked_stamp(decision, lang),
+            urgent=urgent,
+        )
     ]
-    lines.append(f"**Question:** {_clip(decision.question, 600)}")
+    lines.append(text(lang, "card.question", question=_clip(decision.question, 600)))
     if decision.context:
-        lines.append(f"**Context:** {_clip(decision.context, 500)}")
+        lines.append(text(lang, "card.context", context=_clip(decision.context, 500)))
     if decision.options:
-        lines.append("**Options:**")
+        lines.append(text(lang, "card.options"))
         budget = max(60, 500 // len(decision.options))
         for index, option in enumerate(decision.options):
             lines.append(f"> **{option_label(index)}** ({index + 1}) {_clip(option, budget)}")
@@ -86,45 +95,61 @@ def render_card(decision: Decision, owner_ids: Iterable[str], *, buttons: bool =
     Args:
         buttons: the card carries buttons (a gateway holder is listening for clicks).
     """
+    lang = decision.language
     lines = _header(decision)
     emojis = decision.reaction_emojis
     if decision.options:
-        how = {  # an option whose text is a letter or number is chosen by its text
-            (True, True): "reply in this thread with a letter or number (e.g. `A` or `1`)",
-            (True, False): "reply in this thread with a letter (e.g. `A`)",
-            (False, True): "reply in this thread with a number (e.g. `1`)",
-            (False, False): "reply in this thread with an option's exact text",
-        }[label_readings(decision.options)]
+        how = text(  # an option whose text is a letter or number is chosen by its text
+            lang, _HOW[label_readings(decision.options)]
+        )
         yes_index, no_index = yes_no_targets(decision.options)
         if yes_index is not None and no_index is not None:
-            yes_label, no_label = option_label(yes_index), option_label(no_index)
-            how += f", `yes` for {yes_label} or `no` for {no_label}"
+            how += text(
+                lang, "card.how_yes_no", yes=option_label(yes_index), no=option_label(no_index)
+            )
         if buttons:
-            how = "click a button below, or " + how
+            how = text(lang, "card.how_buttons", how=how)
         if set(emojis) == {YES, NO}:
-            yes_label = option_label(emojis.index(YES))
-            no_label = option_label(emojis.index(NO))
-            how += f", or react {YES} for {yes_label} / {NO} for {no_label}"
+            how += text(
+                lang,
+                "card.how_react_yes_no",
+                yes_emoji=YES,
+                no_emoji=NO,
+                yes=option_label(emojis.index(YES)),
+                no=option_label(emojis.index(NO)),
+            )
         elif emojis:
-            how += f", or react {emojis[0]}-{emojis[-1]}"
+            how += text(lang, "card.how_react_range", first=emojis[0], last=emojis[-1])
     else:
-        how = "reply in this thread with your answer"
-    lines.append(f"**How to answer:** {how}.")
-    lines.append(f"**Who can answer:** {_mentions(owner_ids)}")
+        how = text(lang, "card.how_free_text")
+    lines.append(text(lang, "card.how", how=how))
+    lines.append(text(lang, "card.who", owners=_mentions(owner_ids)))
     if decision.deadline:
-        meanwhile = (
-            f"the agent waits until {_when(decision.deadline)}, then: "
-            f"{_clip(decision.on_timeout or 'it stops waiting without an answer', 200)}"
+        then = decision.on_timeout or text(lang, "card.on_timeout_default")
+        meanwhile = text(
+            lang,
+            "card.meanwhile_deadline",
+            when=_when(decision.deadline, lang),
+            then=_clip(then, 200),
         )
     else:
-        meanwhile = "the agent is waiting and will not proceed on this until you answer"
-    lines.append(f"**Meanwhile:** {meanwhile}.")
-    lines.append(f"-# decision `{decision.id}`")
+        meanwhile = text(lang, "card.meanwhile_waiting")
+    lines.append(text(lang, "card.meanwhile", meanwhile=meanwhile))
+    lines.append(f"-# decision `{decision.id}`")  # the card's marker: never translated
     return _fit(lines)
+
+
+_HOW = {
+    (True, True): "card.how_letter_or_number",
+    (True, False): "card.how_letter",
+    (False, True): "card.how_number",
+    (False, False): "card.how_exact_text",
+}
 
 
 def render_final(decision: Decision) -> str:
     """The card after the decision was answered, withdrawn or expired."""
+    lang = decision.language
     lines = _header(decision)
     if decision.status == "answered":
         if decision.selected_index is not None:
@@ -132,34 +157,60 @@ def render_final(decision: Decision) -> str:
             chosen = f"**{label}** {_clip(decision.selected_option or '', 200)}"
         else:
             chosen = f"“{_clip(decision.answer or '', 300)}”"
-        who = f"<@{decision.answered_by}>" if decision.answered_by else "the owner"
         lines.append(
-            f"**Answered:** {chosen}, by {who} at {_when(decision.answered_at)} via {decision.via}."
+            text(
+                lang,
+                "card.answered",
+                chosen=chosen,
+                who=_who(decision),
+                when=_when(decision.answered_at, lang),
+                via=via_words(decision, lang),
+            )
         )
     elif decision.status == "cancelled":
-        reason = f": {_clip(decision.cancel_reason, 300)}" if decision.cancel_reason else ""
-        lines.append(f"**Withdrawn** by the agent{reason}. No answer is needed any more.")
+        if decision.cancel_reason:
+            lines.append(
+                text(lang, "card.withdrawn_because", reason=_clip(decision.cancel_reason, 300))
+            )
+        else:
+            lines.append(text(lang, "card.withdrawn"))
     elif decision.status == "expired":
-        then = _clip(decision.on_timeout or "it stopped waiting without an answer", 300)
+        then = decision.on_timeout or text(lang, "card.expired_default")
         lines.append(
-            f"**Expired** at {_when(decision.deadline)} without an answer. The agent: {then}"
+            text(lang, "card.expired", when=_when(decision.deadline, lang), then=_clip(then, 300))
         )
     lines.append(f"-# decision `{decision.id}` · {decision.status}")
     return _fit(lines)
 
 
-def refusal_text(user_id: str, owner_ids: Iterable[str], via: str = "text") -> str:
+def _who(decision: Decision) -> str:
+    if decision.answered_by:
+        return f"<@{decision.answered_by}>"
+    return text(decision.language, "card.the_owner")
+
+
+def via_words(decision: Decision, language: str) -> str:
+    """How the answer came (a reply, a reaction, a button...), in ``language``."""
+    return text(language, f"via.{decision.via}") if decision.via else "?"
+
+
+def refusal_text(
+    user_id: str, owner_ids: Iterable[str], via: str = "text", lang: str = "en"
+) -> str:
     """The reply to someone who is not allowed to answer (``via``: how they tried)."""
-    what = {"reaction": "reaction", "text": "reply"}.get(via, "answer")
-    return (
-        f"<@{user_id}>, only {_mentions(owner_ids)} can answer this question; "
-        f"your {what} was recorded but not used."
+    what = {"reaction": "refusal.reaction", "text": "refusal.reply"}.get(via, "refusal.answer")
+    return text(
+        lang,
+        "refusal.question",
+        user=f"<@{user_id}>",
+        owners=_mentions(owner_ids),
+        what=text(lang, what),
     )
 
 
-def _when(iso: str | None) -> str:
+def _when(iso: str | None, lang: str = "en") -> str:
     if not iso:
-        return "an unknown time"
+        return text(lang, "card.unknown_time")
     try:
         return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
     except ValueError:

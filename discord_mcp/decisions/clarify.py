@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from discord_mcp import i18n
 from discord_mcp.decisions.parser import (
     LETTERS,
     MESSAGE_LIMIT,
@@ -17,15 +18,25 @@ from discord_mcp.decisions.parser import (
     yes_no_targets,
 )
 
-_WHY = {
-    "empty": "I found no words of your own in your reply (quotes and mentions are not read).",
-    "ambiguous": "Your reply seems to point at more than one option.",
-    "out_of_range": "That letter or number is not one of the options.",
-    "yes_no_unmapped": "A plain yes or no does not pick one of these options.",
-    "question": "Your reply reads as a question, so I did not take it as an answer.",
-    "deferred": "Your reply asks to wait, so I did not take it as an answer yet.",
-    "unsure": "Your reply sounds unsure, so I did not take it as an answer.",
-    "negated": "Your reply says no to an option, so I could not tell which one you want.",
+_REASONS = frozenset(
+    {
+        "empty",
+        "ambiguous",
+        "out_of_range",
+        "yes_no_unmapped",
+        "question",
+        "deferred",
+        "unsure",
+        "negated",
+    }
+)
+"""Why a reply was not taken (:class:`~discord_mcp.decisions.parser.Parsed` ``reason``), each a
+``clarify.why_<reason>`` text in the catalogue."""
+_ASK = {
+    (True, True): "clarify.ask_letter_or_number",
+    (True, False): "clarify.ask_letter",
+    (False, True): "clarify.ask_number",
+    (False, False): "clarify.ask_exact_text",
 }
 
 
@@ -34,8 +45,11 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def clarify_message(text: str, options: Sequence[str], attempt: int, max_attempts: int) -> str:
-    """A short clarifying question to post in the thread after an unclear reply.
+def clarify_message(
+    text: str, options: Sequence[str], attempt: int, max_attempts: int, language: str = "en"
+) -> str:
+    """A short clarifying question to post in the thread after an unclear reply, in
+    ``language``.
 
     Says why, lists the options with the labels that are safe on this card (letters and numbers,
     unless an option's own text is a letter or number: see :func:`label_readings`) and says how
@@ -48,21 +62,18 @@ def clarify_message(text: str, options: Sequence[str], attempt: int, max_attempt
     """
     if not 1 <= attempt <= max_attempts:
         raise ValueError(f"attempt must be within 1..{max_attempts}, got {attempt}")
+    lang = language
     parsed = parse_answer(text, options)
-    progress = f"(attempt {attempt} of {max_attempts})"
+    progress = i18n.text(lang, "clarify.progress", attempt=attempt, max=max_attempts)
     if not options:
-        return _defuse(
-            f"I did not get an answer {progress}. Please reply with your answer as text."
-        )
-    why = _WHY.get(parsed.reason, "I could not tell which option you meant.")
+        return _defuse(i18n.text(lang, "clarify.free_text", progress=progress))
+    reason = parsed.reason if parsed.reason in _REASONS else "unknown"
+    why = i18n.text(lang, f"clarify.why_{reason}")
     letters, numbers = label_readings(options)
-    ask = {
-        (True, True): "Please reply with just one letter or number:",
-        (True, False): "Please reply with just one letter (a number is read as an option's text):",
-        (False, True): "Please reply with just one number (a letter is read as an option's text):",
-        (False, False): "Please reply with the exact text of one option:",
-    }[letters, numbers]
-    lines = [f"{why} {progress}", ask]
+    lines = [
+        i18n.text(lang, "clarify.why_line", why=why, progress=progress),
+        i18n.text(lang, _ASK[letters, numbers]),
+    ]
     budget = max(20, min(100, 1500 // len(options) - 10))
     for i, option in enumerate(options):
         letter = LETTERS[i] if letters and i < len(LETTERS) else ""
@@ -72,14 +83,20 @@ def clarify_message(text: str, options: Sequence[str], attempt: int, max_attempt
         else:
             label = f"{letter}:" if letter else number or "-"
         lines.append(f"{label} {_clip(option, budget)}")
-    yes, no = yes_no_targets(options)
-    hint = "You can also reply with an option's exact text" if letters or numbers else ""
-    if yes is not None and no is not None and (letters or numbers):
-        if letters and yes < len(LETTERS) and no < len(LETTERS):
-            hint += f", or yes for {LETTERS[yes]} and no for {LETTERS[no]}"
-        elif numbers:
-            hint += f", or yes for {yes + 1} and no for {no + 1}"
-    lines.extend([hint + "."] if hint else [])
+    if letters or numbers:
+        yes, no = yes_no_targets(options)
+        targets: tuple[str, str] | None = None
+        if yes is not None and no is not None:
+            if letters and yes < len(LETTERS) and no < len(LETTERS):
+                targets = (LETTERS[yes], LETTERS[no])
+            elif numbers:
+                targets = (str(yes + 1), str(no + 1))
+        if targets:
+            lines.append(
+                i18n.text(lang, "clarify.hint_exact_or_yes_no", yes=targets[0], no=targets[1])
+            )
+        else:
+            lines.append(i18n.text(lang, "clarify.hint_exact"))
     return _defuse("\n".join(lines))
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from discord_mcp.decisions.cards import LETTERS, option_label
 from discord_mcp.decisions.parser import yes_no_targets
+from discord_mcp.i18n import text
 
 PREFIX = "dmcp"
 ROW_WIDTH = 5
@@ -54,10 +55,12 @@ def _rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def card_components(decision_id: str, options: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The action rows for a card."""
+def card_components(
+    decision_id: str, options: tuple[str, ...], language: str = "en"
+) -> list[dict[str, Any]]:
+    """The action rows for a card (its own words in ``language``; option texts as given)."""
     other = _button(
-        "Other…" if options else "Answer…",
+        text(language, "buttons.other" if options else "buttons.answer"),
         f"{PREFIX}:{decision_id}:other",
         SECONDARY if options else PRIMARY,
     )
@@ -77,7 +80,7 @@ def card_components(decision_id: str, options: tuple[str, ...]) -> list[dict[str
     select = {
         "type": 3,
         "custom_id": f"{PREFIX}:{decision_id}:select",
-        "placeholder": "Choose an option",
+        "placeholder": text(language, "buttons.choose")[:150],
         "min_values": 1,
         "max_values": 1,
         "options": [
@@ -88,17 +91,17 @@ def card_components(decision_id: str, options: tuple[str, ...]) -> list[dict[str
     return [{"type": 1, "components": [select]}, *_rows([other])]
 
 
-def modal_response(decision_id: str, question: str) -> dict[str, Any]:
+def modal_response(decision_id: str, question: str, language: str = "en") -> dict[str, Any]:
     """The callback (type 9) that opens a free-text answer box."""
     return {
         "type": 9,
         "data": {
             "custom_id": f"{PREFIX}:{decision_id}:modal",
-            "title": "Your answer",
+            "title": text(language, "buttons.modal_title")[:45],
             "components": [
                 {
                     "type": 18,
-                    "label": "Answer",
+                    "label": text(language, "buttons.modal_label")[:45],
                     "description": question[:100],
                     "component": {
                         "type": 4,

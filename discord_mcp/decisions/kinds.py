@@ -37,8 +37,8 @@ def components(decision: Decision) -> list[dict[str, Any]]:
     if decision.kind == "approval":
         from discord_mcp.approvals import cards as approval_cards
 
-        return approval_cards.components(decision.id)
-    return card_components(decision.id, decision.options)
+        return approval_cards.components(decision.id, decision.language)
+    return card_components(decision.id, decision.options, decision.language)
 
 
 def judge_message(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
+from discord_mcp import i18n
 from discord_mcp.decisions import cards
 from discord_mcp.decisions.answers import judge_choice
 from discord_mcp.decisions.interactive import (
@@ -100,7 +102,7 @@ async def answer_click(service: DecisionService, data: dict[str, Any]) -> dict[s
     try:
         decision = service.store.load(click.decision_id)
     except (DecisionError, StateError):
-        return ephemeral("This question is no longer known here.")
+        return ephemeral(i18n.text(_language(data), "live.unknown"))
     owners = service.owners(decision)
     if decision.is_final:
         return ephemeral(_already(decision))
@@ -121,7 +123,7 @@ async def answer_click(service: DecisionService, data: dict[str, Any]) -> dict[s
         )
     elif click.part == "other":
         if user_id in owners:
-            return modal_response(decision.id, decision.question)
+            return modal_response(decision.id, decision.question, decision.language)
         verdict = judge_choice(decision, user_id, username, owners, via="button", index=None)
     elif click.part == "select":
         values = payload.get("values") or []
@@ -135,12 +137,9 @@ async def answer_click(service: DecisionService, data: dict[str, Any]) -> dict[s
             decision.id,
             lambda current: current.replace(refused=(*current.refused, attempt)),
         )
-        return ephemeral(
-            "Only " + ", ".join(f"<@{o}>" for o in sorted(owners)) + " can answer this "
-            "question; your click was recorded but not used."
-        )
+        return ephemeral(i18n.text(decision.language, "live.refused", owners=_mentions(owners)))
     if verdict.kind != "resolve":
-        return ephemeral("That did not select an answer; try again.")
+        return ephemeral(i18n.text(decision.language, "live.no_answer"))
     stored, won = await service.store.afinish(decision.id, **verdict.changes)
     if not won:
         return ephemeral(_already(stored))
@@ -149,12 +148,25 @@ async def answer_click(service: DecisionService, data: dict[str, Any]) -> dict[s
     return update_card(cards.render_final(stored))
 
 
+def _mentions(owners: Iterable[str]) -> str:
+    return ", ".join(f"<@{o}>" for o in sorted(owners))
+
+
+def _language(interaction: dict[str, Any]) -> str:
+    """The clicker's Discord app language (``ko``, ``zh-CN``...), for a decision unknown here."""
+    language = str(interaction.get("locale") or "").split("-")[0].lower()
+    return language if i18n.is_language(language) else i18n.FALLBACK
+
+
 def _already(decision: Decision) -> str:
+    """What a click on a card that is already final gets (privately)."""
+    lang = decision.language
+    who = decision.answered_by_name or i18n.text(lang, "card.the_owner")
     if decision.kind == "approval" and decision.status == "answered":
-        who = decision.answered_by_name or "the owner"
-        return f"This was already answered ({decision.selected_option}, by {who})."
+        return i18n.text(lang, "live.already_answered", choice=decision.selected_option, who=who)
     if decision.status == "answered":
-        chosen = decision.selected_option or decision.answer or ""
-        who = decision.answered_by_name or "the owner"
-        return f"This question was already answered ({chosen[:200]!r}, by {who})."
-    return f"This question is already {decision.status}."
+        chosen = (decision.selected_option or decision.answer or "")[:200]
+        return i18n.text(lang, "live.already_answered", choice=f"“{chosen}”", who=who)
+    return i18n.text(
+        lang, "live.already_final", status=i18n.text(lang, f"status.{decision.status}")
+    )

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from discord_mcp.i18n import LANGUAGES
+
 FORMAT_VERSION = 1
 """Version of the decision file format (a public contract; see CHANGELOG)."""
 
@@ -122,6 +124,10 @@ class Decision:
     gave_up_at: str | None = None
     """An approval whose asker stopped waiting (the agent was told no one answered). It stays
     pending: a late answer is still recorded, and a late Allow may resume a run."""
+    language: str = "en"
+    """What the bot writes about it is in this language (``en``, ``ko``, ``ja``, ``zh``;
+    :mod:`discord_mcp.i18n`), chosen when it was asked. Added in format 1 without a bump: a
+    file without it, or with a language this version does not know, reads as ``en``."""
     version: int = field(default=FORMAT_VERSION)
 
     @property
@@ -181,6 +187,8 @@ class Decision:
         values["refused"] = tuple(Attempt(**a) for a in values.get("refused", ()))
         if values.get("approval") is not None and not isinstance(values["approval"], dict):
             raise ValueError("approval must be an object")
+        if values.get("language") not in LANGUAGES:
+            values["language"] = "en"
         decision = cls(**values)
         if decision.status not in ("pending", *FINAL_STATUSES):
             raise ValueError(f"unknown status {decision.status!r}")

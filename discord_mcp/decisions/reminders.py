@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from discord_mcp import i18n
 from discord_mcp.decisions.cards import asked_stamp
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.reminder_policy import ReminderPolicy
@@ -78,31 +79,39 @@ def jump_link(decision: Decision) -> str:
     return f"{decision.thread_url}/{decision.card_message_id}"
 
 
-def render_digest(digest_id: str, decisions: Sequence[Decision]) -> str:
-    """The digest's text, at most :data:`DIGEST_LIMIT` characters, its id always included (on
-    its last line, so a mention line in front may split it, never the id)."""
+def render_digest(digest_id: str, decisions: Sequence[Decision], language: str = "en") -> str:
+    """The digest's text in ``language``, at most :data:`DIGEST_LIMIT` characters, its id always
+    included (on its last line, so a mention line in front may split it, never the id)."""
+    lang = language
     count = len(decisions)
-    head = "1 question is waiting" if count == 1 else f"{count} questions are waiting"
-    lines = [f"\u23f0 **{head}** for your answer:"]
-    tail = f"-# {digest_marker(digest_id)} · answer each in its thread"
+    lines = [
+        i18n.text(lang, "digest.head_one")
+        if count == 1
+        else i18n.text(lang, "digest.head_many", count=count)
+    ]
+    tail = f"-# {digest_marker(digest_id)} · {i18n.text(lang, 'digest.tail')}"
     budget = DIGEST_LIMIT - len(lines[0]) - len(tail) - 2
     for index, decision in enumerate(decisions[:MAX_LISTED]):
         question = " ".join(decision.question.split())
         if len(question) > 120:
             question = question[:119] + "…"
-        urgent = " · \u2757 urgent" if decision.urgent else ""
-        line = (
-            f"• **{question}** · `{decision.project}` · asked {asked_stamp(decision)}{urgent}"
-            f" · {jump_link(decision)}"
+        line = i18n.text(
+            lang,
+            "digest.item",
+            question=question,
+            project=decision.project,
+            asked=asked_stamp(decision, lang),
+            urgent=i18n.text(lang, "digest.urgent") if decision.urgent else "",
+            link=jump_link(decision),
         )
         if len(line) + 1 > budget:
-            lines.append(f"• … and {count - index} more")
+            lines.append(i18n.text(lang, "digest.more", count=count - index))
             break
         budget -= len(line) + 1
         lines.append(line)
     else:
         if count > MAX_LISTED:
-            lines.append(f"• … and {count - MAX_LISTED} more")
+            lines.append(i18n.text(lang, "digest.more", count=count - MAX_LISTED))
     lines.append(tail)
     return "\n".join(lines)
 
@@ -115,6 +124,8 @@ class ReminderSender:
         owner_ids: who is mentioned (and DMed) for decisions that name no owners.
         wall: the current UTC time (injectable).
         sleep: how to wait between looks (injectable).
+        language: ``DISCORD_MCP_LANGUAGE``; ``auto``: the language most of a digest's
+            questions were asked in.
     """
 
     def __init__(
@@ -128,7 +139,9 @@ class ReminderSender:
         policy: ReminderPolicy,
         wall: Wall = lambda: datetime.now(UTC),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        language: str = "auto",
     ) -> None:
+        self._language = language
         self._rest = rest
         self._store = store
         self._channel_id = channel_id
@@ -265,7 +278,8 @@ class ReminderSender:
             await off_loop(self._record_path.unlink, missing_ok=True)
             return []
         marker = digest_marker(record["id"])
-        text = render_digest(record["id"], open_)
+        language = i18n.most_used(self._language, (d.language for d in open_))
+        text = render_digest(record["id"], open_, language)
         if record["posted"] is None:
             found = None
             if resumed:

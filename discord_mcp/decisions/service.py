@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from discord_mcp import i18n
 from discord_mcp.config import Settings
 from discord_mcp.decisions import cards, kinds
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
@@ -171,6 +172,7 @@ class DecisionService:
             reaction_emojis=cards.reaction_emojis(q.options),
             owner_ids=tuple(sorted(self._settings.owner_ids)),
             asker_lease=self._lease,
+            language=i18n.choose(self._settings.language, q.question),
         )
         project = self._settings.project_name
         existing = await self._store.acreate_unless_pending(

@@ -77,6 +77,7 @@ class Runtime:
             channel_id=settings.channel_id,
             owner_ids=settings.owner_ids,
             policy=settings.reminders,
+            language=settings.language,
         )
         if settings.gateway != "off":
             self.link = LiveLink(

@@ -147,7 +147,11 @@ async def run_daemon(
             changes=changes,
         )
         notifier = DiscordNotifier(
-            rest, home=settings.home, owners=settings.owner_ids, mention=options.mention
+            rest,
+            home=settings.home,
+            owners=settings.owner_ids,
+            mention=options.mention,
+            language=settings.language,
         )
         engine = RunEngine(
             state_dir=settings.home,
@@ -208,6 +212,7 @@ async def run_daemon(
                         channel_id=settings.channel_id,
                         owner_ids=settings.owner_ids,
                         policy=settings.reminders,
+                        language=settings.language,
                     ).run(),
                     name="reminders",
                 )

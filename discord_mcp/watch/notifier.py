@@ -21,10 +21,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
+from discord_mcp import i18n
 from discord_mcp.approvals.report import not_run_during, not_run_section
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DiscordError, StateError
+from discord_mcp.i18n import text
 from discord_mcp.runs import Activity, JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.tasks import cancel_and_wait
@@ -52,17 +54,23 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def status_text(job: JobView, activity: Activity | None = None, *, final: str | None = None) -> str:
-    """The job's status message."""
+def status_text(
+    job: JobView,
+    activity: Activity | None = None,
+    *,
+    final: str | None = None,
+    language: str = "en",
+) -> str:
+    """The job's status message (its own words in ``language``; the agent's as they are)."""
     tool = job.tool or "agent"
-    how = "resuming its session" if job.resumed else "new session"
-    head = final or f"\U0001f504 **Running** `{tool}` ({how})"
+    how = text(language, "run.resuming" if job.resumed else "run.new_session")
+    head = final or text(language, "run.running", tool=tool, how=how)
     lines = [f"{head} · job `{job.job_id}`"]
     if activity is not None:
         lines[0] += f" · {_elapsed(activity.elapsed)}"
         if activity.tool_call_count:
             shown = activity.tool_calls[-5:]
-            lines.append(f"tools used: {activity.tool_call_count}")
+            lines.append(text(language, "run.tools_used", count=activity.tool_call_count))
             lines.extend(f"• `{_clip(c.name, 60)}` {_clip(c.summary, 120)}" for c in shown)
         if activity.last_text:
             lines.append("> " + _clip(activity.last_text, 400))
@@ -80,6 +88,8 @@ class DiscordNotifier:
             job's final message lists when its tool calls were not run); None: memory only.
         owners: who is mentioned (see the module doc).
         mention: ``failures``, ``all`` or ``none``.
+        language: ``DISCORD_MCP_LANGUAGE``; ``auto``: each job's status lines are in the
+            language of the owner's prompt.
     """
 
     def __init__(
@@ -89,7 +99,9 @@ class DiscordNotifier:
         home: Path | None = None,
         owners: Iterable[str] = (),
         mention: Mention = "failures",
+        language: str = "auto",
     ) -> None:
+        self._language = language
         self._rest = rest
         self._board = StatusBoard(home)
         self._store = DecisionStore(home) if home is not None else None
@@ -99,9 +111,13 @@ class DiscordNotifier:
         self._typing: dict[str, asyncio.Task[None]] = {}
         self._last_edit: dict[str, float] = {}
 
-    async def _post(self, thread_id: str, text: str) -> str | None:
+    def language(self, job: JobView) -> str:
+        """The language of ``job``'s status lines."""
+        return i18n.choose(self._language, job.prompt)
+
+    async def _post(self, thread_id: str, content: str) -> str | None:
         try:
-            sent = await self._rest.send_text(thread_id, text, allowed_mentions=NO_PINGS)
+            sent = await self._rest.send_text(thread_id, content, allowed_mentions=NO_PINGS)
         except DiscordError as exc:
             log.warning("posting to thread %s failed: %s", thread_id, exc)
             return None
@@ -113,9 +129,9 @@ class DiscordNotifier:
             position - 1 + sum(1 for thread, _ in self._status.values() if thread == job.thread_id)
         )
         if ahead > 0:
-            jobs = "job" if ahead == 1 else "jobs"
+            key = "run.queued_one" if ahead == 1 else "run.queued_many"
             await self._post(
-                job.thread_id, f"\u23f3 Queued as `{job.job_id}` ({ahead} {jobs} ahead)."
+                job.thread_id, text(self.language(job), key, job=job.job_id, count=ahead)
             )
 
     async def job_started(self, job: JobView, session: SessionView) -> None:
@@ -123,10 +139,15 @@ class DiscordNotifier:
         if kept is not None:  # picked up again after a restart: the same message carries on
             with contextlib.suppress(DiscordError):
                 await self._rest.edit_message(
-                    kept[0], kept[1], content=status_text(job), allowed_mentions=NO_PINGS
+                    kept[0],
+                    kept[1],
+                    content=status_text(job, language=self.language(job)),
+                    allowed_mentions=NO_PINGS,
                 )
         else:
-            message_id = await self._post(job.thread_id, status_text(job))
+            message_id = await self._post(
+                job.thread_id, status_text(job, language=self.language(job))
+            )
             if message_id:
                 await self._board.put(job.job_id, job.thread_id, message_id)
         self._typing[job.job_id] = asyncio.create_task(
@@ -149,7 +170,10 @@ class DiscordNotifier:
         self._last_edit[job.job_id] = now
         with contextlib.suppress(DiscordError):
             await self._rest.edit_message(
-                where[0], where[1], content=status_text(job, activity), allowed_mentions=NO_PINGS
+                where[0],
+                where[1],
+                content=status_text(job, activity, language=self.language(job)),
+                allowed_mentions=NO_PINGS,
             )
 
     async def job_finished(self, job: JobView, session: SessionView) -> None:
@@ -159,13 +183,13 @@ class DiscordNotifier:
         self._last_edit.pop(job.job_id, None)
         not_run = await self._not_run(job)
         await self._mark_final(job, not_run)
-        text = final_message(job, not_run)
+        content = final_message(job, not_run, self.language(job))
         pings = self._pings(job)
         if pings:
-            text = " ".join(f"<@{o}>" for o in pings) + " " + text
+            content = " ".join(f"<@{o}>" for o in pings) + " " + content
         try:
             await self._rest.send_text(
-                job.thread_id, text, allowed_mentions={"parse": [], "users": pings}
+                job.thread_id, content, allowed_mentions={"parse": [], "users": pings}
             )
         except DiscordError as exc:
             log.warning("posting to thread %s failed: %s", job.thread_id, exc)
@@ -197,7 +221,11 @@ class DiscordNotifier:
             await self._rest.edit_message(
                 where[0],
                 where[1],
-                content=status_text(job, final=final_head(job, not_run)),
+                content=status_text(
+                    job,
+                    final=final_head(job, not_run, self.language(job)),
+                    language=self.language(job),
+                ),
                 allowed_mentions=NO_PINGS,
             )
 
@@ -212,63 +240,62 @@ class DiscordNotifier:
                 await self._mark_final(job)
 
 
-def final_head(job: JobView, not_run: list[Decision] | None = None) -> str:
+def final_head(job: JobView, not_run: list[Decision] | None = None, language: str = "en") -> str:
     """The first line a finished job's status message ends with (never a plain "Done" when
     tool calls were denied or never answered)."""
+    lang = language
+    code = job.error_code or "error"
     if job.state == "success":
         cost = f" · ${job.cost_usd:.4f}" if job.cost_usd else ""
+        took = {"elapsed": _elapsed(job.duration), "tool": job.tool, "cost": cost}
         if not_run:
-            count = len(not_run)
-            calls = "call was" if count == 1 else "calls were"
-            return (
-                f"\u26a0\ufe0f **Finished, but {count} tool {calls} not run** in "
-                f"{_elapsed(job.duration)} · `{job.tool}`{cost}"
-            )
-        return f"\u2705 **Done** in {_elapsed(job.duration)} · `{job.tool}`{cost}"
+            key = "run.not_run_one" if len(not_run) == 1 else "run.not_run_many"
+            return text(lang, key, count=len(not_run), **took)
+        return text(lang, "run.done", **took)
     if job.state == "unknown_after_crash":
-        return "\u26a0\ufe0f **Unknown after a crash**"
+        return text(lang, "run.unknown_after_crash")
     if job.retried_by is not None and job.resets_at is not None:
-        return "\u23f8\ufe0f **Usage limit**: held"
+        return text(lang, "run.usage_limit")
     if job.retried_by is not None:
-        return f"\U0001f501 **Temporary error** ({job.error_code or 'error'}): retrying"
-    return f"\u274c **Failed** ({job.error_code or 'error'})"
+        return text(lang, "run.temporary_error", code=code)
+    return text(lang, "run.failed", code=code)
 
 
-def final_message(job: JobView, not_run: list[Decision] | None = None) -> str:
+def final_message(job: JobView, not_run: list[Decision] | None = None, language: str = "en") -> str:
     """The answer (or the failure) as a new message, ending with how to go on; the tool calls
-    that were denied or never answered are listed."""
+    that were denied or never answered are listed. The agent's words are never translated."""
+    lang = language
     section = not_run_section(not_run or [])
+    code = job.error_code or "error"
     if job.state == "success":
-        body = (job.final_text or job.result_excerpt or "(the agent gave no text)").strip()
+        body = (job.final_text or job.result_excerpt or text(lang, "run.no_text")).strip()
         if section:
             body = f"{_clip_block(body, 1400)}\n\n{section}"
-        return f"{body}\n\n-# Reply in this thread to continue · `!status` · `!tool` · `!stop`"
+        return f"{body}\n\n{text(lang, 'run.continue')}"
     if job.state == "unknown_after_crash":
-        return (
-            f"\u26a0\ufe0f Job `{job.job_id}` was running when discord-watch stopped, and its "
-            "result could not be recovered. Nothing was run again on its own. Send "
-            f"`!retry {job.job_id}` to run it again."
-        )
-    message = _clip(job.error_message or "the agent CLI failed", 1500)
+        return text(lang, "run.crashed", job=job.job_id)
+    message = _clip(job.error_message or text(lang, "run.cli_failed"), 1500)
     if job.retried_by is not None and job.resets_at is not None:
-        return (
-            f"\u23f8\ufe0f `{job.tool}` reached its usage limit. The job continues on its own "
-            f"as `{job.retried_by}` after the reset, at {job.resets_at:%Y-%m-%d %H:%M} UTC "
-            f"(<t:{int(job.resets_at.timestamp())}:R>); later messages wait behind it. "
-            f"`!cancel {job.retried_by}` drops it."
+        return text(
+            lang,
+            "run.usage_limit_message",
+            tool=job.tool,
+            next=job.retried_by,
+            at=f"{job.resets_at:%Y-%m-%d %H:%M}",
+            unix=int(job.resets_at.timestamp()),
         )
     if job.retried_by is not None:
-        return (
-            f"\U0001f501 Job `{job.job_id}` failed on a temporary error "
-            f"(**{job.error_code or 'error'}**: {_clip(message, 300)}); trying once more as "
-            f"`{job.retried_by}`."
+        return text(
+            lang,
+            "run.temporary_error_message",
+            job=job.job_id,
+            code=code,
+            message=_clip(message, 300),
+            next=job.retried_by,
         )
     if section:
         message = _clip(message, max(1500 - len(section), 200)) + f"\n{section}"
-    return (
-        f"\u274c Job `{job.job_id}` failed: **{job.error_code or 'error'}**: {message}\n"
-        f"Retry with `!retry {job.job_id}`."
-    )
+    return text(lang, "run.failed_message", job=job.job_id, code=code, message=message)
 
 
 def _clip_block(text: str, limit: int) -> str:

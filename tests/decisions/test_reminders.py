@@ -53,8 +53,9 @@ class World:
     people: People
     discord: RunningEmulator
 
-    def sender(self, policy: ReminderPolicy, wall: Wall) -> ReminderSender:
+    def sender(self, policy: ReminderPolicy, wall: Wall, language: str = "auto") -> ReminderSender:
         return ReminderSender(
+            language=language,
             home=self.settings.home,
             rest=self.rest,
             store=DecisionStore(self.settings.home),
@@ -136,6 +137,31 @@ async def test_everything_due_goes_out_as_one_digest_with_a_jump_link_to_each_ca
     wall.now += 2 * MINUTE  # an hour after the first reminder
     assert len(await sender.send_due()) == 3
     assert len(world.digests()) == 2
+
+
+async def test_a_digest_is_in_the_language_most_of_its_questions_were_asked_in(
+    world: World,
+) -> None:
+    decisions = [await world.ask(q) for q in ("배포할까요?", "Drop the old table?", "태그할까요?")]
+    wall = Wall(asked_at(decisions[-1]) + 16 * MINUTE)
+    sender = world.sender(DEFAULT, wall)
+    assert await sender.claim()
+    await sender.send_due()
+    [digest] = world.digests()
+    assert "⏰ **답을 기다리는 질문이 3개 있습니다**" in digest["content"]
+    assert "Drop the old table?" in digest["content"]  # the agent's words, as asked
+    assert "questions are waiting" not in digest["content"]
+    assert f"-# {digest_marker(digest['content'].split('`')[-2])} · 각 스레드" in digest["content"]
+
+
+async def test_discord_mcp_language_sets_the_digests_language(world: World) -> None:
+    decision = await world.ask("배포할까요?")
+    wall = Wall(asked_at(decision) + 16 * MINUTE)
+    sender = world.sender(DEFAULT, wall, language="zh")
+    assert await sender.claim()
+    await sender.send_due()
+    [digest] = world.digests()
+    assert "⏰ **有 1 个问题在等你回答**" in digest["content"]
 
 
 async def test_a_question_due_a_little_later_rides_along_instead_of_pinging_again(
