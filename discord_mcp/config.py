@@ -83,7 +83,8 @@ class Settings:
             arrives while it sits idle (``DISCORD_MCP_TMUX_NUDGE``).
         approval_wait_seconds: how long a tool approval waits for the owner.
         in_run: this process serves a ``discord-watch`` run (``DISCORD_MCP_RUN=1``): a late
-            Allow of one of its approvals resumes the run.
+            answer to one of its questions, or a late Allow of one of its approvals, resumes
+            the run.
     """
 
     token: Secret

@@ -122,6 +122,12 @@ class Decision:
     gave_up_at: str | None = None
     """An approval whose asker stopped waiting (the agent was told no one answered). It stays
     pending: a late answer is still recorded, and a late Allow may resume a run."""
+    from_run: bool = False
+    """Asked by the discord-mcp server of a ``discord-watch`` run (``DISCORD_MCP_RUN``): an
+    answer that arrives after that run's agent stopped resumes the run
+    (:mod:`discord_mcp.decisions.late`)."""
+    resumed_at: str | None = None
+    """When a late answer resumed the asking run (recorded once, under the file's lock)."""
     version: int = field(default=FORMAT_VERSION)
 
     @property

@@ -171,6 +171,7 @@ class DecisionService:
             reaction_emojis=cards.reaction_emojis(q.options),
             owner_ids=tuple(sorted(self._settings.owner_ids)),
             asker_lease=self._lease,
+            from_run=self._settings.in_run,
         )
         project = self._settings.project_name
         existing = await self._store.acreate_unless_pending(
