@@ -83,6 +83,7 @@ async def test_an_answer_after_the_run_stopped_waiting_resumes_the_session_once(
         people.say(thread_id, "B")  # the owner answers after the agent stopped listening
         await until(
             lambda: any("Squashing now" in t for t in texts(people, thread_id)),
+            seconds=150,  # the daemon's next look (every 5 s), then a whole Claude Code job
             what="the resumed job's answer",
         )
     prompts = [t for r in model_server.turn_requests() for t in r.user_texts()]
