@@ -20,7 +20,9 @@ from discord_mcp.errors import ConfigError
 
 _EMULATOR_HELP = "run a local Discord (REST, gateway, interactions) on 127.0.0.1"
 _DEMO_HELP = "see the whole loop in a browser: local Discord, discord-watch, a scripted agent"
-_HOOK_HELP = "run as an agent CLI's hook (tool approvals): permission-request, before-tool, ..."
+_HOOK_HELP = (
+    "run as an agent CLI's hook: permission-request, before-tool, pre-tool-use, stop, session-start"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,6 +63,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also send the client's tool permission prompts to Discord (its approval hook)",
     )
+    install.add_argument(
+        "--hooks",
+        action="store_true",
+        help="also wire the Stop and SessionStart hooks: no turn ends while a question is "
+        "open, and a new session gets the answers that came while away",
+    )
     sub.add_parser("doctor", help="check token, intents, channel, owners, state and clients")
     return parser
 
@@ -86,7 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if parsed.command == "setup":
         return _setup(Path(parsed.env_file))
     if parsed.command == "install":
-        return _install(parsed.client, parsed.scope, Path(parsed.env_file), parsed.approvals)
+        return _install(
+            parsed.client, parsed.scope, Path(parsed.env_file), parsed.approvals, parsed.hooks
+        )
     if parsed.command == "doctor":
         return _doctor()
     return 2  # argparse rejects unknown commands before this
@@ -112,12 +122,15 @@ def _setup(env_file: Path) -> int:
     return 0
 
 
-def _install(client: str, scope: str, env_file: Path, approvals: bool = False) -> int:
+def _install(
+    client: str, scope: str, env_file: Path, approvals: bool = False, hooks: bool = False
+) -> int:
     import os
 
     from discord_mcp.setup.approvals import install_hook
     from discord_mcp.setup.clients import Client, Scope
     from discord_mcp.setup.install import install
+    from discord_mcp.setup.session_hooks import install_session_hooks
 
     home, cwd, environ = Path.home(), Path.cwd(), dict(os.environ)
     chosen, scoped = cast(Client, client), cast(Scope, scope)
@@ -133,12 +146,24 @@ def _install(client: str, scope: str, env_file: Path, approvals: bool = False) -
                 cwd=cwd,
                 environ=environ,
             )
+        session = None
+        if hooks:
+            session = install_session_hooks(
+                chosen,
+                scoped,
+                env_file=env_file.resolve(),
+                home=home,
+                cwd=cwd,
+                environ=environ,
+            )
     except ConfigError as exc:
         sys.stderr.write(f"discord-mcp install: {exc}\n")
         return 2
     sys.stdout.write(result.describe() + "\n")
     if hook is not None:
         sys.stdout.write(hook.describe() + "\n")
+    if session is not None:
+        sys.stdout.write(session.describe() + "\n")
     return 0
 
 

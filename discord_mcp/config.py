@@ -84,7 +84,8 @@ class Settings:
             arrives while it sits idle (``DISCORD_MCP_TMUX_NUDGE``).
         approval_wait_seconds: how long a tool approval waits for the owner.
         in_run: this process serves a ``discord-watch`` run (``DISCORD_MCP_RUN=1``): a late
-            Allow of one of its approvals resumes the run.
+            answer to one of its questions, or a late Allow of one of its approvals, resumes
+            the run.
         language: what the bot writes in (``DISCORD_MCP_LANGUAGE``): ``en``, ``ko``, ``ja``,
             ``zh``, or ``auto`` (the language of each question; see :mod:`discord_mcp.i18n`).
     """

@@ -3,16 +3,19 @@ after its agent was told no one answered.
 
 The approval must come from a run (``resume`` in its request, from ``DISCORD_MCP_RUN``), be
 answered ``allow`` after ``gave_up_at``, and not be resumed yet; claiming it records
-``resumed_at`` in the approval under the file's lock, so a restart or a second check never
-resumes twice. The resumed session's retry of the same call then runs without asking (the late
-Allow answers that one retry, see :mod:`~discord_mcp.approvals.rules`). Blocking (reads and
-writes decision files): call these off the event loop.
+``resumed_at`` under the file's lock (:func:`discord_mcp.decisions.late.claim`, the one claim
+for every late answer that resumes a run; files from before it have ``resumed_at`` in the
+approval), so a restart or a second check never resumes twice. The resumed session's retry
+of the same call then runs without asking (the late Allow answers that one retry, see
+:mod:`~discord_mcp.approvals.rules`). Blocking (reads and writes decision files): call these
+off the event loop.
 """
 
 from __future__ import annotations
 
 from discord_mcp.approvals.cards import action_of
-from discord_mcp.decisions.model import Decision, utc_now
+from discord_mcp.decisions import late
+from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
 
 
@@ -24,6 +27,7 @@ def is_due(decision: Decision) -> bool:
         and decision.status == "answered"
         and decision.answer == "allow"
         and decision.gave_up_at is not None
+        and decision.resumed_at is None
         and not approval.get("resumed_at")
     )
 
@@ -35,14 +39,8 @@ def due(store: DecisionStore) -> list[Decision]:
 
 def claim(store: DecisionStore, decision_id: str) -> Decision | None:
     """Mark the approval as resumed; the decision if this call claimed it, else None."""
-
-    def mark(current: Decision) -> Decision | None:
-        if not is_due(current):
-            return None
-        return current.replace(approval={**(current.approval or {}), "resumed_at": utc_now()})
-
-    stored, written = store.update(decision_id, mark)
-    return stored if written else None
+    # Its asker told the agent no one answered: the Allow is nobody else's, asker alive or not.
+    return late.claim(store, decision_id, is_due, away=False)
 
 
 def resume_prompt(decision: Decision) -> str:

@@ -128,6 +128,12 @@ class Decision:
     """What the bot writes about it is in this language (``en``, ``ko``, ``ja``, ``zh``;
     :mod:`discord_mcp.i18n`), chosen when it was asked. Added in format 1 without a bump: a
     file without it, or with a language this version does not know, reads as ``en``."""
+    from_run: bool = False
+    """Asked by the discord-mcp server of a ``discord-watch`` run (``DISCORD_MCP_RUN``): an
+    answer that arrives after that run's agent stopped resumes the run
+    (:mod:`discord_mcp.decisions.late`)."""
+    resumed_at: str | None = None
+    """When a late answer resumed the asking run (recorded once, under the file's lock)."""
     version: int = field(default=FORMAT_VERSION)
 
     @property

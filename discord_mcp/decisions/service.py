@@ -173,6 +173,7 @@ class DecisionService:
             owner_ids=tuple(sorted(self._settings.owner_ids)),
             asker_lease=self._lease,
             language=i18n.choose(self._settings.language, q.question),
+            from_run=self._settings.in_run,
         )
         project = self._settings.project_name
         existing = await self._store.acreate_unless_pending(

@@ -152,20 +152,36 @@ class DecisionStore:
         waiting on it. Marks it delivered in the same step, so it reaches exactly one session.
         Returns the decision if this call delivered it, else None.
         """
+
+        def deliver(current: Decision) -> Decision | None:
+            if not current.is_final or current.delivered:
+                return None
+            return current.replace(delivered=True)
+
+        return self.update_if_away(decision_id, deliver)
+
+    def update_if_away(
+        self, decision_id: str, change: Callable[[Decision], Decision | None]
+    ) -> Decision | None:
+        """Apply ``change`` (as :meth:`update` does) only while the asking process is gone and
+        no call waits on the decision; the decision if it was written, else None.
+
+        What :meth:`deliver_if_away` and a run's late answer
+        (:func:`discord_mcp.decisions.late.claim`) share: both hand an answer to someone other
+        than the call that asked, so both must find nobody listening for it.
+        """
         path = self.path(decision_id)
         probe = try_exclusive(path.with_name(path.name + ".wait"))
         if probe is None:
             return None  # someone is waiting on it right now: it is theirs
         try:
 
-            def deliver(current: Decision) -> Decision | None:
-                if not current.is_final or current.delivered:
-                    return None
+            def guarded(current: Decision) -> Decision | None:
                 if lease_alive(self.home, current.asker_lease):
                     return None
-                return current.replace(delivered=True)
+                return change(current)
 
-            stored, written = self.update(decision_id, deliver)
+            stored, written = self.update(decision_id, guarded)
             return stored if written else None
         finally:
             probe.release()

@@ -1,8 +1,9 @@
 """Client hooks: ``discord-mcp hook <event>``, run by an agent CLI with one JSON object on stdin.
 
-One module per client event, each turning the CLI's payload into a
+One module per client event. The approval hooks turn the CLI's payload into a
 :class:`~discord_mcp.approvals.request.ToolRequest` and the decision into the JSON that CLI
-expects on stdout:
+expects on stdout; ``stop`` and ``session_start`` read the session's questions
+(:mod:`~discord_mcp.hooks.sessions`) and are quiet: any failure means no output and exit 0.
 
 ===========================  ==========================================  ==================
 module                       event                                       clients
@@ -10,6 +11,10 @@ module                       event                                       clients
 ``permission_request``       ``PermissionRequest``                       Claude Code, Codex
 ``before_tool``              ``BeforeTool``                              Gemini CLI
 ``pre_tool_use``             ``PreToolUse`` (``ask-all``: always ask)     Claude Code
+``stop``                     ``Stop`` / ``AfterAgent``: no turn ends      Claude Code, Codex,
+                             while this session's question is open        Gemini CLI
+``session_start``            ``SessionStart``: answers that came while    Claude Code, Codex,
+                             no session listened                          Gemini CLI
 ===========================  ==========================================  ==================
 
 :mod:`~discord_mcp.hooks.runner` is what they share: settings from the environment (or

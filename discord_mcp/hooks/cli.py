@@ -9,14 +9,16 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from discord_mcp.errors import DiscordMCPError
-from discord_mcp.hooks import before_tool, permission_request, pre_tool_use
-from discord_mcp.hooks.runner import HookOptions, parse_options, read_payload
+from discord_mcp.hooks import before_tool, permission_request, pre_tool_use, session_start, stop
+from discord_mcp.hooks.runner import QUIET_EVENTS, HookOptions, parse_options, read_payload
 
 Handler = Callable[[Mapping[str, Any], HookOptions, Mapping[str, str]], dict[str, Any] | None]
 HANDLERS: dict[str, Handler] = {
     "permission-request": permission_request.handle,
     "before-tool": before_tool.handle,
     "pre-tool-use": pre_tool_use.handle,
+    "stop": stop.handle,
+    "session-start": session_start.handle,
 }
 
 
@@ -37,11 +39,15 @@ def main(
     try:
         payload = read_payload(stdin)
     except ValueError as exc:
+        if options.event in QUIET_EVENTS:
+            return 0
         stderr.write(f"discord-mcp hook: cannot read the event: {exc}\n")
         return 1
     try:
         answer = HANDLERS[options.event](payload, options, environ)
     except DiscordMCPError as exc:
+        if options.event in QUIET_EVENTS:
+            return 0
         stderr.write(f"discord-mcp hook: {exc}\n")
         return 1
     if answer is not None:

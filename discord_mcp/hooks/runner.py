@@ -38,7 +38,10 @@ from discord_mcp.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
-EVENTS = ("permission-request", "before-tool", "pre-tool-use")
+EVENTS = ("permission-request", "before-tool", "pre-tool-use", "stop", "session-start")
+QUIET_EVENTS = frozenset({"stop", "session-start"})
+"""Hooks that never fail loudly: any error means no output and exit code 0 (the agent goes on
+as it would without us)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,6 +115,20 @@ def hook_settings(environ: Mapping[str, str], env_file: str | None, cwd: str) ->
     # A hook lives for one approval: follow the machine's gateway, never hold it.
     gateway = "follow" if settings.gateway == "auto" else settings.gateway
     return dataclasses.replace(settings, gateway=gateway)
+
+
+def quiet_settings(environ: Mapping[str, str], env_file: str | None, cwd: str) -> Settings | None:
+    """:func:`hook_settings` with logging to the log file, or None when they cannot be had (a
+    quiet hook then does nothing; it cannot even log)."""
+    try:
+        settings = hook_settings(environ, env_file, cwd)
+    except Exception:  # a quiet hook never fails the agent
+        return None
+    try:
+        configure_logging(settings)
+    except Exception:
+        return settings
+    return settings
 
 
 async def decide(

@@ -43,6 +43,7 @@ from discord_mcp.setup.approvals import hook_state
 from discord_mcp.setup.checks import Check, Verdict
 from discord_mcp.setup.clients import CLIENTS, config_location, entries, is_ours, read_document
 from discord_mcp.setup.permissions import NEEDED, effective_permissions, missing
+from discord_mcp.setup.session_hooks import session_hooks_state
 from discord_mcp.setup.state_checks import project_checks, quarantine_checks
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.transport.gateway import Gateway
@@ -307,6 +308,7 @@ def _client_checks(*, home: Path, cwd: Path, environ: Mapping[str, str]) -> list
                 registered.add(client)
                 found.append(_judge_entry(client, scope, location.path, server_name, entry))
     found += _approval_checks(registered, home=home, cwd=cwd, environ=env)
+    found += _session_hook_checks(registered, home=home, cwd=cwd, environ=env)
     if not registered_anywhere:
         found.append(
             Check(
@@ -342,6 +344,40 @@ def _approval_checks(
                     name,
                     "not wired: tool permission prompts stay at the terminal "
                     f"(to answer them from Discord: discord-mcp install {client} --approvals)",
+                )
+            )
+    return checks
+
+
+def _session_hook_checks(
+    registered: set[str], *, home: Path, cwd: Path, environ: Mapping[str, str]
+) -> list[Check]:
+    """Whether each client has the Stop and SessionStart hooks (``install --hooks``)."""
+    checks = []
+    for client in CLIENTS:
+        state, detail = session_hooks_state(client, home=home, cwd=cwd, environ=environ)
+        if client not in registered and state == "absent":
+            continue
+        name = f"{client} hooks"
+        if state == "wired":
+            checks.append(Check("OK", name, f"wired: {detail}"))
+        elif state == "needs review":
+            fix = (
+                "start `codex` and trust them with /hooks"
+                if "trusted" in detail
+                else f"discord-mcp install {client} --hooks"
+            )
+            checks.append(Check("WARN", name, detail, fix))
+        elif state == "unreadable":
+            checks.append(Check("WARN", name, detail, "fix the file's JSON"))
+        else:
+            checks.append(
+                Check(
+                    "OK",
+                    name,
+                    "not wired: an agent may end its turn with a question open and a new "
+                    "session relies on check_pending "
+                    f"(to wire them: discord-mcp install {client} --hooks)",
                 )
             )
     return checks

@@ -37,7 +37,7 @@ from discord_mcp.watch.heartbeat import TICK_S, Heartbeats
 from discord_mcp.watch.notifier import DiscordNotifier
 from discord_mcp.watch.options import watch_options
 from discord_mcp.watch.requests import ShellRequests
-from discord_mcp.watch.resumes import LateAllows
+from discord_mcp.watch.resumes import LateAnswers
 from discord_mcp.watch.waiting import owner_wait
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,8 @@ def write_server_env_file(settings: Settings) -> Path:
 
 def server_environment(settings: Settings) -> dict[str, str]:
     """What each run's discord-mcp needs: this daemon's Discord settings; it follows our gateway,
-    and a late Allow of its approvals resumes the run (``DISCORD_MCP_RUN``).
+    and a late answer to its questions, or a late Allow of its approvals, resumes the run
+    (``DISCORD_MCP_RUN``).
 
     The token is not among them: it is in :func:`server_env_file`, named by
     ``DISCORD_MCP_ENV_FILE`` (some CLIs pass the server's variables through their own
@@ -176,7 +177,7 @@ async def run_daemon(
                 schedules=ScheduleStore(settings.home),
                 wall=clock.time,
             )
-            late = LateAllows(store=decisions.store, engine=engine, rest=rest)
+            late = LateAnswers(store=decisions.store, engine=engine, rest=rest)
             decisions.on_change = late.poke
             watcher = Watcher(
                 settings=settings,
@@ -216,7 +217,7 @@ async def run_daemon(
                     ).run(),
                     name="reminders",
                 )
-                group.create_task(late.run(), name="late-allows")
+                group.create_task(late.run(), name="late-answers")
                 if "link" in holder:
                     group.create_task(holder["link"].run(), name="gateway")
                 if display is not None:

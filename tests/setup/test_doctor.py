@@ -59,6 +59,10 @@ async def test_a_healthy_setup_passes_every_check(
         "claude approvals": "OK",
         "codex approvals": "OK",
         "gemini approvals": "OK",
+        # Installed without --hooks: said so, not a problem.
+        "claude hooks": "OK",
+        "codex hooks": "OK",
+        "gemini hooks": "OK",
     }, [c.render() for c in checks.values()]
     assert "all 9 permissions" in checks["channel"].detail
     assert people.state()["stats"]["gateway_identifies"] == 1  # the intent was really tried

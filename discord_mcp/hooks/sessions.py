@@ -1,0 +1,80 @@
+"""Which decisions belong to the session a hook runs for, and the answers in words.
+
+A hook gets the CLI's ``session_id``, ``cwd`` and ``transcript_path`` on stdin (Claude Code,
+Codex and Gemini CLI alike); the decision files record who asked by a label
+(:func:`discord_mcp.server.app.session_label`). Two links, either one enough:
+
+- the label: Claude Code gives its stdio MCP servers ``CLAUDE_CODE_SESSION_ID``, and the server
+  records its first 8 characters as the decision's ``session``; a Claude Code hook's
+  ``session_id`` is the same id (stable across ``--resume``). Codex and Gemini CLI give their
+  servers no session id, so their labels (``codex-<pid>``) never match a hook's.
+- the transcript: every decision the agent asked or waited on has its id in a tool result of
+  the session's transcript (``20261123-120000-9f3a1c``), whatever the CLI. The hook reads the
+  transcript's last :data:`TRANSCRIPT_TAIL` bytes and looks for decision ids there.
+
+So a session's decision is missed only when the CLI gives neither (a Codex or Gemini session
+without a transcript path, or one whose question scrolled out of the last 8 MiB).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from discord_mcp.decisions.late import answer_words, files_line
+from discord_mcp.decisions.model import Decision
+from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.hooks.runner import session_label
+
+log = logging.getLogger(__name__)
+
+TRANSCRIPT_TAIL = 8 * 1024 * 1024
+DECISION_ID = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{6}\b")
+
+
+def transcript_ids(path: str | None) -> set[str]:
+    """Decision ids mentioned in the transcript's last :data:`TRANSCRIPT_TAIL` bytes."""
+    if not path:
+        return set()
+    try:
+        with Path(path).open("rb") as transcript:
+            with contextlib.suppress(OSError):
+                transcript.seek(-TRANSCRIPT_TAIL, 2)
+            tail = transcript.read(TRANSCRIPT_TAIL)
+    except OSError as exc:
+        log.info("cannot read the transcript %s: %s", path, exc)
+        return set()
+    return set(DECISION_ID.findall(tail.decode("utf-8", errors="replace")))
+
+
+def session_decisions(store: DecisionStore, payload: Mapping[str, Any]) -> list[Decision]:
+    """The questions this hook's session asked (or waited on), oldest first."""
+    session_id = str(payload.get("session_id") or "")
+    label = session_label(session_id) if session_id else None
+    ids = transcript_ids(str(payload.get("transcript_path") or "") or None)
+    return [
+        decision
+        for decision in store.all()
+        if decision.kind == "question"
+        and ((label is not None and decision.session == label) or decision.id in ids)
+    ]
+
+
+def answered_line(decision: Decision) -> str:
+    """One answer, for an agent: the question, who answered and what."""
+    who = decision.answered_by_name or "the owner"
+    line = (
+        f"- decision {decision.id}: {decision.question!r} -> {who} answered: "
+        f"{answer_words(decision)!r}"
+    )
+    if files := files_line(decision):
+        line += f" ({files})"
+    return line
+
+
+def pending_line(decision: Decision) -> str:
+    return f"- decision {decision.id}: {decision.question!r} (asked {decision.asked_at})"
