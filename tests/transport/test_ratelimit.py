@@ -44,7 +44,7 @@ async def test_unknown_bucket_lets_one_probe_through_and_holds_the_rest(
     await asyncio.sleep(0)
     await asyncio.sleep(0)
     assert not second.done()
-    limiter.release(first, headers(5, 4, 5.0))
+    await limiter.release(first, headers(5, 4, 5.0))
     async with asyncio.timeout(2):
         await second
 
@@ -53,7 +53,7 @@ async def test_empty_bucket_waits_until_the_window_resets(
     limiter: RateLimiter, clock: FakeClock
 ) -> None:
     ticket = await limiter.acquire(SEND, max_wait=10)
-    limiter.release(ticket, headers(1, 0, 2.5))
+    await limiter.release(ticket, headers(1, 0, 2.5))
     started = clock.now
     await limiter.acquire(SEND, max_wait=10)
     assert clock.now - started == pytest.approx(2.5)
@@ -63,10 +63,10 @@ async def test_five_per_window_then_a_wait_for_the_next(
     limiter: RateLimiter, clock: FakeClock
 ) -> None:
     probe = await limiter.acquire(SEND, max_wait=60)
-    limiter.release(probe, headers(5, 4, 5.0))
+    await limiter.release(probe, headers(5, 4, 5.0))
     for remaining in (3, 2, 1, 0):
         ticket = await limiter.acquire(SEND, max_wait=60)
-        limiter.release(ticket, headers(5, remaining, 5.0))
+        await limiter.release(ticket, headers(5, remaining, 5.0))
     assert clock.slept == []
     await limiter.acquire(SEND, max_wait=60)
     assert sum(clock.slept) == pytest.approx(5.0)
@@ -76,7 +76,7 @@ async def test_each_channel_has_its_own_copy_of_a_bucket(
     limiter: RateLimiter, clock: FakeClock
 ) -> None:
     ticket = await limiter.acquire(SEND, max_wait=10)
-    limiter.release(ticket, headers(1, 0, 5.0))
+    await limiter.release(ticket, headers(1, 0, 5.0))
     await limiter.acquire(SEND_OTHER, max_wait=10)
     assert clock.slept == []
 
@@ -85,7 +85,7 @@ async def test_a_wait_longer_than_the_bound_raises_instead_of_sleeping(
     limiter: RateLimiter, clock: FakeClock
 ) -> None:
     ticket = await limiter.acquire(SEND, max_wait=10)
-    limiter.release(ticket, headers(1, 0, 30.0))
+    await limiter.release(ticket, headers(1, 0, 30.0))
     with pytest.raises(RateLimited) as caught:
         await limiter.acquire(SEND, max_wait=10)
     assert caught.value.retry_after == pytest.approx(30.0)
@@ -96,8 +96,8 @@ async def test_a_429_closes_the_bucket_for_retry_after(
     limiter: RateLimiter, clock: FakeClock
 ) -> None:
     ticket = await limiter.acquire(SEND, max_wait=10)
-    limiter.release(ticket, headers(5, 0, 0.5))
-    limiter.on_429(ticket, retry_after=3.0, is_global=False)
+    await limiter.release(ticket, headers(5, 0, 0.5))
+    await limiter.on_429(ticket, retry_after=3.0, is_global=False)
     start = clock.now
     await limiter.acquire(SEND, max_wait=10)
     assert clock.now - start == pytest.approx(3.0)
@@ -105,8 +105,8 @@ async def test_a_429_closes_the_bucket_for_retry_after(
 
 async def test_a_global_429_pauses_every_route(limiter: RateLimiter, clock: FakeClock) -> None:
     ticket = await limiter.acquire(SEND, max_wait=10)
-    limiter.release(ticket, headers(5, 4, 5.0))
-    limiter.on_429(ticket, retry_after=1.5, is_global=True)
+    await limiter.release(ticket, headers(5, 4, 5.0))
+    await limiter.on_429(ticket, retry_after=1.5, is_global=True)
     start = clock.now
     await limiter.acquire(SEND_OTHER, max_wait=10)
     assert clock.now - start == pytest.approx(1.5)
@@ -114,7 +114,7 @@ async def test_a_global_429_pauses_every_route(limiter: RateLimiter, clock: Fake
 
 async def test_interaction_callbacks_are_never_held(limiter: RateLimiter, clock: FakeClock) -> None:
     ticket = await limiter.acquire(SEND, max_wait=10)
-    limiter.on_429(ticket, retry_after=5.0, is_global=True)
+    await limiter.on_429(ticket, retry_after=5.0, is_global=True)
     callback = Route(
         "POST",
         "/interactions/{interaction_id}/{interaction_token}/callback",
@@ -134,7 +134,7 @@ async def test_global_budget_spreads_a_burst_over_seconds(
     for channel in range(25):
         route = Route.of("GET", "/channels/{channel_id}", channel_id=str(channel))
         ticket = await limiter.acquire(route, max_wait=10)
-        limiter.release(ticket, None)
+        await limiter.release(ticket, None)
     assert sum(clock.slept) == pytest.approx(2.0)
 
 
@@ -148,9 +148,9 @@ async def test_routes_sharing_a_bucket_hash_share_its_limit(
         "DELETE", "/channels/{channel_id}/messages/{message_id}", channel_id="1", message_id="9"
     )
     ticket = await limiter.acquire(edit, max_wait=10)
-    limiter.release(ticket, headers(1, 0, 4.0, bucket="shared"))
+    await limiter.release(ticket, headers(1, 0, 4.0, bucket="shared"))
     ticket = await limiter.acquire(delete, max_wait=10)
-    limiter.release(ticket, headers(1, 0, 4.0, bucket="shared"))
+    await limiter.release(ticket, headers(1, 0, 4.0, bucket="shared"))
     start = clock.now
     await limiter.acquire(edit, max_wait=10)
     assert clock.now - start == pytest.approx(4.0)
