@@ -72,7 +72,8 @@ class Server:
         self._id = 0
         self._answers: dict[int, dict[str, Any]] = {}
         self._cond = threading.Condition()
-        threading.Thread(target=self._pump, daemon=True).start()
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
         self.request("initialize", INIT)
         self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -117,9 +118,11 @@ class Server:
             return request_id in self._answers
 
     def kill(self) -> None:
+        """SIGKILL; then read what it wrote before it died (still in the pipe)."""
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait(10)
+        self._reader.join(10)  # the pipe ends once every byte written before the kill is read
 
     def close(self) -> None:
         if self.process.poll() is None:

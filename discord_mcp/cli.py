@@ -20,6 +20,7 @@ from discord_mcp.errors import ConfigError
 
 _EMULATOR_HELP = "run a local Discord (REST, gateway, interactions) on 127.0.0.1"
 _DEMO_HELP = "see the whole loop in a browser: local Discord, discord-watch, a scripted agent"
+_HOOK_HELP = "run as an agent CLI's hook (tool approvals): permission-request, before-tool, ..."
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("serve", help="run the MCP stdio server (the default)")
     sub.add_parser("emulator", help=_EMULATOR_HELP, add_help=False)
     sub.add_parser("demo", help=_DEMO_HELP, add_help=False)
+    sub.add_parser("hook", help=_HOOK_HELP, add_help=False)
     setup = sub.add_parser("setup", help="set up the Discord side and write a private .env")
     setup.add_argument("--env-file", default=".env", help="where to write (default: ./.env)")
     install = sub.add_parser(
@@ -53,6 +55,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     install.add_argument(
         "--env-file", default=".env", help="the .env written by setup (default: ./.env)"
+    )
+    install.add_argument(
+        "--approvals",
+        action="store_true",
+        help="also send the client's tool permission prompts to Discord (its approval hook)",
     )
     sub.add_parser("doctor", help="check token, intents, channel, owners, state and clients")
     return parser
@@ -69,13 +76,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         from discord_mcp.demo.cli import main as demo_main
 
         return demo_main(args[1:])
+    if args and args[0] == "hook":
+        from discord_mcp.hooks.cli import main as hook_main
+
+        return hook_main(args[1:])
     parsed = _parser().parse_args(args)
     if parsed.command in (None, "serve"):
         return _serve()
     if parsed.command == "setup":
         return _setup(Path(parsed.env_file))
     if parsed.command == "install":
-        return _install(parsed.client, parsed.scope, Path(parsed.env_file))
+        return _install(parsed.client, parsed.scope, Path(parsed.env_file), parsed.approvals)
     if parsed.command == "doctor":
         return _doctor()
     return 2  # argparse rejects unknown commands before this
@@ -101,25 +112,33 @@ def _setup(env_file: Path) -> int:
     return 0
 
 
-def _install(client: str, scope: str, env_file: Path) -> int:
+def _install(client: str, scope: str, env_file: Path, approvals: bool = False) -> int:
     import os
 
+    from discord_mcp.setup.approvals import install_hook
     from discord_mcp.setup.clients import Client, Scope
     from discord_mcp.setup.install import install
 
+    home, cwd, environ = Path.home(), Path.cwd(), dict(os.environ)
+    chosen, scoped = cast(Client, client), cast(Scope, scope)
     try:
-        result = install(
-            cast(Client, client),
-            cast(Scope, scope),
-            env_file=env_file,
-            home=Path.home(),
-            cwd=Path.cwd(),
-            environ=dict(os.environ),
-        )
+        result = install(chosen, scoped, env_file=env_file, home=home, cwd=cwd, environ=environ)
+        hook = None
+        if approvals:
+            hook = install_hook(
+                chosen,
+                scoped,
+                env_file=env_file.resolve(),
+                home=home,
+                cwd=cwd,
+                environ=environ,
+            )
     except ConfigError as exc:
         sys.stderr.write(f"discord-mcp install: {exc}\n")
         return 2
     sys.stdout.write(result.describe() + "\n")
+    if hook is not None:
+        sys.stdout.write(hook.describe() + "\n")
     return 0
 
 

@@ -28,6 +28,8 @@ DEFAULT_POLL_INTERVAL_S = 5.0
 """Discord allows about five reads per channel every five seconds; one poll per interval fits."""
 
 GATEWAY_MODES = ("auto", "follow", "off")
+DEFAULT_APPROVAL_WAIT_S = 600.0
+"""How long a tool approval waits for the owner before the agent is told no one answered."""
 _SNOWFLAKE = re.compile(r"^[0-9]{15,21}$")
 
 
@@ -79,6 +81,9 @@ class Settings:
             (``DISCORD_MCP_REMINDERS``, ``DISCORD_MCP_QUIET_HOURS``, ``DISCORD_MCP_ESCALATE_DM``).
         tmux_nudge: type a short notice into the asking agent's tmux pane when an answer
             arrives while it sits idle (``DISCORD_MCP_TMUX_NUDGE``).
+        approval_wait_seconds: how long a tool approval waits for the owner.
+        in_run: this process serves a ``discord-watch`` run (``DISCORD_MCP_RUN=1``): a late
+            Allow of one of its approvals resumes the run.
     """
 
     token: Secret
@@ -96,6 +101,8 @@ class Settings:
     file_roots: tuple[Path, ...] = ()
     reminders: ReminderPolicy = field(default_factory=ReminderPolicy)
     tmux_nudge: bool = False
+    approval_wait_seconds: float = DEFAULT_APPROVAL_WAIT_S
+    in_run: bool = False
 
     @classmethod
     def from_env(
@@ -221,9 +228,14 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
             f"is not one of {', '.join(GATEWAY_MODES)} ({describe_value(gateway_mode)})",
             "Use auto (hold or follow the gateway), follow (never hold it) or off (polling only)",
         )
+    approval_wait = _positive_float(
+        env, "DISCORD_MCP_APPROVAL_WAIT_SECONDS", DEFAULT_APPROVAL_WAIT_S, low=1.0
+    )
     return Settings(
         reminders=_reminders(env),
         tmux_nudge=_flag(env, "DISCORD_MCP_TMUX_NUDGE"),
+        approval_wait_seconds=approval_wait,
+        in_run=_get(env, "DISCORD_MCP_RUN") == "1",
         gateway=gateway_mode,
         thread_id=thread_id,
         token=token,

@@ -71,7 +71,7 @@ class Verdict:
 IGNORE = Verdict("ignore")
 
 
-def _refuse(
+def refuse(
     decision: Decision,
     owner_ids: Set[str],
     user_id: str,
@@ -125,7 +125,7 @@ def judge_message(
         return IGNORE
     username = str(author.get("global_name") or author.get("username") or user_id)
     if user_id not in owner_ids:
-        return _refuse(decision, owner_ids, user_id, username, "text", message.get("id"))
+        return refuse(decision, owner_ids, user_id, username, "text", message.get("id"))
     content = str(message.get("content") or "")
     files = OwnerFiles.listed(message)
     if not content.strip() and files:
@@ -191,7 +191,7 @@ def judge_reaction(
     if decision.is_final or emoji not in decision.reaction_emojis:
         return IGNORE
     if user_id not in owner_ids:
-        return _refuse(decision, owner_ids, user_id, username, "reaction", None)
+        return refuse(decision, owner_ids, user_id, username, "reaction", None)
     index = decision.reaction_emojis.index(emoji)
     option = decision.options[index]
     return _answered(user_id, username, "reaction", option, index, option)
@@ -211,7 +211,7 @@ def judge_choice(
     if decision.is_final:
         return IGNORE
     if user_id not in owner_ids:
-        return _refuse(decision, owner_ids, user_id, username, via, None)
+        return refuse(decision, owner_ids, user_id, username, via, None)
     if index is not None and 0 <= index < len(decision.options):
         option = decision.options[index]
         return _answered(user_id, username, via, option, index, option)

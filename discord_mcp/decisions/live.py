@@ -80,6 +80,10 @@ async def answer_click(service: DecisionService, data: dict[str, Any]) -> dict[s
     owners = service.owners(decision)
     if decision.is_final:
         return ephemeral(_already(decision))
+    if decision.kind == "approval":
+        from discord_mcp.approvals.live import answer_approval_click
+
+        return await answer_approval_click(service, decision, data, click.part, user_id, username)
     payload = data.get("data") or {}
     if data.get("type") == 5:  # modal submit
         verdict = judge_choice(
@@ -122,6 +126,9 @@ async def answer_click(service: DecisionService, data: dict[str, Any]) -> dict[s
 
 
 def _already(decision: Decision) -> str:
+    if decision.kind == "approval" and decision.status == "answered":
+        who = decision.answered_by_name or "the owner"
+        return f"This was already answered ({decision.selected_option}, by {who})."
     if decision.status == "answered":
         chosen = decision.selected_option or decision.answer or ""
         who = decision.answered_by_name or "the owner"

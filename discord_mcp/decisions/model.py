@@ -4,6 +4,10 @@ A decision is a file (``decisions/<id>.json``, see :mod:`discord_mcp.decisions.s
 status moves once, from ``pending`` to ``answered``, ``cancelled`` or ``expired``; whoever sees
 the answer first makes that move with a locked compare-and-set, recording who answered, when and
 how (``via``).
+
+Two kinds share the format: a ``question`` (``ask_decision``) and an ``approval`` (an agent
+CLI asking to run a tool, :mod:`discord_mcp.approvals`). An approval's request is the JSON
+object in ``approval``; its answer is ``allow`` or ``deny`` with a ``scope`` and a ``note``.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ FORMAT_VERSION = 1
 
 Status = Literal["pending", "answered", "cancelled", "expired"]
 Via = Literal["text", "reaction", "button", "select", "modal"]
+Kind = Literal["question", "approval"]
 FINAL_STATUSES: frozenset[str] = frozenset({"answered", "cancelled", "expired"})
 
 
@@ -104,6 +109,19 @@ class Decision:
     """Reminders sent for it so far (:mod:`discord_mcp.decisions.reminders`)."""
     reminded_at: str | None = None
     """When the last reminder went out (UTC, ISO 8601)."""
+    kind: Kind = "question"
+    """``question`` or ``approval`` (added in format 1 without a bump: older readers ignore it,
+    and every field below it is optional)."""
+    approval: dict[str, Any] | None = None
+    """An approval's request (client, tool, input, session, cwd; see
+    :class:`discord_mcp.approvals.request.ToolRequest`)."""
+    scope: str | None = None
+    """An allowed approval: ``once`` or ``session`` (a rule for later identical requests)."""
+    note: str | None = None
+    """A denied approval: the owner's words, passed to the agent as the reason."""
+    gave_up_at: str | None = None
+    """An approval whose asker stopped waiting (the agent was told no one answered). It stays
+    pending: a late answer is still recorded, and a late Allow may resume a run."""
     version: int = field(default=FORMAT_VERSION)
 
     @property
@@ -161,6 +179,8 @@ class Decision:
             a for a in values.get("attachments", ()) if isinstance(a, dict)
         )
         values["refused"] = tuple(Attempt(**a) for a in values.get("refused", ()))
+        if values.get("approval") is not None and not isinstance(values["approval"], dict):
+            raise ValueError("approval must be an object")
         decision = cls(**values)
         if decision.status not in ("pending", *FINAL_STATUSES):
             raise ValueError(f"unknown status {decision.status!r}")

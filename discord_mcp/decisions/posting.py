@@ -22,8 +22,7 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from discord_mcp.config import Settings
-from discord_mcp.decisions import cards
-from discord_mcp.decisions.interactive import card_components
+from discord_mcp.decisions import kinds
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DecisionError, DiscordError, NotFound, StateError
@@ -131,8 +130,8 @@ class Poster:
         owners = decision.owner_ids or tuple(sorted(self._settings.owner_ids))
         card = await self._rest.create_message(
             decision.thread_id,
-            cards.render_card(decision, owners, buttons=live),
-            components=card_components(decision.id, decision.options) if live else None,
+            kinds.render_card(decision, owners, buttons=live),
+            components=kinds.components(decision) if live else None,
             allowed_mentions={"users": list(owners)} if decision.mention else {"parse": []},
         )
         stored, _ = await self._store.aupdate(
@@ -216,8 +215,8 @@ class Poster:
         await self._rest.edit_message(
             decision.thread_id,
             decision.card_message_id,
-            content=cards.render_card(decision, owners, buttons=True),
-            components=card_components(decision.id, decision.options),
+            content=kinds.render_card(decision, owners, buttons=True),
+            components=kinds.components(decision),
             allowed_mentions={"parse": []},
         )
 

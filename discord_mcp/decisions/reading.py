@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from discord_mcp.config import Settings
-from discord_mcp.decisions.answers import Verdict, judge_message, judge_reaction
+from discord_mcp.decisions import kinds
+from discord_mcp.decisions.answers import Verdict
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.posting import Poster
 from discord_mcp.decisions.store import DecisionStore
@@ -89,7 +90,7 @@ class ThreadReader:
         message_id = str(message.get("id") or "0")
         if decision.handled(message_id):
             return decision
-        verdict = judge_message(decision, message, self.owners(decision), None)
+        verdict = kinds.judge_message(decision, message, self.owners(decision))
         return await self._apply(decision, verdict, message_id=message_id, advance=advance)
 
     async def _poll_reactions(self, decision: Decision, card: Message) -> Decision:
@@ -119,7 +120,7 @@ class ThreadReader:
             a.user_id == user_id and a.via == "reaction" for a in decision.refused
         ):
             return decision  # already recorded; polling sees the same reaction every time
-        verdict = judge_reaction(decision, user_id, username, emoji, owners)
+        verdict = kinds.judge_reaction(decision, user_id, username, emoji, owners)
         return await self._apply(decision, verdict)
 
     async def _apply(

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from discord_mcp.config import Settings
-from discord_mcp.decisions import cards
+from discord_mcp.decisions import cards, kinds
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
 from discord_mcp.decisions.posting import Poster
 from discord_mcp.decisions.questions import Question, same_question, validated
@@ -76,6 +76,8 @@ class DecisionService:
         sleep: how to pause between retries (injectable).
         changes: file change notifications (None: look at decision files every ``file_poll``).
         file_poll: seconds between looks at a decision file without notifications.
+        on_change: called (synchronously) with the id of each decision this process changes
+            to a final state (the watch daemon resumes runs on a late Allow).
     """
 
     def __init__(
@@ -92,10 +94,13 @@ class DecisionService:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         changes: FileChanges | None = None,
         file_poll: float = FILE_POLL_S,
+        on_change: Callable[[str], None] | None = None,
     ) -> None:
         self._settings = settings
         self._changes = changes
         self._file_poll = file_poll
+        self.on_change = on_change
+        """Called with a decision's id whenever this process resolved or ended it."""
         self._live = live
         self._watch_all = watch_all
         self._lease = lease
@@ -279,6 +284,8 @@ class DecisionService:
         event = self._changed.get(decision_id)
         if event is not None:
             event.set()
+        if self.on_change is not None:
+            self.on_change(decision_id)
 
     # ---- polling ----------------------------------------------------------------------------
 
@@ -371,7 +378,7 @@ class DecisionService:
             await self._rest.edit_message(
                 decision.thread_id,
                 decision.card_message_id,
-                content=cards.render_final(decision),
+                content=kinds.render_final(decision),
                 components=[],
                 allowed_mentions={"parse": []},
             )

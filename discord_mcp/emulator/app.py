@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
@@ -158,7 +158,12 @@ class Emulator:
         # httpx's in-process transport puts the query string in raw_path; uvicorn does not.
         path = raw.split(b"?", 1)[0].decode("latin-1")[len(API_PREFIX) :]
         query = dict(request.query_params)
-        body = await request.body()
+        try:
+            body = await request.body()
+        except ClientDisconnect:
+            # The client went away mid-request (a process killed while sending): like Discord,
+            # nothing happens and nobody is answered.
+            return Response(status_code=400)
         request_json = _parse_json(body)
         outcome = self.handle(
             method=request.method,

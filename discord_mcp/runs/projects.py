@@ -12,11 +12,18 @@ The file is the public contract of seed 000 §10.1, version 1::
                              "default_tool": "gemini",
                              "default_args": {"gemini": ["--model", "gemini-2.5-pro"],
                                               "codex": [], "claude": []},
+                             "approvals": "ask-all",
                              "job_timeout_seconds": 1800,
                              "created_at": "...Z", "updated_at": "...Z"}}}
 
+``approvals`` (optional, written only when not the default ``ask``): how a run's tool calls
+are approved from Discord. ``ask``: read-only tools run, anything that writes or executes asks
+the owner; ``ask-all``: every tool asks; ``off``: the CLI's own configuration decides (see the
+README's approvals).
+
 ``job_timeout_seconds`` is optional (absent: the engine's default, 15 minutes): how long one job
 may run, not counting the time its agent waits for the owner's answer.
+
 Other top-level keys (``owner_id``, ...) are kept as they are. The file may be changed by
 another process (the ``discord-watch`` command line) while the daemon runs: every change is a
 read-modify-write under the file's lock, and reads always see the current file.
@@ -48,6 +55,7 @@ from discord_mcp.state.quarantine import MARKER
 
 CONFIG_VERSION = 1
 _NAME = re.compile(r"^[a-z0-9_-]{1,40}$")
+APPROVAL_MODES = ("ask", "ask-all", "off")
 TIMEOUT_RANGE_S = (1.0, 86_400.0)
 """The shortest and longest job timeout a project may set."""
 
@@ -63,6 +71,7 @@ class Project:
     args: Mapping[Tool, tuple[str, ...]]
     created_at: str
     updated_at: str
+    approvals: str = "ask"
     job_timeout: float | None = None
     """Seconds one job may run (waits for the owner not counted); None: the engine's default."""
 
@@ -79,6 +88,8 @@ class Project:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
+        if self.approvals != "ask":  # the default stays implicit: the seed's format as it was
+            document["approvals"] = self.approvals
         if self.job_timeout is not None:
             document["job_timeout_seconds"] = self.job_timeout
         return document
@@ -91,6 +102,9 @@ class Project:
             raise ValueError(f"project {data.get('name')!r}: bad enabled_tools/default_tool")
         given = data.get("default_args") or {}
         args = {tool: tuple(str(a) for a in given.get(tool) or ()) for tool in TOOLS}
+        approvals = str(data.get("approvals") or "ask")
+        if approvals not in APPROVAL_MODES:
+            raise ValueError(f"project {data.get('name')!r}: unknown approvals {approvals!r}")
         timeout = data.get("job_timeout_seconds")
         if timeout is not None:
             timeout = float(timeout)
@@ -105,6 +119,7 @@ class Project:
             args=args,
             created_at=str(data.get("created_at", "")),
             updated_at=str(data.get("updated_at", "")),
+            approvals=approvals,
             job_timeout=timeout,
         )
 
@@ -149,15 +164,22 @@ class ProjectRegistry:
         default: str | None = None,
         args: Mapping[str, Sequence[str]] | None = None,
         job_timeout: float | None = None,
+        approvals: str = "ask",
     ) -> Project:
         """Create a project; ``default`` is the first tool when not given; ``job_timeout`` in
         seconds (None: the engine's default).
 
         Raises:
             RunError: E_INVALID_PROJECT_NAME, E_INVALID_PATH, E_INVALID_TOOLSET, E_INVALID_ARGS,
-                E_INVALID_TIMEOUT, E_PROJECT_EXISTS or E_CONFIG_CORRUPT, each with a sentence
-                saying how to fix it.
+                E_INVALID_APPROVALS, E_INVALID_TIMEOUT, E_PROJECT_EXISTS or E_CONFIG_CORRUPT,
+                each with a sentence saying how to fix it.
         """
+        if approvals not in APPROVAL_MODES:
+            raise RunError(
+                "E_INVALID_APPROVALS",
+                f"approvals {approvals!r} is not one of {', '.join(APPROVAL_MODES)}: ask (writes "
+                "and commands ask the owner), ask-all (every tool asks) or off (the CLI decides)",
+            )
         if not isinstance(name, str) or not _NAME.match(name):
             raise RunError(
                 "E_INVALID_PROJECT_NAME",
@@ -185,6 +207,7 @@ class ProjectRegistry:
             args=checked_args,
             created_at=now,
             updated_at=now,
+            approvals=approvals,
             job_timeout=job_timeout,
         )
         with locked(self.path):

@@ -213,6 +213,7 @@ class Scheduler:
                 env=env,
                 mcp=self.mcp,
                 attachments=attached_files(job.attachments),
+                approvals=project.approvals,
             )
         )
         secrets = {**(self.mcp.env if self.mcp else {}), **invocation.env}

@@ -355,6 +355,36 @@ def build_server(
             result = await runtime().decision_result(await service.mark_delivered(decision))
             return _reported(scrub.noted(result))
 
+    @mcp.tool(annotations=_SENDS, output_schema=None)
+    async def approve(
+        tool_name: Annotated[str, Field(description="The tool that asks for permission.")],
+        input: Annotated[dict[str, Any], Field(description="The tool's input.")],
+        ctx: Context,
+        tool_use_id: Annotated[str | None, Field(description="The tool call's id.")] = None,
+    ) -> str:
+        """Claude Code's permission prompt (--permission-prompt-tool mcp__discord__approve).
+
+        The owner answers on an approval card in Discord (Allow once / Allow for this session /
+        Deny / Deny with a note…). Returns one JSON text block: {"behavior": "allow",
+        "updatedInput": ...} or {"behavior": "deny", "message": ...}.
+        """
+        from discord_mcp.approvals.prompt_tool import answer_prompt
+
+        async def keep_alive(elapsed: float, decision: Decision) -> None:
+            await ctx.report_progress(progress=round(elapsed, 1), message="waiting for approval")
+
+        with _tool_errors():
+            return await answer_prompt(
+                runtime().approvals,
+                tool_name=tool_name,
+                tool_input=input,
+                tool_use_id=tool_use_id,
+                environ=env,
+                label=session_label(env, _client_name(ctx)),
+                wait_seconds=settings.approval_wait_seconds,
+                progress=keep_alive,
+            )
+
     @mcp.tool(annotations=_SENDS)
     async def check_pending() -> dict[str, Any]:
         """List this project's open decisions, and answers that arrived while you were away.
@@ -367,7 +397,7 @@ def build_server(
             await service.recover()
             pending, away = [], []
             for decision in await service.store.aall():
-                if decision.project != settings.project_name:
+                if decision.project != settings.project_name or decision.kind != "question":
                     continue
                 if decision.status == "pending":
                     pending.append(results.pending_summary(decision))

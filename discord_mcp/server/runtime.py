@@ -13,6 +13,7 @@ import os
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
+from discord_mcp.approvals.service import ApprovalService
 from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
 from discord_mcp.decisions.model import Decision
@@ -36,8 +37,8 @@ log = logging.getLogger(__name__)
 
 
 class Runtime:
-    """REST client, decision store and service, the gateway link, reminders and the tmux pane,
-    for one server process.
+    """REST client, decision store and service, approvals, the gateway link, reminders and the
+    tmux pane, for one server process.
 
     Args:
         environ: the process's environment (``TMUX``, ``TMUX_PANE``); default ``os.environ``.
@@ -64,6 +65,13 @@ class Runtime:
             live=lambda: self.link is not None and self.link.is_live(),
             lease=self.lease.name,
             changes=self.changes,
+        )
+        self.approvals = ApprovalService(
+            settings=settings,
+            decisions=self.service,
+            rest=self.rest,
+            lease=self.lease.name,
+            resume=settings.in_run,
         )
         self.progress = ProgressBoard(settings, self.rest)
         self.files = OwnerFiles(settings.home)

@@ -14,7 +14,8 @@ exactly what to do. The exit status is non-zero when any check fails. Checks:
    (:mod:`discord_mcp.setup.state_checks`);
 8. projects: every CLI a registered project enables is on PATH;
 9. agent clients: for Claude Code, Codex and Gemini CLI configured on this machine, our server
-   is registered, and their timeout and approval settings will not kill or block a decision.
+   is registered, and their timeout and approval settings will not kill or block a decision;
+   and whether their tool approvals are wired to Discord (the hook of ``install --approvals``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from discord_mcp.errors import (
 )
 from discord_mcp.relay.budget import IdentifyBudget
 from discord_mcp.relay.holder import read_status
+from discord_mcp.setup.approvals import hook_state
 from discord_mcp.setup.checks import Check, Verdict
 from discord_mcp.setup.clients import CLIENTS, config_location, entries, is_ours, read_document
 from discord_mcp.setup.permissions import NEEDED, effective_permissions, missing
@@ -286,6 +288,7 @@ def _client_checks(*, home: Path, cwd: Path, environ: Mapping[str, str]) -> list
     env = dict(environ)
     found: list[Check] = []
     registered_anywhere = False
+    registered: set[str] = set()
     for client in CLIENTS:
         for scope in ("user", "project"):
             location = config_location(client, scope, home=home, cwd=cwd, environ=env)
@@ -301,7 +304,9 @@ def _client_checks(*, home: Path, cwd: Path, environ: Mapping[str, str]) -> list
             ours = {n: e for n, e in entries(location, document).items() if is_ours(e)}
             for server_name, entry in ours.items():
                 registered_anywhere = True
+                registered.add(client)
                 found.append(_judge_entry(client, scope, location.path, server_name, entry))
+    found += _approval_checks(registered, home=home, cwd=cwd, environ=env)
     if not registered_anywhere:
         found.append(
             Check(
@@ -312,6 +317,34 @@ def _client_checks(*, home: Path, cwd: Path, environ: Mapping[str, str]) -> list
             )
         )
     return found
+
+
+def _approval_checks(
+    registered: set[str], *, home: Path, cwd: Path, environ: Mapping[str, str]
+) -> list[Check]:
+    """Whether each client's permission prompts reach Discord (its approval hook)."""
+    checks = []
+    for client in CLIENTS:
+        state, detail = hook_state(client, home=home, cwd=cwd, environ=environ)
+        if client not in registered and state == "absent":
+            continue
+        name = f"{client} approvals"
+        if state == "wired":
+            checks.append(Check("OK", name, f"wired: {detail}"))
+        elif state == "needs review":
+            checks.append(Check("WARN", name, detail, "start `codex` and trust it with /hooks"))
+        elif state == "unreadable":
+            checks.append(Check("WARN", name, detail, "fix the file's JSON"))
+        else:
+            checks.append(
+                Check(
+                    "OK",
+                    name,
+                    "not wired: tool permission prompts stay at the terminal "
+                    f"(to answer them from Discord: discord-mcp install {client} --approvals)",
+                )
+            )
+    return checks
 
 
 def _judge_entry(

@@ -96,16 +96,17 @@ def install(
     current = entries(location, document).get(SERVER_NAME)
     if current is not None and all(current.get(k) == v for k, v in desired.items()):
         return InstallResult(location, False, None, current, desired)
-    backup = _backup(location.path)
+    saved = backup(location.path)
     if client == "codex":
         _write_codex(location.path, desired)
     else:
         document.setdefault("mcpServers", {})[SERVER_NAME] = desired
-        _write_text(location.path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    return InstallResult(location, True, backup, current, desired)
+        write_text(location.path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    return InstallResult(location, True, saved, current, desired)
 
 
-def _backup(path: Path) -> Path | None:
+def backup(path: Path) -> Path | None:
+    """Copy ``path`` to ``<path>.bak-<time>`` before it is changed (None if it is new)."""
     if not path.exists():
         return None
     target = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -121,10 +122,11 @@ def _write_codex(path: Path, entry: dict[str, Any]) -> None:
     kept = without_toml_section(text, SERVER_NAME)
     updated = (kept + "\n" if kept.strip() else "") + toml_section(SERVER_NAME, entry)
     tomllib.loads(updated)  # never write a file Codex cannot read
-    _write_text(path, updated)
+    write_text(path, updated)
 
 
-def _write_text(path: Path, text: str) -> None:
+def write_text(path: Path, text: str) -> None:
+    """Replace ``path`` atomically, keeping its mode (0600 when new)."""
     ensure_dir(path.parent)
     existed = path.exists()
     mode = path.stat().st_mode & 0o777 if existed else FILE_MODE

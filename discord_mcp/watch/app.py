@@ -38,6 +38,7 @@ from discord_mcp.watch.heartbeat import TICK_S, Heartbeats
 from discord_mcp.watch.notifier import DiscordNotifier
 from discord_mcp.watch.options import watch_options
 from discord_mcp.watch.requests import ShellRequests
+from discord_mcp.watch.resumes import LateAllows
 from discord_mcp.watch.waiting import owner_wait
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,8 @@ def write_server_env_file(settings: Settings) -> Path:
 
 
 def server_environment(settings: Settings) -> dict[str, str]:
-    """What each run's discord-mcp needs: this daemon's Discord settings; it follows our gateway.
+    """What each run's discord-mcp needs: this daemon's Discord settings; it follows our gateway,
+    and a late Allow of its approvals resumes the run (``DISCORD_MCP_RUN``).
 
     The token is not among them: it is in :func:`server_env_file`, named by
     ``DISCORD_MCP_ENV_FILE`` (some CLIs pass the server's variables through their own
@@ -82,6 +84,8 @@ def server_environment(settings: Settings) -> dict[str, str]:
         # A run's agent is headless: when the daemon itself runs in tmux, its pane is not the
         # agent's, so the run's server must neither retitle it nor type into it.
         "TMUX_PANE": "",
+        "DISCORD_MCP_RUN": "1",
+        "DISCORD_MCP_APPROVAL_WAIT_SECONDS": f"{settings.approval_wait_seconds:g}",
     }
     if settings.gateway_url:
         env["DISCORD_GATEWAY_URL"] = settings.gateway_url
@@ -173,6 +177,8 @@ async def run_daemon(
                 schedules=ScheduleStore(settings.home),
                 wall=clock.time,
             )
+            late = LateAllows(store=decisions.store, engine=engine, rest=rest)
+            decisions.on_change = late.poke
             watcher = Watcher(
                 settings=settings,
                 rest=rest,
@@ -210,6 +216,7 @@ async def run_daemon(
                     ).run(),
                     name="reminders",
                 )
+                group.create_task(late.run(), name="late-allows")
                 if "link" in holder:
                     group.create_task(holder["link"].run(), name="gateway")
                 if display is not None:

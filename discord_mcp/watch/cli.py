@@ -6,6 +6,7 @@
     discord-watch status                     open decisions, running and queued jobs
     discord-watch project add NAME PATH --tools claude,codex,gemini --default claude
                                              [--args TOOL=JSON_ARGV ...] [--timeout 30m]
+                                             [--approvals ask|ask-all|off]
     discord-watch project list
     discord-watch project remove NAME
     discord-watch submit PROJECT PROMPT [--tool T] [--model M] [--wait] [--timeout S] [--json]
@@ -70,6 +71,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="how long one job may run, e.g. 30m, 2h, 90s (default 15m); the time its agent "
         "waits for your answer to a question is not counted",
+    )
+    add.add_argument(
+        "--approvals",
+        choices=["ask", "ask-all", "off"],
+        default="ask",
+        help="tool approvals from Discord: ask (default: writes and commands ask you), "
+        "ask-all (every tool asks), off (the CLI's own configuration decides)",
     )
     actions.add_parser("list", help="list projects")
     remove = actions.add_parser("remove", help="remove a project")
@@ -151,7 +159,10 @@ def _project(args: argparse.Namespace) -> int:
             timeout = format_duration(p.job_timeout or default_timeout)
             sys.stdout.write(
                 f"{p.name}\t{p.path}\ttools={','.join(p.tools)}\tdefault={p.default_tool}"
-                f"\ttimeout={timeout}" + (f"\targs={json.dumps(extra)}" if extra else "") + "\n"
+                f"\ttimeout={timeout}"
+                + (f"\targs={json.dumps(extra)}" if extra else "")
+                + (f"\tapprovals={p.approvals}" if p.approvals != "ask" else "")
+                + "\n"
             )
         return 0
     if args.action == "remove":
@@ -174,11 +185,19 @@ def _project(args: argparse.Namespace) -> int:
         tool_args[tool.strip()] = value
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     job_timeout = parse_duration(args.timeout) if args.timeout is not None else None
-    project = registry.add(args.name, args.path, tools, args.default, tool_args, job_timeout)
+    project = registry.add(
+        args.name,
+        args.path,
+        tools,
+        args.default,
+        tool_args,
+        job_timeout,
+        approvals=args.approvals,
+    )
     shown = format_duration(project.job_timeout or default_timeout)
     sys.stdout.write(
         f"added project {project.name}: {project.path}, tools {','.join(project.tools)}, "
-        f"default {project.default_tool}, job timeout {shown}\n"
+        f"default {project.default_tool}, job timeout {shown}, approvals {project.approvals}\n"
     )
     return 0
 

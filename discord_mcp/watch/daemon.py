@@ -425,7 +425,8 @@ class Watcher:
             return Route("inbox" if content.strip() or message.get("attachments") else "ignore")
         mine = [d for d in decisions if d.thread_id == channel_id]
         if command is None and any(
-            d.status == "pending" or d.handled(str(message["id"])) for d in mine
+            (d.status == "pending" and not d.gave_up_at) or d.handled(str(message["id"]))
+            for d in mine
         ):
             # An answer to a question (a run's agent asks in its own thread too): the
             # decision service judges it; it is not a new job or an inbox note.

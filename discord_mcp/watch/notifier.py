@@ -21,8 +21,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
-from discord_mcp.errors import DiscordError
+from discord_mcp.approvals.report import not_run_during, not_run_section
+from discord_mcp.decisions.model import Decision
+from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.errors import DiscordError, StateError
 from discord_mcp.runs import Activity, JobView, SessionView
+from discord_mcp.state.files import off_loop
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.status_board import StatusBoard
@@ -72,7 +76,8 @@ class DiscordNotifier:
 
     Args:
         rest: the REST client.
-        home: the state directory (where status messages are remembered); None: memory only.
+        home: the state directory (where status messages are remembered, and the approvals a
+            job's final message lists when its tool calls were not run); None: memory only.
         owners: who is mentioned (see the module doc).
         mention: ``failures``, ``all`` or ``none``.
     """
@@ -87,6 +92,7 @@ class DiscordNotifier:
     ) -> None:
         self._rest = rest
         self._board = StatusBoard(home)
+        self._store = DecisionStore(home) if home is not None else None
         self._status = self._board.entries  # job id -> (thread id, message id)
         self._owners = sorted(owners)
         self._mention = mention
@@ -151,8 +157,9 @@ class DiscordNotifier:
         if typing is not None:
             await cancel_and_wait(typing, within=5)
         self._last_edit.pop(job.job_id, None)
-        await self._mark_final(job)
-        text = final_message(job)
+        not_run = await self._not_run(job)
+        await self._mark_final(job, not_run)
+        text = final_message(job, not_run)
         pings = self._pings(job)
         if pings:
             text = " ".join(f"<@{o}>" for o in pings) + " " + text
@@ -170,7 +177,19 @@ class DiscordNotifier:
             return list(self._owners)
         return []
 
-    async def _mark_final(self, job: JobView) -> None:
+    async def _not_run(self, job: JobView) -> list[Decision]:
+        """The job's tool calls that were denied or never answered (its approvals)."""
+        if self._store is None:
+            return []
+        try:
+            return await off_loop(
+                not_run_during, self._store, job.thread_id, job.started_at, job.finished_at
+            )
+        except StateError as exc:
+            log.warning("could not read the approvals of job %s: %s", job.job_id, exc)
+            return []
+
+    async def _mark_final(self, job: JobView, not_run: list[Decision] | None = None) -> None:
         where = await self._board.pop(job.job_id)
         if where is None:
             return
@@ -178,7 +197,7 @@ class DiscordNotifier:
             await self._rest.edit_message(
                 where[0],
                 where[1],
-                content=status_text(job, final=final_head(job)),
+                content=status_text(job, final=final_head(job, not_run)),
                 allowed_mentions=NO_PINGS,
             )
 
@@ -193,10 +212,18 @@ class DiscordNotifier:
                 await self._mark_final(job)
 
 
-def final_head(job: JobView) -> str:
-    """The first line a finished job's status message ends with."""
+def final_head(job: JobView, not_run: list[Decision] | None = None) -> str:
+    """The first line a finished job's status message ends with (never a plain "Done" when
+    tool calls were denied or never answered)."""
     if job.state == "success":
         cost = f" · ${job.cost_usd:.4f}" if job.cost_usd else ""
+        if not_run:
+            count = len(not_run)
+            calls = "call was" if count == 1 else "calls were"
+            return (
+                f"\u26a0\ufe0f **Finished, but {count} tool {calls} not run** in "
+                f"{_elapsed(job.duration)} · `{job.tool}`{cost}"
+            )
         return f"\u2705 **Done** in {_elapsed(job.duration)} · `{job.tool}`{cost}"
     if job.state == "unknown_after_crash":
         return "\u26a0\ufe0f **Unknown after a crash**"
@@ -207,10 +234,14 @@ def final_head(job: JobView) -> str:
     return f"\u274c **Failed** ({job.error_code or 'error'})"
 
 
-def final_message(job: JobView) -> str:
-    """The answer (or the failure) as a new message, ending with how to go on."""
+def final_message(job: JobView, not_run: list[Decision] | None = None) -> str:
+    """The answer (or the failure) as a new message, ending with how to go on; the tool calls
+    that were denied or never answered are listed."""
+    section = not_run_section(not_run or [])
     if job.state == "success":
         body = (job.final_text or job.result_excerpt or "(the agent gave no text)").strip()
+        if section:
+            body = f"{_clip_block(body, 1400)}\n\n{section}"
         return f"{body}\n\n-# Reply in this thread to continue · `!status` · `!tool` · `!stop`"
     if job.state == "unknown_after_crash":
         return (
@@ -232,7 +263,13 @@ def final_message(job: JobView) -> str:
             f"(**{job.error_code or 'error'}**: {_clip(message, 300)}); trying once more as "
             f"`{job.retried_by}`."
         )
+    if section:
+        message = _clip(message, max(1500 - len(section), 200)) + f"\n{section}"
     return (
         f"\u274c Job `{job.job_id}` failed: **{job.error_code or 'error'}**: {message}\n"
         f"Retry with `!retry {job.job_id}`."
     )
+
+
+def _clip_block(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -2,7 +2,8 @@
 
 A run's discord-mcp server asks in the run's own thread (``DISCORD_THREAD_ID``), so the
 decisions of that thread asked after the job started are the agent's waits: each from its
-question until its answer (or cancellation, or expiry), or until now while it is pending.
+question until its answer (or cancellation, or expiry), or until now while it is pending; a
+tool approval until the agent stopped waiting for it, if it did (``gave_up_at``).
 Overlapping waits count once. The decision files are the record, so the count survives a
 daemon restart (a reattached job keeps the time it waited before).
 """
@@ -33,6 +34,8 @@ def waited_seconds(
         if asked is None or asked < since:
             continue  # asked before this job: not this job's wait
         ended = now if decision.status == "pending" else _seconds(decision.answered_at)
+        if decision.gave_up_at:  # an approval whose agent stopped waiting (told no answer)
+            ended = _seconds(decision.gave_up_at)
         end = min(now, ended if ended is not None else now)
         if end > asked:
             spans.append((asked, end))

@@ -159,7 +159,8 @@ def test_gemini_argv_and_its_overlay_home(tmp_path: Path) -> None:
         f"--prompt={TRICKY_PROMPT}",
     )
     overlay = tmp_path / "shared" / "gemini"
-    assert invocation.env == {GEMINI_HOME: str(overlay)}
+    # The overlay's settings are shared by every project: each run says how it approves.
+    assert invocation.env == {GEMINI_HOME: str(overlay), "DISCORD_MCP_APPROVALS": "off"}
     # Shared with the user's own Gemini, except its project registry and sessions.
     assert invocation.links == {
         overlay / ".gemini" / "oauth_creds.json": real / "oauth_creds.json",

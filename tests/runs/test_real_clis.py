@@ -9,6 +9,7 @@ first turn, a tool switch keeps each tool's own session, and every run's agent i
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Iterator
@@ -83,8 +84,14 @@ async def engine_for(
     state_dir = tmp_path / "state"
     registry = ProjectRegistry(state_dir, allowed_roots=[tmp_path])
     tools = list(clis)
+    # The servers registered here are stand-ins without an ``approve`` tool: approvals off.
     await off_loop(
-        registry.add, "app", workdir, tools, tools[0], {t: PROJECT_ARGS[t] for t in tools}
+        functools.partial(registry.add, approvals="off"),
+        "app",
+        workdir,
+        tools,
+        tools[0],
+        {t: PROJECT_ARGS[t] for t in tools},
     )
     tool_env: dict[Tool, dict[str, str]] = {name: cli.env() for name, cli in clis.items()}
     return RunEngine(

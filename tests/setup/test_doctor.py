@@ -55,6 +55,10 @@ async def test_a_healthy_setup_passes_every_check(
         "claude": "OK",
         "codex": "OK",
         "gemini": "OK",
+        # Installed without --approvals: said so, not a problem.
+        "claude approvals": "OK",
+        "codex approvals": "OK",
+        "gemini approvals": "OK",
     }, [c.render() for c in checks.values()]
     assert "all 9 permissions" in checks["channel"].detail
     assert people.state()["stats"]["gateway_identifies"] == 1  # the intent was really tried

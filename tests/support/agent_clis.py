@@ -508,6 +508,7 @@ class AgentCli(ABC):
         proxy_url: str | None = None,
         extra_env: Mapping[str, str] | None = None,
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        extra_args: Sequence[str] = (),
     ) -> None:
         """Write the CLI's config; nothing runs yet.
 
@@ -515,6 +516,8 @@ class AgentCli(ABC):
         ``allowed_tools`` are bare MCP tool names to pre-approve (default: every tool is
         allowed where the CLI can say so per server, see each subclass). ``proxy_url``, if
         given, becomes HTTP(S)_PROXY for everything but 127.0.0.1, to catch internet traffic.
+        ``extra_args`` are added to every run's command line, before the prompt (Codex: right
+        after ``exec``).
         """
         self.executable = require_cli(self.name, bin_directory)
         self.root = root
@@ -526,6 +529,7 @@ class AgentCli(ABC):
         self.proxy_url = proxy_url
         self.extra_env = dict(extra_env or {})
         self.tool_timeout = tool_timeout
+        self.extra_args = list(extra_args)
         self._runs: list[RunningAgent] = []
         for directory in (self.home, self.workdir, root / "tmp"):
             directory.mkdir(parents=True, exist_ok=True)
@@ -636,7 +640,7 @@ class ClaudeCli(AgentCli):
             argv += ["--resume", resume]
         # --allowedTools and --mcp-config take several values: without "--" they would
         # swallow the prompt.
-        return [*argv, "--", prompt]
+        return [*argv, *self.extra_args, "--", prompt]
 
     def _cli_env(self) -> dict[str, str]:
         return {
@@ -729,7 +733,7 @@ class CodexCli(AgentCli):
         (self.codex_home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     def _argv(self, prompt: str, resume: str | None) -> list[str]:
-        argv = [str(self.executable), "exec"]
+        argv = [str(self.executable), "exec", *self.extra_args]
         if resume:
             argv += ["resume"]
         argv += ["--json", "--skip-git-repo-check"]
@@ -786,7 +790,7 @@ class GeminiCli(AgentCli):
         if resume:
             argv += ["--resume", resume]
         # "=" keeps a prompt that starts with "-" from being read as an option.
-        return [*argv, f"--prompt={prompt}"]
+        return [*argv, *self.extra_args, f"--prompt={prompt}"]
 
     def _cli_env(self) -> dict[str, str]:
         return {

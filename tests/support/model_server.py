@@ -80,7 +80,42 @@ class ToolCall:
     arguments: Mapping[str, Any] = field(default_factory=dict)
 
 
-Reply = Text | ToolCall
+@dataclass(frozen=True)
+class ShellCall:
+    """The model runs ``command`` with the CLI's own shell tool, not an MCP tool.
+
+    Claude Code's ``Bash`` (``{"command", "description"}``), Codex's ``exec_command``
+    (``{"cmd"}``, plus ``codex_arguments`` such as ``sandbox_permissions``), Gemini CLI's
+    ``run_shell_command`` (``{"command", "description"}``). The tool must be offered to the
+    model (headless Gemini offers it only in yolo mode).
+    """
+
+    command: str
+    description: str = "run a shell command"
+    codex_arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    def wire(self, api: Api) -> tuple[str, dict[str, Any]]:
+        """The tool's name and arguments as ``api`` spells them."""
+        if api == "anthropic":
+            return "Bash", {"command": self.command, "description": self.description}
+        if api == "openai":
+            return "exec_command", {"cmd": self.command, **self.codex_arguments}
+        return "run_shell_command", {"command": self.command, "description": self.description}
+
+
+@dataclass(frozen=True)
+class BuiltinCall:
+    """The model calls one of the CLI's own tools by the name that CLI offers it under (e.g.
+    Claude Code's ``Read`` or ``Write``, Gemini CLI's ``write_file``), with ``arguments``."""
+
+    tool: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    def wire(self, api: Api) -> tuple[str, dict[str, Any]]:
+        return self.tool, dict(self.arguments)
+
+
+Reply = Text | ToolCall | ShellCall | BuiltinCall
 Step = Reply | Callable[["ModelRequest"], Reply]
 
 
@@ -605,8 +640,8 @@ class ModelServer:
     def _reply_for(self, request: ModelRequest) -> Reply:
         step = self._next_step()
         reply = step(request) if callable(step) else step
-        if not isinstance(reply, Text | ToolCall):
-            raise ScriptError(f"a step returned {reply!r}, not Text or ToolCall")
+        if not isinstance(reply, Text | ToolCall | ShellCall | BuiltinCall):
+            raise ScriptError(f"a step returned {reply!r}, not a Reply")
         return reply
 
     def _handle(self, request: ModelRequest) -> tuple[int, str, bytes]:
@@ -636,8 +671,11 @@ class ModelServer:
         request.kind = "turn"
         reply = self._reply_for(request)
         request.reply = reply
-        if isinstance(reply, ToolCall):
-            name = f"mcp__{reply.server}__{reply.tool}"
+        if isinstance(reply, ToolCall | ShellCall | BuiltinCall):
+            if isinstance(reply, ShellCall | BuiltinCall):
+                name, arguments = reply.wire("anthropic")
+            else:
+                name, arguments = f"mcp__{reply.server}__{reply.tool}", dict(reply.arguments)
             if name not in request.offered_tools():
                 raise ScriptError(
                     f"tool {name} is not offered to the model (offered: {request.offered_tools()})"
@@ -646,7 +684,7 @@ class ModelServer:
                 "type": "tool_use",
                 "id": self._new_id("toolu"),
                 "name": name,
-                "input": dict(reply.arguments),
+                "input": arguments,
             }
             stop_reason = "tool_use"
         else:
@@ -732,7 +770,22 @@ class ModelServer:
             request.kind = "turn"
             reply = self._reply_for(request)
             request.reply = reply
-            if isinstance(reply, ToolCall):
+            if isinstance(reply, ShellCall | BuiltinCall):
+                name, arguments = reply.wire("openai")
+                if name not in request.offered_tools():
+                    raise ScriptError(
+                        f"tool {name} is not offered to the model "
+                        f"(offered: {request.offered_tools()})"
+                    )
+                item = {
+                    "type": "function_call",
+                    "id": self._new_id("fc"),
+                    "call_id": self._new_id("call"),
+                    "name": name,
+                    "arguments": json.dumps(arguments),
+                    "status": "completed",
+                }
+            elif isinstance(reply, ToolCall):
                 # Codex defers MCP tools behind a client-side tool search: the model has to
                 # search first; the call itself goes out when the search result comes back.
                 if "tool_search" not in request.offered_tools():
@@ -830,14 +883,17 @@ class ModelServer:
             request.kind = "turn"
             reply = self._reply_for(request)
             request.reply = reply
-            if isinstance(reply, ToolCall):
-                name = f"mcp_{reply.server}_{reply.tool}"
+            if isinstance(reply, ToolCall | ShellCall | BuiltinCall):
+                if isinstance(reply, ShellCall | BuiltinCall):
+                    name, arguments = reply.wire("gemini")
+                else:
+                    name, arguments = f"mcp_{reply.server}_{reply.tool}", dict(reply.arguments)
                 if name not in request.offered_tools():
                     raise ScriptError(
                         f"tool {name} is not offered to the model "
                         f"(offered: {request.offered_tools()})"
                     )
-                parts = [{"functionCall": {"name": name, "args": dict(reply.arguments)}}]
+                parts = [{"functionCall": {"name": name, "args": arguments}}]
             else:
                 parts = [{"text": reply.text}]
         chunk = {

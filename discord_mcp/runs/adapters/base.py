@@ -141,6 +141,7 @@ class InvocationRequest:
     env: Mapping[str, str]  # the environment the CLI will get, before the adapter's additions
     mcp: McpRegistration | None
     attachments: tuple[AttachedFile, ...] = ()  # the owner's files sent with this job
+    approvals: str = "off"  # the project's setting: ask | ask-all | off (needs ``mcp``)
 
     def mcp_env(self) -> dict[str, str]:
         """The MCP server's environment: the registration's plus the thread id."""

@@ -13,6 +13,11 @@ Resume: the same with ``--resume <session_id>`` (stable across resumes; works fr
 them, hence the ``--``. The per-job MCP config (mode 0600: it holds the bot token) adds the
 ``discord`` server on top of the user's own servers (no ``--strict-mcp-config``), and
 ``--allowedTools mcp__discord`` pre-approves its tools, so a headless run can ask questions.
+With approvals on (the project's ``ask``, the default, or ``ask-all``),
+``--permission-prompt-tool mcp__discord__approve`` sends every permission prompt to the owner
+(tools Claude Code's rules allow, such as reads, run without asking). ``ask-all`` also adds a
+``PreToolUse`` hook (``--settings``, a per-job file) answering "ask" for every other tool, so
+reads go to the owner too.
 
 Events: ``system/init`` (``session_id``, MCP server status), ``assistant`` (text and
 ``tool_use`` blocks, one block per event), ``user`` (tool results), ``system/api_retry``,
@@ -24,6 +29,8 @@ false``; ``subtype`` says "success" even for API errors, so it is not used.
 from __future__ import annotations
 
 import json
+import shlex
+from collections.abc import Sequence
 from typing import Any
 
 from discord_mcp.runs.adapters.base import (
@@ -131,6 +138,12 @@ class ClaudeDecoder(Decoder):
         return "No conversation found" in text
 
 
+def _ask_all_settings(server_argv: Sequence[str]) -> dict[str, Any]:
+    command = shlex.join([*server_argv, "hook", "pre-tool-use"])
+    hook = {"type": "command", "command": command, "timeout": 30}
+    return {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]}}
+
+
 class ClaudeAdapter:
     tool: Tool = "claude"
 
@@ -150,6 +163,12 @@ class ClaudeAdapter:
             files[config_path] = json.dumps({"mcpServers": {MCP_SERVER_NAME: server}}, indent=1)
             argv += ["--mcp-config", str(config_path)]
             argv += ["--allowedTools", f"mcp__{MCP_SERVER_NAME}"]
+            if request.approvals != "off":
+                argv += ["--permission-prompt-tool", f"mcp__{MCP_SERVER_NAME}__approve"]
+            if request.approvals == "ask-all":
+                settings_path = request.job_dir / "claude-settings.json"
+                files[settings_path] = json.dumps(_ask_all_settings(request.mcp.argv), indent=1)
+                argv += ["--settings", str(settings_path)]
         if request.attachments:
             argv += ["--add-dir", *file_dirs(request.attachments)]
         prompt = prompt_with_files(request.prompt, request.attachments)

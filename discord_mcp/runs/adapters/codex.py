@@ -19,6 +19,13 @@ otherwise), ``required = true`` (else a slow server misses the first turn's tool
 ``env_vars = [...]``: the NAMES of the variables Codex passes through to the server. Their
 values (the bot token among them) travel in Codex's own environment, never in argv.
 
+Approvals (unless the project's setting is ``off``): a ``PreToolUse`` and a ``PermissionRequest``
+hook, ``discord-mcp hook ... --client codex``, added with ``-c hooks.<event>=[...]`` for this run
+only (so ``--dangerously-bypass-hook-trust``: Codex runs a user's hooks only once reviewed in its
+TUI), and ``--approve-for-me``, which sends a command that must leave the sandbox to the
+``PermissionRequest`` hook instead of refusing it. The hooks inherit Codex's environment (the
+server's variables, ``DISCORD_MCP_APPROVALS``).
+
 Events: ``thread.started`` (``thread_id``), ``turn.started``, ``item.started`` /
 ``item.updated`` / ``item.completed`` (``agent_message``, ``mcp_tool_call``,
 ``command_execution``, ``file_change``, ``web_search``, ...), ``error`` (also transient ones
@@ -28,13 +35,17 @@ such as "Reconnecting..."), and the final ``turn.completed`` (with usage) or ``t
 from __future__ import annotations
 
 import json
+import shlex
+from collections.abc import Sequence
 from typing import Any
 
+from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
 from discord_mcp.runs.adapters.base import (
     MCP_SERVER_NAME,
     Decoder,
     Invocation,
     InvocationRequest,
+    McpRegistration,
     Verdict,
     prompt_with_files,
     token_usage,
@@ -106,6 +117,8 @@ class CodexDecoder(Decoder):
             self.add_tool_call("web_search", {"query": item.get("query")})
             return True
         if item_type == "error":
+            if HOOK_TRUST_WARNING in str(item.get("message")):
+                return False  # the flag our approval hooks need: not news for the owner
             self.note = truncate(str(item.get("message")), 200)
             return True
         if item_type == "mcp_tool_call" and done and item.get("status") == "failed":
@@ -122,6 +135,37 @@ class CodexDecoder(Decoder):
 
     def resume_failed(self, exit_code: int | None, stderr_tail: str) -> bool:
         return exit_code not in (None, 0) and "no rollout found" in stderr_tail
+
+
+APPROVALS_VARIABLE = "DISCORD_MCP_APPROVALS"
+HOOK_TRUST_WARNING = "--dangerously-bypass-hook-trust` is enabled"
+HOOK_MARGIN_S = 30
+_SANDBOX_FLAGS = (
+    "-s",
+    "--sandbox",
+    "--approve-for-me",
+    "--full-auto",
+    "--dangerously-bypass-approvals-and-sandbox",
+)
+
+
+def _approval_args(mcp: McpRegistration, default_args: Sequence[str]) -> list[str]:
+    """Hooks that ask the owner: ``PreToolUse`` for every call that writes or executes, and
+    ``PermissionRequest`` for a call that must leave the sandbox (``--approve-for-me`` routes
+    those to it instead of refusing them; unless the project chose its own sandbox)."""
+    wait = float(mcp.env.get("DISCORD_MCP_APPROVAL_WAIT_SECONDS") or DEFAULT_APPROVAL_WAIT_S)
+    timeout = int(wait) + HOOK_MARGIN_S
+    args = ["--dangerously-bypass-hook-trust"]  # our own hooks, added for this run only
+    if not any(a in _SANDBOX_FLAGS or a.startswith("--sandbox=") for a in default_args):
+        args.append("--approve-for-me")
+    for event, name in (
+        ("PreToolUse", "pre-tool-use"),
+        ("PermissionRequest", "permission-request"),
+    ):
+        command = shlex.join([*mcp.argv, "hook", name, "--client", "codex", "--wait", f"{wait:g}"])
+        handler = f"{{type={_toml('command')}, command={_toml(command)}, timeout={timeout}}}"
+        args += ["-c", f"hooks.{event}=[{{hooks=[{handler}]}}]"]
+    return args
 
 
 class CodexAdapter:
@@ -147,6 +191,9 @@ class CodexAdapter:
             for key, value in overrides.items():
                 argv += ["-c", f"{prefix}.{key}={_toml(value)}"]
             env.update(server_env)
+            if request.approvals != "off":
+                argv += _approval_args(request.mcp, request.default_args)
+                env[APPROVALS_VARIABLE] = request.approvals
         argv += list(request.default_args)
         if request.resume_key:
             argv += ["resume", *images, request.resume_key]

@@ -26,7 +26,11 @@ ones (and resume keeps working, from the project's directory, across jobs). Its
 ``settings.json`` is the user's settings (comments allowed) plus ``mcpServers.discord`` with
 ``trust: true`` (untrusted servers' tools are not offered at all in headless mode). The thread
 id is written as ``${DISCORD_THREAD_ID}``, which Gemini expands from each run's environment,
-so concurrent runs can share the file. The file is 0600 (it holds the bot token). If the
+so concurrent runs can share the file. Approvals (unless the project's setting is ``off``): the
+run gets ``--approval-mode yolo`` (headless Gemini offers its shell and write tools only then)
+and the settings a ``BeforeTool`` hook, ``discord-mcp hook before-tool``, which asks the owner;
+the hook matches every tool and reads the run's setting from ``DISCORD_MCP_APPROVALS``, since
+the file is shared. The file is 0600 (it holds the bot token). If the
 user's settings cannot be read, the overlay links them unchanged and runs go without the
 discord server (logged), rather than without the user's settings.
 
@@ -41,16 +45,20 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
+from discord_mcp.hooks import before_tool
 from discord_mcp.runs.adapters.base import (
     MCP_SERVER_NAME,
     THREAD_VARIABLE,
     Decoder,
     Invocation,
     InvocationRequest,
+    McpRegistration,
     Verdict,
     as_int,
     file_dirs,
@@ -62,6 +70,12 @@ from discord_mcp.runs.views import Tool, Usage
 log = logging.getLogger(__name__)
 
 HOME_VARIABLE = "GEMINI_CLI_HOME"
+APPROVALS_VARIABLE = "DISCORD_MCP_APPROVALS"
+"""The project's approvals setting, read by the hook (the overlay settings are shared by every
+project's runs, so the hook matches every tool and decides per run)."""
+APPROVAL_HOOK_NAME = "discord-mcp approvals"
+HOOK_MARGIN_S = 30.0
+"""Gemini CLI's hook timeout is our wait plus this: the hook always answers first."""
 SETTINGS_FILE = "settings.json"
 # Kept per home by Gemini itself (see the module doc): never linked into the overlay.
 _OWN_ENTRIES = frozenset({SETTINGS_FILE, "projects.json", "tmp", "history"})
@@ -157,6 +171,10 @@ class GeminiAdapter:
         argv = [request.executable, "--output-format", "stream-json"]
         if request.resume_key:
             argv += ["--resume", request.resume_key]
+        if request.mcp is not None and request.approvals != "off":
+            # Headless Gemini offers its shell and write tools only in yolo mode; the
+            # BeforeTool hook is then what asks the owner.
+            argv += ["--approval-mode", "yolo"]
         if request.attachments:
             argv += [f"--include-directories={d}" for d in file_dirs(request.attachments)]
         prompt = prompt_with_files(request.prompt, request.attachments, _at_reference)
@@ -188,10 +206,10 @@ class GeminiAdapter:
                 "trust": True,
             }
             settings["mcpServers"] = servers
+            settings["hooks"] = _with_approval_hook(settings.get("hooks"), request.mcp)
             files[overlay / SETTINGS_FILE] = json.dumps(settings, indent=1)
-        return Invocation(
-            argv=tuple(argv), env={HOME_VARIABLE: str(overlay_home)}, files=files, links=links
-        )
+        env = {HOME_VARIABLE: str(overlay_home), APPROVALS_VARIABLE: request.approvals}
+        return Invocation(argv=tuple(argv), env=env, files=files, links=links)
 
     def decoder(self) -> Decoder:
         return GeminiDecoder()
@@ -200,6 +218,40 @@ class GeminiAdapter:
 def _at_reference(path: Path) -> str:
     """``@path`` as Gemini's prompt reads it (spaces escaped with a backslash)."""
     return "@" + str(path).replace(" ", "\\ ")
+
+
+def _with_approval_hook(hooks: Any, mcp: McpRegistration) -> dict[str, Any]:
+    """The user's hooks plus our ``BeforeTool`` hook (replacing an older one of ours)."""
+    merged = dict(hooks) if isinstance(hooks, dict) else {}
+    wait = float(mcp.env.get("DISCORD_MCP_APPROVAL_WAIT_SECONDS") or DEFAULT_APPROVAL_WAIT_S)
+    command = shlex.join(
+        [*mcp.argv, "hook", "before-tool", "--client", "gemini", "--wait", f"{wait:g}"]
+    )
+    ours = {
+        "matcher": before_tool.matcher(ask_all=True),
+        "hooks": [
+            {
+                "type": "command",
+                "name": APPROVAL_HOOK_NAME,
+                "command": command,
+                "timeout": int((wait + HOOK_MARGIN_S) * 1000),
+                "env": dict(mcp.env),
+            }
+        ],
+    }
+    groups = [
+        group
+        for group in merged.get("BeforeTool") or []
+        if not (
+            isinstance(group, dict)
+            and any(
+                isinstance(h, dict) and h.get("name") == APPROVAL_HOOK_NAME
+                for h in group.get("hooks") or []
+            )
+        )
+    ]
+    merged["BeforeTool"] = [*groups, ours]
+    return merged
 
 
 def real_gemini_dir(env: Mapping[str, str]) -> Path:

@@ -1,0 +1,151 @@
+"""Judging what someone did on an approval card: allow, deny, unclear, or not allowed.
+
+Pure functions, like :mod:`discord_mcp.decisions.answers` (whose :class:`Verdict` and refusal
+they share): only owners resolve; a stranger is recorded and told once. A reply is read with
+the answer parser against two options, so ``yes``/``no`` work in English, Korean, Japanese and
+Chinese; a text reply that denies is passed to the agent as the reason. An unclear reply gets a
+short hint (at most :data:`MAX_HINTS` times), and is never taken as an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from typing import Any
+
+from discord_mcp.approvals.cards import (
+    ALLOW_ONCE,
+    ALLOW_SESSION,
+    DENY,
+    DENY_NOTE,
+    OPTIONS,
+    REACTIONS,
+)
+from discord_mcp.decisions.answers import CONTENT_HIDDEN, CONTENT_HINT, IGNORE, Verdict, refuse
+from discord_mcp.decisions.model import Decision, Via, utc_now
+from discord_mcp.decisions.parser import parse_answer
+
+MAX_HINTS = 2
+HINT = (
+    "I could not tell whether that allows or denies the tool. Reply `yes` to allow it once or "
+    "`no` to deny it (anything you add after `no` is passed to the agent), or use the buttons."
+)
+
+
+def allowed(user_id: str, username: str, via: Via, *, session: bool = False) -> Verdict:
+    return Verdict(
+        "resolve",
+        {
+            "status": "answered",
+            "answer": "allow",
+            "selected_option": ALLOW_SESSION if session else ALLOW_ONCE,
+            "selected_index": 0,
+            "scope": "session" if session else "once",
+            "answered_by": user_id,
+            "answered_by_name": username,
+            "via": via,
+            "answered_at": utc_now(),
+        },
+    )
+
+
+def denied(user_id: str, username: str, via: Via, note: str | None = None) -> Verdict:
+    note = note.strip() if note and note.strip() else None
+    return Verdict(
+        "resolve",
+        {
+            "status": "answered",
+            "answer": "deny",
+            "selected_option": DENY_NOTE if note and via == "modal" else DENY,
+            "selected_index": 1,
+            "note": note,
+            "answered_by": user_id,
+            "answered_by_name": username,
+            "via": via,
+            "answered_at": utc_now(),
+        },
+    )
+
+
+def judge_message(decision: Decision, message: dict[str, Any], owner_ids: Set[str]) -> Verdict:
+    """Judge one message posted in the approval's thread."""
+    author = message.get("author") or {}
+    user_id = str(author.get("id", ""))
+    if decision.is_final or author.get("bot") or not user_id:
+        return IGNORE
+    if message.get("type", 0) not in (0, 19):
+        return IGNORE
+    if not _replies_to_us(decision, message):
+        return IGNORE
+    if decision.gave_up_at and not _reference(message):
+        # Its agent stopped waiting: a plain message in the thread is the owner's next words
+        # to the session (a new job), not a late answer; a reply to the card still is one.
+        return IGNORE
+    username = str(author.get("global_name") or author.get("username") or user_id)
+    if user_id not in owner_ids:
+        return refuse(decision, owner_ids, user_id, username, "text", message.get("id"))
+    text = str(message.get("content") or "").strip()
+    if not text:
+        if message.get("attachments") or message.get("sticker_items") or message.get("embeds"):
+            return IGNORE
+        if CONTENT_HIDDEN in decision.notices:
+            return IGNORE
+        return Verdict("notice", {"notices": (*decision.notices, CONTENT_HIDDEN)}, CONTENT_HINT)
+    parsed = parse_answer(text, OPTIONS)
+    if parsed.kind == "option" and parsed.selected_index == 0:
+        return allowed(user_id, username, "text")
+    if parsed.kind == "option" and parsed.selected_index == 1:
+        return denied(user_id, username, "text", text)
+    if decision.clarifications >= MAX_HINTS:
+        return IGNORE
+    return Verdict("clarify", {"clarifications": decision.clarifications + 1}, HINT)
+
+
+def _reference(message: dict[str, Any]) -> str:
+    reference = message.get("message_reference") or {}
+    return str(reference.get("message_id") or "")
+
+
+def _replies_to_us(decision: Decision, message: dict[str, Any]) -> bool:
+    """A message that replies (Discord's reply) to another message than this card is not an
+    answer to it: in a run's thread several cards may be open at once."""
+    target = _reference(message)
+    return not target or target == decision.card_message_id
+
+
+def judge_reaction(
+    decision: Decision, user_id: str, username: str, emoji: str, owner_ids: Set[str]
+) -> Verdict:
+    """✅ allows once, ❌ denies."""
+    if decision.is_final or emoji not in REACTIONS:
+        return IGNORE
+    if user_id not in owner_ids:
+        return refuse(decision, owner_ids, user_id, username, "reaction", None)
+    if emoji == REACTIONS[0]:
+        return allowed(user_id, username, "reaction")
+    return denied(user_id, username, "reaction")
+
+
+def judge_click(
+    decision: Decision,
+    user_id: str,
+    username: str,
+    owner_ids: Set[str],
+    *,
+    part: str,
+    note: str | None = None,
+) -> Verdict:
+    """A button (``allow``, ``session``, ``deny``) or the note modal's submit (``modal``)."""
+    if decision.is_final:
+        return IGNORE
+    via: Via = "modal" if part == "modal" else "button"
+    if user_id not in owner_ids:
+        return refuse(decision, owner_ids, user_id, username, via, None)
+    if part == "allow":
+        return allowed(user_id, username, via)
+    if part == "session":
+        return allowed(user_id, username, via, session=True)
+    if part == "deny":
+        return denied(user_id, username, via)
+    if part == "modal" and note and note.strip():
+        return denied(user_id, username, via, note)
+    return IGNORE

@@ -1,0 +1,266 @@
+"""Deciding one tool request: a precedent, or the owner's answer, within a bound.
+
+:meth:`ApprovalService.decide` is what every route calls (the ``approve`` tool and the hooks):
+
+1. a session rule or an unused late Allow answers at once (:mod:`~discord_mcp.approvals.rules`);
+2. otherwise the request becomes an approval in the decision store, posted as a card in the
+   asking session's thread: the run's thread (``DISCORD_THREAD_ID``), the thread of this
+   session's earlier approvals, or a new one. The same request asked again while pending (a
+   retry, a second route) reuses it;
+3. the wait is the decision service's bounded wait (polling, live events, the file watched);
+4. when the bound runs out the approval is marked ``gave_up_at`` (still pending: a late answer
+   counts) and the agent is told that no one answered and the tool was not run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from discord_mcp.approvals import cards
+from discord_mcp.approvals.request import ToolRequest, describe
+from discord_mcp.approvals.rules import consume_late, precedent, session_thread
+from discord_mcp.config import Settings
+from discord_mcp.decisions import kinds
+from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
+from discord_mcp.decisions.service import DecisionService, Progress
+from discord_mcp.errors import DiscordError, NotFound, Unauthorized
+from discord_mcp.state.files import off_loop
+from discord_mcp.tasks import cancel_and_wait
+from discord_mcp.transport.rest import RestClient
+
+log = logging.getLogger(__name__)
+
+How = Literal["owner", "rule", "late", "recent", "timeout", "elsewhere"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The answer for the asking CLI.
+
+    ``behavior``: run the tool or not. ``message``: for a denial, the reason the agent reads.
+    ``how``: the owner answered, a session rule or a late Allow did, no one answered in time
+    (``timeout``), or it was answered elsewhere (at the terminal).
+    """
+
+    behavior: Literal["allow", "deny"]
+    message: str
+    how: How
+    decision: Decision | None = None
+
+
+class ApprovalService:
+    """Approvals for one process, on top of its decision service.
+
+    Args:
+        resume: requests come from a ``discord-watch`` run, which a late Allow resumes.
+    """
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        decisions: DecisionService,
+        rest: RestClient,
+        lease: str | None = None,
+        resume: bool = False,
+    ) -> None:
+        self._settings = settings
+        self._decisions = decisions
+        self._rest = rest
+        self._lease = lease
+        self._resume = resume
+
+    @property
+    def decisions(self) -> DecisionService:
+        return self._decisions
+
+    async def decide(
+        self,
+        request: ToolRequest,
+        *,
+        max_wait: float,
+        label: str,
+        progress: Progress | None = None,
+        elsewhere: Callable[[], Awaitable[str]] | None = None,
+    ) -> Outcome:
+        """Answer ``request``: from a precedent, else from the owner within ``max_wait``.
+
+        ``elsewhere``: completes (with the reason to show on the card) when the CLI got its
+        answer another way, e.g. at the terminal; the approval is then closed as cancelled.
+        """
+        store = self._decisions.store
+        found = await off_loop(precedent, store, request)
+        if found is not None and (
+            found.how != "late" or await off_loop(consume_late, store, found.decision.id)
+        ):
+            log.info(
+                "approval for %s answered by %s %s", request.tool_name, found.how, found.decision.id
+            )
+            return Outcome("allow", "", found.how, found.decision)
+        decision = await self.ask(request, max_wait=max_wait, label=label)
+        waiting = asyncio.create_task(
+            self._decisions.wait(
+                decision.id, max_wait=max_wait, progress=progress, progress_every=20.0
+            )
+        )
+        try:
+            if elsewhere is not None:
+                decision = await self._race(decision, waiting, elsewhere)
+            if not decision.is_final and not waiting.done():
+                decision = await waiting
+            elif waiting.done() and not waiting.cancelled():
+                decision = waiting.result()
+        finally:
+            if not waiting.done():
+                await cancel_and_wait(waiting, within=5)
+        if decision.status == "cancelled":
+            return outcome_of(decision)
+        if not decision.is_final:
+            decision = await self.give_up(decision)
+        if decision.is_final:
+            decision = await self._decisions.mark_delivered(decision)
+        return outcome_of(decision)
+
+    async def _race(
+        self,
+        decision: Decision,
+        waiting: asyncio.Task[Decision],
+        elsewhere: Callable[[], Awaitable[str]],
+    ) -> Decision:
+        """Wait for the owner or for ``elsewhere``; the approval as it stands afterwards."""
+        other = asyncio.create_task(_awaited(elsewhere))
+        try:
+            await asyncio.wait({waiting, other}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            await cancel_and_wait(other, within=5)
+        if waiting.done() or other.cancelled() or other.exception() is not None:
+            return decision
+        await cancel_and_wait(waiting, within=5)
+        return await self.answered_elsewhere(decision.id, other.result())
+
+    async def ask(self, request: ToolRequest, *, max_wait: float, label: str) -> Decision:
+        """Post the approval (or find the same request pending) and return it."""
+        settings = self._settings
+        action = await off_loop(describe, request)
+        thread_id, channel_id, guild_id = "", settings.channel_id, ""
+        asked_in = settings.thread_id or await off_loop(
+            session_thread, self._decisions.store, request, settings.project_name
+        )
+        if asked_in:
+            poster = self._decisions.poster
+            thread_id, parent_id, guild_id = await poster.existing_thread(asked_in)
+            channel_id = parent_id or thread_id
+        approval = {
+            **request.to_json(),
+            "action": dataclasses.asdict(action),
+            "wait_seconds": max_wait,
+            "resume": self._resume,
+        }
+        draft = Decision(
+            id=new_decision_id(),
+            project=settings.project_name,
+            session=label,
+            question=cards.summary(approval["action"], request.tool_name),
+            context=None,
+            options=cards.OPTIONS,
+            channel_id=channel_id,
+            thread_id=thread_id,
+            card_message_id="",
+            thread_url=self._decisions.poster.thread_url(guild_id, thread_id) if thread_id else "",
+            asked_at=utc_now(),
+            mention=True,  # the agent is blocked on this: the owner's phone buzzes
+            reaction_emojis=cards.REACTIONS,
+            owner_ids=tuple(sorted(settings.owner_ids)),
+            asker_lease=self._lease,
+            kind="approval",
+            approval=approval,
+        )
+        fingerprint = request.fingerprint()
+        existing = await self._decisions.store.acreate_unless_pending(
+            draft,
+            lambda d: d.kind == "approval" and (d.approval or {}).get("fingerprint") == fingerprint,
+        )
+        if existing is None:
+            return await self._decisions.poster.post(draft, fresh=True)
+        if not existing.card_message_id:
+            return await self._decisions.poster.post(existing, fresh=False)
+        if existing.gave_up_at:  # asked again: waiting again
+            existing = await self._show_pending(existing, gave_up_at=None, wait_seconds=max_wait)
+        return existing
+
+    async def give_up(self, decision: Decision) -> Decision:
+        """Stop waiting: the approval stays open, the card says no one answered in time."""
+        stored = await self._show_pending(decision, gave_up_at=utc_now())
+        log.info("approval %s: no answer within %ss", stored.id, cards.wait_words(stored))
+        return stored
+
+    async def _show_pending(self, decision: Decision, **changes: object) -> Decision:
+        def change(current: Decision) -> Decision | None:
+            if current.is_final:
+                return None
+            approval = dict(current.approval or {})
+            if "wait_seconds" in changes:
+                approval["wait_seconds"] = changes["wait_seconds"]
+            return current.replace(
+                gave_up_at=changes.get("gave_up_at", current.gave_up_at), approval=approval
+            )
+
+        stored, written = await self._decisions.store.aupdate(decision.id, change)
+        if not written or not stored.card_message_id:
+            return stored
+        owners = stored.owner_ids or tuple(sorted(self._settings.owner_ids))
+        try:
+            await self._rest.edit_message(
+                stored.thread_id,
+                stored.card_message_id,
+                content=kinds.render_card(stored, owners, buttons=stored.card_buttons),
+                components=kinds.components(stored) if stored.card_buttons else None,
+                allowed_mentions={"parse": []},
+            )
+        except Unauthorized:
+            raise
+        except (DiscordError, NotFound) as exc:
+            log.warning("could not update the card of approval %s: %s", stored.id, exc)
+        return stored
+
+    async def answered_elsewhere(self, decision_id: str, where: str) -> Decision:
+        """The CLI decided without us (the person answered at the terminal): close the card."""
+        return await self._decisions.cancel(decision_id, where)
+
+
+def outcome_of(decision: Decision) -> Outcome:
+    """What the asking CLI is told for an approval as it stands."""
+    if decision.status == "answered" and decision.answer == "allow":
+        return Outcome("allow", "", "owner", decision)
+    if decision.status == "answered":
+        message = "The owner denied this tool call in Discord"
+        message += f", saying: {decision.note}" if decision.note else "."
+        message += " Do not retry it as it is; take another approach or ask the owner."
+        return Outcome("deny", message, "owner", decision)
+    if decision.status == "cancelled":
+        return Outcome("deny", decision.cancel_reason or "withdrawn", "elsewhere", decision)
+    return Outcome("deny", timeout_message(decision), "timeout", decision)
+
+
+def timeout_message(decision: Decision) -> str:
+    """The reason given when no one answered: never a refusal."""
+    approval = decision.approval or {}
+    later = (
+        "if the owner allows it later, this session is resumed with a message saying so"
+        if approval.get("resume")
+        else "if the owner allows it later, the same call will run without asking when you retry it"
+    )
+    return (
+        f"No one answered this approval request in Discord within {cards.wait_words(decision)}, "
+        f"so the tool was not run. This is not a refusal: the request stays open ({later}). "
+        "Carry on with work that does not need it, or stop and say what waits for approval."
+    )
+
+
+async def _awaited(make: Callable[[], Awaitable[str]]) -> str:
+    return await make()

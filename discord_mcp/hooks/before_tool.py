@@ -1,0 +1,106 @@
+"""``discord-mcp hook before-tool``: Gemini CLI's ``BeforeTool``, for headless and interactive use.
+
+Gemini CLI runs the hook before every tool call its matcher selects, with ``{"session_id",
+"transcript_path", "cwd", "hook_event_name": "BeforeTool", "timestamp", "tool_name",
+"tool_input", "mcp_context"}`` on stdin, and reads ``{"decision": "allow"}``, ``{"decision":
+"deny", "reason": "..."}`` (the reason goes to the model as the tool's error; the turn goes on)
+or ``{}`` (no decision). What it does with the answer (0.61.0, read in its bundle):
+
+- The hook runs first, then Gemini's own policy. A deny stops the call. An allow does not skip
+  the policy: in the default approval mode the terminal still asks, so interactive users who
+  want Discord to be the only gate run with ``--approval-mode=yolo`` (``auto_edit`` lets edits
+  through); ``discord-watch`` runs do.
+- Headless Gemini offers write and shell tools only with ``--approval-mode=yolo``.
+- A hook that fails or times out (``timeout`` in the hook's settings, 60 s by default) counts
+  as no decision, and the call goes on. So this hook always decides before its own timeout:
+  when no one answered in time, the call is denied with a reason saying so (never that the
+  owner refused).
+
+Which calls ask: with ``--ask-all`` (or ``DISCORD_MCP_APPROVALS=ask-all``, set per
+``discord-watch`` run) every tool but this server's own; with ``DISCORD_MCP_APPROVALS=off``
+none; otherwise everything except the read-only tools in :data:`READ_ONLY` (the installed
+matcher skips those already).
+Gemini strips inherited variables named like ``*TOKEN*`` from a hook's environment, so the
+settings come from ``--env-file`` (``install``) or the hook's ``env`` (``discord-watch`` runs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the run adapter imports this module for the matcher alone: keep it light
+    from discord_mcp.approvals.service import Outcome
+    from discord_mcp.hooks.runner import HookOptions
+
+OWN_TOOLS = "mcp_discord_"
+READ_ONLY = frozenset(
+    {
+        "read_file",
+        "read_many_files",
+        "list_directory",
+        "glob",
+        "grep_search",
+        "search_file_content",
+        "google_web_search",
+        "web_fetch",
+        "update_topic",
+        "enter_plan_mode",
+        "exit_plan_mode",
+        "write_todos",
+        "get_internal_docs",
+        "ask_user",
+    }
+)
+"""Gemini CLI's tools that only read or talk to the user (0.61.0)."""
+
+
+def matcher(*, ask_all: bool) -> str:
+    """The hook's ``matcher`` (a regular expression over tool names) for the settings file."""
+    if ask_all:
+        return f"^(?!{OWN_TOOLS}).*"
+    skipped = "|".join(sorted(READ_ONLY))
+    return f"^(?!(?:{skipped})$)(?!{OWN_TOOLS}).*"
+
+
+def handle(
+    payload: Mapping[str, Any], options: HookOptions, environ: Mapping[str, str]
+) -> dict[str, Any] | None:
+    from discord_mcp.approvals.request import ToolRequest
+    from discord_mcp.hooks.runner import answer_now, configure_logging, decide, hook_settings
+    from discord_mcp.hooks.runner import session_label as label_of
+
+    tool = str(payload.get("tool_name") or "")
+    mode = environ.get("DISCORD_MCP_APPROVALS", "").strip()
+    ask_all = options.ask_all or mode == "ask-all"
+    if mode == "off" or tool.startswith(OWN_TOOLS) or (not ask_all and tool in READ_ONLY):
+        return {}
+    tool_input = payload.get("tool_input")
+    request = ToolRequest(
+        client="gemini",
+        tool_name=tool,
+        tool_input=dict(tool_input) if isinstance(tool_input, dict) else {"input": tool_input},
+        session_id=str(payload.get("session_id") or ""),
+        cwd=str(payload.get("cwd") or ""),
+        route="hook",
+    )
+    settings = hook_settings(environ, options.env_file, request.cwd)
+    configure_logging(settings)
+    wait = options.wait if options.wait is not None else settings.approval_wait_seconds
+    outcome = asyncio.run(
+        decide(
+            settings,
+            request,
+            wait=wait,
+            label=label_of(request.session_id),
+            deliver=(lambda o: answer_now(answer(o))) if options.exit_early else None,
+        )
+    )
+    return answer(outcome)
+
+
+def answer(outcome: Outcome) -> dict[str, Any]:
+    if outcome.behavior == "allow":
+        return {"decision": "allow"}
+    return {"decision": "deny", "reason": outcome.message}

@@ -1,0 +1,119 @@
+"""``discord-mcp hook pre-tool-use``: the ``PreToolUse`` hook of Claude Code and Codex.
+
+Claude Code (a project's ``ask-all``): Claude Code lets reads and other tools its rules allow run
+without a permission prompt; this hook answers every call (but this server's own tools) with
+``permissionDecision: "ask"``, which sends it to the permission prompt, i.e. to the ``approve``
+tool and the owner. It needs no Discord settings and answers at once.
+
+Codex (``discord-watch`` runs): Codex asks about no command its sandbox allows, so this hook is
+where a run's calls ask the owner: every call that writes or executes (``ask``: a shell command
+that only reads, see :mod:`discord_mcp.approvals.readonly`, runs without asking) or every call
+(``ask-all``, or ``DISCORD_MCP_APPROVALS=ask-all``). Codex reads (0.169.0)::
+
+    {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                            "permissionDecisionReason": "..."}}
+
+as "Command blocked by PreToolUse hook: <reason>", and no output as "go on". A call that also
+needs to leave the sandbox then raises Codex's ``PermissionRequest``, which the owner's Allow
+here already answers (:mod:`~discord_mcp.approvals.rules`: the same command, just allowed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from discord_mcp.hooks.runner import HookOptions
+
+if TYPE_CHECKING:
+    from discord_mcp.approvals.service import Outcome
+
+OWN_TOOLS = "mcp__discord__"
+SHELL = "Bash"
+
+
+def _ask(reason: str) -> dict[str, Any]:
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "ask",
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def handle(
+    payload: Mapping[str, Any], options: HookOptions, environ: Mapping[str, str]
+) -> dict[str, Any] | None:
+    tool = str(payload.get("tool_name") or "")
+    if tool.startswith(OWN_TOOLS):
+        return None
+    if options.client != "codex":
+        return _ask("every tool call asks the owner in Discord (ask-all)")
+    mode = environ.get("DISCORD_MCP_APPROVALS", "").strip()
+    if mode == "off":
+        return None
+    tool_input = payload.get("tool_input")
+    arguments = dict(tool_input) if isinstance(tool_input, dict) else {"input": tool_input}
+    if not (options.ask_all or mode == "ask-all") and _reads(tool, arguments):
+        return None
+    return _decide(payload, tool, arguments, options, environ)
+
+
+def _reads(tool: str, arguments: Mapping[str, Any]) -> bool:
+    from discord_mcp.approvals.readonly import is_read_only
+
+    command = arguments.get("command")
+    return tool == SHELL and isinstance(command, str) and is_read_only(command)
+
+
+def _decide(
+    payload: Mapping[str, Any],
+    tool: str,
+    arguments: dict[str, Any],
+    options: HookOptions,
+    environ: Mapping[str, str],
+) -> dict[str, Any] | None:
+    from discord_mcp.approvals.request import ToolRequest
+    from discord_mcp.hooks.runner import (
+        answer_now,
+        configure_logging,
+        decide,
+        hook_settings,
+        session_label,
+    )
+
+    request = ToolRequest(
+        client="codex",
+        tool_name=tool,
+        tool_input=arguments,
+        session_id=str(payload.get("session_id") or ""),
+        cwd=str(payload.get("cwd") or ""),
+        route="hook",
+    )
+    settings = hook_settings(environ, options.env_file, request.cwd)
+    configure_logging(settings)
+    wait = options.wait if options.wait is not None else settings.approval_wait_seconds
+    outcome = asyncio.run(
+        decide(
+            settings,
+            request,
+            wait=wait,
+            label=session_label(request.session_id),
+            deliver=(lambda o: answer_now(_answer(o))) if options.exit_early else None,
+        )
+    )
+    return _answer(outcome)
+
+
+def _answer(outcome: Outcome) -> dict[str, Any] | None:
+    if outcome.behavior == "allow":
+        return None
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": outcome.message,
+        }
+    }

@@ -1,0 +1,91 @@
+"""Reading the owner's answer to an approval: buttons, the note, reactions, replies, strangers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from discord_mcp.approvals.cards import NO, YES
+from discord_mcp.approvals.judging import judge_click, judge_message, judge_reaction
+from discord_mcp.approvals.request import ToolRequest
+from tests.approvals.test_cards import approval
+
+OWNERS = frozenset({"42"})
+
+
+def pending() -> Any:
+    return approval(ToolRequest("claude", "Bash", {"command": "make"}, "s"))
+
+
+def reply(text: str, author: str = "42", **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "99",
+        "type": 0,
+        "content": text,
+        "author": {"id": author, "username": "u"},
+        **extra,
+    }
+
+
+@pytest.mark.parametrize("text", ["yes", "ok", "go ahead", "네", "승인", "はい", "是", "好的"])
+def test_yes_in_four_languages_allows_once(text: str) -> None:
+    verdict = judge_message(pending(), reply(text), OWNERS)
+    assert verdict.kind == "resolve"
+    assert (verdict.changes["answer"], verdict.changes["scope"]) == ("allow", "once")
+
+
+@pytest.mark.parametrize("text", ["no", "아니요", "いいえ", "不要", "no, use make clean instead"])
+def test_no_in_four_languages_denies_with_the_reply_as_the_reason(text: str) -> None:
+    verdict = judge_message(pending(), reply(text), OWNERS)
+    assert (verdict.kind, verdict.changes["answer"]) == ("resolve", "deny")
+    assert verdict.changes["note"] == text
+
+
+def test_an_unclear_reply_gets_a_hint_and_never_becomes_an_answer() -> None:
+    decision = pending()
+    for attempt in (1, 2):
+        verdict = judge_message(decision, reply("hmm, what does it do?"), OWNERS)
+        assert verdict.kind == "clarify"
+        assert verdict.reply
+        assert "yes" in verdict.reply
+        decision = decision.replace(clarifications=attempt)
+    assert judge_message(decision, reply("hmm"), OWNERS).kind == "ignore"
+
+
+def test_a_strangers_reply_is_refused_and_recorded() -> None:
+    verdict = judge_message(pending(), reply("yes", author="7"), OWNERS)
+    assert verdict.kind == "refuse"
+    assert verdict.changes["refused"][-1].user_id == "7"
+    assert verdict.reply is not None
+    assert "<@42>" in verdict.reply
+
+
+def test_a_reply_to_another_message_is_not_an_answer() -> None:
+    message = reply("yes", message_reference={"message_id": "12345"})
+    assert judge_message(pending(), message, OWNERS).kind == "ignore"
+    to_card = reply("yes", message_reference={"message_id": "3"})
+    assert judge_message(pending(), to_card, OWNERS).kind == "resolve"
+
+
+def test_reactions_allow_once_or_deny() -> None:
+    assert judge_reaction(pending(), "42", "u", YES, OWNERS).changes["answer"] == "allow"
+    assert judge_reaction(pending(), "42", "u", NO, OWNERS).changes["answer"] == "deny"
+    assert judge_reaction(pending(), "7", "s", YES, OWNERS).kind == "refuse"
+    assert judge_reaction(pending(), "42", "u", "🎉", OWNERS).kind == "ignore"
+
+
+def test_each_button_means_what_its_label_says() -> None:
+    assert judge_click(pending(), "42", "u", OWNERS, part="allow").changes["scope"] == "once"
+    session = judge_click(pending(), "42", "u", OWNERS, part="session").changes
+    assert (session["answer"], session["scope"]) == ("allow", "session")
+    assert judge_click(pending(), "42", "u", OWNERS, part="deny").changes["answer"] == "deny"
+    note = judge_click(pending(), "42", "u", OWNERS, part="modal", note=" not now ").changes
+    assert (note["answer"], note["note"], note["via"]) == ("deny", "not now", "modal")
+    assert judge_click(pending(), "7", "s", OWNERS, part="allow").kind == "refuse"
+
+
+def test_nothing_changes_an_answered_approval() -> None:
+    done = pending().replace(status="answered", answer="deny")
+    assert judge_click(done, "42", "u", OWNERS, part="allow").kind == "ignore"
+    assert judge_message(done, reply("yes"), OWNERS).kind == "ignore"

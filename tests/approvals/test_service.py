@@ -1,0 +1,194 @@
+"""Approvals against the emulator: the card, answers, session rules, no answer, a late Allow."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from discord_mcp.approvals.cards import YES
+from discord_mcp.approvals.request import ToolRequest
+from discord_mcp.approvals.service import ApprovalService, Outcome
+from discord_mcp.config import Settings
+from discord_mcp.decisions.live import answer_click
+from discord_mcp.decisions.service import DecisionService
+from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.emulator import RunningEmulator
+from discord_mcp.tasks import Background
+from discord_mcp.transport.rest import RestClient
+from tests.support.people import People
+from tests.support.settings import settings_for
+
+
+@pytest.fixture
+def settings(discord: RunningEmulator, tmp_path: Path) -> Settings:
+    return settings_for(discord, tmp_path / "home")
+
+
+@contextlib.asynccontextmanager
+async def running(settings: Settings) -> AsyncIterator[ApprovalService]:
+    async with (
+        RestClient(settings.token, api_base=settings.api_base) as rest,
+        Background() as background,
+    ):
+        decisions = DecisionService(
+            settings=settings, rest=rest, store=DecisionStore(settings.home), background=background
+        )
+        yield ApprovalService(settings=settings, decisions=decisions, rest=rest)
+
+
+@pytest.fixture
+async def approvals(settings: Settings) -> AsyncIterator[ApprovalService]:
+    async with running(settings) as service:
+        yield service
+
+
+async def eventually(condition: Callable[[], Any], seconds: float = 10.0) -> Any:
+    async with asyncio.timeout(seconds):
+        while not (value := condition()):
+            await asyncio.sleep(0.02)
+    return value
+
+
+def bash(command: str, session: str = "sess-1") -> ToolRequest:
+    return ToolRequest("claude", "Bash", {"command": command}, session, cwd="/w")
+
+
+def cards_in(people: People) -> list[dict[str, Any]]:
+    return [
+        message
+        for thread in people.threads()
+        for message in people.messages(thread["id"])
+        if "Approval needed" in message["content"]
+    ]
+
+
+async def decide(
+    approvals: ApprovalService, request: ToolRequest, wait: float = 20.0
+) -> asyncio.Task[Outcome]:
+    return asyncio.create_task(approvals.decide(request, max_wait=wait, label="sess-1"))
+
+
+async def test_the_owners_reaction_allows_and_the_card_shows_it(
+    approvals: ApprovalService, people: People
+) -> None:
+    task = await decide(approvals, bash("make build"))
+    [card] = await eventually(lambda: cards_in(people))
+    people.react(card["channel_id"], card["id"], YES)
+    outcome = await asyncio.wait_for(task, 20)
+    assert (outcome.behavior, outcome.how) == ("allow", "owner")
+    await eventually(lambda: "Allowed once" in people.messages(card["channel_id"])[0]["content"])
+
+
+async def test_the_card_pings_the_owners_and_nobody_the_agent_names(
+    approvals: ApprovalService, people: People, discord: RunningEmulator
+) -> None:
+    stranger = people.new_user("stranger")
+    task = await decide(approvals, bash(f"echo <@{stranger}> && make release"))
+    [card] = await eventually(lambda: cards_in(people))
+    assert f"<@{stranger}>" in card["content"]
+    assert [user["id"] for user in card["mentions"]] == [discord.owner_user_id]
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def test_a_strangers_reply_is_refused_and_the_owners_no_is_the_reason(
+    approvals: ApprovalService, people: People
+) -> None:
+    stranger = people.new_user("stranger")
+    task = await decide(approvals, bash("make deploy"))
+    [card] = await eventually(lambda: cards_in(people))
+    people.say(card["channel_id"], "yes", author=stranger)
+    await eventually(
+        lambda: any("only" in m["content"] for m in people.messages(card["channel_id"]))
+    )
+    assert not task.done()
+    people.say(card["channel_id"], "아니요, 스테이징 먼저")
+    outcome = await asyncio.wait_for(task, 20)
+    assert outcome.behavior == "deny"
+    assert "아니요, 스테이징 먼저" in outcome.message
+    stored = approvals.decisions.store.load(outcome.decision.id)  # type: ignore[union-attr]
+    assert [a.user_id for a in stored.refused] == [stranger]
+
+
+async def test_allow_for_this_session_answers_later_requests_of_that_session_only(
+    approvals: ApprovalService, people: People, settings: Settings
+) -> None:
+    task = await decide(approvals, bash("npm test -- --watch=false"))
+    [card] = await eventually(lambda: cards_in(people))
+    data = {
+        "type": 3,
+        "id": "1",
+        "token": "t",
+        "member": {"user": {"id": settings_owner(settings), "username": "owner"}},
+        "data": {"custom_id": f"dmcp:{card_id(card)}:session"},
+    }
+    body = await answer_click(approvals.decisions, data)
+    assert body is not None
+    assert body["type"] == 7
+    assert (await asyncio.wait_for(task, 20)).behavior == "allow"
+
+    again = await asyncio.wait_for(
+        approvals.decide(bash("npm test"), max_wait=5, label="sess-1"), 10
+    )
+    assert (again.behavior, again.how) == ("allow", "rule")
+    assert len(cards_in(people)) == 1  # nobody was asked again
+    chained = await decide(approvals, bash("npm test && rm -rf /tmp/x"), wait=0.5)
+    assert (await asyncio.wait_for(chained, 20)).how == "timeout"
+    other = await decide(approvals, bash("npm test", session="sess-2"), wait=0.5)
+    assert (await asyncio.wait_for(other, 20)).how == "timeout"
+    assert len(cards_in(people)) == 3
+
+
+async def test_no_answer_in_time_is_not_a_refusal_and_a_late_allow_answers_one_retry(
+    approvals: ApprovalService, people: People
+) -> None:
+    outcome = await asyncio.wait_for(
+        approvals.decide(bash("make release"), max_wait=0.5, label="sess-1"), 20
+    )
+    assert (outcome.behavior, outcome.how) == ("deny", "timeout")
+    assert "No one answered" in outcome.message
+    assert "not a refusal" in outcome.message
+    [card] = cards_in(people)
+    await eventually(
+        lambda: "No one answered within" in people.messages(card["channel_id"])[0]["content"]
+    )
+    people.react(card["channel_id"], card["id"], YES)
+    decision_id = card_id(card)
+    store = approvals.decisions.store
+    await approvals.decisions.poll(store.load(decision_id))
+    assert store.load(decision_id).answer == "allow"
+
+    retry = await asyncio.wait_for(
+        approvals.decide(bash("make release"), max_wait=0.5, label="sess-1"), 20
+    )
+    assert (retry.behavior, retry.how) == ("allow", "late")
+    third = await asyncio.wait_for(
+        approvals.decide(bash("make release"), max_wait=0.5, label="sess-1"), 20
+    )
+    assert third.how == "timeout"  # a late Allow answers one retry, not every one
+
+
+async def test_one_sessions_approvals_share_a_thread(
+    approvals: ApprovalService, people: People
+) -> None:
+    for command in ("make a", "make b"):
+        await asyncio.wait_for(approvals.decide(bash(command), max_wait=0.2, label="s"), 20)
+    await asyncio.wait_for(
+        approvals.decide(bash("make c", session="sess-2"), max_wait=0.2, label="s"), 20
+    )
+    threads = {c["channel_id"] for c in cards_in(people)}
+    assert len(threads) == 2
+
+
+def card_id(card: dict[str, Any]) -> str:
+    return str(card["content"].rsplit("decision `", 1)[1].split("`", 1)[0])
+
+
+def settings_owner(settings: Settings) -> str:
+    return next(iter(settings.owner_ids))

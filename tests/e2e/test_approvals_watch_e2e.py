@@ -1,0 +1,234 @@
+"""Tool approvals in ``discord-watch`` runs, with the real CLIs against the scripted model.
+
+A run's agent wants to run a shell command: the approval card appears in the run's thread (runs
+ask by default), a stranger's click is refused, the owner's Allow runs the command, a Deny
+stops the next one and the thread says so, and a late Allow resumes the session to retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from discord_mcp.config import Settings
+from discord_mcp.emulator import RunningEmulator
+from discord_mcp.runs import ProjectRegistry, Tool
+from discord_mcp.state.files import off_loop
+from discord_mcp.watch.app import run_daemon
+from tests.support.agent_clis import CLAUDE_MODEL, CLI_CLASSES, GEMINI_MODEL, AgentCli, ClaudeCli
+from tests.support.model_server import ModelServer, ShellCall, quote_tool_result
+from tests.support.people import People
+from tests.support.settings import settings_for
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
+    return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.01)
+
+
+@pytest.fixture
+def model_server() -> AsyncIterator[ModelServer]:
+    with ModelServer() as server:
+        yield server  # type: ignore[misc]
+        assert not server.outbound_attempts, server.outbound_attempts
+
+
+def messages(people: People, channel_id: str) -> list[dict[str, Any]]:
+    try:
+        return people.messages(channel_id)
+    except httpx.HTTPStatusError:
+        return []
+
+
+def texts(people: People, channel_id: str) -> list[str]:
+    return [m["content"] for m in messages(people, channel_id)]
+
+
+async def until(condition: Callable[[], Any], seconds: float = 60.0, what: str = "") -> Any:
+    try:
+        async with asyncio.timeout(seconds):
+            while not (value := condition()):
+                await asyncio.sleep(0.1)
+    except TimeoutError:
+        raise AssertionError(f"no {what} within {seconds:g}s") from None
+    return value
+
+
+def card_in(people: People, thread_id: str) -> Callable[[], dict[str, Any] | None]:
+    """A condition: an approval card with buttons (still to be answered) is in the thread."""
+
+    def check() -> dict[str, Any] | None:
+        cards = [
+            m
+            for m in messages(people, thread_id)
+            if "**Approval needed**" in m["content"] and m.get("components")
+        ]
+        return cards[-1] if cards else None
+
+    return check
+
+
+def button(card: dict[str, Any], label: str) -> str:
+    for row in card["components"]:
+        for component in row["components"]:
+            if str(component.get("label", "")).startswith(label):
+                return str(component["custom_id"])
+    raise AssertionError(f"no button {label!r}")
+
+
+async def click(
+    people: People, card: dict[str, Any], label: str, *, user: str | None = None
+) -> dict[str, Any]:
+    """Click a card's button; in a thread, since the daemon answers on this test's event loop."""
+    return await asyncio.to_thread(people.click, card["id"], button(card, label), user=user)
+
+
+@contextlib.asynccontextmanager
+async def watching(
+    settings: Settings, environ: dict[str, str], tool_env: dict[Tool, dict[str, str]]
+) -> AsyncIterator[None]:
+    task = asyncio.create_task(run_daemon(settings, environ=environ, tool_env=tool_env))
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.wait({task}, timeout=20)
+
+
+REPLY_HINT = "Reply in this thread to continue"
+"""The end of a job's final message (the status message shows the agent's words too)."""
+PROJECT_ARGS: dict[str, list[str]] = {
+    "claude": ["--model", CLAUDE_MODEL],
+    "codex": [],
+    "gemini": ["-m", GEMINI_MODEL],
+}
+RUN_CLIS: tuple[Tool, ...] = ("claude", "codex", "gemini")
+
+
+async def project(settings: Settings, tmp_path: Path, tool: Tool, cli: AgentCli) -> Path:
+    workdir = tmp_path / "app"
+    workdir.mkdir()
+    args = {tool: PROJECT_ARGS[tool]}
+    await off_loop(
+        ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add,
+        "app",
+        workdir,
+        [tool],
+        tool,
+        args,
+    )
+    return workdir
+
+
+async def start_run(people: People, discord: RunningEmulator) -> str:
+    await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1, what="gateway")
+    thread_id = str(people.say(discord.channel_id, "!start app")["id"])
+    await until(
+        lambda: any("Session started" in t for t in texts(people, thread_id)), what="the session"
+    )
+    return thread_id
+
+
+@pytest.mark.parametrize("tool", RUN_CLIS)
+async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_the_next(
+    tool: Tool,
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    tmp_path: Path,
+) -> None:
+    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
+    cli = CLI_CLASSES[tool](
+        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
+    )
+    workdir = await project(settings, tmp_path, tool, cli)
+    stranger = people.new_user("stranger")
+    model_server.script(
+        ShellCall("echo approved > made.txt"),
+        quote_tool_result("First: {result}"),
+        ShellCall("rm -rf build; echo nope > denied.txt"),
+        quote_tool_result("Second: {result}"),
+    )
+    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
+    async with watching(settings, environ, {tool: cli.env()}):
+        thread_id = await start_run(people, discord)
+        people.say(thread_id, "make the file")
+        card = await until(card_in(people, thread_id), what="the approval card in the thread")
+        assert "echo approved > made.txt" in card["content"]
+        assert len(people.threads()) == 1  # asked in the run's thread
+        refused = await click(people, card, "Allow once", user=stranger)
+        assert "only" in str(refused).lower()
+        assert not (workdir / "made.txt").exists()
+        await click(people, card, "Allow once")
+        await until(
+            lambda: any("First:" in t and REPLY_HINT in t for t in texts(people, thread_id)),
+            what="the final message",
+        )
+        assert (workdir / "made.txt").read_text(encoding="utf-8") == "approved\n"
+
+        people.say(thread_id, "and now the cleanup")
+        second = await until(card_in(people, thread_id), what="the second card")
+        assert "recursive delete" in second["content"]
+        await click(people, second, "Deny")
+        final = await until(
+            lambda: [t for t in texts(people, thread_id) if "Second:" in t and REPLY_HINT in t],
+            what="the final message",
+        )
+    assert not (workdir / "denied.txt").exists()
+    assert "not run" in final[-1]
+    assert "denied by" in final[-1]
+    statuses = [t for t in texts(people, thread_id) if "· job `" in t]
+    assert any("**Done**" in s for s in statuses)  # the first job ran what it asked
+    assert any("Finished, but 1 tool call was not run" in s for s in statuses)
+    assert sum("**Done**" in s for s in statuses) == 1  # never plain "Done" with a denial
+
+
+async def test_a_late_allow_resumes_the_run_which_retries_without_asking(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    settings = settings_for(
+        discord,
+        tmp_path / "home",
+        POLL_INTERVAL_SECONDS="0.2",
+        DISCORD_MCP_APPROVAL_WAIT_SECONDS="2",
+    )
+    claude = ClaudeCli(
+        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
+    )
+    workdir = await project(settings, tmp_path, "claude", claude)
+    model_server.script(
+        ShellCall("echo late > late.txt"),
+        quote_tool_result("Not yet: {result}"),
+        ShellCall("echo late > late.txt"),
+        quote_tool_result("Retried: {result}"),
+    )
+    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
+    async with watching(settings, environ, {"claude": claude.env()}):
+        thread_id = await start_run(people, discord)
+        people.say(thread_id, "make the late file")
+        card = await until(card_in(people, thread_id), what="the approval card")
+        told = await until(
+            lambda: [t for t in texts(people, thread_id) if "Not yet:" in t], what="the answer"
+        )
+        assert "No one answered" in told[0]
+        assert "not run" in told[0]
+        assert not (workdir / "late.txt").exists()
+        await click(people, card, "Allow once")
+        await until(
+            lambda: any("Retried:" in t for t in texts(people, thread_id)),
+            what="the resumed run's answer",
+        )
+    assert (workdir / "late.txt").read_text(encoding="utf-8") == "late\n"
+    prompts = [t for r in model_server.turn_requests() for t in r.user_texts()]
+    assert any("has now approved" in p for p in prompts)
+    cards = [t for t in texts(people, thread_id) if "**Approval needed**" in t]
+    assert len(cards) == 1  # the retry was not asked again

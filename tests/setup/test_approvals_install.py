@@ -1,0 +1,108 @@
+"""`discord-mcp install <client> --approvals` and what `doctor` says about approvals."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from discord_mcp.errors import ConfigError
+from discord_mcp.setup.approvals import hook_file, hook_state, install_hook
+from discord_mcp.setup.clients import Client
+from discord_mcp.setup.doctor import _approval_checks
+
+
+@pytest.fixture
+def env_file(tmp_path: Path) -> Path:
+    path = tmp_path / "project" / ".env"
+    path.parent.mkdir()
+    path.write_text("DISCORD_BOT_TOKEN=secret-token-value\n", encoding="utf-8")
+    return path
+
+
+def installed(client: Client, tmp_path: Path, env_file: Path) -> Path:
+    install_hook(client, "user", env_file=env_file, home=tmp_path, cwd=tmp_path, environ={})
+    return hook_file(client, "user", home=tmp_path, cwd=tmp_path, environ={})
+
+
+@pytest.mark.parametrize(
+    ("client", "event", "timeout"),
+    [("claude", "PermissionRequest", 630), ("codex", "PermissionRequest", 630),
+     ("gemini", "BeforeTool", 630_000)],
+)  # fmt: skip
+def test_the_hook_goes_into_the_clients_own_file_without_the_token(
+    client: Client, event: str, timeout: int, tmp_path: Path, env_file: Path
+) -> None:
+    path = installed(client, tmp_path, env_file)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    [group] = document["hooks"][event]
+    [handler] = group["hooks"]
+    assert "-m discord_mcp hook" in handler["command"]
+    assert f"--env-file {env_file}" in handler["command"]
+    assert "--wait 600" in handler["command"]
+    assert handler["timeout"] == timeout  # the hook's own wait always ends first
+    assert "secret-token-value" not in path.read_text(encoding="utf-8")
+    assert os.stat(path).st_mode & 0o077 == 0
+
+
+def test_installing_twice_changes_nothing_and_other_hooks_stay(
+    tmp_path: Path, env_file: Path
+) -> None:
+    path = hook_file("claude", "user", home=tmp_path, cwd=tmp_path, environ={})
+    path.parent.mkdir(parents=True)
+    theirs = {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}
+    path.write_text(
+        json.dumps({"model": "x", "hooks": {"PermissionRequest": [theirs]}}), encoding="utf-8"
+    )
+    first = install_hook(
+        "claude", "user", env_file=env_file, home=tmp_path, cwd=tmp_path, environ={}
+    )
+    assert first.changed
+    assert first.backup is not None
+    again = install_hook(
+        "claude", "user", env_file=env_file, home=tmp_path, cwd=tmp_path, environ={}
+    )
+    assert not again.changed
+    assert again.backup is None
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["model"] == "x"
+    groups = document["hooks"]["PermissionRequest"]
+    assert groups[0] == theirs
+    assert len(groups) == 2
+    moved = env_file.with_name("other.env")
+    moved.write_text("", encoding="utf-8")
+    install_hook("claude", "user", env_file=moved, home=tmp_path, cwd=tmp_path, environ={})
+    groups = json.loads(path.read_text(encoding="utf-8"))["hooks"]["PermissionRequest"]
+    assert len(groups) == 2
+    assert str(moved) in groups[1]["hooks"][0]["command"]
+
+
+def test_a_file_that_cannot_be_parsed_is_never_overwritten(tmp_path: Path, env_file: Path) -> None:
+    path = hook_file("gemini", "user", home=tmp_path, cwd=tmp_path, environ={})
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ConfigError):
+        install_hook("gemini", "user", env_file=env_file, home=tmp_path, cwd=tmp_path, environ={})
+    assert path.read_text(encoding="utf-8") == "{not json"
+
+
+def test_doctor_says_whether_each_clients_approvals_are_wired(
+    tmp_path: Path, env_file: Path
+) -> None:
+    installed("claude", tmp_path, env_file)
+    codex = installed("codex", tmp_path, env_file)
+    checks = {c.name: c for c in _approval_checks(
+        {"claude", "codex", "gemini"}, home=tmp_path, cwd=tmp_path, environ={}
+    )}  # fmt: skip
+    assert checks["claude approvals"].verdict == "OK"
+    assert checks["claude approvals"].detail.startswith("wired")
+    assert checks["codex approvals"].verdict == "WARN"  # Codex runs it only once trusted
+    assert "/hooks" in checks["codex approvals"].fix
+    assert "install gemini --approvals" in checks["gemini approvals"].detail
+    (tmp_path / ".codex" / "config.toml").write_text(
+        f'[hooks.state."{codex}:permission_request:0:0"]\ntrusted_hash = "sha256:abc"\n',
+        encoding="utf-8",
+    )
+    assert hook_state("codex", home=tmp_path, cwd=tmp_path, environ={})[0] == "wired"
