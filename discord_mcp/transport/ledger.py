@@ -277,10 +277,13 @@ def settle(
 ) -> None:
     """Record the response to ``ticket`` (``headers=None``: the request failed unanswered)."""
     reserved = state.buckets.get(key)
-    if reserved is not None:
-        reserved.in_flight.pop(ticket, None)
-        if reserved.limit is None and reserved.remaining < 0:
-            reserved.remaining = 0  # probes of an unknown bucket do not use up a window
+    # The reservation is where it was made, or where the bucket moved when another response
+    # named the route's hash meanwhile.
+    for holder in (reserved, state.buckets.get(bucket_key(state, route))):
+        if holder is not None:
+            holder.in_flight.pop(ticket, None)
+    if reserved is not None and reserved.limit is None and reserved.remaining < 0:
+        reserved.remaining = 0  # probes of an unknown bucket do not use up a window
     if headers is None:
         return
     bucket_hash = headers.get("x-ratelimit-bucket")

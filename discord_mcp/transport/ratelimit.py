@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from discord_mcp.errors import RateLimited
 from discord_mcp.transport import ledger as book
-from discord_mcp.transport.ledger import Grant, Ledger, MemoryLedger
+from discord_mcp.transport.ledger import Grant, Hold, Ledger, LedgerState, MemoryLedger
 from discord_mcp.transport.routes import Route
 
 log = logging.getLogger(__name__)
@@ -96,6 +96,7 @@ class RateLimiter:
         self._global_per_second = global_per_second
         self._ledger: Ledger = ledger if ledger is not None else MemoryLedger(clock=clock)
         self._waiters: dict[str, _Waiters] = {}
+        self._handing_back: set[asyncio.Future[None]] = set()
 
     @staticmethod
     def _local_key(route: Route) -> str:
@@ -131,7 +132,7 @@ class RateLimiter:
         deadline: float | None = None
         while True:
             waiters.changed.clear()  # before asking: a response from now on wakes us
-            outcome = await self._ledger.apply(reserve)
+            outcome = await self._ask(reserve, route, ticket)
             if isinstance(outcome, Grant):
                 return Ticket(route, outcome.key, ticket)
             if outcome.seconds > max_wait:
@@ -160,6 +161,31 @@ class RateLimiter:
                     await waiters.changed.wait()
             except TimeoutError:
                 pass
+
+    async def _ask(
+        self, reserve: Callable[[LedgerState, float], Grant | Hold], route: Route, ticket: str
+    ) -> Grant | Hold:
+        """Ask the ledger for a reservation; if the request is cancelled meanwhile, a place the
+        ledger grants anyway (in its worker thread) is handed back instead of held until it
+        lapses."""
+        asking = asyncio.ensure_future(self._ledger.apply(reserve))
+        try:
+            return await asyncio.shield(asking)
+        except asyncio.CancelledError:
+            handing_back = asyncio.ensure_future(self._hand_back(asking, route, ticket))
+            self._handing_back.add(handing_back)
+            handing_back.add_done_callback(self._handing_back.discard)
+            raise
+
+    async def _hand_back(
+        self, asking: asyncio.Future[Grant | Hold], route: Route, ticket: str
+    ) -> None:
+        try:
+            outcome = await asking
+        except Exception:  # the ledger failed: nothing was reserved
+            return
+        if isinstance(outcome, Grant):
+            await self.release(Ticket(route, outcome.key, ticket), None)
 
     async def release(self, ticket: Ticket, headers: Mapping[str, str] | None) -> None:
         """Record a response (or a failed send, with ``headers=None``) for ``ticket``."""

@@ -13,7 +13,8 @@ The file is a cache of what Discord's headers said, not a record: it is replaced
 rather than quarantined, and a clock that went backwards (the machine restarted: the ledger
 counts on ``time.monotonic``) forgets every window but keeps the hashes and limits. If the file
 cannot be used at all (its lock stays taken for :data:`LOCK_WAIT_S`, the disk is full or
-read-only), the process counts alone in memory until it can, and says so in the log.
+read-only), the process counts alone in memory, says so in the log, and tries the file again
+every :data:`ALONE_S` (not at every request, which would each wait for the stuck lock).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +44,9 @@ fraction of a Discord round trip, and only while a window turns over or a limit 
 LOCK_WAIT_S = 2.0
 """The longest the ledger's lock is waited for. A change takes well under a millisecond, so a
 lock held this long belongs to a stuck process; counting alone beats stalling the request."""
+ALONE_S = 10.0
+"""How long a process that could not use the file counts alone before it tries the file again:
+a stuck lock then costs one request in a while :data:`LOCK_WAIT_S`, not every request."""
 
 _T = TypeVar("_T")
 
@@ -98,6 +103,10 @@ class FileLedger:
         self._lock_wait = lock_wait
         self._alone: LedgerState | None = None
         """This process's own counts while the file cannot be used."""
+        self._alone_until = 0.0
+        """Ledger time before which the file is not tried again."""
+        self._alone_lock = threading.Lock()
+        """Requests run their operations in several worker threads; one at a time here."""
 
     @classmethod
     def for_token(cls, home: Path, token: Secret) -> FileLedger:
@@ -108,6 +117,8 @@ class FileLedger:
         return await off_loop(self._apply, operation)
 
     def _apply(self, operation: Callable[[LedgerState, float], _T]) -> _T:
+        if self._alone is not None and self._clock() < self._alone_until:
+            return self._apply_alone(self._alone, operation)
         try:
             with locked(self.path, wait=self._lock_wait):
                 now = self._clock()
@@ -130,9 +141,14 @@ class FileLedger:
                     exc,
                 )
                 self._alone = LedgerState()
+            self._alone_until = self._clock() + ALONE_S
+            return self._apply_alone(self._alone, operation)
+
+    def _apply_alone(self, state: LedgerState, operation: Callable[[LedgerState, float], _T]) -> _T:
+        with self._alone_lock:
             now = self._clock()
-            forget(self._alone, now, alive=self._alive)
-            return operation(self._alone, now)
+            forget(state, now, alive=self._alive)
+            return operation(state, now)
 
     def _read(self, now: float) -> tuple[LedgerState, float | None]:
         """The stored state and when it was written; an empty state if there is none usable."""

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
 
 from discord_mcp.errors import RateLimited
+from discord_mcp.transport.ledger import LedgerState, MemoryLedger
 from discord_mcp.transport.ratelimit import RateLimiter
 from discord_mcp.transport.routes import Route
 from tests.support.clock import FakeClock
 
 SEND = Route.of("POST", "/channels/{channel_id}/messages", channel_id="1")
 SEND_OTHER = Route.of("POST", "/channels/{channel_id}/messages", channel_id="2")
+_T = TypeVar("_T")
 
 
 def headers(limit: int, remaining: int, reset_after: float, bucket: str = "abc") -> dict[str, str]:
@@ -154,3 +158,54 @@ async def test_routes_sharing_a_bucket_hash_share_its_limit(
     start = clock.now
     await limiter.acquire(edit, max_wait=10)
     assert clock.now - start == pytest.approx(4.0)
+
+
+class _Slow:
+    """A ledger whose answers reach the caller only when ``delivered`` is set, as a worker
+    thread's result may arrive after its caller was cancelled."""
+
+    poll_interval: float | None = None
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.inner = MemoryLedger(clock=clock)
+        self.delivered = asyncio.Event()
+        self.answered = asyncio.Event()
+
+    async def apply(self, operation: Callable[[LedgerState, float], _T]) -> _T:
+        result = await self.inner.apply(operation)
+        self.answered.set()
+        await self.delivered.wait()
+        return result
+
+
+async def test_a_request_cancelled_while_its_place_is_reserved_hands_the_place_back(
+    clock: FakeClock,
+) -> None:
+    ledger = _Slow(clock)
+    limiter = RateLimiter(sleep=clock.sleep, ledger=ledger)
+    cancelled = asyncio.create_task(limiter.acquire(SEND, max_wait=10))
+    async with asyncio.timeout(5):
+        await ledger.answered.wait()
+    cancelled.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    ledger.delivered.set()
+    async with asyncio.timeout(5):
+        await limiter.acquire(SEND, max_wait=1)  # the probe's place is free again
+    assert clock.slept == []
+
+
+async def test_a_place_reserved_before_the_bucket_was_named_is_freed_where_it_moved(
+    limiter: RateLimiter, clock: FakeClock
+) -> None:
+    unnamed = {k: v for k, v in headers(5, 4, 5.0).items() if k != "x-ratelimit-bucket"}
+    ticket = await limiter.acquire(SEND, max_wait=10)
+    await limiter.release(ticket, unnamed)
+    first = await limiter.acquire(SEND, max_wait=10)
+    second = await limiter.acquire(SEND, max_wait=10)
+    await limiter.release(first, headers(5, 2, 5.0, bucket="named"))  # the bucket moves
+    await limiter.release(second, headers(5, 2, 5.0, bucket="named"))
+    clock.now += 5.0
+    for _ in range(5):
+        await limiter.acquire(SEND, max_wait=0.5)  # a whole window: nothing still in flight
+    assert clock.slept == []

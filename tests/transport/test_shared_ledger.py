@@ -26,6 +26,7 @@ from discord_mcp.transport.ratelimit import RateLimiter
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.routes import Route
 from discord_mcp.transport.shared_ledger import (
+    ALONE_S,
     LOCK_WAIT_S,
     FileLedger,
     ledger_path,
@@ -226,3 +227,74 @@ async def test_the_ledger_names_the_token_by_a_digest_and_never_holds_it(
     assert "secret" not in path.name
     assert "secret" not in path.read_text(encoding="utf-8")
     assert ledger_path(tmp_path, Secret("another.bot.token")) != path
+
+
+async def test_a_global_429_one_process_met_pauses_the_others(
+    process: Callable[..., RateLimiter], clock: FakeClock
+) -> None:
+    first, second = process(), process()
+    ticket = await first.acquire(SEND, max_wait=10)
+    await first.release(ticket, headers(5, 4, 5.0))
+    await first.on_429(ticket, retry_after=1.5, is_global=True)
+    start = clock.now
+    await second.acquire(Route.of("GET", "/channels/{channel_id}", channel_id="7"), max_wait=10)
+    assert clock.now - start == pytest.approx(1.5)
+
+
+async def test_a_bucket_one_process_learned_from_a_429_waits_in_the_others(
+    process: Callable[..., RateLimiter], clock: FakeClock
+) -> None:
+    first, second = process(), process()
+    ticket = await first.acquire(THREADS, max_wait=10)
+    await first.release(ticket, headers(5, 4, 1.0))
+    await first.on_429(ticket, retry_after=3.0, is_global=False)
+    start = clock.now
+    await second.acquire(THREADS, max_wait=10)
+    assert clock.now - start == pytest.approx(3.0)
+
+
+async def test_windows_that_are_over_leave_only_the_hashes_and_limits_in_the_file(
+    process: Callable[..., RateLimiter], path: Path, clock: FakeClock
+) -> None:
+    limiter = process()
+    for channel in range(10):
+        route = Route.of("POST", "/channels/{channel_id}/threads", channel_id=str(channel))
+        ticket = await limiter.acquire(route, max_wait=10)
+        await limiter.release(ticket, headers(5, 4, 5.0))
+    assert len(json.loads(path.read_text(encoding="utf-8"))["buckets"]) == 10
+    clock.now += 5.0
+    ticket = await limiter.acquire(SEND, max_wait=10)
+    await limiter.release(ticket, None)
+    clock.now += RESERVATION_S
+    await limiter.acquire(THREADS, max_wait=10)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert list(document["buckets"]) == [f"h:{THREADS.major}"]  # the request just reserved
+    assert document["global_sent"] == [clock.now]
+    assert document["hashes"] == {THREADS.key: "h"}
+    assert document["limits"] == {"h": 5}
+
+
+async def test_a_process_that_found_the_lock_stuck_tries_the_file_again_only_after_a_while(
+    process: Callable[..., RateLimiter], path: Path, clock: FakeClock
+) -> None:
+    taken, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with locked(path):
+            taken.set()
+            done.wait(30)
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert taken.wait(10)
+    limiter = process(lock_wait=0.05)
+    try:
+        ticket = await limiter.acquire(THREADS, max_wait=10)
+    finally:
+        done.set()
+        holder.join(10)
+    await limiter.release(ticket, headers(5, 4, 5.0))
+    assert not path.exists()  # counted alone, though the lock is free again
+    clock.now += ALONE_S
+    await limiter.acquire(SEND, max_wait=10)
+    assert f"{SEND.key}:{SEND.major}" in json.loads(path.read_text(encoding="utf-8"))["buckets"]
