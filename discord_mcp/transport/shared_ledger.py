@@ -117,8 +117,9 @@ class FileLedger:
         return await off_loop(self._apply, operation)
 
     def _apply(self, operation: Callable[[LedgerState, float], _T]) -> _T:
-        if self._alone is not None and self._clock() < self._alone_until:
-            return self._apply_alone(self._alone, operation)
+        alone = self._alone  # read once: another worker thread may change it
+        if alone is not None and self._clock() < self._alone_until:
+            return self._apply_alone(alone, operation)
         try:
             with locked(self.path, wait=self._lock_wait):
                 now = self._clock()
@@ -134,15 +135,16 @@ class FileLedger:
                 self._alone = None
             return result
         except StateError as exc:
-            if self._alone is None:
+            alone = self._alone
+            if alone is None:
                 log.warning(
                     "the rate-limit ledger cannot be used (%s); this process counts its own "
                     "requests until it can",
                     exc,
                 )
-                self._alone = LedgerState()
+                alone = self._alone = LedgerState()
             self._alone_until = self._clock() + ALONE_S
-            return self._apply_alone(self._alone, operation)
+            return self._apply_alone(alone, operation)
 
     def _apply_alone(self, state: LedgerState, operation: Callable[[LedgerState, float], _T]) -> _T:
         with self._alone_lock:
