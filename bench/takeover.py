@@ -1,8 +1,24 @@
 """Gateway takeover: kill -9 the process holding the gateway; how long until another holds it.
 
 Two real ``discord-mcp`` processes share a state directory; the holder is killed with SIGKILL
-and we time until the other publishes a ready (resumed) session. Budget (issue: one gateway per
-machine): within 5 s.
+and we time from the kill until another process publishes a ready (resumed) session. Two cases,
+each with its own budget:
+
+* **settled**: the holder is killed only once every process has settled, the holder's session
+  ready and every other process following the gateway (its link watches ``gateway/``, seen in
+  ``/proc/<pid>/fdinfo``), as sessions that have run for a while are. The follower wakes when
+  the holder's presence file closes, takes the lock, asks for the gateway URL and resumes.
+  Budget 2 s: a click made as the holder died is replayed by the resumed session and must still
+  be acknowledged within Discord's 3 s, so the takeover leaves a second for that.
+* **cold start**: the holder is killed right after its only successor was spawned, so the
+  takeover includes that process's whole start: interpreter and imports, the MCP handshake,
+  :data:`~discord_mcp.server.app.RECOVERY_DELAY_S` (recovery and the link wait that long after
+  the first request, so they never slow the handshake), recovery, then the takeover itself.
+  Budget 5 s, DESIGN §3's "another takes over within seconds": about 1 s of cold start
+  (``bench.coldstart``), 1 s of delay, and the settled budget, with room for a loaded machine.
+
+Each case reports its median and worst over ``--rounds`` kills; a case is within budget when
+its worst is.
 
     .venv/bin/python -m bench.takeover [--rounds 5] [--server-command CMD]
 """
@@ -24,7 +40,8 @@ from bench.mcp_stdio import OVER_BUDGET, BenchFailure, add_server_option, run_ma
 from discord_mcp.emulator import start_in_thread
 from discord_mcp.relay.holder import read_status
 
-BUDGET_S = 5.0
+SETTLED_BUDGET_S = 2.0
+COLD_BUDGET_S = 5.0
 INIT = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -36,28 +53,80 @@ INIT = {
     },
 }
 
+Processes = list[subprocess.Popen[bytes]]
+
 
 def _holder(home: Path) -> int | None:
     status = read_status(home / "gateway" / "status.json")
     return status.pid if status is not None and status.connected(time.time()) else None
 
 
+def _watches(pid: int, directory: Path) -> bool:
+    """Whether process ``pid`` has an inotify watch on ``directory`` (its link is running)."""
+    inode = f"ino:{os.stat(directory).st_ino:x} "
+    try:
+        infos = list(Path(f"/proc/{pid}/fdinfo").iterdir())
+    except OSError:
+        return False
+    for info in infos:
+        try:
+            text = info.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        if any(line.startswith("inotify") and inode in line for line in text.splitlines()):
+            return True
+    return False
+
+
+def _settled(home: Path, processes: Processes) -> bool:
+    """The holder's session is ready and every process's link runs (holding or following)."""
+    gateway = home / "gateway"
+    return (
+        _holder(home) in {p.pid for p in processes}
+        and gateway.is_dir()
+        and all(_watches(p.pid, gateway) for p in processes)
+    )
+
+
 def _wait(
     condition: Callable[[], bool],
-    processes: list[subprocess.Popen[bytes]],
+    processes: Processes,
     what: str,
     seconds: float = 30,
+    since: float | None = None,
 ) -> float:
-    """Seconds until ``condition()``; fails if every server has exited or after ``seconds``."""
-    start = time.perf_counter()
+    """Seconds from ``since`` (default now) until ``condition()``.
+
+    Fails if every server has exited or after ``seconds``.
+    """
+    start = time.perf_counter() if since is None else since
     while not condition():
         if all(p.poll() is not None for p in processes):
             codes = ", ".join(str(p.returncode) for p in processes)
             raise BenchFailure(f"every server exited (status {codes}) before {what}")
         if time.perf_counter() - start > seconds:
             raise BenchFailure(f"no {what} within {seconds:g} s")
-        time.sleep(0.01)
+        time.sleep(0.005)
     return time.perf_counter() - start
+
+
+def _kill(process: subprocess.Popen[bytes], processes: Processes) -> float:
+    """SIGKILL ``process`` and reap it; returns the ``perf_counter`` time of the kill."""
+    killed = time.perf_counter()
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+    processes.remove(process)
+    return killed
+
+
+def _report(name: str, times: list[float], budget: float) -> bool:
+    worst = max(times)
+    ok = worst <= budget
+    print(
+        f"  {name}: median {statistics.median(times):.2f} s, worst {worst:.2f} s over "
+        f"{len(times)} kills (budget worst <= {budget:g} s) {'OK' if ok else 'OVER BUDGET'}"
+    )
+    return ok
 
 
 def main() -> int:
@@ -65,8 +134,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     add_server_option(parser)
     args = parser.parse_args()
+    if not Path("/proc/self/fdinfo").is_dir():
+        raise BenchFailure("this benchmark reads /proc/<pid>/fdinfo (Linux)")
     argv = server_argv(args.server_command)
-    times = []
+    settled: list[float] = []
+    cold: list[float] = []
     with (
         start_in_thread(gateway_heartbeat_scale=0.05) as emulator,
         tempfile.TemporaryDirectory() as tmp,
@@ -98,32 +170,34 @@ def main() -> int:
             return process
 
         processes = [spawn(), spawn()]
+
+        def took_over() -> bool:
+            return _holder(home) in {p.pid for p in processes}
+
         try:
             for _ in range(args.rounds):
-                _wait(
-                    lambda: _holder(home) in {p.pid for p in processes}, processes, "gateway holder"
-                )
+                _wait(lambda: _settled(home, processes), processes, "settled processes", 60)
                 holder = next(p for p in processes if p.pid == _holder(home))
-                os.kill(holder.pid, signal.SIGKILL)
-                holder.wait(timeout=10)
-                processes.remove(holder)
+                killed = _kill(holder, processes)
+                settled.append(_wait(took_over, processes, "settled takeover", since=killed))
                 processes.append(spawn())
-                times.append(
-                    _wait(
-                        lambda: _holder(home) in {p.pid for p in processes}, processes, "takeover"
-                    )
-                )
+            for _ in range(args.rounds):
+                _wait(lambda: _settled(home, processes), processes, "settled processes", 60)
+                holder = next(p for p in processes if p.pid == _holder(home))
+                _kill(next(p for p in processes if p is not holder), processes)
+                processes.append(spawn())
+                killed = _kill(holder, processes)  # its only successor is still starting
+                cold.append(_wait(took_over, processes, "cold-start takeover", since=killed))
+                processes.append(spawn())
         finally:
             for process in processes:
                 process.kill()
                 process.wait(timeout=10)
-    worst = max(times)
-    print(f"gateway takeover after kill -9 of the holder, {len(times)} rounds:")
-    print(
-        f"  median {statistics.median(times):.2f} s, worst {worst:.2f} s "
-        f"(budget <= {BUDGET_S:.0f} s) {'OK' if worst <= BUDGET_S else 'OVER BUDGET'}"
-    )
-    return 0 if worst <= BUDGET_S else OVER_BUDGET
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"gateway takeover after kill -9 of the holder (load average {load}):")
+    ok = _report("settled (every process following)", settled, SETTLED_BUDGET_S)
+    ok &= _report("cold start (the successor still starting)", cold, COLD_BUDGET_S)
+    return 0 if ok else OVER_BUDGET
 
 
 if __name__ == "__main__":

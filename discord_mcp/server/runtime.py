@@ -31,6 +31,7 @@ from discord_mcp.state.files import ensure_dir
 from discord_mcp.state.leases import ProcessLease
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.transport.shared_ledger import shared_limiter
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,11 @@ class Runtime:
         self.lease = ProcessLease(settings.home)
         self.store = DecisionStore(settings.home)
         self.background = Background()
-        self.rest = RestClient(settings.token, api_base=settings.api_base)
+        self.rest = RestClient(
+            settings.token,
+            api_base=settings.api_base,
+            limiter=shared_limiter(settings.home, settings.token),
+        )
         self.changes = FileChanges()
         self.link: LiveLink | None = None
         self.service = DecisionService(

@@ -2,8 +2,11 @@
 
 Every state file is a JSON object with a ``"version"``. Writes go to a temporary file in the same
 directory, are fsynced, then renamed over the target, so a crash leaves the old or the new file,
-never half of one. Files that several processes change are changed under an OS lock
-(:func:`locked`), held only for the read-modify-write, never across network I/O.
+never half of one. State that may be lost in a crash (a cache such as the rate-limit ledger) is
+written with ``durable=False``: still renamed into place, so no reader sees half a file, but
+without the fsyncs, which would cost more than the work they protect. Files that several
+processes change are changed under an OS lock (:func:`locked`), held only for the
+read-modify-write, never across network I/O.
 
 Locks and fsyncs never run on the event loop: a process serves every waiting decision of its
 session from one loop, and a lock another process holds would freeze them all. :func:`locked`
@@ -107,16 +110,20 @@ def ensure_dir(path: Path) -> Path:
     return path
 
 
-def write_json(path: Path, document: dict[str, Any]) -> None:
+def write_json(path: Path, document: dict[str, Any], *, durable: bool = True) -> None:
     """Atomically replace ``path`` with ``document`` (which must carry a ``version``)."""
     if "version" not in document:
         raise ValueError("state documents carry a version")
     data = json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8")
-    write_bytes(path, data)
+    write_bytes(path, data, durable=durable)
 
 
-def write_bytes(path: Path, data: bytes) -> None:
-    """Atomically replace ``path`` with ``data``: a private (0600, never executable) file."""
+def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Atomically replace ``path`` with ``data``: a private (0600, never executable) file.
+
+    ``durable=False`` skips the fsyncs: readers still see the old or the new file, but a
+    crash of the machine may lose the change (or leave an empty file).
+    """
     ensure_dir(path.parent)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -125,8 +132,9 @@ def write_bytes(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except OSError as exc:
@@ -137,7 +145,8 @@ def write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
 def read_json(path: Path, *, max_version: int) -> dict[str, Any] | None:

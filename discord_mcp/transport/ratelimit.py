@@ -21,18 +21,28 @@ is not known yet lets one request through and holds the rest until its response 
 so a burst on a new bucket cannot overrun it. Waiting longer than the caller's bound raises
 :class:`~discord_mcp.errors.RateLimited` instead of sleeping. The clock and sleep are injected so
 the tests run on a fake clock.
+
+The limits belong to the token, not to a process: the counts live in a *ledger*
+(:mod:`~discord_mcp.transport.ledger`) that every process of a state directory shares when it is
+the file-backed one (:mod:`~discord_mcp.transport.shared_ledger`), so twenty sessions that ask at
+once share one channel's bucket instead of each spending it. This module does the waiting: one
+request per route and process asks the ledger at a time, sleeps what it is told, and wakes early
+when a response of its own process (or, for a shared ledger, a look every ``poll_interval``)
+may have opened the bucket.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from discord_mcp.errors import RateLimited
+from discord_mcp.transport import ledger as book
+from discord_mcp.transport.ledger import Grant, Hold, Ledger, LedgerState, MemoryLedger
 from discord_mcp.transport.routes import Route
 
 log = logging.getLogger(__name__)
@@ -40,42 +50,38 @@ log = logging.getLogger(__name__)
 GLOBAL_REQUESTS_PER_SECOND = 50
 """Discord's documented global limit per bot token."""
 
-_UNLIMITED = -1
-"""A bucket whose responses carry no rate-limit headers: nothing to wait for."""
-
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 
 
 @dataclass(slots=True)
-class _Bucket:
-    limit: int | None = None
-    """None until a response tells us; ``_UNLIMITED`` for routes without headers."""
-    remaining: int = 0
-    reset_at: float = 0.0
-    """Monotonic time at which the current window ends."""
-    window: float = 0.0
-    """Discord's ``X-RateLimit-Reset`` of the current window, to tell windows apart."""
-    in_flight: int = 0
+class _Waiters:
+    """This process's requests on one route: one asks the ledger at a time, and a response
+    wakes the one waiting for it."""
+
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    users: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class Ticket:
     """Permission to send one request; hand it back to :meth:`RateLimiter.release`."""
 
-    bucket: _Bucket | None
     route: Route
+    key: str | None
+    """The bucket it was reserved in (None: the route is not rate limited)."""
+    id: str = ""
 
 
 class RateLimiter:
     """Per-bucket and global gates for one bot token.
 
     Args:
-        clock: monotonic seconds (injectable for tests).
+        clock: monotonic seconds for the in-memory ledger (injectable for tests).
         sleep: how to wait (injectable for tests).
         global_per_second: the global request budget.
+        ledger: where the counts live; default an in-memory ledger on ``clock`` (one process).
     """
 
     def __init__(
@@ -84,24 +90,17 @@ class RateLimiter:
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
         global_per_second: int = GLOBAL_REQUESTS_PER_SECOND,
+        ledger: Ledger | None = None,
     ) -> None:
-        self._clock = clock
         self._sleep = sleep
         self._global_per_second = global_per_second
-        self._buckets: dict[str, _Bucket] = {}
-        self._hashes: dict[str, str] = {}
-        self._global_until = 0.0
-        self._global_sent: deque[float] = deque()
+        self._ledger: Ledger = ledger if ledger is not None else MemoryLedger(clock=clock)
+        self._waiters: dict[str, _Waiters] = {}
+        self._handing_back: set[asyncio.Future[None]] = set()
 
-    def _key(self, route: Route) -> str:
-        return f"{self._hashes.get(route.key, route.key)}:{route.major}"
-
-    def _bucket(self, route: Route) -> _Bucket:
-        key = self._key(route)
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            bucket = self._buckets[key] = _Bucket()
-        return bucket
+    @staticmethod
+    def _local_key(route: Route) -> str:
+        return f"{route.key}:{route.major}"
 
     async def acquire(self, route: Route, *, max_wait: float) -> Ticket:
         """Wait until ``route`` may be sent without a 429.
@@ -110,130 +109,110 @@ class RateLimiter:
             RateLimited: the wait would exceed ``max_wait`` seconds.
         """
         if not route.rate_limited:
-            return Ticket(None, route)
-        bucket = self._bucket(route)
-        async with bucket.lock:
-            while True:
-                delay = self._bucket_delay(bucket)
-                if delay is None:
-                    break
-                if delay > max_wait:
-                    raise RateLimited(
-                        method=route.method,
-                        route=route.template,
-                        retry_after=delay,
-                        is_global=False,
-                    )
-                if delay > 0:
-                    log.debug("bucket %s empty: waiting %.3fs", route.key, delay)
-                    await self._sleep(delay)
-                else:
-                    # The window is over but requests are still in flight: their responses
-                    # tell us the new window. Wait for one, bounded by max_wait.
-                    bucket.changed.clear()
-                    try:
-                        async with asyncio.timeout(max_wait):
-                            await bucket.changed.wait()
-                    except TimeoutError:
-                        raise RateLimited(
-                            method=route.method,
-                            route=route.template,
-                            retry_after=max_wait,
-                            is_global=False,
-                        ) from None
-            if route.global_limited:
-                await self._wait_global(route, max_wait)
-            bucket.remaining -= 1
-            bucket.in_flight += 1
-        return Ticket(bucket, route)
+            return Ticket(route, None)
+        local_key = self._local_key(route)
+        waiters = self._waiters.get(local_key)
+        if waiters is None:
+            waiters = self._waiters[local_key] = _Waiters()
+        waiters.users += 1
+        try:
+            async with waiters.lock:
+                return await self._reserve(route, waiters, max_wait)
+        finally:
+            waiters.users -= 1
+            if waiters.users == 0:
+                del self._waiters[local_key]
 
-    def _bucket_delay(self, bucket: _Bucket) -> float | None:
-        """None when a request may go now; else seconds to sleep (0: wait for a response)."""
-        now = self._clock()
-        if bucket.limit is None or bucket.limit == _UNLIMITED:
-            if bucket.remaining <= 0 and bucket.reset_at > now:
-                return bucket.reset_at - now  # a 429 told us how long to wait
-            if bucket.limit == _UNLIMITED:
-                return None
-            # Unknown limit: one probe at a time until a response tells us the limit.
-            return None if bucket.in_flight == 0 else 0.0
-        if now >= bucket.reset_at and bucket.remaining <= 0:
-            bucket.remaining = bucket.limit - bucket.in_flight
-        if bucket.remaining > 0:
-            return None
-        return max(bucket.reset_at - now, 0.0)
-
-    async def _wait_global(self, route: Route, max_wait: float) -> None:
+    async def _reserve(self, route: Route, waiters: _Waiters, max_wait: float) -> Ticket:
+        ticket = book.new_ticket()
+        reserve = functools.partial(
+            book.reserve, route=route, ticket=ticket, global_per_second=self._global_per_second
+        )
+        loop = asyncio.get_running_loop()
+        deadline: float | None = None
         while True:
-            now = self._clock()
-            delay = self._global_until - now
-            sent = self._global_sent
-            while sent and now - sent[0] >= 1.0:
-                sent.popleft()
-            if len(sent) >= self._global_per_second:
-                delay = max(delay, sent[0] + 1.0 - now)
-            if delay <= 0:
-                sent.append(now)
-                return
-            if delay > max_wait:
+            waiters.changed.clear()  # before asking: a response from now on wakes us
+            outcome = await self._ask(reserve, route, ticket)
+            if isinstance(outcome, Grant):
+                return Ticket(route, outcome.key, ticket)
+            if outcome.seconds > max_wait:
                 raise RateLimited(
-                    method=route.method, route=route.template, retry_after=delay, is_global=True
+                    method=route.method,
+                    route=route.template,
+                    retry_after=outcome.seconds,
+                    is_global=outcome.is_global,
                 )
-            await self._sleep(delay)
+            if outcome.seconds > 0:
+                log.debug("%s must wait %.3fs", route.key, outcome.seconds)
+                await self._sleep(outcome.seconds)
+                continue
+            # The window is over (or the limit unknown) and requests are in flight: their
+            # responses tell us the new window. Wait for one, bounded by max_wait.
+            if deadline is None:
+                deadline = loop.time() + max_wait
+            left = deadline - loop.time()
+            if left <= 0:
+                raise RateLimited(
+                    method=route.method, route=route.template, retry_after=max_wait, is_global=False
+                )
+            poll = self._ledger.poll_interval
+            try:
+                async with asyncio.timeout(left if poll is None else min(left, poll)):
+                    await waiters.changed.wait()
+            except TimeoutError:
+                pass
 
-    def release(self, ticket: Ticket, headers: Mapping[str, str] | None) -> None:
+    async def _ask(
+        self, reserve: Callable[[LedgerState, float], Grant | Hold], route: Route, ticket: str
+    ) -> Grant | Hold:
+        """Ask the ledger for a reservation; if the request is cancelled meanwhile, a place the
+        ledger grants anyway (in its worker thread) is handed back instead of held until it
+        lapses."""
+        asking = asyncio.ensure_future(self._ledger.apply(reserve))
+        try:
+            return await asyncio.shield(asking)
+        except asyncio.CancelledError:
+            handing_back = asyncio.ensure_future(self._hand_back(asking, route, ticket))
+            self._handing_back.add(handing_back)
+            handing_back.add_done_callback(self._handing_back.discard)
+            raise
+
+    async def _hand_back(
+        self, asking: asyncio.Future[Grant | Hold], route: Route, ticket: str
+    ) -> None:
+        try:
+            outcome = await asking
+        except Exception:  # the ledger failed: nothing was reserved
+            return
+        if isinstance(outcome, Grant):
+            await self.release(Ticket(route, outcome.key, ticket), None)
+
+    async def release(self, ticket: Ticket, headers: Mapping[str, str] | None) -> None:
         """Record a response (or a failed send, with ``headers=None``) for ``ticket``."""
-        bucket = ticket.bucket
-        if bucket is None:
+        if ticket.key is None:
             return
-        bucket.in_flight = max(bucket.in_flight - 1, 0)
-        if bucket.limit is None and bucket.remaining < 0:
-            bucket.remaining = 0  # probes of an unknown bucket do not use up a window
+        known = None
         if headers is not None:
-            self._update(ticket.route, bucket, headers)
-        bucket.changed.set()
+            known = {name: headers[name] for name in book.RATE_LIMIT_HEADERS if name in headers}
+        await self._ledger.apply(
+            functools.partial(
+                book.settle, route=ticket.route, key=ticket.key, ticket=ticket.id, headers=known
+            )
+        )
+        waiters = self._waiters.get(self._local_key(ticket.route))
+        if waiters is not None:
+            waiters.changed.set()
 
-    def _update(self, route: Route, bucket: _Bucket, headers: Mapping[str, str]) -> None:
-        bucket_hash = headers.get("x-ratelimit-bucket")
-        if bucket_hash and self._hashes.get(route.key) != bucket_hash:
-            self._hashes[route.key] = bucket_hash
-            # Routes that share a hash share a bucket; the first one seen keeps its state.
-            self._buckets.setdefault(self._key(route), bucket)
-        try:
-            limit = int(headers["x-ratelimit-limit"])
-            remaining = int(headers["x-ratelimit-remaining"])
-            reset_after = float(headers["x-ratelimit-reset-after"])
-        except (KeyError, ValueError):
-            if bucket.limit is None:
-                bucket.limit = _UNLIMITED
-            return
-        now = self._clock()
-        try:
-            window = float(headers["x-ratelimit-reset"])
-        except (KeyError, ValueError):
-            window = time.time() + reset_after
-        if bucket.limit in (None, _UNLIMITED):
-            bucket.limit = limit
-            bucket.remaining = limit - bucket.in_flight
-        bucket.limit = limit
-        if window > bucket.window + 1e-3:
-            # A newer window than we knew of: its end is now + reset_after.
-            bucket.window = window
-            bucket.reset_at = now + reset_after
-            bucket.remaining = min(bucket.remaining, remaining)
-        elif abs(window - bucket.window) <= 1e-3:
-            bucket.remaining = min(bucket.remaining, remaining)
-        # An older window's straggler tells us nothing about the current one.
-
-    def on_429(self, ticket: Ticket, *, retry_after: float, is_global: bool) -> None:
+    async def on_429(self, ticket: Ticket, *, retry_after: float, is_global: bool) -> None:
         """Discord refused ``ticket``'s request; close the right gate for ``retry_after``."""
-        now = self._clock()
-        if is_global:
-            self._global_until = max(self._global_until, now + retry_after)
-            log.warning("global rate limit hit: pausing every request for %.2fs", retry_after)
+        if ticket.key is None and not is_global:
             return
-        bucket = ticket.bucket
-        if bucket is not None:
-            bucket.remaining = 0
-            bucket.reset_at = max(bucket.reset_at, now + retry_after)
+        await self._ledger.apply(
+            functools.partial(
+                book.refuse, route=ticket.route, retry_after=retry_after, is_global=is_global
+            )
+        )
+        if is_global:
+            log.warning("global rate limit hit: pausing every request for %.2fs", retry_after)
+        else:
             log.warning("rate limited on %s: retrying in %.2fs", ticket.route.key, retry_after)

@@ -16,7 +16,13 @@ Retry policy:
 * 5xx and transport failures: bounded retries with exponential backoff, but only for requests
   that are safe to repeat (GET/PUT/PATCH/DELETE, or a message create carrying an enforced
   nonce). A request that may have reached Discord is not sent twice otherwise; a request that
-  never connected is always safe to retry.
+  never got a connection is always safe to retry.
+
+Kept-alive connections: a server closes a connection that stayed idle for its keep-alive
+timeout, and a request written onto it at that moment fails with a read error after it left.
+Nothing tells that case from a server that died while handling the request (httpcore swallows
+the write error and reports the read), so a POST cannot be retried safely then. Instead a
+connection is not reused after :data:`KEEPALIVE_EXPIRY_S` idle, below the servers' timeouts.
 """
 
 from __future__ import annotations
@@ -48,6 +54,10 @@ DEFAULT_MAX_WAIT_S = 30.0
 MAX_429_RETRIES = 5
 MAX_ERROR_RETRIES = 3
 """Attempts after the first for 5xx and transport failures."""
+KEEPALIVE_EXPIRY_S = 4.0
+"""Idle seconds after which a pooled connection is closed instead of reused: below the 5 s after
+which uvicorn (the emulator), Node.js and Apache close idle connections (httpx's default, 5 s,
+ties with them, so a request sent just then raced the server's close and failed)."""
 THREAD_ARCHIVED = 50083
 NO_PINGS: dict[str, Any] = {"parse": ["users"]}
 """Default ``allowed_mentions``: a user mention may ping, @everyone, @here and roles never do."""
@@ -76,8 +86,10 @@ class RestClient(CommandCalls):
         token: the bot token (without ``Bot ``).
         api_base: e.g. ``https://discord.com/api/v10`` or the emulator's ``/api/v10``.
         transport: an httpx transport to use instead of the network (tests).
-        limiter: the rate limiter; one per token and process.
+        limiter: the rate limiter; one per token and process (its ledger may be shared by
+            every process of a state directory: :mod:`.shared_ledger`).
         sleep: how to wait between retries (injectable for tests).
+        keepalive_expiry: idle seconds before a pooled connection is not reused any more.
     """
 
     def __init__(
@@ -89,6 +101,7 @@ class RestClient(CommandCalls):
         limiter: RateLimiter | None = None,
         sleep: Sleep = asyncio.sleep,
         timeout: float = 15.0,
+        keepalive_expiry: float = KEEPALIVE_EXPIRY_S,
     ) -> None:
         self._token = token
         self._limiter = limiter or RateLimiter(sleep=sleep)
@@ -98,6 +111,7 @@ class RestClient(CommandCalls):
             base_url=api_base.rstrip("/"),
             transport=transport,
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            limits=httpx.Limits(keepalive_expiry=keepalive_expiry),
             headers={"User-Agent": USER_AGENT},
         )
 
@@ -160,7 +174,9 @@ class RestClient(CommandCalls):
                 )
                 headers = response.headers
             except httpx.TransportError as exc:
-                never_sent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+                never_sent = isinstance(
+                    exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout
+                )
                 if (repeatable or never_sent) and error_tries < MAX_ERROR_RETRIES:
                     error_tries += 1
                     log.warning("%s failed (%s); retry %d", route, type(exc).__name__, error_tries)
@@ -171,7 +187,7 @@ class RestClient(CommandCalls):
                     f"({type(exc).__name__}: {exc}). Check the network and DISCORD_API_BASE"
                 ) from exc
             finally:
-                self._limiter.release(ticket, headers)
+                await self._limiter.release(ticket, headers)
 
             status = response.status_code
             log.debug("%s %s -> %d", route.method, route.template, status)
@@ -179,7 +195,7 @@ class RestClient(CommandCalls):
                 return response.json() if response.content else None
             if status == 429:
                 retry_after, is_global = parse_429(response, route)
-                self._limiter.on_429(ticket, retry_after=retry_after, is_global=is_global)
+                await self._limiter.on_429(ticket, retry_after=retry_after, is_global=is_global)
                 if retry_after > max_wait or rate_limited_tries >= MAX_429_RETRIES:
                     raise RateLimited(
                         method=route.method,
@@ -479,67 +495,6 @@ class RestClient(CommandCalls):
         )
         return cast(list[User], await self.request(route, params=params))
 
-    # ---- interactions -----------------------------------------------------------------------
-
-    async def create_interaction_response(
-        self,
-        interaction_id: str,
-        interaction_token: str,
-        response_type: int,
-        data: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Answer an interaction (must happen within 3 seconds of the click).
-
-        Exempt from every rate limit, as Discord documents.
-        """
-        route = Route(
-            "POST",
-            "/interactions/{interaction_id}/{interaction_token}/callback",
-            {"interaction_id": interaction_id, "interaction_token": interaction_token},
-            rate_limited=False,
-            global_limited=False,
-        )
-        body: dict[str, Any] = {"type": response_type}
-        if data is not None:
-            body["data"] = dict(data)
-        await self.request(route, json=body, max_wait=2.5)
-
-    async def create_followup(
-        self,
-        application_id: str,
-        interaction_token: str,
-        content: str,
-        *,
-        ephemeral: bool = False,
-    ) -> Message:
-        """A followup message for an interaction (within 15 minutes of it)."""
-        body: dict[str, Any] = {"content": content, "allowed_mentions": dict(NO_PINGS)}
-        if ephemeral:
-            body["flags"] = 64
-        return cast(
-            Message,
-            await self.request(
-                _webhook_route("POST", application_id, interaction_token, ""), json=body
-            ),
-        )
-
-    async def edit_original_response(
-        self,
-        application_id: str,
-        interaction_token: str,
-        *,
-        content: str | None = None,
-        components: Sequence[Mapping[str, Any]] | None = None,
-    ) -> Message:
-        """Edit the message an interaction responded with (or the clicked message, after 6/7)."""
-        body: dict[str, Any] = {}
-        if content is not None:
-            body["content"] = content
-        if components is not None:
-            body["components"] = [dict(c) for c in components]
-        route = _webhook_route("PATCH", application_id, interaction_token, "/messages/@original")
-        return cast(Message, await self.request(route, json=body))
-
     # ---- helpers ----------------------------------------------------------------------------
 
     async def _reopening(
@@ -554,17 +509,6 @@ class RestClient(CommandCalls):
         log.info("thread %s is archived; reopening it", channel_id)
         await self.unarchive_thread(channel_id)
         return await self.request(route, json=body, files=files)
-
-
-def _webhook_route(method: str, application_id: str, token: str, suffix: str) -> Route:
-    # Interaction followups use the webhook routes with the application id and the interaction
-    # token; they are outside the global limit but have their own buckets.
-    return Route(
-        method,
-        "/webhooks/{webhook_id}/{webhook_token}" + suffix,
-        {"webhook_id": application_id, "webhook_token": token},
-        global_limited=False,
-    )
 
 
 def _thread_name(name: str) -> str:

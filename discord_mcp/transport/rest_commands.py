@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from discord_mcp.transport.routes import Route
+from discord_mcp.transport.wire import Message
 
 CHANNEL_MESSAGE = 4
 DEFERRED_CHANNEL_MESSAGE = 5
@@ -29,6 +30,8 @@ AUTOCOMPLETE_RESULT = 8
 EPHEMERAL = 64
 CHOICES_MAX = 25
 NO_PINGS: dict[str, Any] = {"parse": []}
+USER_PINGS: dict[str, Any] = {"parse": ["users"]}
+"""The default of the decision cards' followups: a user mention may ping, nothing else."""
 
 
 class CommandCalls:
@@ -117,12 +120,7 @@ class CommandCalls:
         self, application_id: str, token: str, content: str
     ) -> dict[str, Any]:
         """Replace the text of the interaction's original response (after a defer, say)."""
-        route = Route(
-            "PATCH",
-            "/webhooks/{webhook_id}/{webhook_token}/messages/@original",
-            {"webhook_id": application_id, "webhook_token": token},
-            global_limited=False,
-        )
+        route = _webhook_route("PATCH", application_id, token, "/messages/@original")
         body = {"content": content, "allowed_mentions": dict(NO_PINGS)}
         return cast(dict[str, Any], await self.request(route, json=body))
 
@@ -130,16 +128,69 @@ class CommandCalls:
         self, application_id: str, token: str, content: str, *, ephemeral: bool = True
     ) -> dict[str, Any]:
         """One more message for the interaction (within 15 minutes of it)."""
-        route = Route(
-            "POST",
-            "/webhooks/{webhook_id}/{webhook_token}",
-            {"webhook_id": application_id, "webhook_token": token},
-            global_limited=False,
-        )
         body: dict[str, Any] = {"content": content, "allowed_mentions": dict(NO_PINGS)}
         if ephemeral:
             body["flags"] = EPHEMERAL
+        route = _webhook_route("POST", application_id, token, "")
         return cast(dict[str, Any], await self.request(route, json=body))
+
+    # ---- the decision cards' interactions ---------------------------------------------------
+
+    async def create_interaction_response(
+        self,
+        interaction_id: str,
+        interaction_token: str,
+        response_type: int,
+        data: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Answer an interaction (must happen within 3 seconds of the click)."""
+        body: dict[str, Any] = {"type": response_type}
+        if data is not None:
+            body["data"] = dict(data)
+        await self._callback(interaction_id, interaction_token, body)
+
+    async def create_followup(
+        self,
+        application_id: str,
+        interaction_token: str,
+        content: str,
+        *,
+        ephemeral: bool = False,
+    ) -> Message:
+        """A followup message for an interaction (within 15 minutes of it)."""
+        body: dict[str, Any] = {"content": content, "allowed_mentions": dict(USER_PINGS)}
+        if ephemeral:
+            body["flags"] = EPHEMERAL
+        route = _webhook_route("POST", application_id, interaction_token, "")
+        return cast(Message, await self.request(route, json=body))
+
+    async def edit_original_response(
+        self,
+        application_id: str,
+        interaction_token: str,
+        *,
+        content: str | None = None,
+        components: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Message:
+        """Edit the message an interaction responded with (or the clicked message, after 6/7)."""
+        body: dict[str, Any] = {}
+        if content is not None:
+            body["content"] = content
+        if components is not None:
+            body["components"] = [dict(c) for c in components]
+        route = _webhook_route("PATCH", application_id, interaction_token, "/messages/@original")
+        return cast(Message, await self.request(route, json=body))
+
+
+def _webhook_route(method: str, application_id: str, token: str, suffix: str) -> Route:
+    # Interaction followups use the webhook routes with the application id and the interaction
+    # token; they are outside the global limit but have their own buckets.
+    return Route(
+        method,
+        "/webhooks/{webhook_id}/{webhook_token}" + suffix,
+        {"webhook_id": application_id, "webhook_token": token},
+        global_limited=False,
+    )
 
 
 def _clip(text: str, limit: int) -> str:

@@ -28,6 +28,7 @@ from discord_mcp.runs.spawner import Spawner
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.transport.shared_ledger import shared_limiter
 from discord_mcp.watch.control import Controls, Dispatcher
 from discord_mcp.watch.control.registration import register
 from discord_mcp.watch.daemon import Watcher
@@ -134,7 +135,11 @@ async def run_daemon(
     await asyncio.to_thread(write_server_env_file, settings)
     holder: dict[str, LiveLink] = {}
     async with (
-        RestClient(settings.token, api_base=settings.api_base) as rest,
+        RestClient(
+            settings.token,
+            api_base=settings.api_base,
+            limiter=shared_limiter(settings.home, settings.token),
+        ) as rest,
         Background() as background,
         FileChanges() as changes,
     ):

@@ -71,3 +71,15 @@ async def test_a_thread_create_lost_in_flight_is_not_sent_twice() -> None:
         with pytest.raises(DiscordTransportError, match="could not reach Discord"):
             await rest.create_thread("1", "maybe created")
     assert route.call_count == 1
+
+
+async def test_a_thread_create_that_never_got_a_connection_is_sent_when_one_frees_up() -> None:
+    router = respx.Router(assert_all_called=True)
+    thread = {"id": "5", "type": 11, "name": "waited for a connection", "parent_id": "1"}
+    route = router.post(f"{API}/channels/1/threads").mock(
+        side_effect=[httpx.PoolTimeout("no free connection"), httpx.Response(201, json=thread)]
+    )
+    async with client(router) as rest:
+        created = await rest.create_thread("1", "waited for a connection")
+    assert created["id"] == "5"
+    assert route.call_count == 2

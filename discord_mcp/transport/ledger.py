@@ -1,0 +1,356 @@
+"""The rate-limit ledger: what every process of one bot token knows about Discord's limits.
+
+Theory
+------
+Discord counts a bot token's requests wherever they come from. Twenty ``discord-mcp`` processes
+on one machine that each kept their own counts would each think a channel's thread bucket
+(5 per 5 s) was theirs, and together send twenty. So the counts live in a *ledger* that the
+:class:`~discord_mcp.transport.ratelimit.RateLimiter` of each process consults before it sends:
+
+* per bucket (``hash:major``, or ``method template:major`` until Discord names the hash): the
+  limit, how many requests are left in the window, when the window ends, Discord's own name for
+  the window (``X-RateLimit-Reset``), and the requests in flight;
+* the hash of each route and the limit of each bucket, so a bucket seen by one process, or for
+  another channel, starts with its limit known instead of one probe at a time;
+* the global budget: when a global 429 lifts, and the sends of the last second.
+
+A request *reserves* its place (:func:`reserve`: the bucket's remaining count goes down, an
+in-flight entry and a global send are written) and is *settled* by its response
+(:func:`settle`: the entry goes, Discord's headers correct the counts). A reservation is never
+a lock: nothing is held across the request. An entry whose process died, or that is older than
+:data:`RESERVATION_S`, is forgotten (:func:`forget`), so a process killed mid-request never
+blocks the others for long; the request it may have sent still counts in the window's remaining
+count. A bucket whose window is over and which has nothing in flight is dropped: its next
+window starts full, with its limit remembered.
+
+The operations are pure functions of a :class:`LedgerState` and a time; a :class:`Ledger` runs
+them atomically: :class:`MemoryLedger` for one process (and tests), and
+:class:`~discord_mcp.transport.shared_ledger.FileLedger` for every process of a state directory.
+Times are the ledger's own clock (``time.monotonic``, the same for every process of a machine);
+what a ledger hands back is durations.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from discord_mcp.transport.routes import Route
+
+RESERVATION_S = 30.0
+"""The longest a request's reservation is honoured without its response: longer than one
+attempt can take (connect 10 s, then 15 s for the answer), so only a process that died or hung
+loses it."""
+GLOBAL_WINDOW_S = 1.0
+"""Discord's global limit counts the requests of the last second."""
+UNLIMITED = -1
+"""The limit of a bucket whose responses carry no rate-limit headers."""
+RATE_LIMIT_HEADERS = (
+    "x-ratelimit-bucket",
+    "x-ratelimit-limit",
+    "x-ratelimit-remaining",
+    "x-ratelimit-reset",
+    "x-ratelimit-reset-after",
+)
+"""The response headers the ledger reads (lower case)."""
+FORMAT_VERSION = 1
+
+_T = TypeVar("_T")
+_tickets = itertools.count(1)
+
+
+def new_ticket() -> str:
+    """A reservation's id, unique on the machine: ``<pid>:<n>``."""
+    return f"{os.getpid()}:{next(_tickets)}"
+
+
+def ticket_pid(ticket: str) -> int:
+    """The process that made the reservation ``ticket`` (0 if the id is not ours)."""
+    head, _, _ = ticket.partition(":")
+    return int(head) if head.isdigit() else 0
+
+
+@dataclass(slots=True)
+class BucketState:
+    """One bucket for one major parameter."""
+
+    limit: int | None = None
+    """None until a response tells it; :data:`UNLIMITED` for routes without headers."""
+    remaining: int = 0
+    reset_at: float = 0.0
+    """Ledger time at which the current window ends (0: not known yet)."""
+    window: float = 0.0
+    """Discord's ``X-RateLimit-Reset`` of the current window, to tell windows apart."""
+    in_flight: dict[str, float] = field(default_factory=dict)
+    """Reservations without a response yet: ticket -> ledger time they lapse."""
+
+
+@dataclass(slots=True)
+class LedgerState:
+    """Everything a ledger knows; see the module's theory."""
+
+    hashes: dict[str, str] = field(default_factory=dict)
+    """``method template`` -> Discord's bucket hash."""
+    limits: dict[str, int] = field(default_factory=dict)
+    """Bucket name (hash, or ``method template``) -> its limit per window."""
+    buckets: dict[str, BucketState] = field(default_factory=dict)
+    global_until: float = 0.0
+    global_sent: list[float] = field(default_factory=list)
+    """Ledger times of the global-limited sends of the last second, oldest first."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The document a file ledger stores (``version`` 1)."""
+        return {
+            "version": FORMAT_VERSION,
+            "hashes": dict(self.hashes),
+            "limits": dict(self.limits),
+            "buckets": {
+                key: {
+                    "limit": b.limit,
+                    "remaining": b.remaining,
+                    "reset_at": b.reset_at,
+                    "window": b.window,
+                    "in_flight": dict(b.in_flight),
+                }
+                for key, b in self.buckets.items()
+            },
+            "global_until": self.global_until,
+            "global_sent": list(self.global_sent),
+        }
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]) -> LedgerState:
+        """Read :meth:`to_json`'s document.
+
+        Raises:
+            ValueError: the document is not one (wrong version, fields or types).
+        """
+        if document.get("version") != FORMAT_VERSION:
+            raise ValueError(f"version {document.get('version')!r}")
+        try:
+            buckets = {
+                str(key): BucketState(
+                    limit=None if b["limit"] is None else int(b["limit"]),
+                    remaining=int(b["remaining"]),
+                    reset_at=float(b["reset_at"]),
+                    window=float(b["window"]),
+                    in_flight={str(t): float(e) for t, e in b["in_flight"].items()},
+                )
+                for key, b in document["buckets"].items()
+            }
+            return cls(
+                hashes={str(k): str(v) for k, v in document["hashes"].items()},
+                limits={str(k): int(v) for k, v in document["limits"].items()},
+                buckets=buckets,
+                global_until=float(document["global_until"]),
+                global_sent=sorted(float(t) for t in document["global_sent"]),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"malformed ledger: {exc!r}") from None
+
+    def forget_windows(self) -> None:
+        """Drop every time-dependent entry, keeping hashes and limits (the clock restarted)."""
+        self.buckets.clear()
+        self.global_until = 0.0
+        self.global_sent.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """The request may go now; settle ``ticket`` in bucket ``key`` with its response."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """Not yet: wait ``seconds`` (0: until a response in flight tells the new window)."""
+
+    seconds: float
+    is_global: bool = False
+
+
+class Ledger(Protocol):
+    """Runs ledger operations atomically, for one process or for many."""
+
+    poll_interval: float | None
+    """None when every change comes from this process (a local event wakes a waiter); else how
+    often a waiter looks again for changes made by other processes."""
+
+    async def apply(self, operation: Callable[[LedgerState, float], _T]) -> _T:
+        """Run ``operation(state, now)`` atomically and return its result."""
+        ...
+
+
+class MemoryLedger:
+    """A ledger in this process's memory: the single-process case, and tests.
+
+    Args:
+        clock: monotonic seconds (a fake clock in tests).
+    """
+
+    poll_interval: float | None = None
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.state = LedgerState()
+
+    async def apply(self, operation: Callable[[LedgerState, float], _T]) -> _T:
+        now = self._clock()
+        forget(self.state, now, alive=lambda _pid: True)
+        return operation(self.state, now)
+
+
+# ---- the operations ---------------------------------------------------------------------------
+
+
+def bucket_name(state: LedgerState, route: Route) -> str:
+    """Discord's hash for ``route`` once a response named it, else its method and template."""
+    return state.hashes.get(route.key, route.key)
+
+
+def bucket_key(state: LedgerState, route: Route) -> str:
+    """The bucket ``route`` counts in: its name and its major parameters."""
+    return f"{bucket_name(state, route)}:{route.major}"
+
+
+def _fresh(state: LedgerState, route: Route) -> BucketState:
+    limit = state.limits.get(bucket_name(state, route))
+    return BucketState(limit=limit, remaining=limit if limit is not None and limit > 0 else 0)
+
+
+def _bucket_delay(bucket: BucketState, now: float) -> float | None:
+    """None when a request may go now; else seconds to wait (0: wait for a response)."""
+    if bucket.limit is None or bucket.limit == UNLIMITED:
+        if bucket.remaining <= 0 and bucket.reset_at > now:
+            return bucket.reset_at - now  # a 429 told us how long to wait
+        if bucket.limit == UNLIMITED:
+            return None
+        # Unknown limit: one probe at a time until a response tells the limit.
+        return None if not bucket.in_flight else 0.0
+    if now >= bucket.reset_at and bucket.remaining <= 0:
+        bucket.remaining = bucket.limit - len(bucket.in_flight)
+    if bucket.remaining > 0:
+        return None
+    return max(bucket.reset_at - now, 0.0)
+
+
+def _global_delay(state: LedgerState, now: float, per_second: int) -> float:
+    delay = state.global_until - now
+    if len(state.global_sent) >= per_second:
+        delay = max(delay, state.global_sent[-per_second] + GLOBAL_WINDOW_S - now)
+    return delay
+
+
+def reserve(
+    state: LedgerState, now: float, *, route: Route, ticket: str, global_per_second: int
+) -> Grant | Hold:
+    """Reserve a place for one request on ``route``, or say how long to wait for one."""
+    key = bucket_key(state, route)
+    bucket = state.buckets.get(key) or _fresh(state, route)
+    delay = _bucket_delay(bucket, now)
+    if delay is not None:
+        return Hold(delay)
+    if route.global_limited:
+        delay = _global_delay(state, now, global_per_second)
+        if delay > 0:
+            return Hold(delay, is_global=True)
+        state.global_sent.append(now)
+    bucket.remaining -= 1
+    bucket.in_flight[ticket] = now + RESERVATION_S
+    state.buckets[key] = bucket
+    return Grant(key)
+
+
+def settle(
+    state: LedgerState,
+    now: float,
+    *,
+    route: Route,
+    key: str,
+    ticket: str,
+    headers: Mapping[str, str] | None,
+) -> None:
+    """Record the response to ``ticket`` (``headers=None``: the request failed unanswered)."""
+    reserved = state.buckets.get(key)
+    # The reservation is where it was made, or where the bucket moved when another response
+    # named the route's hash meanwhile.
+    for holder in (reserved, state.buckets.get(bucket_key(state, route))):
+        if holder is not None:
+            holder.in_flight.pop(ticket, None)
+    if reserved is not None and reserved.limit is None and reserved.remaining < 0:
+        reserved.remaining = 0  # probes of an unknown bucket do not use up a window
+    if headers is None:
+        return
+    bucket_hash = headers.get("x-ratelimit-bucket")
+    if bucket_hash and state.hashes.get(route.key) != bucket_hash:
+        state.hashes[route.key] = bucket_hash
+        # Routes that share a hash share a bucket; the first one seen keeps its state.
+        if reserved is not None and bucket_key(state, route) not in state.buckets:
+            state.buckets[bucket_key(state, route)] = state.buckets.pop(key)
+    bucket = state.buckets.setdefault(bucket_key(state, route), _fresh(state, route))
+    _read_headers(bucket, headers, now)
+    if bucket.limit is not None:
+        state.limits[bucket_name(state, route)] = bucket.limit
+
+
+def _read_headers(bucket: BucketState, headers: Mapping[str, str], now: float) -> None:
+    try:
+        limit = int(headers["x-ratelimit-limit"])
+        remaining = int(headers["x-ratelimit-remaining"])
+        reset_after = float(headers["x-ratelimit-reset-after"])
+    except (KeyError, ValueError):
+        if bucket.limit is None:
+            bucket.limit = UNLIMITED
+        return
+    try:
+        window = float(headers["x-ratelimit-reset"])
+    except (KeyError, ValueError):
+        window = time.time() + reset_after
+    if bucket.limit in (None, UNLIMITED):
+        bucket.remaining = limit - len(bucket.in_flight)
+    bucket.limit = limit
+    if window > bucket.window + 1e-3:
+        # A newer window than we knew of: its end is now + reset_after, counted from the moment
+        # the response arrived, never earlier than Discord's own reset.
+        bucket.window = window
+        bucket.reset_at = now + reset_after
+        bucket.remaining = min(bucket.remaining, remaining)
+    elif abs(window - bucket.window) <= 1e-3:
+        bucket.remaining = min(bucket.remaining, remaining)
+    # An older window's straggler tells us nothing about the current one.
+
+
+def refuse(
+    state: LedgerState, now: float, *, route: Route, retry_after: float, is_global: bool
+) -> None:
+    """Discord answered 429: close the bucket (or, for a global one, everything) for a while."""
+    if is_global:
+        state.global_until = max(state.global_until, now + retry_after)
+        return
+    bucket = state.buckets.setdefault(bucket_key(state, route), _fresh(state, route))
+    bucket.remaining = 0
+    bucket.reset_at = max(bucket.reset_at, now + retry_after)
+
+
+def forget(state: LedgerState, now: float, *, alive: Callable[[int], bool]) -> None:
+    """Drop what no longer matters: lapsed reservations and those of processes that are gone,
+    buckets whose window is over with nothing in flight, global sends older than a second."""
+    for key, bucket in list(state.buckets.items()):
+        bucket.in_flight = {
+            ticket: lapses
+            for ticket, lapses in bucket.in_flight.items()
+            if lapses > now and alive(ticket_pid(ticket))
+        }
+        if not bucket.in_flight and now >= bucket.reset_at:
+            del state.buckets[key]
+    first = 0
+    while first < len(state.global_sent) and now - state.global_sent[first] >= GLOBAL_WINDOW_S:
+        first += 1
+    del state.global_sent[:first]
+    if state.global_until <= now:
+        state.global_until = 0.0
