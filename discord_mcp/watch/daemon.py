@@ -73,6 +73,9 @@ log = logging.getLogger(__name__)
 SAFETY_CATCH_UP_S = 30.0
 """With a live gateway, history is still read this often, for anything missed live (a handover
 that had to start a new session); without one, it is read every poll interval."""
+CLOCK_SKEW_S = 2.0
+"""On a first start, messages from this long before the daemon started are acted on too: this
+machine's clock may run ahead of Discord's."""
 DECISION_THREAD_DAYS = 7
 """Decision threads are watched this long after the question, for notes after the answer."""
 UNKNOWN_CHANNEL = 10003
@@ -142,6 +145,7 @@ class Watcher:
         self._interactions = DecisionEvents(decisions, rest)
         self.link = link
         self._wall: Callable[[], float] = time.time
+        self._started_at = self._wall()
         self._inbox = Inbox(settings.home)
         self._files = OwnerFiles(settings.home)
         self._store = DecisionStore(settings.home)
@@ -188,9 +192,10 @@ class Watcher:
             return
         caught_up_at, alive_at = await off_loop(self._alive.read)
         if self._cursors.lost is None and caught_up_at is None and alive_at is None:
-            # First start: the channel's history before now is not ours to act on.
-            latest = await self._rest.list_messages(channel, limit=1)
-            self._cursors.watch(channel, start=latest[0]["id"] if latest else None)
+            # First start: the channel's history before the daemon started is not ours to act
+            # on. The cursor is the start time, not the newest message when we first look: a
+            # message written in between (the gateway may already deliver it) is ours.
+            self._cursors.watch(channel, start=snowflake_at(self._started_at - CLOCK_SKEW_S))
             await self._cursors.flush()
             return
         # The cursors were lost: re-read from a safe point rather than skip what was written.

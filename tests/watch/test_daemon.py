@@ -119,6 +119,17 @@ async def test_start_runs_the_first_prompt_and_a_reply_resumes_the_session(
     assert await inbox(settings) == []
 
 
+async def test_a_command_written_as_the_daemon_first_starts_is_not_lost(
+    settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
+) -> None:
+    # Written a moment before the first start: the owner typed it as the daemon came up (the
+    # gateway may already have delivered it before the daemon first looked at the channel).
+    command = people.say(discord.channel_id, "!start app run the tests")
+    async with daemon(settings, spawner):
+        await until(lambda: any("Reply in this thread" in t for t in texts(people, command["id"])))
+    assert [r["prompt"] for r in spawner.runs()] == ["run the tests"]
+
+
 async def test_thread_commands_status_tool_and_a_failed_jobs_retry(
     settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
 ) -> None:
