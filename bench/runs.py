@@ -39,6 +39,7 @@ from discord_mcp.runs import (
 )
 from discord_mcp.runs.journal import EVENTS_FILE, load
 from discord_mcp.runs.model import ProcessInfo
+from discord_mcp.state.files import off_loop
 
 SPAWN_P50_BUDGET = 0.100
 REPLAY_BUDGET = 1.0
@@ -92,7 +93,7 @@ async def spawn_latencies(root: Path, jobs: int) -> list[float]:
     project.mkdir(parents=True)
     state = root / "state"
     registry = ProjectRegistry(state, allowed_roots=[root])
-    registry.add("bench", project, ["claude"])
+    await off_loop(registry.add, "bench", project, ["claude"])
     record = root / "spawned.txt"
     notifier = Finished()
     engine = RunEngine(

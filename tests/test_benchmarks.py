@@ -52,3 +52,18 @@ def test_a_benchmark_fails_when_the_server_lacks_the_tools() -> None:
     assert "tools/list lacks [" in done.stderr
     assert "'ask_decision'" in done.stderr
     assert "OK" not in done.stdout
+
+
+def test_the_runs_benchmark_runs_through_and_prints_its_figures() -> None:
+    # No server to break here (it drives the run engine in-process): it must at least run.
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.runs", "--jobs", "5", "--events", "200"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=100,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "owner message (submit) to CLI running, 2 jobs:" in done.stdout  # 3 warm-ups
+    assert "journal replay from the events alone, 200 events" in done.stdout
