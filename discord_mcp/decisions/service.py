@@ -442,12 +442,19 @@ class DecisionService:
         stored, _ = await self._store.aupdate(decision.id, change)
         return stored
 
-    async def deliver_if_away(self, decision: Decision) -> Decision | None:
+    async def deliver_if_away(
+        self, decision: Decision, *, until_sent: bool = False
+    ) -> Decision | None:
         """The answer of a decision whose asker is gone and that nobody waits on, for this
-        session; None if it belongs to a live session (or was delivered already)."""
+        session; None if it belongs to a live session (or was delivered already).
+
+        ``until_sent``: this process becomes its asker instead of marking it delivered; the
+        caller marks it (:meth:`mark_delivered`) once the answer has left.
+        """
         if not decision.is_final or decision.delivered:
             return None
-        return await self._store.adeliver_if_away(decision.id)
+        adopt = self._lease if until_sent else None
+        return await self._store.adeliver_if_away(decision.id, adopt=adopt)
 
     async def recover(self, *, all_projects: bool = False) -> list[Decision]:
         """Look once at every open decision of this project (after a restart, or on request).

@@ -145,17 +145,22 @@ class DecisionStore:
         path = self.path(decision_id)
         return try_exclusive(path.with_name(path.name + ".post"))
 
-    def deliver_if_away(self, decision_id: str) -> Decision | None:
+    def deliver_if_away(self, decision_id: str, *, adopt: str | None = None) -> Decision | None:
         """Hand a final, undelivered answer to a session other than the one that asked.
 
         Only when its answer "arrived while away": the asking process is gone and no call is
-        waiting on it. Marks it delivered in the same step, so it reaches exactly one session.
-        Returns the decision if this call delivered it, else None.
+        waiting on it. Marks it delivered in the same step, so it reaches exactly one session;
+        or, with ``adopt`` (the taking process's lease), makes that process its asker instead,
+        which keeps every other session off it while that process lives: it marks it
+        delivered once the answer has really left (a kill before that frees it again).
+        Returns the decision if this call took it, else None.
         """
 
         def deliver(current: Decision) -> Decision | None:
             if not current.is_final or current.delivered:
                 return None
+            if adopt is not None:
+                return current.replace(asker_lease=adopt)
             return current.replace(delivered=True)
 
         return self.update_if_away(decision_id, deliver)
@@ -210,8 +215,10 @@ class DecisionStore:
     async def ahold_waiting(self, decision_id: str) -> Hold:
         return await off_loop(self.hold_waiting, decision_id)
 
-    async def adeliver_if_away(self, decision_id: str) -> Decision | None:
-        return await off_loop(self.deliver_if_away, decision_id)
+    async def adeliver_if_away(
+        self, decision_id: str, *, adopt: str | None = None
+    ) -> Decision | None:
+        return await off_loop(self.deliver_if_away, decision_id, adopt=adopt)
 
     async def aall(self) -> list[Decision]:
         return await off_loop(self.all)

@@ -409,7 +409,7 @@ def build_server(
             )
 
     @mcp.tool(annotations=_SENDS)
-    async def check_pending() -> dict[str, Any]:
+    async def check_pending(ctx: Context) -> dict[str, Any]:
         """List this project's open decisions, and answers that arrived while you were away.
 
         Call it at the start of a session. Answers listed under answered_while_away are final:
@@ -424,10 +424,12 @@ def build_server(
                     continue
                 if decision.status == "pending":
                     pending.append(results.pending_summary(decision))
-                elif (delivered := await service.deliver_if_away(decision)) is not None:
+                elif (
+                    taken := await service.deliver_if_away(decision, until_sent=wire is not None)
+                ) is not None:
                     # Only answers whose asking session is gone and that nobody waits on:
-                    # an answer reaches exactly one session.
-                    away.append(await runtime().decision_result(delivered))
+                    # an answer reaches exactly one session (marked once it has left).
+                    away.append(await runtime().decision_result(await handed_over(taken, ctx)))
             return _reported(
                 {"project": settings.project_name, "pending": pending, "answered_while_away": away}
             )

@@ -33,7 +33,7 @@ class Wire:
     """stdout for the MCP transport, with a callback once a given response was written."""
 
     def __init__(self) -> None:
-        self._after: dict[str, Callable[[], None]] = {}
+        self._after: dict[str, list[Callable[[], None]]] = {}
         self._written: list[str] = []
         self._file: anyio.AsyncFile[str] | None = None
 
@@ -43,7 +43,7 @@ class Wire:
         It never runs if that response is an error or never leaves (the client cancelled the
         request, the pipe broke, the process died).
         """
-        self._after[str(request_id)] = callback
+        self._after.setdefault(str(request_id), []).append(callback)
 
     @contextlib.contextmanager
     def claimed(self, fd: int = 1) -> Iterator[Wire]:
@@ -87,8 +87,7 @@ class Wire:
             return
         if not isinstance(message, dict) or "result" not in message:
             return
-        callback = self._after.pop(str(message.get("id")), None)
-        if callback is not None:
+        for callback in self._after.pop(str(message.get("id")), []):
             try:
                 callback()
             except Exception:

@@ -91,3 +91,65 @@ def test_an_answer_whose_response_never_left_is_given_to_the_next_session(
     final = decision_file(home)
     assert final is not None
     assert final["delivered"] is True
+
+
+def test_an_answer_check_pending_took_but_never_sent_goes_to_the_next_session(
+    discord: RunningEmulator, people: People, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    env = env_for(discord, home, DISCORD_MCP_GATEWAY="off", DISCORD_MCP_MAX_BLOCK_SECONDS="0.5")
+    asker = StdioPeer(env, tmp_path)
+    try:
+        asker.handshake()
+        asked = asker.call_tool(
+            "ask_decision", {"question": "Rotate the keys?", "options": ["Rotate", "Wait"]}
+        )
+        assert asked["status"] == "pending"
+    finally:
+        asker.close()  # the asking session is gone; the owner answers afterwards
+    thread = until(lambda: people.threads(), "the question's thread")[0]
+    people.say(thread["id"], "Rotate")
+    taker = StdioPeer(env, tmp_path)
+    try:
+        taker.handshake()
+        taker.stop_reading()
+        for n in range(40):  # fill the pipe: check_pending's answer cannot be written
+            taker.send({"jsonrpc": "2.0", "id": 200 + n, "method": "tools/list", "params": {}})
+        until(lambda: taker.unread() >= 4096, "a full pipe")
+        first = decision_file(home)
+        assert first is not None
+        taker.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 100,
+                "method": "tools/call",
+                "params": {"name": "check_pending", "arguments": {}},
+            }
+        )
+        # It read the answer from the thread and took it (became its asker) to hand it over.
+        until(
+            lambda: (
+                (d := decision_file(home)) is not None
+                and d["status"] == "answered"
+                and d["asker_lease"] != first["asker_lease"]
+            ),
+            "the answer taken by the new session",
+        )
+        decision = decision_file(home)
+        assert decision is not None
+        assert decision.get("delivered") is not True
+        taker.process.send_signal(signal.SIGKILL)
+        taker.process.wait(timeout=10)
+    finally:
+        taker.close()
+    successor = StdioPeer(env, tmp_path)
+    try:
+        successor.handshake()
+        pending = successor.call_tool("check_pending", {})
+    finally:
+        successor.close()
+    [away] = pending["answered_while_away"]
+    assert (away["question"], away["selected_option"]) == ("Rotate the keys?", "Rotate")
+    final = decision_file(home)
+    assert final is not None
+    assert final["delivered"] is True
