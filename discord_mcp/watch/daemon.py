@@ -146,6 +146,7 @@ class Watcher:
         self.link = link
         self._wall: Callable[[], float] = time.time
         self._started_at = self._wall()
+        self._started_snowflake = last_snowflake_at(self._started_at)
         self._inbox = Inbox(settings.home)
         self._files = OwnerFiles(settings.home)
         self._store = DecisionStore(settings.home)
@@ -390,8 +391,12 @@ class Watcher:
                 self._cursors.handled_live(channel_id, message_id)
             else:
                 self._cursors.advance(channel_id, message_id)
-                if not (message.get("author") or {}).get("bot"):
-                    self.caught_up_messages += 1  # issue 11: said once after downtime
+            if int(message_id) <= self._started_snowflake and not (message.get("author") or {}).get(
+                "bot"
+            ):
+                # Written while the daemon was down, whether history or a resumed gateway
+                # session brought it: said once after downtime (issue 11).
+                self.caught_up_messages += 1
             await self._cursors.flush()
 
     async def _is_watched(self, channel_id: str) -> bool:

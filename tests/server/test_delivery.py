@@ -43,26 +43,31 @@ def test_an_answer_whose_response_never_left_is_given_to_the_next_session(
     discord: RunningEmulator, people: People, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"
-    env = env_for(discord, home, DISCORD_MCP_GATEWAY="off", DISCORD_MCP_MAX_BLOCK_SECONDS="60")
+    env = env_for(discord, home, DISCORD_MCP_GATEWAY="off", DISCORD_MCP_MAX_BLOCK_SECONDS="0.5")
     asker = StdioPeer(env, tmp_path)
     try:
         asker.handshake()
+        asked = asker.call_tool(
+            "ask_decision", {"question": "Ship the release?", "options": ["Ship", "Hold"]}
+        )
+        assert asked["status"] == "pending"
         asker.stop_reading()
-        question = {"question": "Ship the release?", "options": ["Ship", "Hold"]}
+        for n in range(40):  # the tool list is a few kB: these fill the pipe
+            asker.send({"jsonrpc": "2.0", "id": 200 + n, "method": "tools/list", "params": {}})
+        until(lambda: asker.unread() >= 4096, "a full pipe")
+        thread = until(lambda: people.threads(), "the question's thread")[0]
+        people.say(thread["id"], "Ship")
         asker.send(
             {
                 "jsonrpc": "2.0",
                 "id": 100,
                 "method": "tools/call",
-                "params": {"name": "ask_decision", "arguments": question},
+                "params": {
+                    "name": "wait_decision",
+                    "arguments": {"decision_id": asked["decision_id"], "max_wait_seconds": 30},
+                },
             }
         )
-        thread = until(lambda: people.threads(), "the question's thread")[0]
-        until(lambda: decision_file(home), "the decision file")
-        for n in range(40):  # the tool list is a few kB: these fill the pipe
-            asker.send({"jsonrpc": "2.0", "id": 200 + n, "method": "tools/list", "params": {}})
-        until(lambda: asker.unread() >= 4096, "a full pipe")
-        people.say(thread["id"], "Ship")
         answered = until(
             lambda: (d := decision_file(home)) is not None and d["status"] == "answered" and d,
             "the answer recorded",
