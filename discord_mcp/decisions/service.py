@@ -107,6 +107,9 @@ class DecisionService:
         self._lease = lease
         self._sleep = sleep
         self._waiting: dict[str, int] = {}
+        self._routes: dict[str, tuple[str, str]] = {}
+        """(thread id, card message id) of decisions waited on here: fixed once the card is
+        posted, so a live event is matched without reading every waiting decision's file."""
         self._rest = rest
         self._store = store
         self._background = background
@@ -209,6 +212,7 @@ class DecisionService:
             self._waiting[decision_id] -= 1
             if not self._waiting[decision_id]:
                 del self._waiting[decision_id]
+                self._routes.pop(decision_id, None)
             hold.release()
 
     def _poll_interval(self) -> float:
@@ -262,7 +266,9 @@ class DecisionService:
         event = self._changed.setdefault(decision_id, asyncio.Event())
         path = self._store.path(decision_id)
         end = self._clock() + seconds
-        with subscribed(self._changes, path.parent, {path.name}, event=event) as watch:
+        with subscribed(
+            self._changes, path.parent, {path.name}, event=event, replaced=True
+        ) as watch:
             while True:
                 current = self._store.stamp(decision_id)
                 if current != stamp:
@@ -334,25 +340,44 @@ class DecisionService:
 
     # ---- live events (from the gateway, directly or through the spool) ----------------------
 
-    async def _watched(self) -> list[Decision]:
+    async def _watched(self, *, thread_id: str = "", card_id: str = "") -> list[Decision]:
+        """The pending decisions this process watches whose thread (or card) is this one."""
+
+        def matches(route: tuple[str, str]) -> bool:
+            return bool(route[1]) and (route[0] == thread_id if thread_id else route[1] == card_id)
+
         if self._watch_all:
-            return [d for d in await self._store.aall() if d.status == "pending"]
+            return [
+                d
+                for d in await self._store.aall()
+                if d.status == "pending" and matches((d.thread_id, d.card_message_id))
+            ]
         found = []
         for decision_id in list(self._waiting):
             with contextlib.suppress(DecisionError, StateError):
-                found.append(self._store.load(decision_id))
+                if matches(self._route(decision_id)):
+                    found.append(self._store.load(decision_id))
         return found
+
+    def _route(self, decision_id: str) -> tuple[str, str]:
+        """The thread and card of a decision waited on here (read once its card is posted)."""
+        route = self._routes.get(decision_id)
+        if route is None:
+            decision = self._store.load(decision_id)
+            route = (decision.thread_id, decision.card_message_id)
+            if all(route):
+                self._routes[decision_id] = route
+        return route
 
     async def on_event(self, name: str, data: dict[str, Any]) -> None:
         """A live gateway event: replies and reactions for the decisions this process watches."""
         if name == "MESSAGE_CREATE":
             thread_id = str(data.get("channel_id") or "")
-            for decision in await self._watched():
-                if decision.thread_id == thread_id and decision.card_message_id:
-                    await self._locked_judge_message(decision, data)
+            for decision in await self._watched(thread_id=thread_id):
+                await self._locked_judge_message(decision, data)
         elif name == "MESSAGE_REACTION_ADD":
             message_id = str(data.get("message_id") or "")
-            for decision in await self._watched():
+            for decision in await self._watched(card_id=message_id):
                 if decision.card_message_id == message_id:
                     member = data.get("member") if isinstance(data.get("member"), dict) else {}
                     user = (member or {}).get("user") or {}

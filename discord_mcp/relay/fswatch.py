@@ -9,7 +9,12 @@ it is not :attr:`~Subscription.notified` and its owner polls at its own fallback
 
 What counts as a change: a write (``IN_MODIFY``), a file opened for writing being closed
 (``IN_CLOSE_WRITE``, also when its process dies), a file created, deleted or renamed into or
-out of place. An overflow of the kernel's queue wakes every subscriber.
+out of place. A subscriber to files that are only ever replaced whole (written to a temporary
+file and renamed into place, as every state file is: ``replaced=True``) is told only of renames
+and deletions, so the temporary files and lock files of other processes' writes in the same
+directory do not wake the process at all: with twenty sessions answering at once in
+``decisions/``, that is most of the kernel's events. An overflow of the kernel's queue wakes
+every subscriber.
 """
 
 from __future__ import annotations
@@ -34,7 +39,11 @@ IN_CREATE = 0x100
 IN_DELETE = 0x200
 IN_Q_OVERFLOW = 0x4000
 IN_IGNORED = 0x8000
-_MASK = IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+IN_MASK_ADD = 0x20000000
+REPLACED = IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE
+"""The events of files that are only replaced whole (renamed into place) or removed."""
+WRITTEN = REPLACED | IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE
+"""The events of files that are also written in place (appended to, held open for writing)."""
 _HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
 _READ_BYTES = 64 * 1024
 
@@ -102,10 +111,13 @@ class FileChanges:
         self._fd: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wds: dict[Path, int] = {}
+        self._masks: dict[Path, int] = {}
         self._subscriptions: dict[int, set[Subscription]] = {}
         self._libc: Any = None
         self.wakeups = 0
         """How many times the kernel woke this process (tests count them)."""
+        self.events = 0
+        """How many events the kernel reported (tests count them)."""
 
     async def __aenter__(self) -> FileChanges:
         return self
@@ -114,10 +126,19 @@ class FileChanges:
         self.close()
 
     def subscribe(
-        self, directory: Path, names: Iterable[str], *, event: asyncio.Event | None = None
+        self,
+        directory: Path,
+        names: Iterable[str],
+        *,
+        event: asyncio.Event | None = None,
+        replaced: bool = False,
     ) -> Subscription:
-        """Be told when any of ``names`` in ``directory`` changes (the directory must exist)."""
-        wd = self._watch(directory)
+        """Be told when any of ``names`` in ``directory`` changes (the directory must exist).
+
+        ``replaced``: these files are only ever renamed into place or removed (atomic writes),
+        so only renames and deletions in the directory need to wake this process.
+        """
+        wd = self._watch(directory, REPLACED if replaced else WRITTEN)
         subscription = Subscription(
             self, directory, frozenset(names), event or asyncio.Event(), wd is not None
         )
@@ -138,6 +159,7 @@ class FileChanges:
             self._fd = None
         self._enabled = False
         self._wds.clear()
+        self._masks.clear()
         for subscriptions in self._subscriptions.values():
             for subscription in subscriptions:
                 subscription.notified = False
@@ -172,14 +194,19 @@ class FileChanges:
         self._loop.add_reader(fd, self._readable)
         return True
 
-    def _watch(self, directory: Path) -> int | None:
+    def _watch(self, directory: Path, mask: int) -> int | None:
+        """The watch of ``directory``, widened to ``mask`` if it reports less (one watch per
+        directory: every subscription to it shares the union of their events)."""
         if not self._start():
             return None
-        if directory in self._wds:
+        known = self._masks.get(directory, 0)
+        if directory in self._wds and known | mask == known:
             return self._wds[directory]
         import ctypes
 
-        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(directory), _MASK)
+        wd = self._libc.inotify_add_watch(
+            self._fd, os.fsencode(directory), mask | (IN_MASK_ADD if known else 0)
+        )
         if wd < 0:
             log.info(
                 "cannot watch %s (%s); polling it instead",
@@ -188,6 +215,7 @@ class FileChanges:
             )
             return None
         self._wds[directory] = wd
+        self._masks[directory] = known | mask
         return int(wd)
 
     def _readable(self) -> None:
@@ -212,6 +240,7 @@ class FileChanges:
             wd, mask, _cookie, length = _HEADER.unpack_from(data, offset)
             raw = data[offset + _HEADER.size : offset + _HEADER.size + length]
             offset += _HEADER.size + length
+            self.events += 1
             name = os.fsdecode(raw.rstrip(b"\0")) if length else ""
             if mask & IN_Q_OVERFLOW:
                 for subscriptions in self._subscriptions.values():
@@ -224,6 +253,7 @@ class FileChanges:
                 for directory, known in list(self._wds.items()):
                     if known == wd:
                         del self._wds[directory]
+                        self._masks.pop(directory, None)
             else:
                 for subscription in self._subscriptions.get(wd, ()):
                     if name in subscription.names:
@@ -237,11 +267,12 @@ def subscribed(
     names: Iterable[str],
     *,
     event: asyncio.Event | None = None,
+    replaced: bool = False,
 ) -> Iterator[Subscription]:
     """A subscription for the duration of a block (an unnotified one without ``changes``)."""
     if changes is None:
         changes = _NEVER
-    subscription = changes.subscribe(directory, names, event=event)
+    subscription = changes.subscribe(directory, names, event=event, replaced=replaced)
     try:
         yield subscription
     finally:

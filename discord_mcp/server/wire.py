@@ -35,7 +35,7 @@ class Wire:
     def __init__(self) -> None:
         self._after: dict[str, list[Callable[[], None]]] = {}
         self._written: list[str] = []
-        self._file: anyio.AsyncFile[str] | None = None
+        self._file: io.BufferedWriter | None = None
 
     def after_response(self, request_id: str, callback: Callable[[], None]) -> None:
         """Run ``callback`` (on the event loop) once the result of ``request_id`` is written.
@@ -52,8 +52,7 @@ class Wire:
         private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
         try:
             os.dup2(2, fd)
-            raw = os.fdopen(private, "wb", closefd=False)
-            self._file = anyio.wrap_file(io.TextIOWrapper(raw, encoding="utf-8"))
+            self._file = os.fdopen(private, "wb", closefd=False)
             yield self
         finally:
             self._file = None
@@ -61,19 +60,32 @@ class Wire:
                 os.dup2(private, fd)
             os.close(private)
 
-    # The text-file surface the SDK's stdio transport uses.
+    # The text-file surface the SDK's stdio transport uses. A message is one ``write`` (kept
+    # here) and one ``flush``, which puts it into the pipe in one worker-thread call: the pipe
+    # may be full (a client that stopped reading), and a blocked write must not stop the loop.
+    # One hop per message, not one per call: under load, each hop waits for a thread to be
+    # scheduled.
 
     async def write(self, text: str) -> int:
         if self._file is None:
             raise RuntimeError("the wire is not claimed")
         self._written.append(text)
-        return await self._file.write(text)
+        return len(text)
 
     async def flush(self) -> None:
-        if self._file is None:
+        file = self._file
+        if file is None:
             raise RuntimeError("the wire is not claimed")
-        await self._file.flush()
         written, self._written = self._written, []
+        if not written:
+            return
+        data = "".join(written).encode("utf-8")
+
+        def put() -> None:
+            file.write(data)
+            file.flush()
+
+        await anyio.to_thread.run_sync(put)
         if self._after:
             for text in written:
                 self._sent(text)

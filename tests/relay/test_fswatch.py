@@ -121,3 +121,46 @@ async def test_closing_wakes_every_subscriber_and_leaves_them_polling(tmp_path: 
     changes.close()
     assert subscription.event.is_set()
     assert not subscription.notified
+
+
+async def test_a_subscriber_to_replaced_files_sleeps_through_other_writes_in_the_directory(
+    tmp_path: Path,
+) -> None:
+    """Decision files are only renamed into place: another process's lock files and temporary
+    files next to them must not wake a process waiting on one of them."""
+    changes = FileChanges()
+    try:
+        mine = changes.subscribe(tmp_path, {"d1.json"}, replaced=True)
+        assert mine.notified
+        # What another session's write of d2.json does: its lock file opened for writing and
+        # closed, a temporary file created, written and closed, then renamed over d2.json.
+        await asyncio.to_thread(write_json, tmp_path / "d2.json", {"version": 1})
+        os.close(os.open(tmp_path / "d2.json.lock", os.O_RDWR | os.O_CREAT, 0o600))
+        (tmp_path / "d1.json.wait").write_text("", encoding="utf-8")
+        await asyncio.to_thread(write_json, tmp_path / "d1.json", {"version": 1})
+        assert await mine.wait(30)
+        assert mine.take() == {"d1.json"}
+        # Only the two renames reached this process (each reports the temporary name leaving
+        # and the decision file arriving). A watch of every write also hears the lock file,
+        # the wait file, and each temporary file created, written and closed.
+        assert changes.events == 4
+        (tmp_path / "d1.json").unlink()
+        assert await mine.wait(30)
+        assert mine.take() == {"d1.json"}
+    finally:
+        changes.close()
+
+
+async def test_a_wider_subscription_widens_the_directory_watch(tmp_path: Path) -> None:
+    """One watch per directory: a subscriber to appended files there still hears the appends
+    after a subscriber to replaced files came first."""
+    changes = FileChanges()
+    try:
+        changes.subscribe(tmp_path, {"d1.json"}, replaced=True)
+        spool = changes.subscribe(tmp_path, {"spool.ndjson"})
+        append = [sys.executable, "-c", APPEND, str(tmp_path / "spool.ndjson")]
+        await asyncio.to_thread(subprocess.run, append, check=True)
+        assert await spool.wait(30)
+        assert spool.take() == {"spool.ndjson"}
+    finally:
+        changes.close()
