@@ -37,7 +37,7 @@ from discord_mcp.errors import (
     StateError,
     Unauthorized,
 )
-from discord_mcp.relay.fswatch import FileChanges, subscribed
+from discord_mcp.relay.fswatch import FileChanges, Subscription, subscribed
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 
@@ -223,6 +223,21 @@ class DecisionService:
     async def _wait(
         self, decision_id: str, max_wait: float, progress: Progress | None, progress_every: float
     ) -> Decision:
+        path = self._store.path(decision_id)
+        event = self._changed.setdefault(decision_id, asyncio.Event())
+        with subscribed(
+            self._changes, path.parent, {path.name}, event=event, replaced=True
+        ) as watch:
+            return await self._wait_watched(decision_id, max_wait, progress, progress_every, watch)
+
+    async def _wait_watched(
+        self,
+        decision_id: str,
+        max_wait: float,
+        progress: Progress | None,
+        progress_every: float,
+        watch: Subscription,
+    ) -> Decision:
         start = self._clock()
         next_poll = start
         next_progress = start + progress_every
@@ -257,28 +272,27 @@ class DecisionService:
                     datetime.fromisoformat(decision.deadline) - datetime.now(UTC)
                 ).total_seconds()
                 wake = min(wake, now + max(left, 0.0))
-            stamp = await self._until_changed(decision_id, stamp, max(wake - now, 0.0))
+            stamp = await self._until_changed(decision_id, stamp, max(wake - now, 0.0), watch)
 
     async def _until_changed(
-        self, decision_id: str, stamp: tuple[int, int, int] | None, seconds: float
+        self,
+        decision_id: str,
+        stamp: tuple[int, int, int] | None,
+        seconds: float,
+        watch: Subscription,
     ) -> tuple[int, int, int] | None:
         """Sleep up to ``seconds``, returning early when the decision's file changes."""
-        event = self._changed.setdefault(decision_id, asyncio.Event())
-        path = self._store.path(decision_id)
         end = self._clock() + seconds
-        with subscribed(
-            self._changes, path.parent, {path.name}, event=event, replaced=True
-        ) as watch:
-            while True:
-                current = self._store.stamp(decision_id)
-                if current != stamp:
-                    return current
-                left = end - self._clock()
-                if left <= 0:
-                    return current
-                event.clear()
-                await watch.wait(left if watch.notified else min(left, self._file_poll))
-                self.file_looks += 1
+        while True:
+            current = self._store.stamp(decision_id)
+            if current != stamp:
+                return current
+            left = end - self._clock()
+            if left <= 0:
+                return current
+            watch.take()
+            await watch.wait(left if watch.notified else min(left, self._file_poll))
+            self.file_looks += 1
 
     def owners(self, decision: Decision) -> frozenset[str]:
         """Who may answer ``decision``: the owners of the process that asked it."""

@@ -9,12 +9,16 @@ it is not :attr:`~Subscription.notified` and its owner polls at its own fallback
 
 What counts as a change: a write (``IN_MODIFY``), a file opened for writing being closed
 (``IN_CLOSE_WRITE``, also when its process dies), a file created, deleted or renamed into or
-out of place. A subscriber to files that are only ever replaced whole (written to a temporary
-file and renamed into place, as every state file is: ``replaced=True``) is told only of renames
-and deletions, so the temporary files and lock files of other processes' writes in the same
-directory do not wake the process at all: with twenty sessions answering at once in
-``decisions/``, that is most of the kernel's events. An overflow of the kernel's queue wakes
-every subscriber.
+out of place. An overflow of the kernel's queue wakes every subscriber.
+
+Files that are only ever replaced whole (written to a temporary file and renamed into place, as
+every state file is: ``replaced=True``) are watched one by one instead: the watch is on the
+file itself, which the kernel reports when a rename replaces it or it is removed, and is then
+moved to the file now in its place. Twenty sessions answering at once each rewrite their own
+decision three times; a watch of ``decisions/`` would wake every session for all of them, and
+for every temporary and lock file besides, where a watch of the file wakes only its own. A file
+that does not exist yet is watched through its directory (renames and deletions only) until it
+does.
 """
 
 from __future__ import annotations
@@ -33,10 +37,13 @@ log = logging.getLogger(__name__)
 
 IN_MODIFY = 0x002
 IN_CLOSE_WRITE = 0x008
+IN_ATTRIB = 0x004
 IN_MOVED_FROM = 0x040
 IN_MOVED_TO = 0x080
 IN_CREATE = 0x100
 IN_DELETE = 0x200
+IN_DELETE_SELF = 0x400
+IN_MOVE_SELF = 0x800
 IN_Q_OVERFLOW = 0x4000
 IN_IGNORED = 0x8000
 IN_MASK_ADD = 0x20000000
@@ -44,6 +51,9 @@ REPLACED = IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE
 """The events of files that are only replaced whole (renamed into place) or removed."""
 WRITTEN = REPLACED | IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE
 """The events of files that are also written in place (appended to, held open for writing)."""
+FILE = IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF
+"""The events of a watched file that is replaced (its last link goes: ``IN_ATTRIB``), removed or
+moved away."""
 _HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
 _READ_BYTES = 64 * 1024
 
@@ -111,8 +121,12 @@ class FileChanges:
         self._fd: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wds: dict[Path, int] = {}
+        """Directory -> its watch."""
         self._masks: dict[Path, int] = {}
+        self._files: dict[int, Path] = {}
+        """Watch -> the replaced file it is on (the file's watches are not in ``_wds``)."""
         self._subscriptions: dict[int, set[Subscription]] = {}
+        """Watch (of a directory or a file) -> who is interested."""
         self._libc: Any = None
         self.wakeups = 0
         """How many times the kernel woke this process (tests count them)."""
@@ -135,20 +149,38 @@ class FileChanges:
     ) -> Subscription:
         """Be told when any of ``names`` in ``directory`` changes (the directory must exist).
 
-        ``replaced``: these files are only ever renamed into place or removed (atomic writes),
-        so only renames and deletions in the directory need to wake this process.
+        ``replaced``: these files are only ever renamed into place or removed (atomic writes):
+        each is watched itself (see the module), so other files of the directory never wake
+        this process.
         """
+        names = frozenset(names)
+        subscription = Subscription(self, directory, names, event or asyncio.Event(), False)
+        if replaced and self._start():
+            wds = [self._watch_file(directory / name) for name in names]
+            if all(wd is not None for wd in wds):
+                for wd in wds:
+                    self._subscriptions.setdefault(wd, set()).add(subscription)  # type: ignore[arg-type]
+                subscription.notified = True
+                return subscription
+            self._forget_unwatched()
         wd = self._watch(directory, REPLACED if replaced else WRITTEN)
-        subscription = Subscription(
-            self, directory, frozenset(names), event or asyncio.Event(), wd is not None
-        )
         if wd is not None:
             self._subscriptions.setdefault(wd, set()).add(subscription)
+            subscription.notified = True
         return subscription
 
     def _unsubscribe(self, subscription: Subscription) -> None:
         for subscriptions in self._subscriptions.values():
             subscriptions.discard(subscription)
+        self._forget_unwatched()
+
+    def _forget_unwatched(self) -> None:
+        """Remove the watches of files nobody is interested in any more."""
+        for wd in [wd for wd in self._files if not self._subscriptions.get(wd)]:
+            del self._files[wd]
+            self._subscriptions.pop(wd, None)
+            if self._fd is not None:
+                self._libc.inotify_rm_watch(self._fd, wd)  # its IN_IGNORED is then dropped
 
     def close(self) -> None:
         """Stop watching; every subscription falls back to polling and is woken once."""
@@ -160,6 +192,7 @@ class FileChanges:
         self._enabled = False
         self._wds.clear()
         self._masks.clear()
+        self._files.clear()
         for subscriptions in self._subscriptions.values():
             for subscription in subscriptions:
                 subscription.notified = False
@@ -218,6 +251,38 @@ class FileChanges:
         self._masks[directory] = known | mask
         return int(wd)
 
+    def _watch_file(self, path: Path) -> int | None:
+        """A watch on the file at ``path`` (shared with other subscriptions to it); None if it
+        does not exist or cannot be watched."""
+        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), FILE)
+        if wd < 0:
+            return None
+        self._files[wd] = path
+        return int(wd)
+
+    def _replaced(self, wd: int) -> None:
+        """The file of watch ``wd`` was replaced, removed or moved away: wake its subscribers,
+        then watch what is at its path now. That happens before any of them can read the file,
+        so a change after their read is reported by the new watch."""
+        path = self._files.pop(wd)
+        subscriptions = self._subscriptions.pop(wd, set())
+        for subscription in subscriptions:
+            subscription._fire(path.name)
+        new = self._watch_file(path) if subscriptions else None
+        if new != wd and self._fd is not None:
+            # The old file's watch (it may live on while a reader holds the file open); its
+            # IN_IGNORED then finds no watch here and is dropped.
+            self._libc.inotify_rm_watch(self._fd, wd)
+        if not subscriptions:
+            return
+        if new is None:  # gone: its directory tells when a file is renamed into its place
+            new = self._watch(path.parent, REPLACED)
+        if new is None:
+            for subscription in subscriptions:
+                subscription.notified = False
+            return
+        self._subscriptions.setdefault(new, set()).update(subscriptions)
+
     def _readable(self) -> None:
         self.wakeups += 1
         assert self._fd is not None
@@ -243,9 +308,15 @@ class FileChanges:
             self.events += 1
             name = os.fsdecode(raw.rstrip(b"\0")) if length else ""
             if mask & IN_Q_OVERFLOW:
-                for subscriptions in self._subscriptions.values():
+                # Events were lost: a watched file may have been replaced unseen, so watch
+                # what is at each path now; wake everyone.
+                for watched in list(self._files):
+                    self._replaced(watched)
+                for subscriptions in list(self._subscriptions.values()):
                     for subscription in subscriptions:
                         subscription._fire(None)
+            elif wd in self._files:
+                self._replaced(wd)
             elif mask & IN_IGNORED:  # the directory is gone: its subscribers must poll
                 for subscription in self._subscriptions.pop(wd, set()):
                     subscription.notified = False

@@ -324,6 +324,7 @@ class LiveLink:
             self._publish(gateway, "disabled", reason=str(exc))
             return
         finally:
+            writer.close()
             if wish is not None:
                 wish.close()
             if not task.done():

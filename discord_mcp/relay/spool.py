@@ -34,13 +34,27 @@ FORMAT = 1
 
 
 class SpoolWriter:
-    """Appends events (the holder's side)."""
+    """Appends events (the holder's side). :meth:`close` it (or use it as a context manager)
+    when done: it keeps the file open between appends, so each append is one write, and one
+    change for every follower's file watch (opening and closing it each time would be three)."""
 
     def __init__(self, path: Path, *, rotate_bytes: int = ROTATE_BYTES) -> None:
         self._path = path
         self._rotate_bytes = rotate_bytes
         self._checked_end = False
+        self._fd: int | None = None
         ensure_dir(path.parent)
+
+    def __enter__(self) -> SpoolWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def append(
         self, name: str, data: dict[str, Any], seq: int | None, *, session: str | None = None
@@ -50,15 +64,20 @@ class SpoolWriter:
         if session:
             event["sid"] = session
         line = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
-        fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        if self._fd is None:
+            self._fd = os.open(
+                self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE
+            )
         try:
             prefix = b"" if self._checked_end else self._line_break_needed()
             self._checked_end = True
-            os.write(fd, prefix + (line + "\n").encode("utf-8"))
-            size = os.fstat(fd).st_size
-        finally:
-            os.close(fd)
+            os.write(self._fd, prefix + (line + "\n").encode("utf-8"))
+            size = os.fstat(self._fd).st_size
+        except OSError:
+            self.close()  # opened afresh by the next append
+            raise
         if size >= self._rotate_bytes:
+            self.close()
             os.replace(self._path, self._path.with_name(self._path.stem + ".1.ndjson"))
 
     def _line_break_needed(self) -> bytes:

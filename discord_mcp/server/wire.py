@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import io
 import json
 import logging
 import os
+import select
+import stat
 from collections.abc import Callable, Iterator
 
 import anyio
@@ -35,7 +36,8 @@ class Wire:
     def __init__(self) -> None:
         self._after: dict[str, list[Callable[[], None]]] = {}
         self._written: list[str] = []
-        self._file: io.BufferedWriter | None = None
+        self._fd: int | None = None
+        self._pipe = False
 
     def after_response(self, request_id: str, callback: Callable[[], None]) -> None:
         """Run ``callback`` (on the event loop) once the result of ``request_id`` is written.
@@ -52,43 +54,51 @@ class Wire:
         private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
         try:
             os.dup2(2, fd)
-            self._file = os.fdopen(private, "wb", closefd=False)
+            self._fd, self._pipe = private, stat.S_ISFIFO(os.fstat(private).st_mode)
             yield self
         finally:
-            self._file = None
+            self._fd = None
             with contextlib.suppress(OSError):
                 os.dup2(private, fd)
             os.close(private)
 
-    # The text-file surface the SDK's stdio transport uses. A message is one ``write`` (kept
-    # here) and one ``flush``, which puts it into the pipe in one worker-thread call: the pipe
-    # may be full (a client that stopped reading), and a blocked write must not stop the loop.
-    # One hop per message, not one per call: under load, each hop waits for a thread to be
-    # scheduled.
+    # The text-file surface the SDK's stdio transport uses: a message is one ``write`` (kept
+    # here) and one ``flush``, which puts it into the pipe. The pipe may be full (a client that
+    # stopped reading), and a blocked write must not stop the loop, so a message goes from a
+    # worker thread, unless it cannot block (:meth:`_put_now`): under load, every hop to a
+    # thread waits for that thread to be scheduled, and most messages are small.
 
     async def write(self, text: str) -> int:
-        if self._file is None:
+        if self._fd is None:
             raise RuntimeError("the wire is not claimed")
         self._written.append(text)
         return len(text)
 
     async def flush(self) -> None:
-        file = self._file
-        if file is None:
+        fd = self._fd
+        if fd is None:
             raise RuntimeError("the wire is not claimed")
         written, self._written = self._written, []
         if not written:
             return
         data = "".join(written).encode("utf-8")
-
-        def put() -> None:
-            file.write(data)
-            file.flush()
-
-        await anyio.to_thread.run_sync(put)
+        if not self._put_now(fd, data):
+            await anyio.to_thread.run_sync(_put_all, fd, data)
         if self._after:
             for text in written:
                 self._sent(text)
+
+    def _put_now(self, fd: int, data: bytes) -> bool:
+        """Write ``data`` on the spot if that cannot block: into a pipe that has room, at most
+        ``PIPE_BUF`` bytes (which the kernel then takes whole, at once). False: not written."""
+        if not self._pipe or len(data) > select.PIPE_BUF:
+            return False
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        if not poller.poll(0):
+            return False
+        _put_all(fd, data)
+        return True
 
     def _sent(self, text: str) -> None:
         if '"result"' not in text:  # a request, a notification or an error
@@ -104,3 +114,9 @@ class Wire:
                 callback()
             except Exception:
                 log.exception("after the response to request %s", message.get("id"))
+
+
+def _put_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -126,27 +127,81 @@ async def test_closing_wakes_every_subscriber_and_leaves_them_polling(tmp_path: 
 async def test_a_subscriber_to_replaced_files_sleeps_through_other_writes_in_the_directory(
     tmp_path: Path,
 ) -> None:
-    """Decision files are only renamed into place: another process's lock files and temporary
-    files next to them must not wake a process waiting on one of them."""
+    """Decision files are only renamed into place: another session's writes next to them (its
+    own decision, lock files, temporary files) must not wake a process waiting on one."""
+    write_json(tmp_path / "d1.json", {"version": 1})
     changes = FileChanges()
     try:
         mine = changes.subscribe(tmp_path, {"d1.json"}, replaced=True)
         assert mine.notified
         # What another session's write of d2.json does: its lock file opened for writing and
-        # closed, a temporary file created, written and closed, then renamed over d2.json.
+        # closed, a temporary file created, written, closed, then renamed over d2.json.
         await asyncio.to_thread(write_json, tmp_path / "d2.json", {"version": 1})
         os.close(os.open(tmp_path / "d2.json.lock", os.O_RDWR | os.O_CREAT, 0o600))
         (tmp_path / "d1.json.wait").write_text("", encoding="utf-8")
-        await asyncio.to_thread(write_json, tmp_path / "d1.json", {"version": 1})
-        assert await mine.wait(30)
-        assert mine.take() == {"d1.json"}
-        # Only the two renames reached this process (each reports the temporary name leaving
-        # and the decision file arriving). A watch of every write also hears the lock file,
-        # the wait file, and each temporary file created, written and closed.
-        assert changes.events == 4
+        await asyncio.sleep(0.2)  # time for any of that to be reported (none should be)
+        assert changes.events == 0
+        assert not mine.event.is_set()
+        for version in (2, 3, 4):  # every replacement is reported: the watch moves along
+            await asyncio.to_thread(write_json, tmp_path / "d1.json", {"version": version})
+            assert await mine.wait(30)
+            assert mine.take() == {"d1.json"}
         (tmp_path / "d1.json").unlink()
         assert await mine.wait(30)
         assert mine.take() == {"d1.json"}
+        # Gone, it is watched through its directory: its return by a rename is reported too.
+        await asyncio.to_thread(write_json, tmp_path / "d1.json", {"version": 5})
+        assert await mine.wait(30)
+        assert mine.take() == {"d1.json"}
+    finally:
+        changes.close()
+
+
+async def test_a_replaced_file_that_does_not_exist_yet_is_watched_through_its_directory(
+    tmp_path: Path,
+) -> None:
+    changes = FileChanges()
+    try:
+        mine = changes.subscribe(tmp_path, {"d1.json"}, replaced=True)
+        assert mine.notified
+        await asyncio.to_thread(write_json, tmp_path / "d1.json", {"version": 1})
+        assert await mine.wait(30)
+        assert mine.take() == {"d1.json"}
+    finally:
+        changes.close()
+
+
+def _kernel_watches() -> int:
+    """The inotify watches this process holds, as the kernel lists them."""
+    count = 0
+    for fd in os.listdir("/proc/self/fdinfo"):
+        with contextlib.suppress(OSError):
+            info = Path(f"/proc/self/fdinfo/{fd}").read_text(encoding="utf-8")
+            count += info.count("inotify wd:")
+    return count
+
+
+async def test_a_closed_subscription_leaves_no_watch_on_its_file(tmp_path: Path) -> None:
+    """A long-lived server waits on thousands of decisions: each wait's watch must go with it
+    (the kernel limits watches per user)."""
+    changes = FileChanges()
+    try:
+        changes.subscribe(tmp_path, {"anchor"})  # the instance itself, with one watch
+        before = _kernel_watches()
+        readers = []
+        for n in range(20):
+            write_json(tmp_path / f"d{n}.json", {"version": 1})
+            subscription = changes.subscribe(tmp_path, {f"d{n}.json"}, replaced=True)
+            # Someone reading the file as it is replaced keeps the old one alive (and a watch
+            # on it, unless it is removed).
+            readers.append(os.open(tmp_path / f"d{n}.json", os.O_RDONLY))
+            await asyncio.to_thread(write_json, tmp_path / f"d{n}.json", {"version": 2})
+            assert await subscription.wait(30)
+            subscription.close()
+        await asyncio.sleep(0.1)
+        assert _kernel_watches() == before
+        for reader in readers:
+            os.close(reader)
     finally:
         changes.close()
 

@@ -25,12 +25,14 @@ def test_a_follower_sees_events_appended_after_it_started(tmp_path: Path) -> Non
     assert [e["t"] for e in events] == ["MESSAGE_CREATE", "MESSAGE_REACTION_ADD"]
     assert [e["s"] for e in events] == [2, 3]
     reader.close()
+    writer.close()
 
 
 def test_a_follower_started_before_the_spool_existed_reads_it_from_the_top(tmp_path: Path) -> None:
     path = tmp_path / "spool.ndjson"
     reader = SpoolReader(path)
-    SpoolWriter(path).append("THREAD_CREATE", {"n": 7}, None)
+    with SpoolWriter(path) as writer:
+        writer.append("THREAD_CREATE", {"n": 7}, None)
     assert names(reader.poll()) == [7]
     reader.close()
 
@@ -49,13 +51,15 @@ def test_rotation_loses_nothing(tmp_path: Path) -> None:
         seen.extend(names(reader.poll()))
     finally:
         reader.close()
+        writer.close()
     assert seen == list(range(40))
     assert (tmp_path / "spool.1.ndjson").exists()
 
 
 def test_a_half_written_line_waits_for_its_end(tmp_path: Path) -> None:
     path = tmp_path / "spool.ndjson"
-    SpoolWriter(path).append("MESSAGE_CREATE", {"n": 0}, 1)
+    with SpoolWriter(path) as writer:
+        writer.append("MESSAGE_CREATE", {"n": 0}, 1)
     reader = SpoolReader(path)
     line = b'{"v":1,"t":"MESSAGE_CREATE","s":2,"at":0,"d":{"n":1}}\n'
     with open(path, "ab") as handle:
@@ -78,3 +82,4 @@ def test_garbage_lines_are_skipped(tmp_path: Path) -> None:
     assert names(reader.poll()) == [5]
     assert os.stat(path).st_mode & 0o777 == 0o600
     reader.close()
+    writer.close()

@@ -10,11 +10,13 @@ from discord_mcp.relay.spool import SpoolReader, SpoolWriter
 
 def test_the_next_holder_starts_on_a_new_line_after_a_torn_one(tmp_path: Path) -> None:
     path = tmp_path / "spool.ndjson"
-    SpoolWriter(path).append("MESSAGE_CREATE", {"n": 1}, 1)
+    with SpoolWriter(path) as writer:
+        writer.append("MESSAGE_CREATE", {"n": 1}, 1)
     reader = SpoolReader(path)
     with path.open("ab") as handle:  # the holder died in the middle of this line
         handle.write(b'{"v":1,"t":"MESSAGE_CREATE","s":2,"d":{"n":')
-    SpoolWriter(path).append("MESSAGE_CREATE", {"n": 3}, 3)  # the next holder
+    with SpoolWriter(path) as writer:
+        writer.append("MESSAGE_CREATE", {"n": 3}, 3)  # the next holder
     assert [e["d"]["n"] for e in reader.poll()] == [3]
     reader.close()
 

@@ -3,6 +3,7 @@ once that response was written, never for an error or another request."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -44,3 +45,55 @@ async def test_a_callback_runs_once_its_result_was_written_and_never_for_an_erro
 async def test_writing_outside_a_claim_is_an_error() -> None:
     with pytest.raises(RuntimeError, match="not claimed"):
         await Wire().write("{}\n")
+
+
+def _fill(fd: int) -> None:
+    """Fill the pipe whose write end is ``fd`` (as a client that stopped reading leaves it)."""
+    os.set_blocking(fd, False)
+    try:
+        while True:
+            os.write(fd, b"x" * 4096)
+    except BlockingIOError:
+        pass
+    finally:
+        os.set_blocking(fd, True)
+
+
+def _drain_until(fd: int, end: bytes) -> bytes:
+    """Read the pipe until what was read ends with ``end``."""
+    data = b""
+    while not data.endswith(end):
+        chunk = os.read(fd, 65536)
+        assert chunk, "the pipe closed before the message arrived"
+        data += chunk
+    return data
+
+
+async def test_a_full_pipe_never_stops_the_loop_and_loses_nothing() -> None:
+    """A client that stops reading must not freeze the server: each message (small or large)
+    waits in a worker thread while the loop goes on, and arrives whole once the client reads."""
+    read_end, write_end = os.pipe()
+    filler = os.dup(write_end)  # the same pipe, still usable once the wire has claimed fd
+    wire = Wire()
+    ran: list[str] = []
+    wire.after_response("3", lambda: ran.append("three"))
+    small = json.dumps({"jsonrpc": "2.0", "id": 3, "result": {"ok": True}}) + "\n"
+    large = json.dumps({"jsonrpc": "2.0", "method": "note", "params": {"x": "y" * 9000}}) + "\n"
+    try:
+        with wire.claimed(fd=write_end):
+            for text in (small, large):
+                _fill(filler)
+                await wire.write(text)
+                flushing = asyncio.create_task(wire.flush())
+                for _ in range(20):  # the loop keeps running while the pipe is full
+                    await asyncio.sleep(0.01)
+                assert not flushing.done()
+                assert ran == ([] if text is small else ["three"])  # not yet written
+                drained = await asyncio.to_thread(_drain_until, read_end, text.encode())
+                await asyncio.wait_for(flushing, 30)
+                assert drained.strip(b"x") == text.encode()
+        assert ran == ["three"]
+    finally:
+        for fd in (read_end, write_end, filler):
+            with contextlib.suppress(OSError):
+                os.close(fd)
