@@ -54,7 +54,8 @@ class Wire:
         private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
         try:
             os.dup2(2, fd)
-            self._fd, self._pipe = private, stat.S_ISFIFO(os.fstat(private).st_mode)
+            mode = os.fstat(private).st_mode
+            self._fd, self._pipe = private, stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
             yield self
         finally:
             self._fd = None
@@ -89,8 +90,13 @@ class Wire:
                 self._sent(text)
 
     def _put_now(self, fd: int, data: bytes) -> bool:
-        """Write ``data`` on the spot if that cannot block: into a pipe that has room, at most
-        ``PIPE_BUF`` bytes (which the kernel then takes whole, at once). False: not written."""
+        """Write ``data`` on the spot if that cannot block; False if it was not written.
+
+        That is at most ``PIPE_BUF`` bytes into a pipe, or a Unix socket (Node.js clients
+        such as Claude Code and Gemini CLI give their servers socket pairs), that says it has
+        room: a pipe then takes them whole, at once, and a socket does not wait for buffer
+        space while it is under a quarter of its send buffer (what "room" means there).
+        """
         if not self._pipe or len(data) > select.PIPE_BUF:
             return False
         poller = select.poll()

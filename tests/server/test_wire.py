@@ -7,6 +7,8 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
+from collections.abc import Callable
 
 import pytest
 
@@ -69,10 +71,19 @@ def _drain_until(fd: int, end: bytes) -> bytes:
     return data
 
 
-async def test_a_full_pipe_never_stops_the_loop_and_loses_nothing() -> None:
+def _socket_pair() -> tuple[int, int]:
+    """What a Node.js client (Claude Code, Gemini CLI) gives its server as stdio."""
+    left, right = socket.socketpair()
+    return left.detach(), right.detach()
+
+
+@pytest.mark.parametrize("channel", [os.pipe, _socket_pair], ids=["pipe", "socket pair"])
+async def test_a_full_pipe_never_stops_the_loop_and_loses_nothing(
+    channel: Callable[[], tuple[int, int]],
+) -> None:
     """A client that stops reading must not freeze the server: each message (small or large)
     waits in a worker thread while the loop goes on, and arrives whole once the client reads."""
-    read_end, write_end = os.pipe()
+    read_end, write_end = channel()
     filler = os.dup(write_end)  # the same pipe, still usable once the wire has claimed fd
     wire = Wire()
     ran: list[str] = []
@@ -95,5 +106,33 @@ async def test_a_full_pipe_never_stops_the_loop_and_loses_nothing() -> None:
         assert ran == ["three"]
     finally:
         for fd in (read_end, write_end, filler):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+@pytest.mark.parametrize("channel", [os.pipe, _socket_pair], ids=["pipe", "socket pair"])
+async def test_a_small_message_with_room_is_written_without_leaving_the_loop(
+    channel: Callable[[], tuple[int, int]],
+) -> None:
+    """Under load every hop to a worker thread waits to be scheduled (bench/scale.py): a small
+    response into a pipe or socket with room goes straight in."""
+    read_end, write_end = channel()
+    wire = Wire()
+    small = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {}}) + "\n"
+    large = json.dumps({"jsonrpc": "2.0", "id": 2, "result": {"x": "y" * 9000}}) + "\n"
+    try:
+        with wire.claimed(fd=write_end):
+            await wire.write(small)
+            flushing = wire.flush()
+            with pytest.raises(StopIteration):  # it finished without suspending once
+                flushing.send(None)
+            assert os.read(read_end, 65536) == small.encode()
+            await wire.write(large)  # more than PIPE_BUF: by a thread, and whole
+            await wire.flush()
+            assert await asyncio.to_thread(_drain_until, read_end, large.encode()) == (
+                large.encode()
+            )
+    finally:
+        for fd in (read_end, write_end):
             with contextlib.suppress(OSError):
                 os.close(fd)
