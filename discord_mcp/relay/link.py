@@ -324,12 +324,14 @@ class LiveLink:
             self._publish(gateway, "disabled", reason=str(exc))
             return
         finally:
-            writer.close()
             if wish is not None:
                 wish.close()
-            if not task.done():
-                await gateway.close()  # resumable, and the loop ends instead of resuming
-                await cancel_and_wait(task, within=5)
+            try:
+                if not task.done():
+                    await gateway.close()  # resumable, and the loop ends instead of resuming
+                    await cancel_and_wait(task, within=5)
+            finally:
+                writer.close()  # after the last event the gateway could still dispatch
             self._gateway = None
             status = read_status(self._status_path)
             if status is None or status.state != "disabled":
