@@ -54,6 +54,11 @@ LIVE_CHECK_S = 2.0
 FINAL_EDIT_RETRIES = (1.0, 5.0, 30.0)
 """Pauses before retrying a failed final edit of a card; recovery retries later ones."""
 RESHOW_FINAL_DAYS = 7
+ANSWER_FIRST_S = 2.0
+"""When a call of this process waits on a decision this process just resolved, the card shows
+the outcome once that call's answer has left (or after this long): the agent's answer first.
+The edit (a request and its rate-limit bookkeeping) would otherwise compete with it; with
+twenty sessions answered at once, that is a good part of the machine's work."""
 """Recovery re-shows outcomes on cards whose final edit failed, for this long."""
 
 Progress = Callable[[float, Decision], Awaitable[None]]
@@ -79,6 +84,8 @@ class DecisionService:
         file_poll: seconds between looks at a decision file without notifications.
         on_change: called (synchronously) with the id of each decision this process changes
             to a final state (the watch daemon resumes runs on a late Allow).
+        answer_first: the longest the card's outcome waits for a waiting call of this process
+            to hand the answer over (:data:`ANSWER_FIRST_S`).
     """
 
     def __init__(
@@ -96,7 +103,9 @@ class DecisionService:
         changes: FileChanges | None = None,
         file_poll: float = FILE_POLL_S,
         on_change: Callable[[str], None] | None = None,
+        answer_first: float = ANSWER_FIRST_S,
     ) -> None:
+        self._answer_first = answer_first
         self._settings = settings
         self._changes = changes
         self._file_poll = file_poll
@@ -118,6 +127,8 @@ class DecisionService:
         self.file_looks = 0
         """How many times a waiting call woke to look at its decision file (tests count them)."""
         self._poll_locks: dict[str, asyncio.Lock] = {}
+        self._handed: dict[str, asyncio.Event] = {}
+        """Decisions resolved here while a call waited: set once their answer has left."""
         self.poster = Poster(
             settings=settings, rest=rest, store=store, background=background, live=live
         )
@@ -299,8 +310,23 @@ class DecisionService:
         return self.reader.owners(decision)
 
     def _resolved(self, decision: Decision) -> None:
+        handed = None
+        if decision.id in self._waiting:
+            handed = self._handed.setdefault(decision.id, asyncio.Event())
         self.notify_waiters(decision.id)
-        self._background.spawn(self.show_final(decision), f"final-{decision.id}")
+        self._background.spawn(self._show_final_after(decision, handed), f"final-{decision.id}")
+
+    async def _show_final_after(self, decision: Decision, handed: asyncio.Event | None) -> None:
+        """Show the outcome, once the waiting call's answer has left (:data:`ANSWER_FIRST_S`)."""
+        if handed is not None:
+            try:
+                async with asyncio.timeout(self._answer_first):
+                    await handed.wait()
+            except TimeoutError:
+                pass
+            finally:
+                self._handed.pop(decision.id, None)
+        await self.show_final(decision)
 
     def notify_waiters(self, decision_id: str) -> None:
         """Wake this process's calls waiting on ``decision_id`` (it just changed)."""
@@ -472,6 +498,9 @@ class DecisionService:
 
     async def mark_delivered(self, decision: Decision) -> Decision:
         """Record that an agent received this final result."""
+        handed = self._handed.get(decision.id)
+        if handed is not None:
+            handed.set()  # the card may show the outcome now
         if not decision.is_final or decision.delivered:
             return decision
 
