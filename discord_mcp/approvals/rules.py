@@ -11,6 +11,7 @@ Codex, an Allow given in the last :data:`RECENT_S` seconds answers the same call
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -97,9 +98,12 @@ def consume_late(store: DecisionStore, decision_id: str) -> bool:
     return written
 
 
-def session_thread(store: DecisionStore, request: ToolRequest, project: str) -> str | None:
-    """The thread where this session's approvals are asked, once it has one."""
+def session_thread(
+    store: DecisionStore, request: ToolRequest, owns: Callable[[Decision], bool]
+) -> str | None:
+    """The thread where this session's approvals are asked, once it has one (``owns``: the
+    decision belongs to this project)."""
     for decision in reversed(store.all()):
-        if decision.project == project and decision.thread_id and _same_session(decision, request):
+        if owns(decision) and decision.thread_id and _same_session(decision, request):
             return decision.thread_id
     return None

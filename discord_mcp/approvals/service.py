@@ -150,7 +150,7 @@ class ApprovalService:
         action = await off_loop(describe, request)
         thread_id, channel_id, guild_id = "", settings.channel_id, ""
         asked_in = settings.thread_id or await off_loop(
-            session_thread, self._decisions.store, request, settings.project_name
+            session_thread, self._decisions.store, request, settings.owns
         )
         if asked_in:
             poster = self._decisions.poster
@@ -183,12 +183,20 @@ class ApprovalService:
             kind="approval",
             approval=approval,
             language=language,
+            project_key=settings.project_key,
         )
         fingerprint = request.fingerprint()
-        existing = await self._decisions.store.acreate_unless_pending(
-            draft,
-            lambda d: d.kind == "approval" and (d.approval or {}).get("fingerprint") == fingerprint,
-        )
+
+        def same(d: Decision) -> bool:
+            """The same call of the same session asked again, in the same thread."""
+            return (
+                d.kind == "approval"
+                and (d.approval or {}).get("fingerprint") == fingerprint
+                and settings.owns(d)
+                and (not thread_id or d.thread_id == thread_id)
+            )
+
+        existing = await self._decisions.store.acreate_unless_pending(draft, same)
         if existing is None:
             return await self._decisions.poster.post(draft, fresh=True)
         if not existing.card_message_id:

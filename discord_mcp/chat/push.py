@@ -193,9 +193,7 @@ class ChannelPush:
         threads = {self._settings.thread_id} if self._settings.thread_id else set()
         with contextlib.suppress(OSError):
             for decision in self._decisions.all():
-                if decision.session == self._label and decision.project == (
-                    self._settings.project_name
-                ):
+                if decision.session == self._label and self._settings.owns(decision):
                     threads.add(decision.thread_id)
         return threads
 

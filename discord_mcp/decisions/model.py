@@ -134,6 +134,10 @@ class Decision:
     (:mod:`discord_mcp.decisions.late`)."""
     resumed_at: str | None = None
     """When a late answer resumed the asking run (recorded once, under the file's lock)."""
+    project_key: str | None = None
+    """The asking project's identity (:attr:`discord_mcp.config.Settings.project_key`): its
+    resolved directory, or ``name:<PROJECT_NAME>``. None in files written before it existed
+    (they are matched by ``project``)."""
     version: int = field(default=FORMAT_VERSION)
 
     @property

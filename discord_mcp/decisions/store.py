@@ -46,6 +46,9 @@ class DecisionStore:
     def __init__(self, home: Path) -> None:
         self.home = home
         self.directory = home / "decisions"
+        self._decoded: dict[str, tuple[tuple[int, int, int], Decision]] = {}
+        """Decisions read by :meth:`all`, by id, with the stamp of the file they came from: an
+        unchanged file is not parsed again (a decision is read often, written rarely)."""
 
     def path(self, decision_id: str) -> Path:
         """Where a decision's file lives.
@@ -223,6 +226,9 @@ class DecisionStore:
     async def aall(self) -> list[Decision]:
         return await off_loop(self.all)
 
+    async def ain_thread(self, thread_id: str) -> list[Decision]:
+        return await off_loop(self.in_thread, thread_id)
+
     # ---- reading ----------------------------------------------------------------------------
 
     def all(self) -> list[Decision]:
@@ -233,13 +239,27 @@ class DecisionStore:
         for name in sorted(os.listdir(self.directory)):
             if not name.endswith(".json") or not _ID.match(name[:-5]):
                 continue
+            decision_id = name[:-5]
+            stamp = self.stamp(decision_id)
+            cached = self._decoded.get(decision_id)
+            if cached is not None and stamp is not None and cached[0] == stamp:
+                found.append(cached[1])
+                continue
             try:
-                found.append(self.load(name[:-5]))
+                decision = self.load(decision_id)
             except (StateCorrupt, StateError) as exc:
                 log.error("%s", exc)
+                continue
             except DecisionNotFound:
                 continue  # removed between listing and reading
+            if stamp is not None and self.stamp(decision_id) == stamp:
+                self._decoded[decision_id] = (stamp, decision)
+            found.append(decision)
         return found
+
+    def in_thread(self, thread_id: str) -> list[Decision]:
+        """Every decision asked in one thread (any status), oldest first."""
+        return [d for d in self.all() if thread_id and d.thread_id == thread_id]
 
     def stamp(self, decision_id: str) -> tuple[int, int, int] | None:
         """A cheap fingerprint of the file; it changes whenever the file is rewritten.

@@ -25,12 +25,23 @@ class People:
         response.raise_for_status()
         return str(response.json()["id"])
 
-    def say(self, channel_id: str, content: str, *, author: str | None = None) -> dict[str, Any]:
-        """Post ``content`` in ``channel_id`` (a thread id works) as ``author`` (default: owner)."""
-        response = self._http.post(
-            f"/channels/{channel_id}/messages",
-            json={"author_id": author or self._emulator.owner_user_id, "content": content},
-        )
+    def say(
+        self,
+        channel_id: str,
+        content: str,
+        *,
+        author: str | None = None,
+        reply_to: str | None = None,
+    ) -> dict[str, Any]:
+        """Post ``content`` in ``channel_id`` (a thread id works) as ``author`` (default: owner),
+        as a Discord reply to the message ``reply_to`` when given."""
+        body: dict[str, Any] = {
+            "author_id": author or self._emulator.owner_user_id,
+            "content": content,
+        }
+        if reply_to is not None:
+            body["message_reference"] = {"message_id": reply_to}
+        response = self._http.post(f"/channels/{channel_id}/messages", json=body)
         response.raise_for_status()
         return dict(response.json())
 
