@@ -112,9 +112,13 @@ def prepare(paths: Sequence[str], policy: FilePolicy, known_secrets: Iterable[st
     described: list[dict[str, Any]] = []
     redacted: list[str] = []
     total = 0
-    for raw in paths:
+    for index, raw in enumerate(paths):
         path = check_path(raw, policy)
         data = _read(path, raw)
+        name = redact(path.name, secrets)
+        redacted.extend(
+            f"{kind} in file name (files[{index}])" for kind in dict.fromkeys(name.kinds)
+        )
         content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         text = _as_text(data)
         if text is not None:
@@ -122,7 +126,7 @@ def prepare(paths: Sequence[str], policy: FilePolicy, known_secrets: Iterable[st
             if clean.changed:
                 data = clean.text.encode("utf-8")
                 redacted.extend(
-                    f"{kind} in file {path.name}" for kind in dict.fromkeys(clean.kinds)
+                    f"{kind} in file {name.text}" for kind in dict.fromkeys(clean.kinds)
                 )
             if content_type == "application/octet-stream":
                 content_type = "text/plain"
@@ -132,11 +136,11 @@ def prepare(paths: Sequence[str], policy: FilePolicy, known_secrets: Iterable[st
                 f"the files add up to more than 25 MiB. {LIMITS}: send them in several "
                 "messages, or compress them"
             )
-        uploads.append(Upload(path.name, data, content_type))
+        uploads.append(Upload(name.text, data, content_type))
         described.append(
             {
                 "path": str(path),
-                "filename": path.name,
+                "filename": name.text,
                 "size": len(data),
                 "content_type": content_type,
             }

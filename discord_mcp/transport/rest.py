@@ -4,6 +4,12 @@ Every call goes through :meth:`RestClient.request`, which owns the rate limiter,
 translation of HTTP outcomes into :mod:`discord_mcp.errors`. httpx exceptions never leave this
 module. The token is only ever put in the ``Authorization`` header.
 
+Every string a request carries (each JSON value, at any depth, and each file's name) passes the
+``outbound`` filter the client was given, with where it sits (``content``,
+``embeds[0].fields[1].value``, ``files[0].filename``): the outbound layer injects its redaction
+there, so nothing the bot sends can skip it. Without one the client still replaces its own token
+(fail closed); the transport never imports the domain.
+
 Retry policy:
 
 * 429 with Discord's JSON body: wait ``retry_after`` (the limiter closes the bucket or, for a
@@ -66,6 +72,9 @@ _RETRY_STATUSES = frozenset({500, 502, 503, 504, 524})
 USER_AGENT = f"DiscordBot (https://github.com/discord-mcp/discord-mcp, {__version__})"
 
 Sleep = Callable[[float], Awaitable[None]]
+OutboundFilter = Callable[[str, str], str]
+"""``(where, text) -> the text to send``: what every outgoing string passes (see above)."""
+_REDACTED_TOKEN = "[redacted: bot token]"  # noqa: S105 (the mark, not a token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +99,8 @@ class RestClient(CommandCalls):
             every process of a state directory: :mod:`.shared_ledger`).
         sleep: how to wait between retries (injectable for tests).
         keepalive_expiry: idle seconds before a pooled connection is not reused any more.
+        outbound: the filter every outgoing string passes (the outbound layer's redaction);
+            default: the token itself is replaced.
     """
 
     def __init__(
@@ -102,8 +113,10 @@ class RestClient(CommandCalls):
         sleep: Sleep = asyncio.sleep,
         timeout: float = 15.0,
         keepalive_expiry: float = KEEPALIVE_EXPIRY_S,
+        outbound: OutboundFilter | None = None,
     ) -> None:
         self._token = token
+        self._outbound = outbound or self._without_token
         self._limiter = limiter or RateLimiter(sleep=sleep)
         self._sleep = sleep
         self._dead: Unauthorized | None = None
@@ -147,6 +160,11 @@ class RestClient(CommandCalls):
         """
         if self._dead is not None:
             raise self._dead
+        json = self._filtered(json, "")
+        files = [
+            Upload(self._outbound(f"files[{n}].filename", f.filename), f.data, f.content_type)
+            for n, f in enumerate(files)
+        ]
         repeatable = route.method in _IDEMPOTENT or (
             isinstance(json, dict) and json.get("enforce_nonce") is True
         )
@@ -215,6 +233,22 @@ class RestClient(CommandCalls):
                 self._dead = error
                 log.error("%s", error)
             raise error
+
+    def _without_token(self, where: str, text: str) -> str:
+        return text.replace(self._token.reveal(), _REDACTED_TOKEN)
+
+    def _filtered(self, value: Any, where: str) -> Any:
+        """``value`` with every string passed through the outbound filter."""
+        if isinstance(value, str):
+            return self._outbound(where, value)
+        if isinstance(value, Mapping):
+            return {
+                key: self._filtered(item, f"{where}.{key}" if where else str(key))
+                for key, item in value.items()
+            }
+        if isinstance(value, list | tuple):
+            return [self._filtered(item, f"{where}[{n}]") for n, item in enumerate(value)]
+        return value
 
     # ---- users and gateway ------------------------------------------------------------------
 
