@@ -10,20 +10,21 @@ Any problem with a control request is a 400 ``{"error": "<sentence>"}``; when
 Discord itself would refuse the action, ``"discord"`` carries Discord's error body too.
 
 - ``GET /_emulator/state``: ``{"guild", "channels" (threads and DM channels included), "users",
-  "stats",
-  "faults", "gateway_sessions", "bot_user_id", "owner_user_id", "channel_id", "roles",
-  "members", "bot_role_id", "bot_in_guild", "bot_permissions"}``. ``roles`` are role objects
-  (``@everyone``, whose id is the guild's, then the bot's role), ``members`` member objects
-  with their ``user`` (the guild's owner is ``guild.owner_id``, the ``owner`` user), and
-  ``bot_permissions`` maps every channel and thread id to the bot's effective permissions
-  there as a decimal string, as the REST routes enforce them. ``binding`` is ``{"host",
-  "loopback": bool, "control_token": bool}``: where the emulator listens, and whether it asks
-  for a control token. ``stats``
-  always has ``rest_requests``, ``rest_429``, ``gateway_identifies``, ``gateway_resumes``
-  (IDENTIFY and RESUME payloads received), ``gateway_connections_open``,
-  ``gateway_connections_total``, ``gateway_heartbeats``, ``gateway_dispatches``,
-  ``interactions_failed`` (and more counters). ``gateway_sessions`` lists ``{"session_id",
-  "intents", "seq", "connected", "shard"}`` for every live session (connected or resumable).
+  "stats", "faults", "gateway_sessions", "bot_user_id", "owner_user_id", "channel_id",
+  "roles", "members", "bot_role_id", "bot_in_guild", "bot_permissions", "binding"}``.
+  ``roles`` are role objects (``@everyone``, whose id is the guild's, then the bot's role),
+  ``members`` member objects with their ``user`` (the guild's owner is ``guild.owner_id``, the
+  ``owner`` user), and ``bot_permissions`` maps every channel and thread id to the bot's
+  effective permissions there as a decimal string, as the REST routes enforce them.
+  ``binding`` is ``{"host", "loopback": bool, "control_token": bool}``: where the emulator
+  listens, and whether it asks for a control token; ``GET /_emulator/binding`` answers it
+  without the token (``discord-mcp doctor`` reads it). ``stats`` always has
+  ``rest_requests``, ``rest_429``, ``gateway_identifies``, ``gateway_resumes`` (IDENTIFY and
+  RESUME payloads received), ``gateway_connections_open``, ``gateway_connections_total``,
+  ``gateway_heartbeats``, ``gateway_dispatches``, ``interactions_failed``,
+  ``outside_refused`` (requests ``outside.py`` refused), and more counters.
+  ``gateway_sessions`` lists ``{"session_id", "intents", "seq", "connected", "shard"}`` for
+  every live session (connected or resumable).
 - ``POST /_emulator/users`` ``{"username"}``: a new human member; answers the user (201).
 - ``POST /_emulator/users/{user_id}`` ``{"accepts_dms": bool}``: that user's privacy setting
   for direct messages from the bot (default true; false makes the bot's messages to their DM
@@ -160,13 +161,12 @@ def control_routes(emulator: Emulator) -> list[Route]:
                     channel.id: str(state.permissions_for(state.bot.id, channel))
                     for channel in state.channels.values()
                 },
-                "binding": {
-                    "host": emulator.guard.bound_host,
-                    "loopback": is_loopback(emulator.guard.bound_host),
-                    "control_token": emulator.guard.token is not None,
-                },
+                "binding": _binding(emulator),
             }
         )
+
+    async def get_binding(request: Request) -> Response:
+        return JSONResponse(_binding(emulator))
 
     async def create_user(request: Request) -> Response:
         try:
@@ -258,6 +258,7 @@ def control_routes(emulator: Emulator) -> list[Route]:
 
     return [
         Route("/state", get_state, methods=["GET"]),
+        Route("/binding", get_binding, methods=["GET"]),
         Route("/users", create_user, methods=["POST"]),
         Route("/users/{user_id}", set_user, methods=["POST"]),
         Route("/channels/{channel_id}/messages", post_message, methods=["POST"]),
@@ -266,6 +267,15 @@ def control_routes(emulator: Emulator) -> list[Route]:
         Route("/faults", get_faults, methods=["GET"]),
         Route("/faults", set_faults, methods=["POST"]),
     ]
+
+
+def _binding(emulator: Emulator) -> dict[str, Any]:
+    host = emulator.guard.bound_host
+    return {
+        "host": host,
+        "loopback": is_loopback(host),
+        "control_token": emulator.guard.token is not None,
+    }
 
 
 _MESSAGE_FIELDS = {"author_id", "content", "message_reference", "attachments", "voice_message"}

@@ -42,6 +42,8 @@ CONTROL_PREFIX = "/_emulator"
 _API_PREFIX = "/api/v10"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _SAME_SITE = frozenset({"same-origin", "none"})
+_PUBLIC = frozenset({CONTROL_PREFIX + "/binding"})
+"""Control routes readable without the control token: they tell nothing but how to connect."""
 
 
 def is_loopback(host: str) -> bool:
@@ -126,7 +128,8 @@ class OutsideGuard:
                     "the control API acts as Discord's users, so it answers only its own "
                     "page: this request came from another site or origin"
                 )
-        if self.token is not None and (control or page) and not self._has_token(scope, headers):
+        needs_token = (control and path not in _PUBLIC) or page
+        if self.token is not None and needs_token and not self._has_token(scope, headers):
             return 401, (
                 "this emulator needs its control token: send 'Authorization: Bearer <token>' "
                 "(or open the page at the address the emulator printed, with ?token=)"
