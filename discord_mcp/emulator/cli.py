@@ -29,7 +29,9 @@ def _positive(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0 < value <= MAX_RATE_LIMIT_SCALE:
-        raise argparse.ArgumentTypeError(f"must be > 0 and at most {MAX_RATE_LIMIT_SCALE:g}")
+        raise argparse.ArgumentTypeError(
+            f"must be greater than 0 and at most {MAX_RATE_LIMIT_SCALE:g}"
+        )
     return value
 
 
