@@ -235,3 +235,17 @@ def test_the_page_forbids_inline_script(emulator: RunningEmulator) -> None:
     assert "unsafe-inline" not in policy
     assert "<script>" not in page.text
     assert " on" + "click=" not in page.text
+
+
+def test_the_tests_own_clients_carry_the_control_token(
+    make_emulator: Callable[..., RunningEmulator],
+) -> None:
+    from tests.support.people import People
+
+    discord = make_emulator(control_token="support-token-99")
+    people = People(discord)
+    try:
+        people.say(discord.channel_id, "with the token")
+        assert [m["content"] for m in people.messages(discord.channel_id)] == ["with the token"]
+    finally:
+        people.close()
