@@ -7,8 +7,8 @@ headers, and sends the requesting page's ``Origin`` and ``Sec-Fetch-Site``. A pa
 name is rebound to 127.0.0.1 is same-origin to the browser; only the ``Host`` header shows it.
 So, for every request (the ASGI middleware :class:`OutsideGuard`, in this order):
 
-1. ``Host``: bound to a loopback address, the emulator answers only to a loopback name
-   (``127.0.0.1``, ``localhost``, ``[::1]``, the bound one); anything else is 403 (DNS
+1. ``Host``: bound to a loopback address, the emulator answers only to ``localhost``, a
+   loopback address (``127.0.0.1``, ``[::1]``) or the bound name; anything else is 403 (DNS
    rebinding). Bound beyond loopback, a control token is required instead (below).
 2. The gateway websocket refuses a handshake whose ``Origin`` is another origin (a bot sends
    none; a web page cannot leave it out).
@@ -37,7 +37,6 @@ from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 CONTROL_PREFIX = "/_emulator"
 _API_PREFIX = "/api/v10"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -145,7 +144,8 @@ class OutsideGuard:
     def _known_host(self, host: str) -> bool:
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         name = name.strip("[]").lower()
-        return name in LOOPBACK_NAMES or name == self.bound_host.strip("[]").lower()
+        # A loopback address written out is never a rebound DNS name; only names are checked.
+        return is_loopback(name) or name == self.bound_host.strip("[]").lower()
 
     def _has_token(self, scope: Scope, headers: dict[str, str]) -> bool:
         assert self.token is not None

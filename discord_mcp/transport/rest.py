@@ -4,11 +4,8 @@ Every call goes through :meth:`RestClient.request`, which owns the rate limiter,
 translation of HTTP outcomes into :mod:`discord_mcp.errors`. httpx exceptions never leave this
 module. The token is only ever put in the ``Authorization`` header.
 
-Every string a request carries (each JSON value, at any depth, and each file's name) passes the
-``outbound`` filter the client was given, with where it sits (``content``,
-``embeds[0].fields[1].value``, ``files[0].filename``): the outbound layer injects its redaction
-there, so nothing the bot sends can skip it. Without one the client still replaces its own token
-(fail closed); the transport never imports the domain.
+Every string a request carries passes the ``outbound`` filter the client was given
+(:mod:`.outgoing`): the outbound layer's redaction, so nothing the bot sends can skip it.
 
 Retry policy:
 
@@ -47,6 +44,7 @@ from discord_mcp import __version__
 from discord_mcp.config import Secret
 from discord_mcp.errors import BadRequest, DiscordTransportError, RateLimited, Unauthorized
 from discord_mcp.transport.chunking import MESSAGE_LIMIT, split_message
+from discord_mcp.transport.outgoing import OutboundFilter, filtered, without_token
 from discord_mcp.transport.ratelimit import RateLimiter
 from discord_mcp.transport.responses import backoff, http_error, parse_429
 from discord_mcp.transport.rest_commands import CommandCalls
@@ -72,9 +70,6 @@ _RETRY_STATUSES = frozenset({500, 502, 503, 504, 524})
 USER_AGENT = f"DiscordBot (https://github.com/discord-mcp/discord-mcp, {__version__})"
 
 Sleep = Callable[[float], Awaitable[None]]
-OutboundFilter = Callable[[str, str], str]
-"""``(where, text) -> the text to send``: what every outgoing string passes (see above)."""
-_REDACTED_TOKEN = "[redacted: bot token]"  # noqa: S105 (the mark, not a token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +111,7 @@ class RestClient(CommandCalls):
         outbound: OutboundFilter | None = None,
     ) -> None:
         self._token = token
-        self._outbound = outbound or self._without_token
+        self._outbound = outbound or without_token(token.reveal())
         self._limiter = limiter or RateLimiter(sleep=sleep)
         self._sleep = sleep
         self._dead: Unauthorized | None = None
@@ -160,7 +155,7 @@ class RestClient(CommandCalls):
         """
         if self._dead is not None:
             raise self._dead
-        json = self._filtered(json, "")
+        json = filtered(json, self._outbound)
         files = [
             Upload(self._outbound(f"files[{n}].filename", f.filename), f.data, f.content_type)
             for n, f in enumerate(files)
@@ -233,22 +228,6 @@ class RestClient(CommandCalls):
                 self._dead = error
                 log.error("%s", error)
             raise error
-
-    def _without_token(self, where: str, text: str) -> str:
-        return text.replace(self._token.reveal(), _REDACTED_TOKEN)
-
-    def _filtered(self, value: Any, where: str) -> Any:
-        """``value`` with every string passed through the outbound filter."""
-        if isinstance(value, str):
-            return self._outbound(where, value)
-        if isinstance(value, Mapping):
-            return {
-                key: self._filtered(item, f"{where}.{key}" if where else str(key))
-                for key, item in value.items()
-            }
-        if isinstance(value, list | tuple):
-            return [self._filtered(item, f"{where}[{n}]") for n, item in enumerate(value)]
-        return value
 
     # ---- users and gateway ------------------------------------------------------------------
 
