@@ -256,6 +256,7 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
     thread_id = None
     if _get(env, "DISCORD_THREAD_ID"):
         thread_id = _snowflake(env, "DISCORD_THREAD_ID", "the thread to talk in")
+    channel_mode(env)  # refused here, at start, rather than silently taken as off
     gateway_mode = _get(env, "DISCORD_MCP_GATEWAY").lower() or "auto"
     if gateway_mode not in GATEWAY_MODES:
         raise ConfigError(
@@ -271,7 +272,7 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
         reminders=_reminders(env),
         tmux_nudge=_flag(env, "DISCORD_MCP_TMUX_NUDGE"),
         approval_wait_seconds=approval_wait,
-        in_run=_get(env, "DISCORD_MCP_RUN") == "1",
+        in_run=_flag(env, "DISCORD_MCP_RUN"),
         gateway=gateway_mode,
         thread_id=thread_id,
         token=token,
@@ -415,14 +416,44 @@ _FALSE = frozenset({"", "0", "false", "no", "off"})
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:
-    raw = _get(env, name)
-    if raw.lower() in _TRUE:
+    return parse_flag(name, _get(env, name))
+
+
+def parse_flag(name: str, raw: str) -> bool:
+    """A yes-or-no setting: 1/0, true/false, yes/no, on/off in any case (empty is no).
+
+    Raises:
+        ConfigError: anything else, naming the variable.
+    """
+    word = raw.strip().lower()
+    if word in _TRUE:
         return True
-    if raw.lower() in _FALSE:
+    if word in _FALSE:
         return False
     raise ConfigError(
-        name, f"is not a yes or no ({describe_value(raw)})", "Use 1 to turn it on, 0 to turn it off"
+        name,
+        f"is not a yes or no ({describe_value(raw)})",
+        "Use 1, true, yes or on to turn it on; 0, false, no or off to turn it off",
     )
+
+
+def channel_mode(env: Mapping[str, str]) -> bool | None:
+    """``DISCORD_MCP_CHANNEL``: True (on), False (off) or None (auto, the default).
+
+    Raises:
+        ConfigError: neither a yes-or-no nor auto.
+    """
+    raw = env.get("DISCORD_MCP_CHANNEL", "").strip()
+    if raw.lower() in ("", "auto"):
+        return None
+    try:
+        return parse_flag("DISCORD_MCP_CHANNEL", raw)
+    except ConfigError:
+        raise ConfigError(
+            "DISCORD_MCP_CHANNEL",
+            f"is not on, off or auto ({describe_value(raw)})",
+            "Use on (1, true, yes), off (0, false, no) or auto (the default)",
+        ) from None
 
 
 def _url(env: Mapping[str, str], name: str, default: str, schemes: tuple[str, ...]) -> str:

@@ -15,7 +15,11 @@ class People:
 
     def __init__(self, emulator: RunningEmulator) -> None:
         self._emulator = emulator
-        self._http = httpx.Client(base_url=emulator.base_url + "/_emulator", timeout=10)
+        self._http = httpx.Client(
+            base_url=emulator.base_url + "/_emulator",
+            timeout=10,
+            headers=control_headers(emulator),
+        )
 
     def close(self) -> None:
         self._http.close()
@@ -145,3 +149,9 @@ class People:
         )
         response.raise_for_status()
         return dict(response.json())
+
+
+def control_headers(emulator: RunningEmulator) -> dict[str, str]:
+    """What a control request carries: the emulator's control token, when it has one."""
+    token = emulator.control_token
+    return {"Authorization": f"Bearer {token}"} if token else {}
