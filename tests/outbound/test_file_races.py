@@ -34,13 +34,18 @@ def test_a_directory_swapped_for_a_symlink_while_sending_never_sends_a_file_outs
             os.symlink(outside, sub)
             os.unlink(sub)
             os.rename(held, sub)
+            os.sched_yield()  # the directory is in place: let the sender run too
 
     swapper = threading.Thread(target=swap)
     swapper.start()
     sent: list[bytes] = []
     refusals = 0
+    attempts = 0
     try:
-        for _ in range(ATTEMPTS):
+        # At least ATTEMPTS tries, and on until one landed while the directory was in place
+        # (the swapper can win every race for a while on a busy machine), within a bound.
+        while attempts < ATTEMPTS or (not sent and attempts < 20 * ATTEMPTS):
+            attempts += 1
             try:
                 prepared = prepare(["sub/notes.txt"], policy, ())
             except FileRefused:
