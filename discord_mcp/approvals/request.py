@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -75,6 +75,8 @@ class ToolRequest:
     attended: bool = field(default=False, compare=False)
     turn_id: str | None = field(default=None, compare=False)
     event: str = field(default="", compare=False)
+    _hashes: dict[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)
+    """Hashes of the input, once computed (it may be large)."""
 
     def to_json(self) -> dict[str, Any]:
         """The request as stored with its approval: bounded whatever the input's size (a
@@ -84,7 +86,7 @@ class ToolRequest:
             "client": self.client,
             "tool_name": _short(self.tool_name),
             "tool_input": shown,
-            "tool_input_sha256": preview.digest(dict(self.tool_input)),
+            "tool_input_sha256": self._hash("input", lambda: dict(self.tool_input)),
             "tool_input_truncated": cut,
             "session_id": _short(self.session_id),
             "cwd": _short(self.cwd, 1000),
@@ -118,19 +120,29 @@ class ToolRequest:
     def fingerprint(self) -> str:
         """Same tool, same input, same session: the same request (a retry, or a double ask).
         Of the whole input, however large."""
-        return preview.digest(
-            [self.client, self.session_id, self.tool_name, dict(self.tool_input)]
+        return self._hash(
+            "fingerprint",
+            lambda: [self.client, self.session_id, self.tool_name, dict(self.tool_input)],
         )[:16]
 
     def subject(self) -> str:
         """What the call does, without the agent's words about it: the command of a shell
         call, else the input without its description. Codex's two asks for one call have the
         same subject (the second adds a ``description``)."""
-        command = _shell_command(self.tool_input) if self.tool_name in SHELL_TOOLS else None
-        core: Any = command
-        if command is None:
-            core = {k: v for k, v in self.tool_input.items() if k not in _WORDS_OF_THE_AGENT}
-        return preview.digest([self.client, self.session_id, self.tool_name, core])[:16]
+
+        def what() -> Any:
+            command = _shell_command(self.tool_input) if self.tool_name in SHELL_TOOLS else None
+            core: Any = command
+            if command is None:
+                core = {k: v for k, v in self.tool_input.items() if k not in _WORDS_OF_THE_AGENT}
+            return [self.client, self.session_id, self.tool_name, core]
+
+        return self._hash("subject", what)[:16]
+
+    def _hash(self, name: str, value: Callable[[], Any]) -> str:
+        if name not in self._hashes:
+            self._hashes[name] = preview.digest(value())
+        return self._hashes[name]
 
 
 @dataclass(frozen=True, slots=True)

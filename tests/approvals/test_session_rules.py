@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from discord_mcp.approvals import cards
 from discord_mcp.approvals.request import ToolRequest, describe, rule_matches
@@ -162,6 +164,46 @@ def test_a_rule_is_scoped_to_shell_commands_and_a_tool_rule_to_its_tool() -> Non
     assert rule_matches("tool:Write", write)
     assert not rule_matches("tool:Bash", bash("ls"))
     assert not rule_matches("cmd:git push", bash(PUSH))  # an old, looser rule is not honoured
+
+
+ALLOWED = ["git push origin feature", "pytest -x tests/", "npm run build", "git commit -m x",
+           "cargo test --release", "make build", "chmod 644 notes.txt"]  # fmt: skip
+
+
+@given(
+    st.sampled_from(ALLOWED),
+    st.from_regex(r"\A--?[a-zA-Z][a-zA-Z-]{0,12}\Z"),
+    st.booleans(),
+)
+def test_an_option_the_owner_did_not_see_is_never_covered(
+    allowed: str, option: str, at_end: bool
+) -> None:
+    if option in allowed.split():
+        return  # seen: covered by design
+    words = allowed.split()
+    at = len(words) if at_end else 2
+    later = " ".join([*words[:at], option, *words[at:]])
+    if allowed.startswith("git push") and option in {"-u", "-v", "-q", "-n", "--set-upstream",
+                                                      "--verbose", "--quiet", "--dry-run",
+                                                      "--porcelain", "--atomic"}:  # fmt: skip
+        return  # the options of a plain push, which the card lists
+    assert not covered(allowed, later)
+
+
+@given(
+    st.sampled_from(ALLOWED),
+    st.from_regex(r"\A[A-Za-z_][A-Za-z0-9_]{0,12}\Z"),
+    st.text(alphabet="abc/.=:-", max_size=10),
+)
+def test_an_environment_assignment_is_never_covered(allowed: str, name: str, value: str) -> None:
+    assert covered(allowed, allowed)
+    assert not covered(allowed, f"{name}={value} {allowed}")
+    assert not covered(allowed, f"env {name}={value} {allowed}")
+
+
+@given(st.sampled_from(ALLOWED), st.sampled_from([";", "&&", "||", "|", ">", "<", "&", "$(", "`"]))
+def test_shell_operators_are_never_covered(allowed: str, operator: str) -> None:
+    assert not covered(allowed, f"{allowed} {operator} true")
 
 
 # -- what the card says -----------------------------------------------------------------------
