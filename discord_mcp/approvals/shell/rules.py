@@ -52,12 +52,13 @@ RUNNERS = frozenset(
         "pipx", "env", "xargs", "sudo", "doas", "su", "nice", "nohup", "timeout", "time",
         "watch", "exec", "eval", "command", "builtin", "source", ".", "ssh", "script",
         "parallel", "strace", "ltrace", "gdb", "chroot", "unshare", "nsenter", "setsid",
-        "stdbuf", "ionice", "flock", "awk", "gawk", "mawk", "find",
+        "stdbuf", "ionice", "flock", "awk", "gawk", "mawk", "find", "dd",
     }
 )  # fmt: skip
-"""Programs whose arguments name what runs (a script, code, another program; ``find -exec``):
-a rule for them would cover whatever those arguments say, so they get none, not even as a
-subcommand word (``uv run python x.py``, ``poetry run bash``)."""
+"""Programs whose arguments name what runs (a script, code, another program; ``find -exec``)
+or, for ``dd``, what it does (``of=...`` is an operand): a rule for them would cover whatever
+those arguments say, so they get none, not even as a subcommand word (``uv run python x.py``,
+``poetry run bash``)."""
 _SUBCOMMAND = re.compile(r"^[a-z][a-z0-9_-]{0,40}$")
 _MAX_FIXED = 3
 _SUBCOMMAND_PROGRAMS = frozenset(
