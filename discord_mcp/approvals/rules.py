@@ -13,9 +13,10 @@ All come from earlier approvals of the same CLI session in the store (no separat
   for the same call (which carries only the turn's ``turn_id``). The Allow handed to the
   first ask answers the second, once: same session, same turn, same command, and only an
   Allow that was handed to a ``PreToolUse``. A call's ``PermissionRequest`` always follows
-  its own ``PreToolUse`` (which asked the owner, or was answered by a rule or a late Allow),
-  so a second call, even with the same text in the same turn, has an Allow of its own to use
-  or asks; no Allow answers two calls.
+  its own ``PreToolUse`` (which asked the owner, or was answered by a rule or a late Allow,
+  or let a read-only command through, which leaves no Allow to take), so a second call, even
+  with the same text in the same turn, has an Allow of its own to use or asks; no Allow
+  answers two calls.
 
 Blocking (it reads this session's decision files): call these off the event loop. Files
 larger than :data:`FILE_LIMIT` (written before inputs were bounded) are skipped.
