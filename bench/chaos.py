@@ -486,7 +486,7 @@ def approval_while_down(
     }
     args = [hook, "--client", client, "--timeout", f"{GUARD_TIMEOUT_S:g}", "--wait", "2"]
     try:
-        run = run_hook(args, payload, env, within=GUARD_TIMEOUT_S)
+        run = run_hook(args, payload, env, within=GUARD_TIMEOUT_S, cwd=str(home.parent))
     except AssertionError:
         return "no answer before the CLI's timeout"
     finally:
