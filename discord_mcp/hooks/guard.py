@@ -36,6 +36,7 @@ The reason is one sentence for the agent: what happened, never a traceback, neve
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import re
@@ -142,9 +143,10 @@ def read_event(stdin: TextIO, *, guard: bool) -> dict[str, Any]:
     Raises:
         Unreadable: what is wrong with it.
     """
-    import json
-
-    raw = stdin.read(MAX_EVENT_CHARS + 1)
+    try:
+        raw = stdin.read(MAX_EVENT_CHARS + 1)
+    except UnicodeDecodeError:
+        raise Unreadable("the event is not UTF-8 text") from None
     if len(raw) > MAX_EVENT_CHARS:
         raise Unreadable(f"the event is larger than {MAX_EVENT_CHARS // (1024 * 1024)} MiB")
     try:
@@ -243,8 +245,6 @@ def secrets_of(environ: Mapping[str, str], env_file: str | None) -> list[str]:
 
 def emit(reply: Reply, stdout: TextIO, stderr: TextIO) -> int:
     """Write ``reply``; its exit code."""
-    import json
-
     if reply.stdout is not None:
         stdout.write(json.dumps(reply.stdout) + "\n")
     stdout.flush()

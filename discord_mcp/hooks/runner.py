@@ -200,7 +200,7 @@ async def decide(
         return outcome
     except Exception as exc:
         if process is not None:
-            log.warning("the %s hook blocks the call: %r", request.tool_name, exc, exc_info=exc)
+            log.warning("blocking the %s call: %r", request.tool_name, exc, exc_info=exc)
             process.fail(exc)
         raise
     finally:
