@@ -106,7 +106,10 @@ def _failure(
     """The reply for a failure of ``event``'s hook, given its reason."""
     if event not in GUARD_EVENTS:
         return lambda _reason: Reply()  # a quiet hook: no output, exit 0
-    attended = event == "permission-request" and permission_request.attended(client, environ)
+    try:
+        attended = event == "permission-request" and permission_request.attended(client, environ)
+    except Exception:  # a setting we cannot read: no one is known to be at a terminal, so deny
+        attended = False
 
     def reply(reason: str) -> Reply:
         return blocked(event, client, scrub(reason, secrets), attended=attended)

@@ -39,6 +39,7 @@ from typing import Any
 
 from discord_mcp.approvals.request import ToolRequest
 from discord_mcp.approvals.service import Outcome
+from discord_mcp.config import parse_flag
 from discord_mcp.hooks.runner import HookOptions, configure_logging, decide, hook_settings
 from discord_mcp.hooks.runner import session_label as label_of
 from discord_mcp.hooks.transcript import TranscriptWatch, answered_at_terminal
@@ -64,7 +65,9 @@ def attended(client: str, environ: Mapping[str, str]) -> bool:
     """Whether a person may answer at the terminal."""
     if client == "claude":
         return environ.get("CLAUDE_CODE_SESSION_ATTENDED") == "1"
-    return environ.get("DISCORD_MCP_RUN") != "1"
+    # A discord-watch run (any yes spelling) has no one at a terminal; a bad value is an error
+    # that blocks the call (hooks fail closed), never "attended".
+    return not parse_flag("DISCORD_MCP_RUN", environ.get("DISCORD_MCP_RUN", ""))
 
 
 def answer(outcome: Outcome, *, attended: bool) -> dict[str, Any] | None:

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import resource
 import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -393,3 +396,40 @@ def test_the_reason_is_one_line_an_agent_can_read(tmp_path: Path) -> None:
     assert "\n" not in reason
     assert reason.endswith(".")
     assert json.dumps(reason)  # printable as it is
+
+
+@pytest.mark.parametrize("value", ["1", "true", "YES", "on"])
+def test_any_yes_spelling_of_discord_mcp_run_means_no_one_is_at_a_terminal(value: str) -> None:
+    from discord_mcp.hooks.permission_request import attended
+
+    assert not attended("codex", {"DISCORD_MCP_RUN": value})
+    assert attended("codex", {})
+
+
+def test_a_bad_discord_mcp_run_is_an_error_not_an_attended_session() -> None:
+    from discord_mcp.errors import ConfigError
+    from discord_mcp.hooks.permission_request import attended
+
+    with pytest.raises(ConfigError, match="DISCORD_MCP_RUN"):
+        attended("codex", {"DISCORD_MCP_RUN": "maybe"})
+
+
+def test_a_bad_discord_mcp_run_blocks_the_call_through_the_command_line(tmp_path: Path) -> None:
+    payload = {
+        "session_id": "s",
+        "cwd": str(tmp_path),
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": "touch x"},
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "discord_mcp", "hook", "permission-request", "--client", "codex"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DISCORD_MCP_RUN": "maybe", "DISCORD_BOT_TOKEN": "x"},
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert json.loads(done.stdout)["hookSpecificOutput"]["decision"]["behavior"] == "deny"
