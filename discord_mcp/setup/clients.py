@@ -24,6 +24,7 @@ import os
 import shutil
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -118,8 +119,8 @@ def _direct_url() -> str | None:
 
 def launcher(
     *,
-    uvx: str | None = None,
     clone: bool | None = None,
+    find: Callable[[str], str | None] = shutil.which,
     direct_url: str | None = None,
 ) -> list[str]:
     """How a client starts ``discord-mcp``: the argv before its arguments.
@@ -127,11 +128,12 @@ def launcher(
     From a clone (or without uv): this Python running ``discord_mcp``, an absolute path that
     needs no PATH. Installed from a wheel, a git URL or an index, with uv on PATH:
     ``uvx --from <that source> discord-mcp``, which outlives the environment this command runs
-    in (uvx's own environments are a cache). Arguments default to what this machine says.
+    in (uvx's own environments are a cache). ``find`` looks a program up on PATH; the
+    arguments default to what this machine says.
     """
     if clone if clone is not None else from_clone():
         return [sys.executable, "-m", "discord_mcp"]
-    found = uvx or shutil.which("uvx")
+    found = find("uvx")
     if not found:
         return [sys.executable, "-m", "discord_mcp"]
     from discord_mcp import __version__
