@@ -14,6 +14,9 @@ import pytest
 
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.setup.wizard import write_env_file
+from tests.conftest import Packages
+from tests.support.browser import wait_for
+from tests.support.packages import copy_repository, uv_env
 from tests.support.people import People
 from tests.support.requirements import require_program
 
@@ -183,3 +186,35 @@ def test_run_starts_the_demo_by_default_and_the_bare_emulator_on_request() -> No
 
     assert text.rstrip().endswith('exec .venv/bin/discord-mcp demo "$@"')
     assert 'exec .venv/bin/discord-mcp emulator "$@"' in text
+
+
+def test_a_first_scripts_run_says_it_is_installing_before_anything_else(
+    packages: Packages, tmp_path: Path
+) -> None:
+    clone = copy_repository(tmp_path / "clone")
+    env = uv_env(packages.uv_cache)  # uv on PATH: bootstrap syncs from uv.lock
+    process = subprocess.Popen(
+        [str(clone / "scripts" / "run"), "emulator", "--port", "0"],
+        cwd=clone,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    try:
+        assert process.stderr is not None
+        stderr = process.stderr
+        wait_for(
+            lambda: lines.append(stderr.readline()) or "Press Ctrl-C" in lines[-1],
+            timeout=240,
+            what="the emulator's banner after the install",
+        )
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert lines[0].startswith("scripts/run: first run: installing discord-mcp")
+    assert "(about a minute)" in lines[0]
+    assert any(line.startswith("Open http://127.0.0.1:") for line in lines)
+    assert (clone / ".venv" / "bin" / "discord-mcp").is_file()
