@@ -63,6 +63,11 @@ def test_the_systemd_unit_renders_with_real_paths_and_verifies(tmp_path: Path) -
     assert os.access(exec_start[0], os.X_OK)
     assert parser["Service"]["Environment"] == f"DISCORD_MCP_ENV_FILE={env_file}"
     assert Path(parser["Service"]["WorkingDirectory"]) == ROOT
+    [path_line] = [
+        line for line in unit.read_text(encoding="utf-8").splitlines() if "PATH=" in line
+    ]
+    assert path_line.startswith("Environment=PATH=")
+    assert {"/usr/local/bin", "/usr/bin", "/bin"} <= set(path_line.split("=")[-1].split(":"))
     assert "@" not in unit.read_text(encoding="utf-8").replace("network-online", "")
 
 
@@ -218,3 +223,27 @@ def test_a_first_scripts_run_says_it_is_installing_before_anything_else(
     assert "(about a minute)" in lines[0]
     assert any(line.startswith("Open http://127.0.0.1:") for line in lines)
     assert (clone / ".venv" / "bin" / "discord-mcp").is_file()
+
+
+def test_the_systemd_unit_carries_the_path_the_agent_clis_were_found_on(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "npm-global" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("claude", "gemini"):
+        (bin_dir / name).write_text("#!/bin/sh\n", encoding="utf-8")
+        (bin_dir / name).chmod(0o755)
+    env_file = tmp_path / "discord.env"
+    env_file.write_text("DISCORD_BOT_TOKEN=x\n", encoding="utf-8")
+    unit = tmp_path / "discord-watch.service"
+    subprocess.run(
+        [str(SCRIPTS / "install-systemd-unit"), str(unit), str(env_file)],
+        check=True,
+        capture_output=True,
+        timeout=30,
+        env={**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"},
+    )
+    [path_line] = [
+        line for line in unit.read_text(encoding="utf-8").splitlines() if "PATH=" in line
+    ]
+    directories = path_line.removeprefix("Environment=PATH=").split(":")
+    assert directories[0] == str(bin_dir)
+    assert directories.count(str(bin_dir)) == 1
