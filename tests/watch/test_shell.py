@@ -57,7 +57,9 @@ async def test_submit_opens_a_thread_and_wait_returns_the_answer(
     assert (queued["project"], queued["tool"]) == ("app", "claude")
     assert queued["state"] in ("queued", "running")
     assert queued["job_id"].startswith("job_")
-    assert queued["thread_url"].endswith(f"/{discord.guild_id}/{queued['thread_id']}")
+    assert queued["thread_url"] == (
+        f"{discord.base_url}/channels/{discord.guild_id}/{queued['thread_id']}"
+    )  # the emulator's page, since the bot talks to the emulator
     assert code_wait == 0
     assert (done["state"], done["tool"]) == ("success", "codex")
     assert "pong" in done["final_text"]
