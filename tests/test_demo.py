@@ -138,6 +138,17 @@ def answer_the_round(demo: Demo) -> None:
         json={"author_id": owner, "content": "Thank the two new contributors"},
     ).raise_for_status()
 
+    # Then a run thread: discord-watch runs the demo's agent CLI, which asks there too.
+    run, card = demo.card("Run the full test suite before tagging the release?")
+    assert run["type"] == 11
+    assert "Get the release ready" in run["name"]
+    demo.click(card, "Run it")
+    where, approval = demo.card("Approval needed")
+    assert where["id"] == run["id"]  # in the run thread
+    assert "scripts/test" in approval["content"]
+    demo.click(approval, "Allow once")
+    wait_for(lambda: demo.said("run thread: the job ended"), timeout=60, what="the run's end")
+
 
 def test_the_demo_prints_the_page_first_and_plays_a_round_answered_by_the_owner(
     demo: Demo,

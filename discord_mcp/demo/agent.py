@@ -274,9 +274,11 @@ async def run_agent(
     rounds: int = 0,
     pause: float = 1.5,
     again: Callable[[], Awaitable[bool]] | None = None,
+    after_round: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
     """Play the script against a fresh server: ``rounds`` times when given; else once, then
-    again each time ``again`` says so (None: again and again, until cancelled)."""
+    again each time ``again`` says so (None: again and again, until cancelled).
+    ``after_round`` runs at the end of each round (the demo's run thread)."""
     agent = McpStdioClient(argv, env, cwd, log)
     try:
         await agent.start()
@@ -287,6 +289,8 @@ async def run_agent(
             for step in SCRIPT:
                 await play_step(agent, step, say)
                 await asyncio.sleep(pause)  # time to read the page before the next question
+            if after_round is not None:
+                await after_round()
             if rounds and played >= rounds:
                 say(f"round {played} done")
                 return

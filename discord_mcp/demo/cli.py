@@ -192,14 +192,78 @@ def _run(args: argparse.Namespace, folder: Path) -> int:
         if args.agent:
             return _run_real_agent(args, folder, running, env, registry)
         registry.add(PROJECT, project, ["claude"], "claude")
-        return _run_scripted(args, folder, env, project, home)
+        return _run_scripted(args, folder, env, project, home, running)
+
+
+def _stand_in(folder: Path) -> Path:
+    """A directory whose ``claude`` is the plain demo's stand-in agent CLI (no model)."""
+    directory = folder / "bin"
+    directory.mkdir()
+    script = directory / "claude"
+    body = "from discord_mcp.demo.stand_in import main\nraise SystemExit(main())\n"
+    script.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
+    script.chmod(0o755)
+    return directory
+
+
+class RunThread:
+    """The plain demo's run thread: the owner starts a job, the stand-in agent asks there."""
+
+    def __init__(self, running: RunningEmulator) -> None:
+        self._running = running
+        self._thread: str | None = None
+
+    async def play(self) -> None:
+        """Start (then continue) the run, and wait until its job ended."""
+        from discord_mcp.demo.stand_in import QUESTION
+
+        base = self._running.base_url + "/_emulator"
+        owner = self._running.owner_user_id
+        async with httpx.AsyncClient(base_url=base, timeout=10) as control:
+            ended = await self._ended(control)
+            where = self._thread or self._running.channel_id
+            text = (
+                "next job: the release checks again"
+                if self._thread
+                else (f"!start {PROJECT} Get the release ready")
+            )
+            posted = await control.post(
+                f"/channels/{where}/messages", json={"author_id": owner, "content": text}
+            )
+            posted.raise_for_status()
+            _say(f"owner: {text}")
+            while self._thread is None:
+                await asyncio.sleep(0.3)
+                channels = (await control.get("/state")).json()["channels"]
+                found = [c for c in channels if c["type"] == 11 and "Get the release" in c["name"]]
+                if found:
+                    self._thread = found[0]["id"]
+                    _say(f"run thread: {found[0]['name']} (the agent asks you there: {QUESTION})")
+            while await self._ended(control) <= ended:  # noqa: ASYNC110 (another process)
+                await asyncio.sleep(0.3)
+            _say("run thread: the job ended; a message there would be its next job")
+
+    async def _ended(self, control: httpx.AsyncClient) -> int:
+        if self._thread is None:
+            return 0
+        messages = (await control.get(f"/channels/{self._thread}/messages")).json()
+        return sum("Reply in this thread to continue" in m["content"] for m in messages)
 
 
 def _run_scripted(
-    args: argparse.Namespace, folder: Path, env: dict[str, str], project: Path, home: Path
+    args: argparse.Namespace,
+    folder: Path,
+    env: dict[str, str],
+    project: Path,
+    home: Path,
+    running: RunningEmulator,
 ) -> int:
     from discord_mcp.demo.agent import AgentError, run_agent, server_argv
 
+    run_thread = None
+    if not args.no_watch:
+        env = {**env, "PATH": os.pathsep.join([str(_stand_in(folder)), env.get("PATH", "")])}
+        run_thread = RunThread(running)
     watch = (
         contextlib.nullcontext()
         if args.no_watch
@@ -213,7 +277,7 @@ def _run_scripted(
             _say(f"agent: {text}")
 
         async def again() -> bool:
-            return True if args.loop else await _press_enter()
+            return await _press_enter()
 
         try:
             asyncio.run(
@@ -225,7 +289,8 @@ def _run_scripted(
                     narrate,
                     rounds=args.rounds,
                     pause=args.pause,
-                    again=again,
+                    again=None if args.loop else again,
+                    after_round=run_thread.play if run_thread is not None else None,
                 )
             )
         except AgentError as exc:
