@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from discord_mcp.decisions.model import Decision
+from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.setup.wizard import write_env_file
 from tests.conftest import Packages
@@ -54,6 +56,30 @@ def setup_env_file(discord: RunningEmulator, home: Path) -> Path:
     path = home / ".config" / "discord-mcp" / ".env"
     write_env_file(path, env_for(discord, home / ".discord-mcp"))
     return path
+
+
+def answered_while_away(discord: RunningEmulator, home: Path) -> Decision:
+    """An answer that came while no session listened: the SessionStart hook gives it."""
+    away = Decision(
+        id="20261125-120000-a11a11",
+        project="proj",  # PROJECT_NAME in setup's .env (tests.support.settings.env_for)
+        session="gone1234",
+        question="Which region for the new bucket?",
+        context=None,
+        options=("eu-west-1", "us-east-1"),
+        channel_id=discord.channel_id,
+        thread_id=discord.channel_id,
+        card_message_id="100000000000000003",
+        thread_url="",
+        asked_at="2026-11-25T12:00:00.000+00:00",
+        status="answered",
+        answer="B",
+        selected_option="us-east-1",
+        selected_index=1,
+        answered_by_name="Ann",
+    )
+    DecisionStore(home / ".discord-mcp").create(away)
+    return away
 
 
 def cli_command(
@@ -122,6 +148,7 @@ def test_the_claude_plugin_installs_from_the_repository_and_wires_server_hooks_a
     assert "discord-mcp@discord-mcp" in listed.stdout
     assert "enabled" in listed.stdout
     setup_env_file(discord, cli.home)
+    away = answered_while_away(discord, cli.home)
 
     server = "plugin_discord-mcp_discord"
     model_server.script(
@@ -154,6 +181,9 @@ def test_the_claude_plugin_installs_from_the_repository_and_wires_server_hooks_a
     ]
     assert started, result.describe()
     assert all(e.get("exit_code") == 0 for e in started), started
+    opening = model_server.turn_requests()[0]
+    assert opening.contains("Which region for the new bucket?")  # SessionStart gave it
+    assert DecisionStore(cli.home / ".discord-mcp").load(away.id).delivered
     init = next(e for e in result.events if e.get("subtype") == "init")
     assert "discord-mcp:discord-decisions" in json.dumps(init)  # the skill is offered
     assert not no_secret_in(cli.home / ".claude", discord.token)
@@ -181,6 +211,7 @@ def test_the_gemini_extension_links_from_the_repository_and_wires_server_and_hoo
     listed = cli_command(cli, "extensions", "list")
     assert "discord-mcp" in listed.stdout + listed.stderr
     setup_env_file(discord, cli.home)
+    away = answered_while_away(discord, cli.home)
 
     model_server.script(
         ToolCall("discord", "notify", {"message": "hello from the extension"}),
@@ -204,5 +235,7 @@ def test_the_gemini_extension_links_from_the_repository_and_wires_server_and_hoo
     assert any("hello from the extension" in t for t in channel_texts(people, discord))
     first = model_server.turn_requests("gemini")[0]
     assert first.contains("Reaching your owner over Discord")  # the context file
+    assert first.contains("Which region for the new bucket?")  # SessionStart, shared command
+    assert DecisionStore(cli.home / ".discord-mcp").load(away.id).delivered
     assert GEMINI_MODEL in first.path
     assert not no_secret_in(cli.home / ".gemini", discord.token)
