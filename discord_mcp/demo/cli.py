@@ -2,9 +2,14 @@
 
 It starts the emulator (a local Discord, with the owner's page at ``/``), ``discord-watch``
 with a demo project, both on a fresh state directory in a temporary folder, and the scripted
-agent (``agent.py``) talking MCP to a real ``discord-mcp`` server. The page's URL is the first
-line on stdout; what the agent does follows, one line each. Logs of the server and the daemon
-stay in the temporary folder, which is removed when the demo stops (Ctrl-C or SIGTERM).
+agent (``agent.py``) talking MCP to a real ``discord-mcp`` server: questions, an approval card,
+then a run thread where ``discord-watch`` runs the stand-in agent CLI (``stand_in.py``). Once
+every card of a round is answered it waits for Enter (``--loop``: plays on; ``--rounds N``:
+stops after N). With ``--agent claude|codex|gemini`` the agent is the real CLI instead, run by
+``discord-watch`` in a run thread against the scripted model (``agents.py``, ``model/``).
+The page's URL is the first line on stdout; what happens follows, one line each. Logs of the
+server and the daemon stay in the temporary folder, which is removed when the demo stops
+(Ctrl-C or SIGTERM).
 """
 
 from __future__ import annotations
