@@ -10,7 +10,8 @@ as a proxy, anything meant for the internet.
   :class:`ShellCall`, :class:`BuiltinCall`) and steps that decide from the request;
 - :mod:`~discord_mcp.demo.model.recorded`: the requests it received, read in each API's shape;
 - :mod:`~discord_mcp.demo.model.server`: :class:`ModelServer`, the three wire formats;
-- :mod:`~discord_mcp.demo.model.serving`: the HTTP handler and the refusing proxy.
+- :mod:`~discord_mcp.demo.model.serving`: the HTTP handler and the refusing proxy;
+- :mod:`~discord_mcp.demo.model.wire`: server-sent events and schema-shaped answers.
 """
 
 from discord_mcp.demo.model.recorded import Api, ModelRequest, RequestKind, ToolResult

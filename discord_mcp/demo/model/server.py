@@ -41,7 +41,6 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -56,6 +55,7 @@ from discord_mcp.demo.model.script import (
     ToolCall,
 )
 from discord_mcp.demo.model.serving import Handler, HTTPServer
+from discord_mcp.demo.model.wire import event, fill_schema, sse
 
 # --------------------------------------------------------------------------------------------
 # The server
@@ -332,18 +332,18 @@ class ModelServer:
             opening = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
         events = [
-            _event("message_start", message=start),
-            _event("content_block_start", index=0, content_block=opening),
-            _event("content_block_delta", index=0, delta=delta),
-            _event("content_block_stop", index=0),
-            _event(
+            event("message_start", message=start),
+            event("content_block_start", index=0, content_block=opening),
+            event("content_block_delta", index=0, delta=delta),
+            event("content_block_stop", index=0),
+            event(
                 "message_delta",
                 delta={"stop_reason": stop_reason, "stop_sequence": None},
                 usage={"output_tokens": 5},
             ),
-            _event("message_stop"),
+            event("message_stop"),
         ]
-        return 200, "text/event-stream", _sse(events)
+        return 200, "text/event-stream", sse(events)
 
     # OpenAI Responses (Codex)
 
@@ -437,29 +437,29 @@ class ModelServer:
             "output": [],
         }
         events = [
-            _event("response.created", response=response),
-            _event("response.in_progress", response=response),
+            event("response.created", response=response),
+            event("response.in_progress", response=response),
         ]
         added = {**item, "status": "in_progress"}
         if item["type"] == "message":
             added["content"] = []
-        events.append(_event("response.output_item.added", output_index=0, item=added))
+        events.append(event("response.output_item.added", output_index=0, item=added))
         if item["type"] == "message":
             part = item["content"][0]
             ids = {"item_id": item["id"], "output_index": 0, "content_index": 0}
             events += [
-                _event("response.content_part.added", **ids, part={**part, "text": ""}),
-                _event("response.output_text.delta", **ids, delta=part["text"]),
-                _event("response.output_text.done", **ids, text=part["text"]),
-                _event("response.content_part.done", **ids, part=part),
+                event("response.content_part.added", **ids, part={**part, "text": ""}),
+                event("response.output_text.delta", **ids, delta=part["text"]),
+                event("response.output_text.done", **ids, text=part["text"]),
+                event("response.content_part.done", **ids, part=part),
             ]
         elif item["type"] == "function_call":
             ids = {"item_id": item["id"], "output_index": 0}
             events += [
-                _event("response.function_call_arguments.delta", **ids, delta=item["arguments"]),
-                _event("response.function_call_arguments.done", **ids, arguments=item["arguments"]),
+                event("response.function_call_arguments.delta", **ids, delta=item["arguments"]),
+                event("response.function_call_arguments.done", **ids, arguments=item["arguments"]),
             ]
-        events.append(_event("response.output_item.done", output_index=0, item=item))
+        events.append(event("response.output_item.done", output_index=0, item=item))
         completed = {
             **response,
             "status": "completed",
@@ -473,10 +473,10 @@ class ModelServer:
             },
         }
         # Without response.completed Codex reports "stream disconnected before completion".
-        events.append(_event("response.completed", response=completed))
+        events.append(event("response.completed", response=completed))
         for number, (_, data) in enumerate(events):
             data["sequence_number"] = number
-        return 200, "text/event-stream", _sse(events)
+        return 200, "text/event-stream", sse(events)
 
     # Gemini
 
@@ -494,7 +494,7 @@ class ModelServer:
             # A side call (router classifier, next-speaker check, ...): answer with JSON of
             # the requested shape; it is plumbing, not a scripted model turn.
             request.kind = "side"
-            parts: list[dict[str, Any]] = [{"text": json.dumps(_fill_schema(schema or {}))}]
+            parts: list[dict[str, Any]] = [{"text": json.dumps(fill_schema(schema or {}))}]
         else:
             request.kind = "turn"
             reply = self._reply_for(request)
@@ -531,29 +531,3 @@ class ModelServer:
         if method == "streamGenerateContent":
             return 200, "text/event-stream", f"data: {json.dumps(chunk)}\r\n\r\n".encode()
         return 200, "application/json", json.dumps(chunk).encode()
-
-
-def _fill_schema(schema: Mapping[str, Any]) -> Any:
-    """A minimal value matching a JSON schema (enums take their first value)."""
-    if schema.get("enum"):
-        return schema["enum"][0]
-    kind = str(schema.get("type", "object")).lower()
-    if kind == "object":
-        properties = schema.get("properties") or {}
-        return {name: _fill_schema(sub) for name, sub in properties.items()}
-    if kind == "array":
-        return []
-    if kind in ("integer", "number"):
-        return max(1, int(schema.get("minimum", 1)))
-    if kind == "boolean":
-        return False
-    return "scripted"
-
-
-def _event(name: str, **fields: Any) -> tuple[str, dict[str, Any]]:
-    """An SSE event whose data repeats its name as ``type``, as both APIs do."""
-    return name, {"type": name, **fields}
-
-
-def _sse(events: Sequence[tuple[str, Mapping[str, Any]]]) -> bytes:
-    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
