@@ -474,8 +474,8 @@ class Journal:
         self.seq = event.seq
         self.offset += len(line)
         self._since_snapshot += 1
-        if self._since_snapshot >= self.snapshot_every_events:
-            self.snapshot()
+        if self._since_snapshot >= self.snapshot_every_events or self.offset >= self.segment_bytes:
+            self.snapshot()  # a full live segment is closed at once: segments stay their size
         return event
 
     def snapshot_due(self) -> bool:
