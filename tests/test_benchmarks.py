@@ -72,6 +72,6 @@ def test_the_runs_benchmark_runs_through_and_prints_its_figures() -> None:
     assert "Traceback" not in done.stderr, done.stderr
     assert "owner message (submit) to CLI running, 2 jobs:" in done.stdout  # 3 warm-ups
     assert "journal replay from the events alone, 200 events" in done.stdout
-    assert "      100 jobs:" in done.stdout
-    assert "      300 jobs:" in done.stdout
+    assert "      100 jobs: on disk" in done.stdout
+    assert "start-up after       300 jobs:" in done.stdout
     assert "start-up after 300 jobs / after 100:" in done.stdout
