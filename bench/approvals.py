@@ -235,7 +235,9 @@ def main() -> int:
     for name in [n.strip() for n in args.cli.split(",") if n.strip()]:
         client: CliName = name  # type: ignore[assignment]
         if find_cli(client) is None:
-            print(f"  {client:<7} not installed (scripts/install-agent-clis): skipped")
+            # A figure that was never measured is no verdict: the run is broken, not fine.
+            print(f"  {client:<7} MISSING: not installed (scripts/install-agent-clis)")
+            broken = True
             continue
         try:
             answered, continued = measure(client, args.samples)

@@ -6,8 +6,12 @@ holds the gateway. At a random point the round kills, with SIGKILL:
 
 * ``asker``: the asking server, 0-300 ms after it was asked (before, while or after it posts the
   thread and the card). A new server asks the same question again, as a restarted agent would;
-* ``waiter``: the waiting server, right after the owner answered. A new server's
+* ``waiter``: the waiting server, 0-50 ms after the owner answered. A new server's
   ``check_pending`` must hand the answer over (the asker is gone, nobody waits);
+* ``handover``: the waiting server, the moment its decision file records the answer as handed
+  over (or, failing that, the answer itself): where an answer marked delivered before its
+  response was written would be lost. Waiter kills are half of all rounds, so that twenty
+  rounds catch that mistake (run in CI: tests/test_chaos.py);
 * ``daemon``: the watch daemon (the gateway holder), right after the owner answered; it is
   started again, and a server takes the gateway over meanwhile;
 * ``none``: nothing (a control round).
@@ -22,8 +26,10 @@ run without an Allow (a hook that answered nothing, too late, or anything but a 
 the call was not run counts).
 
 Budgets (issue 9): 0 answers lost (every round's decision ends answered with the owner's choice
-and reaches an agent), 0 duplicated (one decision file, one thread, one card per question, and
-no answer handed to two sessions), 0 corrupt state files left unreported. Also measured, side
+and reaches an agent), 0 duplicated (one decision file, one thread, one card per question), 0
+answers handed to two sessions (counted where agents receive them: every ``ask_decision``,
+``wait_decision`` and ``check_pending`` result of every server, and a last ``check_pending``
+after the rounds), 0 corrupt state files left unreported. Also measured, side
 by side: N servers asking one question at the same moment (1 card), and a tool call's latency
 while another call of the same server waits on a state lock held elsewhere (no call waits on
 another's).
@@ -63,7 +69,9 @@ INIT = {
     "capabilities": {},
     "clientInfo": {"name": "chaos", "version": "1"},
 }
-KILLS = ("asker", "waiter", "daemon", "none")
+KILLS = ("asker", "waiter", "handover", "daemon", "none")
+KILL_WEIGHTS = (2, 3, 3, 2, 2)
+"""Half the rounds kill the waiting server (``waiter`` and ``handover``)."""
 DOWN = ("stopped", "503", "401", "429", "hang", "stopped-while-waiting")
 GUARDS = (
     ("before-tool", "gemini", "run_shell_command"),
@@ -295,8 +303,57 @@ def wait_for(condition: Any, what: str, seconds: float = ROUND_LIMIT_S) -> Any:
     return value
 
 
+class Deliveries:
+    """Answers as agents received them, by question (the receiving side of delivery)."""
+
+    def __init__(self) -> None:
+        self.count: Counter[str] = Counter()
+
+    def took(self, result: dict[str, Any]) -> None:
+        if result.get("status") == "answered":
+            self.count[str(result.get("question"))] += 1
+
+    def took_pending_report(self, report: dict[str, Any]) -> list[dict[str, Any]]:
+        for decision in report["answered_while_away"]:
+            self.took(decision)
+        return list(report["answered_while_away"])
+
+    def doubles(self) -> int:
+        return sum(1 for times in self.count.values() if times > 1)
+
+
+def _decision_id(card: dict[str, Any]) -> str:
+    return card["content"].split("decision `", 1)[1].split("`", 1)[0]
+
+
+def _kill_at_handover(asker: Server, path: Path) -> None:
+    """SIGKILL ``asker`` the moment its decision file says the answer was handed over (its
+    ``delivered`` mark; within 2 s, else then)."""
+    deadline = time.monotonic() + 2.0
+    seen = None
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            info = os.stat(path)
+            stamp = (info.st_ino, info.st_mtime_ns)
+            if stamp != seen:
+                seen = stamp
+                with contextlib.suppress(ValueError, OSError):
+                    if json.loads(path.read_bytes()).get("delivered"):
+                        break
+        time.sleep(0.0002)
+    asker.kill()
+
+
 def one_round(
-    n: int, kill: str, how: str, rng: random.Random, pool: Pool, daemon: Daemon, owner: Owner
+    n: int,
+    kill: str,
+    how: str,
+    rng: random.Random,
+    pool: Pool,
+    daemon: Daemon,
+    owner: Owner,
+    deliveries: Deliveries,
+    home: Path,
 ) -> tuple[str, str | None]:
     """One ask/answer cycle with its kill; returns (the choice made, the answer an agent got)."""
     question = f"Round {n}: proceed with step {n}?"
@@ -324,23 +381,31 @@ def one_round(
             f"round {n}: the card's reactions",
         )
         card = next(m for m in owner.messages(thread_id) if m["id"] == card["id"])
+    decision_file = home / "decisions" / f"{_decision_id(card)}.json"
     owner.answer(how, thread_id, card, index)
     got: str | None = None
-    if kill == "waiter":
-        time.sleep(rng.uniform(0.0, 0.05))
-        asker.kill()
+    if kill in ("waiter", "handover"):
+        if kill == "waiter":
+            time.sleep(rng.uniform(0.0, 0.05))
+            asker.kill()
+        else:
+            _kill_at_handover(asker, decision_file)
         if asker.done(call):  # the answer reached the agent before the kill
             result = asker.answer(call)["result"]["structuredContent"]
+            deliveries.took({**result, "question": question})
             if result["status"] == "answered":
-                return options[index], result.get("selected_option")
+                got = result.get("selected_option")
         successor = pool.take()
         deadline = time.monotonic() + ROUND_LIMIT_S
-        while got is None and time.monotonic() < deadline:
-            for decision in successor.tool("check_pending", {})["answered_while_away"]:
-                if decision["question"] == question:
+        while time.monotonic() < deadline:
+            # A successor also receives what arrived while away: counted, even when the dead
+            # asker had it already (that is a double delivery, not a second chance).
+            for decision in deliveries.took_pending_report(successor.tool("check_pending", {})):
+                if decision["question"] == question and got is None:
                     got = decision["selected_option"]
-            if got is None:
-                time.sleep(0.2)
+            if got is not None:
+                break  # one look is enough once the agent has it (the doubles are counted)
+            time.sleep(0.2)
         successor.close()
         return options[index], got
     if kill == "daemon":
@@ -349,6 +414,7 @@ def one_round(
     result = asker.answer(call)["result"]["structuredContent"]
     while result["status"] == "pending":
         result = asker.tool("wait_decision", {"decision_id": result["decision_id"]})
+    deliveries.took({**result, "question": question})
     got = result.get("selected_option")
     asker.close()
     return options[index], got
@@ -546,6 +612,7 @@ def main(argv: list[str] | None = None) -> int:
     emulator = start_in_thread(rate_limit_scale=0.05)
     owner = Owner(emulator)
     lost, wrong, kills = 0, 0, Counter[str]()
+    deliveries = Deliveries()
     started = time.perf_counter()
     # A killed process's orphaned work may still write a log line as the directory goes.
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
@@ -556,10 +623,13 @@ def main(argv: list[str] | None = None) -> int:
         pool = Pool(env)
         try:
             for n in range(args.rounds):
-                kill, how = rng.choice(KILLS), rng.choice(ANSWERS)
+                kill = rng.choices(KILLS, KILL_WEIGHTS)[0]
+                how = rng.choice(ANSWERS)
                 kills[kill] += 1
                 try:
-                    chosen, got = one_round(n, kill, how, rng, pool, daemon, owner)
+                    chosen, got = one_round(
+                        n, kill, how, rng, pool, daemon, owner, deliveries, home
+                    )
                 except (TimeoutError, RuntimeError) as exc:
                     print(f"  round {n} ({kill}, {how}): LOST ({exc})")
                     lost += 1
@@ -571,6 +641,9 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  round {n} ({kill}, {how}): WRONG ({got!r} for {chosen!r})")
                     wrong += 1
             duplicated = duplicates(owner, home, args.rounds)
+            last = pool.take()  # one more session: nothing it receives may be news
+            deliveries.took_pending_report(last.tool("check_pending", {}))
+            last.close()
         finally:
             pool.close()
             daemon.stop()
@@ -598,6 +671,11 @@ def main(argv: list[str] | None = None) -> int:
             f"questions duplicated:{duplicated:4d}",
             "budget 0 (files, threads, cards)",
             not duplicated,
+        ),
+        (
+            f"answers handed to two sessions:{deliveries.doubles():4d}",
+            "budget 0, counted where agents receive them",
+            deliveries.doubles() == 0,
         ),
         (
             f"corrupt files:       {corrupt:4d}, unreported {unreported}",

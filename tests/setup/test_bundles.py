@@ -50,9 +50,8 @@ def test_the_extensions_hooks_are_installs_hooks_and_session_start_serves_both_c
     command = start["hooks"][0]["command"]
     assert '"${CLAUDE_PLUGIN_ROOT}"' in command
     assert '"${extensionPath}"' in command
-    assert command.endswith(
-        f'uvx --from "${{c:-$g}}" discord-mcp hook session-start --timeout {session_hooks.TIMEOUT_S}'
-    )
+    tail = f"discord-mcp hook session-start --timeout {session_hooks.TIMEOUT_S}"
+    assert command.endswith(f'uvx --from "${{c:-$g}}" {tail}')
     assert "SessionStart" not in bundles.claude_plugin()["hooks"]  # Claude Code reads this one
     extension = bundles.gemini_extension()
     server = extension["mcpServers"]["discord"]
