@@ -65,7 +65,7 @@ async def probe_gateway(settings: Settings, url: str) -> str | None:
     """Identify once (counted in the machine's identify budget), then leave."""
     ready = asyncio.Event()
 
-    async def dispatched(name: str, _data: dict[str, Any], _seq: int | None) -> None:
+    def dispatched(name: str, _data: dict[str, Any], _seq: int | None) -> None:
         if name == "READY":
             ready.set()
 

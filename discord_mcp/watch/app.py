@@ -203,6 +203,7 @@ async def run_daemon(
                     program="discord-watch",
                     preferred=True,
                     changes=changes,
+                    on_overflow=watcher.catch_up_soon,
                 )
             log.info(
                 "discord-watch running: channel %s, state %s", settings.channel_id, settings.home

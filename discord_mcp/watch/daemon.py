@@ -156,7 +156,10 @@ class Watcher:
         """Commands with an id up to this may have run before the cursors were lost."""
         self._parents: dict[str, str | None] = {}
         self._refused_at: dict[str, float] = {}
-        self._lock = asyncio.Lock()
+        self._locks: dict[str, asyncio.Lock] = {}
+        """One per channel: a message is handled once, live or on catch-up, and a channel's
+        messages one at a time; a slow one never holds up another channel's."""
+        self._wake = asyncio.Event()
         self.caught_up_messages = 0
         """Messages by people handled on catch-up (not live) since the start."""
         self.caught_up = asyncio.Event()
@@ -181,11 +184,20 @@ class Watcher:
                 await self._alive.record(caught_up_at=began if complete else None)
             self.caught_up.set()
             live = self.link is not None and self.link.is_live()
-            await asyncio.sleep(
+            pause = (
                 max(SAFETY_CATCH_UP_S, self._settings.poll_interval)
                 if live
                 else self._settings.poll_interval
             )
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(pause):
+                    await self._wake.wait()
+
+    def catch_up_soon(self, name: str = "", data: dict[str, Any] | None = None) -> None:
+        """Read history at once rather than at the next pass: a live event could not be handled
+        live (its channel's lane was full; :mod:`discord_mcp.relay.lanes`)."""
+        self._wake.set()
 
     async def _watch_main_channel(self) -> None:
         channel = self._settings.channel_id
@@ -374,7 +386,7 @@ class Watcher:
             return
         if not await self._is_watched(channel_id):
             return
-        async with self._lock:
+        async with self._locks.setdefault(channel_id, asyncio.Lock()):
             if self._cursors.seen(channel_id, message_id):
                 return
             replay = not live and self._replay_until is not None
