@@ -95,6 +95,9 @@ class DiscordHTTPError(DiscordError):
         details = _flatten_field_errors(self.errors)
         if details:
             text += " [" + "; ".join(details[:5]) + "]"
+        hint = WHAT_TO_DO.get(self.code)
+        if hint:
+            text += f". {hint}"
         return text
 
 
@@ -266,6 +269,17 @@ class JournalCorrupt(RunError):
 
 class SpawnError(RunError):
     """An agent CLI could not be started (executable not found, exec failed)."""
+
+
+WHAT_TO_DO: dict[int, str] = {
+    160006: (
+        "The server has reached Discord's limit of 1000 active threads. Archive threads that "
+        "are done (in the channel's thread list, right-click a thread > Close Thread); "
+        "discord-mcp archives each question's own thread once it is answered, so this clears "
+        "as old threads close. Then try again"
+    ),
+}
+"""Discord error codes whose fix is ours to say, added to the error's sentence."""
 
 
 def _flatten_field_errors(errors: dict[str, Any], prefix: str = "") -> list[str]:

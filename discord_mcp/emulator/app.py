@@ -90,6 +90,7 @@ class Emulator:
         self.state = State(
             strict_archived_threads=self.config.strict_archived_threads,
             message_content_intent_enabled=self.config.message_content_intent_enabled,
+            active_thread_limit=self.config.active_thread_limit,
         )
         self.desk = InteractionDesk(self.state, deadline=self.config.interaction_deadline)
         self.limiter = RateLimiter(
@@ -146,6 +147,7 @@ class Emulator:
             "strict_archived_threads": self.state.strict_archived_threads,
             "route_faults": self.faults.to_json(),
             "message_content_intent_enabled": self.state.message_content_intent_enabled,
+            "active_thread_limit": self.state.active_thread_limit,
             "token_reset": self.sessions.budget.token_reset,
             "session_start_limit": self.sessions.budget.to_json(),
             "gateway_connections": self.gateway.to_json(),

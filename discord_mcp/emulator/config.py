@@ -67,6 +67,8 @@ class EmulatorConfig:
     - ``identify_limit``: ``session_start_limit.total``, the identifies allowed per 24 hours
       (1000); one more terminates every session and resets the token (REST then answers 401).
       Identifies closer together than 5 s (times ``rate_limit_scale``) get op 9 instead.
+    - ``active_thread_limit``: active (unarchived) threads a guild may have (Discord: 1000);
+      creating or reopening one past it is 160006. Changeable through ``POST /_emulator/faults``.
     - ``message_content_intent_enabled``: the Developer Portal's MESSAGE_CONTENT toggle. Off,
       an IDENTIFY asking for the intent is closed with 4014 and REST message reads withhold
       content as Discord does. Changeable at run time through ``POST /_emulator/faults``.
@@ -83,6 +85,7 @@ class EmulatorConfig:
     gateway_resume_timeout: float = 180.0
     identify_limit: int = 1000
     message_content_intent_enabled: bool = True
+    active_thread_limit: int = 1000
 
     def __post_init__(self) -> None:
         if not self.token or any(c.isspace() for c in self.token):
@@ -95,5 +98,7 @@ class EmulatorConfig:
             raise ValueError("interaction_deadline must be greater than 0")
         if not self.gateway_heartbeat_scale > 0 or not self.gateway_resume_timeout > 0:
             raise ValueError("gateway_heartbeat_scale and gateway_resume_timeout must be > 0")
+        if self.active_thread_limit < 1:
+            raise ValueError("active_thread_limit must be at least 1")
         if self.identify_limit < 0:
             raise ValueError("identify_limit must be 0 or more")

@@ -48,7 +48,9 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
   false}`` (the portal toggle: later IDENTIFYs with the intent get 4014, REST reads withhold
   content), ``{"identify_limit": 3}`` (a fresh ``session_start_limit`` of that total, and a
   working token again), ``{"token_reset": true}`` (as if the token was reset: every session
-  closed with 4004, REST 401, until ``identify_limit`` is set), and ``{"gateway": {...}}``
+  closed with 4004, REST 401, until ``identify_limit`` is set), ``{"active_thread_limit": 3}``
+  (the guild's cap on active threads, 1000 by default; past it, 160006), and
+  ``{"gateway": {...}}``
   acting on open gateway connections, combined in one body. ``gateway`` takes
   ``"session_id"?: str`` (only the connection of that session; default: every open
   connection) and one or more of ``"stop_acks": bool`` (no more op 11 on those connections; a
@@ -274,6 +276,7 @@ _SETTING_KEYS = {
     "identify_limit",
     "token_reset",
     "gateway",
+    "active_thread_limit",
 }
 _FAULT_KEYS = _ROUTE_FAULT_KEYS | _SETTING_KEYS
 _GATEWAY_KEYS = {
@@ -310,6 +313,11 @@ def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
     limit = data.get("identify_limit")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ControlError("'identify_limit' must be an integer of at least 0")
+    threads = data.get("active_thread_limit")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)):
+        threads = 0
+    if "active_thread_limit" in data and (threads is None or threads < 1):
+        raise ControlError("'active_thread_limit' must be an integer of at least 1")
     fault = _route_fault(data) if "route" in data else None
     if fault is None and set(data) & (_ROUTE_FAULT_KEYS - {"route"}):
         raise ControlError("route fault fields need a 'route'")
@@ -326,6 +334,8 @@ def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
         emulator.state.message_content_intent_enabled = data["message_content_intent_enabled"]
     if limit is not None:
         emulator.sessions.budget.set_total(limit)
+    if threads is not None:
+        emulator.state.active_thread_limit = threads
     if data.get("token_reset") is True:
         emulator.sessions.reset_token()
     elif data.get("token_reset") is False:

@@ -67,7 +67,8 @@ class State(DirectState):
 
     ``strict_archived_threads`` makes sending to an archived, unlocked thread fail with 50083
     instead of unarchiving it; ``message_content_intent_enabled`` is the portal's
-    MESSAGE_CONTENT toggle (both settable at run time).
+    MESSAGE_CONTENT toggle; ``active_thread_limit`` is the guild's cap on active (unarchived)
+    threads, past which creating or reopening one is 160006 (all settable at run time).
     """
 
     def __init__(
@@ -75,12 +76,14 @@ class State(DirectState):
         *,
         strict_archived_threads: bool = False,
         message_content_intent_enabled: bool = True,
+        active_thread_limit: int = 1000,
         wall: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(wall=wall, clock=clock)
         self.strict_archived_threads = strict_archived_threads
         self.message_content_intent_enabled = message_content_intent_enabled
+        self.active_thread_limit = active_thread_limit
         self._nonces: dict[tuple[str, str, str], tuple[str, float]] = {}
         self.commands = CommandRegistry(self.bot.id, self.new_id)
 
@@ -134,7 +137,7 @@ class State(DirectState):
                     return existing, False
         reference = self._reference(channel, fields)
         if channel.is_thread and channel.archived:
-            self._set_archived(channel, False)
+            self._set_archived(channel, False)  # 160006 when the guild has no room for it
             self.emit("THREAD_UPDATE", channel.to_json())
         message = Message(
             id=self.new_id(),
@@ -352,6 +355,7 @@ class State(DirectState):
         if message.thread_id is not None or message.id in self.channels:
             raise errors.thread_already_exists()
         fields = parse_thread(body, create=True)
+        self._check_thread_room()
         thread = self._new_thread(parent, message.id, PUBLIC_THREAD, owner_id, fields.name or "")
         if fields.auto_archive_duration is not None:
             thread.auto_archive_duration = fields.auto_archive_duration
@@ -371,6 +375,7 @@ class State(DirectState):
         if kind not in (PUBLIC_THREAD, PRIVATE_THREAD):
             # Announcement threads (10) only exist under announcement channels.
             raise errors.wrong_channel_type()
+        self._check_thread_room()
         thread = self._new_thread(parent, self.new_id(), kind, owner_id, fields.name or "")
         if fields.auto_archive_duration is not None:
             thread.auto_archive_duration = fields.auto_archive_duration
@@ -474,7 +479,16 @@ class State(DirectState):
                 self.emit("CHANNEL_DELETE", thread.to_json())
         return channel
 
+    def _check_thread_room(self) -> None:
+        """160006 when the guild already has its limit of active threads (archived ones, which
+        Discord keeps out of the count, do not count)."""
+        active = sum(1 for c in self.channels.values() if c.is_thread and not c.archived)
+        if active >= self.active_thread_limit:
+            raise errors.max_active_threads()
+
     def _set_archived(self, thread: Channel, archived: bool) -> None:
+        if thread.archived and not archived:
+            self._check_thread_room()
         thread.archived = archived
         thread.archive_timestamp = self.now_iso()
 
