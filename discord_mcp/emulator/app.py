@@ -3,7 +3,8 @@
 ``feed.py``), attachments' bytes under ``/attachments`` and ``/media/attachments``
 (``media.py``), and the owner's page at ``/`` (``page/``).
 
-Every REST request passes through :meth:`Emulator.handle`, in this order: the Cloudflare ban,
+Every REST request passes through :meth:`Emulator.handle`, in this order: the Cloudflare ban
+(which each request sent during it prolongs),
 route lookup (404/405), ``Authorization: Bot <token>`` (401, also once the gateway's
 identify limit has reset the token), a scripted fault, the global
 limit, the route's bucket, then the handler. Rate-limit headers are added there, 401/403/429
@@ -97,6 +98,7 @@ class Emulator:
             scale=self.config.rate_limit_scale,
             global_limit=self.config.global_limit,
             invalid_limit=self.config.invalid_request_limit,
+            ban_seconds=self.config.cloudflare_ban_seconds,
         )
         self.faults = FaultBook()
         self.stats = Stats()
@@ -139,6 +141,7 @@ class Emulator:
         data["interactions_failed"] = self.desk.failed
         data["rest_invalid_requests"] = self.limiter.invalid_count()
         data["cloudflare_banned"] = self.limiter.banned()
+        data["cloudflare_ban_remaining"] = round(self.limiter.ban_remaining(), 3)
         return data
 
     def fault_state(self) -> dict[str, Any]:
@@ -221,7 +224,7 @@ class Emulator:
     ) -> Reply | HtmlReply:
         """Answer one REST request (see the module docstring for the order of checks)."""
         self.stats.rest_requests += 1
-        if self.limiter.banned():
+        if self.limiter.refuse_banned():  # and the ban's hour starts again
             self.stats.rest_429 += 1
             return HtmlReply(429, CLOUDFLARE_BAN_PAGE)
         try:

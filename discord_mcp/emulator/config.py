@@ -53,6 +53,8 @@ class EmulatorConfig:
     - ``global_limit``: requests per (scaled) second per bot before a global 429 (Discord: 50).
     - ``invalid_request_limit``: 401/403/429 answers per (scaled) 10 minutes before the
       emulator answers everything with Cloudflare's HTML ban (Discord: 10,000).
+    - ``cloudflare_ban_seconds``: how long the ban lasts after the last request sent during it
+      (about an hour on Discord), multiplied by ``rate_limit_scale``.
     - ``strict_archived_threads``: sending to an archived, unlocked thread fails with 50083
       instead of unarchiving it (the docs say it unarchives; some bots report otherwise).
     - ``interaction_deadline``: seconds an interaction may wait for its first callback (3). Not
@@ -79,6 +81,7 @@ class EmulatorConfig:
     exchange_hook: ExchangeHook | None = field(default=None, compare=False)
     global_limit: int = 50
     invalid_request_limit: int = 10_000
+    cloudflare_ban_seconds: float = 3600.0
     strict_archived_threads: bool = False
     interaction_deadline: float = 3.0
     gateway_heartbeat_scale: float = 1.0
@@ -94,6 +97,8 @@ class EmulatorConfig:
             raise ValueError("rate_limit_scale must be greater than 0")
         if self.global_limit < 1 or self.invalid_request_limit < 1:
             raise ValueError("global_limit and invalid_request_limit must be at least 1")
+        if not self.cloudflare_ban_seconds > 0:
+            raise ValueError("cloudflare_ban_seconds must be greater than 0")
         if not self.interaction_deadline > 0:
             raise ValueError("interaction_deadline must be greater than 0")
         if not self.gateway_heartbeat_scale > 0 or not self.gateway_resume_timeout > 0:

@@ -49,8 +49,9 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
   content), ``{"identify_limit": 3}`` (a fresh ``session_start_limit`` of that total, and a
   working token again), ``{"token_reset": true}`` (as if the token was reset: every session
   closed with 4004, REST 401, until ``identify_limit`` is set), ``{"active_thread_limit": 3}``
-  (the guild's cap on active threads, 1000 by default; past it, 160006), and
-  ``{"gateway": {...}}``
+  (the guild's cap on active threads, 1000 by default; past it, 160006),
+  ``{"cloudflare_ban": bool}`` (start Cloudflare's ban now, as if too many invalid requests
+  had been sent, or lift it), and ``{"gateway": {...}}``
   acting on open gateway connections, combined in one body. ``gateway`` takes
   ``"session_id"?: str`` (only the connection of that session; default: every open
   connection) and one or more of ``"stop_acks": bool`` (no more op 11 on those connections; a
@@ -277,6 +278,7 @@ _SETTING_KEYS = {
     "token_reset",
     "gateway",
     "active_thread_limit",
+    "cloudflare_ban",
 }
 _FAULT_KEYS = _ROUTE_FAULT_KEYS | _SETTING_KEYS
 _GATEWAY_KEYS = {
@@ -307,7 +309,7 @@ def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
     clear = data.get("clear", False)
     if not isinstance(clear, bool):
         raise ControlError("'clear' must be true or false")
-    for key in ("message_content_intent_enabled", "token_reset"):
+    for key in ("message_content_intent_enabled", "token_reset", "cloudflare_ban"):
         if key in data and not isinstance(data[key], bool):
             raise ControlError(f"{key!r} must be true or false")
     limit = data.get("identify_limit")
@@ -336,6 +338,8 @@ def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
         emulator.sessions.budget.set_total(limit)
     if threads is not None:
         emulator.state.active_thread_limit = threads
+    if "cloudflare_ban" in data:
+        emulator.limiter.ban(data["cloudflare_ban"])
     if data.get("token_reset") is True:
         emulator.sessions.reset_token()
     elif data.get("token_reset") is False:

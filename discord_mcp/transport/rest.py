@@ -10,7 +10,8 @@ Retry policy:
   global limit, everything) and try again, at most :data:`MAX_429_RETRIES` times; a wait longer
   than the caller's ``max_wait`` raises :class:`~discord_mcp.errors.RateLimited` at once.
 * 429 without that body: Cloudflare banned the IP; :class:`~discord_mcp.errors.CloudflareBanned`
-  at once, and nothing is retried (retrying extends the ban).
+  at once, and nothing is retried (retrying extends the ban). The limiter records the ban in
+  the ledger every process shares, so no process sends anything until it should be over.
 * 401: the token is wrong; every later request fails fast without being sent, to protect the
   invalid-request budget.
 * 5xx and transport failures: bounded retries with exponential backoff, but only for requests
@@ -42,7 +43,7 @@ from discord_mcp.config import Secret
 from discord_mcp.errors import BadRequest, DiscordTransportError, RateLimited, Unauthorized
 from discord_mcp.transport.chunking import MESSAGE_LIMIT, split_message
 from discord_mcp.transport.ratelimit import RateLimiter
-from discord_mcp.transport.responses import backoff, http_error, parse_429
+from discord_mcp.transport.responses import backoff, http_error, is_cloudflare_ban, parse_429
 from discord_mcp.transport.rest_commands import CommandCalls
 from discord_mcp.transport.routes import Route
 from discord_mcp.transport.wire import Channel, GatewayBot, Message, User
@@ -164,6 +165,8 @@ class RestClient(CommandCalls):
         while True:
             ticket = await self._limiter.acquire(route, max_wait=max_wait)
             headers: Mapping[str, str] | None = None
+            status: int | None = None
+            banned = False
             try:
                 response = await self._http.request(
                     route.method,
@@ -172,7 +175,8 @@ class RestClient(CommandCalls):
                     headers={"Authorization": f"Bot {self._token.reveal()}"},
                     **body,
                 )
-                headers = response.headers
+                headers, status = response.headers, response.status_code
+                banned = status == 429 and is_cloudflare_ban(response)
             except httpx.TransportError as exc:
                 never_sent = isinstance(
                     exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout
@@ -187,9 +191,8 @@ class RestClient(CommandCalls):
                     f"({type(exc).__name__}: {exc}). Check the network and DISCORD_API_BASE"
                 ) from exc
             finally:
-                await self._limiter.release(ticket, headers)
+                await self._limiter.release(ticket, headers, status=status, cloudflare=banned)
 
-            status = response.status_code
             log.debug("%s %s -> %d", route.method, route.template, status)
             if status < 300:
                 return response.json() if response.content else None
