@@ -229,7 +229,9 @@ async def run_daemon(
                 if display is not None:
                     group.create_task(_display(settings, display), name="display")
                 if "link" in holder:
-                    group.create_task(_register_commands(rest, controls), name="commands")
+                    group.create_task(
+                        _register_commands(rest, controls, options.commands_for), name="commands"
+                    )
                 group.create_task(heartbeats.run(), name="schedules")
                 group.create_task(ShellRequests(controls).run(), name="shell-requests")
                 group.create_task(downtime.beat(), name="alive")
@@ -239,10 +241,10 @@ async def run_daemon(
                 )
 
 
-async def _register_commands(rest: RestClient, controls: Controls) -> None:
+async def _register_commands(rest: RestClient, controls: Controls, visible_to: str) -> None:
     """The slash commands, registered for the channel's guild (text commands work regardless)."""
     try:
-        registered = await register(rest, controls.settings.channel_id)
+        registered = await register(rest, controls.settings.channel_id, visible_to=visible_to)
     except (DiscordError, KeyError, TypeError) as exc:
         log.warning(
             "registering the slash commands failed (%s); the ! text commands still work", exc
