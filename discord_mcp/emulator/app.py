@@ -28,6 +28,7 @@ from discord_mcp.emulator import errors
 from discord_mcp.emulator.calls import Call, Reply, RestRoute
 from discord_mcp.emulator.config import EmulatorConfig, Exchange
 from discord_mcp.emulator.control import control_routes
+from discord_mcp.emulator.control_channels import channel_routes
 from discord_mcp.emulator.control_commands import command_routes
 from discord_mcp.emulator.control_guild import guild_routes
 from discord_mcp.emulator.control_interactions import interaction_routes
@@ -124,6 +125,7 @@ class Emulator:
                     routes=control_routes(self)
                     + interaction_routes(self)
                     + guild_routes(self)
+                    + channel_routes(self)
                     + feed_routes(self)
                     + command_routes(self.state),
                 ),

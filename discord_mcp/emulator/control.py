@@ -25,8 +25,10 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
   "accepts_dms"}``. The bot opens a DM channel (type 1) with ``POST /users/@me/channels``;
   posting to it here as its recipient is the user's reply (nobody else may post there).
 - ``POST /_emulator/channels/{channel_id}/messages`` ``{"author_id", "content"?,
-  "message_reference"?: {"message_id"}, "attachments"?: [{"filename", "data_base64",
-  "content_type"?, "description"?, "duration_secs"?, "waveform"?, "is_spoiler"?}],
+  "message_reference"?: {"message_id", "type"?: 0 (a reply) or 1 (a forward, of a message in
+  any channel: no content of its own, the original in ``message_snapshots``)},
+  "attachments"?: [{"filename", "data_base64", "content_type"?, "description"?,
+  "duration_secs"?, "waveform"?, "is_spoiler"?}],
   "voice_message"?: bool}``: posts as that user, with REST's validation and its thread rules
   (a thread id is a channel id); answers the message. Files and voice messages are described
   in ``control_files.py``; a message needs content or a file.
@@ -37,6 +39,8 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
 - ``POST /_emulator/interactions`` (a user clicks a button, picks in a select or submits a
   modal; answers what the bot replied) and ``GET /_emulator/interactions/{interaction_id}``:
   described in ``control_interactions.py``.
+- ``POST /_emulator/channels`` (a new announcement, forum, media or text channel): described
+  in ``control_channels.py``.
 - ``POST /_emulator/roles/{role_id}`` (a role's permissions), ``POST
   /_emulator/channels/{channel_id}/overwrites`` (a channel's permission overwrites) and ``POST
   /_emulator/members/{user_id}`` (a member's roles, the bot's membership): described in

@@ -28,11 +28,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from discord_mcp.emulator import channel_kinds as kinds
 from discord_mcp.emulator import errors
 from discord_mcp.emulator.attachments import assemble, check_voice_message
 from discord_mcp.emulator.commands import CommandRegistry
 from discord_mcp.emulator.direct import DirectState
-from discord_mcp.emulator.message_body import MessageFields, parse_message
+from discord_mcp.emulator.message_body import FORWARD, MessageFields, parse_message
 from discord_mcp.emulator.models import (
     FLAG_IS_VOICE_MESSAGE,
     FLAG_LOADING,
@@ -60,6 +61,19 @@ NONCE_WINDOW_SECONDS = 300.0
 """How long ``enforce_nonce`` remembers a nonce ("the past few minutes" in Discord's docs)."""
 
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
+SNAPSHOT_KEYS = (
+    "type",
+    "content",
+    "mentions",
+    "mention_roles",
+    "attachments",
+    "embeds",
+    "timestamp",
+    "edited_timestamp",
+    "flags",
+    "components",
+)
+"""What a forward's ``message_snapshots[].message`` keeps of the forwarded message."""
 
 
 class State(DirectState):
@@ -119,6 +133,7 @@ class State(DirectState):
         self.get_user(author_id)
         if channel.is_dm and not self.permissions_for(author_id, channel):
             raise errors.missing_access()  # only its two sides write in a DM
+        kinds.check_plain_message(channel)
         self._check_thread_accepts_messages(channel)
         fields = parse_message(body, create=True)
         files = assemble(self.new_id, channel_id, uploads or [], fields.attachments)
@@ -136,6 +151,7 @@ class State(DirectState):
                 if existing is not None:
                     return existing, False
         reference = self._reference(channel, fields)
+        snapshot = self._forwarded(fields, files)
         if channel.is_thread and channel.archived:
             self._set_archived(channel, False)  # 160006 when the guild has no room for it
             self.emit("THREAD_UPDATE", channel.to_json())
@@ -154,7 +170,9 @@ class State(DirectState):
             attachments=files,
         )
         message.timestamp = iso_timestamp(snowflake_time_ms(message.id))
-        if reference is not None:
+        if snapshot is not None:
+            message.reference, message.snapshot = snapshot
+        elif reference is not None:
             message.type = MESSAGE_REPLY
             message.reference = reference
         if origin is not None:
@@ -200,8 +218,35 @@ class State(DirectState):
             if self.strict_archived_threads:
                 raise errors.thread_archived()
 
+    def _forwarded(
+        self, fields: MessageFields, files: list[Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """A forward's reference and snapshot (it carries nothing of its own), or None."""
+        if fields.reference_type != FORWARD or fields.reference_message_id is None:
+            return None
+        if fields.content or fields.embeds or fields.components or files:
+            raise errors.invalid_form(
+                ("message_reference",),
+                "MESSAGE_FORWARD_WITH_CONTENT",
+                "A forwarded message cannot have content of its own",
+            )
+        target = self.messages.get(fields.reference_message_id)
+        if target is None or is_hidden(target):
+            raise errors.invalid_form(
+                ("message_reference",), "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message"
+            )
+        reference = {
+            "type": FORWARD,
+            "channel_id": target.channel_id,
+            "message_id": target.id,
+            "guild_id": self.guild.id,
+        }
+        original = self.message_json(target, nested=True)
+        snapshot = {key: original[key] for key in SNAPSHOT_KEYS if key in original}
+        return reference, snapshot
+
     def _reference(self, channel: Channel, fields: MessageFields) -> dict[str, Any] | None:
-        if fields.reference_message_id is None:
+        if fields.reference_message_id is None or fields.reference_type == FORWARD:
             return None
         target = self.messages.get(fields.reference_message_id)
         if target is None or target.channel_id != channel.id or is_hidden(target):
@@ -355,8 +400,9 @@ class State(DirectState):
         if message.thread_id is not None or message.id in self.channels:
             raise errors.thread_already_exists()
         fields = parse_thread(body, create=True)
+        kind = kinds.thread_from_message_kind(parent)
         self._check_thread_room()
-        thread = self._new_thread(parent, message.id, PUBLIC_THREAD, owner_id, fields.name or "")
+        thread = self._new_thread(parent, message.id, kind, owner_id, fields.name or "")
         if fields.auto_archive_duration is not None:
             thread.auto_archive_duration = fields.auto_archive_duration
         thread.rate_limit_per_user = fields.rate_limit_per_user or 0
@@ -366,15 +412,16 @@ class State(DirectState):
         return thread
 
     def create_thread(self, channel_id: str, owner_id: str, body: Any) -> Channel:
-        """A thread without a starter message; ``type`` defaults to 12 (private)."""
+        """A thread without a starter message (``type`` defaults to 12, private), or a forum's
+        post with its first message (``channel_kinds.py``)."""
         parent = self.get_channel(channel_id)
         if parent.is_thread or parent.is_dm:
             raise errors.wrong_channel_type()
         fields = parse_thread(body, create=True)
-        kind = PRIVATE_THREAD if fields.type is None else fields.type
-        if kind not in (PUBLIC_THREAD, PRIVATE_THREAD):
-            # Announcement threads (10) only exist under announcement channels.
-            raise errors.wrong_channel_type()
+        kind = kinds.thread_kind(parent, fields.type, body)
+        first = body["message"] if parent.type in kinds.POSTS_ONLY else None
+        if first is not None:
+            parse_message(first, create=True)  # a bad first message refuses the whole post
         self._check_thread_room()
         thread = self._new_thread(parent, self.new_id(), kind, owner_id, fields.name or "")
         if fields.auto_archive_duration is not None:
@@ -383,6 +430,9 @@ class State(DirectState):
         if fields.invitable is not None:
             thread.invitable = fields.invitable
         self.emit("THREAD_CREATE", thread.to_json() | {"newly_created": True})
+        if first is not None:
+            self.create_message(thread.id, owner_id, first)
+            return thread
         if kind == PUBLIC_THREAD:
             # Discord announces a public thread started without a message in its parent.
             notice = Message(
@@ -396,6 +446,20 @@ class State(DirectState):
             notice.timestamp = iso_timestamp(snowflake_time_ms(notice.id))
             self._store(parent, notice)
         return thread
+
+    def create_channel(self, name: str, kind: int) -> Channel:
+        """A new channel of the guild (text, announcement, forum or media), with no
+        permission overwrites."""
+        if kind not in kinds.CREATABLE:
+            raise ValueError(f"type must be one of {sorted(kinds.CREATABLE)}")
+        position = 1 + max(
+            (c.position for c in self.channels.values() if not c.is_thread), default=0
+        )
+        channel = Channel(self.new_id(), kind, name, self.guild.id, position=position)
+        self.channels[channel.id] = channel
+        self._history[channel.id] = []
+        self.emit("CHANNEL_CREATE", channel.to_json())
+        return channel
 
     def _new_thread(
         self, parent: Channel, thread_id: str, kind: int, owner_id: str, name: str

@@ -267,6 +267,8 @@ class Store:
                 }
                 for reaction in message.reactions
             ]
+        if message.snapshot is not None:
+            data["message_snapshots"] = [{"message": message.snapshot}]
         if message.reference is not None:
             data["message_reference"] = message.reference
             if not nested and message.type == MESSAGE_REPLY:

@@ -59,7 +59,15 @@ __all__ = ["Check", "Verdict", "probe_gateway", "run_doctor"]
 MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19)
 """GATEWAY_MESSAGE_CONTENT and GATEWAY_MESSAGE_CONTENT_LIMITED application flags."""
 GATEWAY_PROBE_S = 15.0
-TEXT_CHANNEL_TYPES = {0: "text", 5: "announcement", 15: "forum"}
+TEXT_CHANNEL_TYPES = {0: "text", 5: "announcement"}
+POSTS_ONLY_CHANNEL_TYPES = {15: "forum", 16: "media"}
+POSTS_ONLY_FIX = (
+    "Use a text channel (or an announcement channel) instead: a {kind} channel holds only posts, "
+    "while discord-mcp writes in the channel itself (notifications, status cards, replies to "
+    "your ! commands) and reads your notes there. Create one (e.g. #agents), set "
+    "DISCORD_CHANNEL_ID to its id, and give the bot its permissions there"
+)
+"""Why a forum or media channel cannot be the channel, and what to do instead."""
 
 
 GatewayProbe = Callable[[Settings, str], Awaitable[str | None]]
@@ -243,6 +251,14 @@ async def _channel_check(settings: Settings, rest: RestClient, bot_id: str) -> C
         )
     except DiscordError as exc:
         return Check("WARN", name, f"could not read channel {channel_id}: {exc}")
+    posts_only = POSTS_ONLY_CHANNEL_TYPES.get(int(channel.get("type", -1)))
+    if posts_only is not None:
+        return Check(
+            "FAIL",
+            name,
+            f"#{channel.get('name')} is a {posts_only} channel",
+            POSTS_ONLY_FIX.format(kind=posts_only),
+        )
     kind = TEXT_CHANNEL_TYPES.get(int(channel.get("type", -1)))
     if kind is None:
         return Check(

@@ -30,6 +30,9 @@ Discord side, once (https://discord.com/developers/applications):
 """
 
 Ask = Callable[[str], str]
+ChannelKind = Callable[[Secret, str, str], Awaitable[int | None]]
+"""(token, API base, channel id) -> the channel's type, or None when the bot cannot see it."""
+POSTS_ONLY = {15: "forum", 16: "media"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +59,14 @@ async def run_setup(
     env_file: Path,
     api_base: str = DEFAULT_API_BASE,
     check: Callable[[Secret, str], Awaitable[str]] | None = None,
+    channel_kind: ChannelKind | None = None,
 ) -> Answers:
     """Walk through setup and write ``env_file``; returns what was entered.
 
-    ``check`` verifies a token and returns the application id (default: ask Discord).
+    ``check`` verifies a token and returns the application id (default: ask Discord);
+    ``channel_kind`` says a channel's type, or None when the bot cannot see it (default: ask
+    Discord). A forum or media channel is refused: questions, notifications and notes need a
+    channel that holds messages.
     """
     out.write(PORTAL_STEPS)
     verify = check or _verify_token
@@ -87,7 +94,26 @@ async def run_setup(
             + invite_url(application_id)
             + "\n\n"
         )
-    (channel_id,) = _ask_id(ask, out, "Channel id for questions (right-click channel > Copy ID): ")
+    kind_of = channel_kind or _channel_kind
+    while True:
+        (channel_id,) = _ask_id(
+            ask, out, "Channel id for questions (right-click channel > Copy ID): "
+        )
+        kind = await kind_of(token, api_base, channel_id) if application_id else None
+        if kind in POSTS_ONLY:
+            out.write(
+                f"  That is a {POSTS_ONLY[kind]} channel, which holds only posts: discord-mcp "
+                "writes in the channel itself (notifications, status cards, replies to your ! "
+                "commands) and reads your notes there. Pick a text channel (or an "
+                "announcement channel).\n"
+            )
+            continue
+        if kind is None and application_id:
+            out.write(
+                "  (The bot cannot see that channel yet: invite it with the URL above; "
+                "`discord-mcp doctor` checks it afterwards.)\n"
+            )
+        break
     owners = _ask_id(
         ask,
         out,
@@ -121,6 +147,16 @@ async def _verify_token(token: Secret, api_base: str) -> str:
             return str(application.get("id") or me["id"])
         except NotFound:
             return me["id"]
+
+
+async def _channel_kind(token: Secret, api_base: str, channel_id: str) -> int | None:
+    try:
+        async with RestClient(token, api_base=api_base) as rest:
+            channel = await rest.get_channel(channel_id)
+    except DiscordError:
+        return None  # not invited yet, or no access: doctor checks it later
+    kind = channel.get("type")
+    return kind if isinstance(kind, int) else None
 
 
 def write_env_file(path: Path, values: dict[str, str]) -> None:

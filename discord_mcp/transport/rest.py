@@ -60,6 +60,9 @@ KEEPALIVE_EXPIRY_S = 4.0
 which uvicorn (the emulator), Node.js and Apache close idle connections (httpx's default, 5 s,
 ties with them, so a request sent just then raced the server's close and failed)."""
 THREAD_ARCHIVED = 50083
+ANNOUNCEMENT = 5
+"""A guild announcement channel: its threads are announcement threads."""
+ANNOUNCEMENT_THREAD, PUBLIC_THREAD = 10, 11
 NO_PINGS: dict[str, Any] = {"parse": ["users"]}
 """Default ``allowed_mentions``: a user mention may ping, @everyone, @here and roles never do."""
 _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE"})
@@ -108,6 +111,8 @@ class RestClient(CommandCalls):
         self._limiter = limiter or RateLimiter(sleep=sleep)
         self._sleep = sleep
         self._dead: Unauthorized | None = None
+        self._thread_types: dict[str, int] = {}
+        """Per parent channel, the type of thread :meth:`create_thread` opens there."""
         self._http = httpx.AsyncClient(
             base_url=api_base.rstrip("/"),
             transport=transport,
@@ -289,14 +294,21 @@ class RestClient(CommandCalls):
     async def create_thread(
         self, channel_id: str, name: str, *, auto_archive_duration: int = 1440
     ) -> Channel:
-        """A public thread (type 11) without a starter message.
+        """A public thread without a starter message: type 11 in a text channel, 10 (an
+        announcement thread, the only kind it takes) in an announcement channel.
 
         Discord's default type for this endpoint is a *private* thread, so the type is explicit.
+        The parent's kind is asked once per channel and remembered.
         """
+        kind = self._thread_types.get(channel_id)
+        if kind is None:
+            parent = await self.get_channel(channel_id)
+            kind = ANNOUNCEMENT_THREAD if parent.get("type") == ANNOUNCEMENT else PUBLIC_THREAD
+            self._thread_types[channel_id] = kind
         route = Route.of("POST", "/channels/{channel_id}/threads", channel_id=channel_id)
         body = {
             "name": _thread_name(name),
-            "type": 11,
+            "type": kind,
             "auto_archive_duration": auto_archive_duration,
         }
         return cast(Channel, await self.request(route, json=body))

@@ -16,7 +16,12 @@ run thread, anything else        a job for that thread's agent session
 thread with a pending decision   left to the decision (an answer, even in a run thread)
 decision thread, answered        an inbox item for that decision's project
 other thread under the channel   an inbox item
+the owner's, without any text    said once per run, in that channel and the log: Discord
+                                 withholds text (the Message Content intent is off)
 ===============================  ===========================================================
+
+A forwarded message is read from its snapshot (the text it forwards) as a note or a job, never
+as a command.
 
 One channel that cannot be read never stops the others: the log names it, and a thread that is
 gone (deleted: 10003 Unknown Channel or 404; or the bot was removed from it: 50001 Missing
@@ -55,6 +60,7 @@ from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.transport.wire import content_withheld, text_of
 from discord_mcp.watch.commands import Command, parse_command
 from discord_mcp.watch.control import Dispatcher, SlashCommands
 from discord_mcp.watch.cursors import Cursors
@@ -83,6 +89,16 @@ MISSING_ACCESS = 50001
 """For a thread while the channel is readable: the bot was removed from it."""
 THREAD_CREATED = 18
 """The system message Discord posts in a channel when a thread is created in it."""
+ENABLE_INTENT = (
+    "developer portal > your application > Bot > Privileged Gateway Intents > Message Content "
+    "Intent > Save"
+)
+CONTENT_HIDDEN_TEXT = (
+    "I cannot read what you write here: Discord withholds the text of messages from this bot "
+    "because its **Message Content intent** is off. Turn it on in the " + ENABLE_INTENT + ", "
+    "restart `discord-watch`, then write it again (`discord-mcp doctor` checks it)."
+)
+"""Said once per run, in the channel or thread where an owner's message came without text."""
 OWNER_ONLY_REPLY_EVERY_S = 600.0
 """A stranger's ``!command`` is answered at most this often per person (the rest are logged)."""
 
@@ -160,6 +176,7 @@ class Watcher:
         """One per channel: a message is handled once, live or on catch-up, and a channel's
         messages one at a time; a slow one never holds up another channel's."""
         self._wake = asyncio.Event()
+        self._told_content_hidden = False
         self.caught_up_messages = 0
         """Messages by people handled on catch-up (not live) since the start."""
         self.caught_up = asyncio.Event()
@@ -437,14 +454,17 @@ class Watcher:
             return Route("ignore")
         if message.get("type", 0) not in (0, 19):
             return Route("ignore")
-        content = str(message.get("content") or "")
-        command = parse_command(content)
+        # A command is only ever the owner's own words, never a forwarded message's.
+        command = parse_command(str(message.get("content") or ""))
         if str(author.get("id") or "") not in self._settings.owner_ids:
             return Route("refuse" if command is not None else "ignore", command)
+        content = text_of(message)
+        said = bool(content.strip() or message.get("attachments"))
+        unseen = Route("content_hidden" if content_withheld(message) else "ignore")
         if channel_id == self._settings.channel_id:
             if command is not None:
                 return Route("channel_command", command)
-            return Route("inbox" if content.strip() or message.get("attachments") else "ignore")
+            return Route("inbox") if said else unseen
         mine = [d for d in decisions if d.thread_id == channel_id]
         if command is None and any(
             (d.status == "pending" and not d.gave_up_at) or d.handled(str(message["id"]))
@@ -456,9 +476,9 @@ class Watcher:
         if self._engine.session(channel_id) is not None:
             if command is not None:
                 return Route("thread_command", command)
-            return Route("job" if content.strip() or message.get("attachments") else "ignore")
-        if not content.strip() and not message.get("attachments"):
-            return Route("ignore")
+            return Route("job") if said else unseen
+        if not said:
+            return unseen
         return Route("inbox", project=mine[-1].project if mine else None)
 
     async def _route(self, message: dict[str, Any], channel_id: str, *, replay: bool) -> None:
@@ -491,12 +511,19 @@ class Watcher:
         elif route.kind == "job":
             author = _name(message.get("author") or {})
             files = await self._files.keep(message)  # the owner's files go to the agent
-            await self._engine.submit(
-                channel_id, message_id, str(message.get("content") or ""), author, files
-            )
+            await self._engine.submit(channel_id, message_id, text_of(message), author, files)
         elif route.kind == "inbox":
             files = await self._files.keep(message)
             await off_loop(self._inbox.add, [self._inbox_item(message, route.project, files)])
+        elif route.kind == "content_hidden" and not self._told_content_hidden:
+            self._told_content_hidden = True
+            log.warning(
+                "an owner's message in %s arrived without its text: the Message Content intent "
+                "is off, so the owner's commands, jobs and notes cannot be read (%s)",
+                channel_id,
+                ENABLE_INTENT,
+            )
+            await self._reply(channel_id, message_id, CONTENT_HIDDEN_TEXT)
 
     def _discover_thread_of(self, message: dict[str, Any]) -> None:
         """A channel message that started a thread, or says one was created: watch the thread."""
@@ -522,7 +549,7 @@ class Watcher:
             thread_id=None if channel_id == self._settings.channel_id else channel_id,
             author_id=str(author.get("id") or ""),
             author=_name(author),
-            content=str(message.get("content") or ""),
+            content=text_of(message),
             timestamp=str(message.get("timestamp") or ""),
             project=project,
             attachments=tuple(dict(a) for a in attachments),  # the owner's files, kept locally
@@ -560,7 +587,8 @@ class Watcher:
 @dataclass(frozen=True, slots=True)
 class Route:
     """Where one message goes: ``ignore``, ``refuse`` (a stranger's command),
-    ``channel_command``, ``thread_command``, ``job``, or ``inbox`` (for ``project``)."""
+    ``channel_command``, ``thread_command``, ``job``, ``inbox`` (for ``project``), or
+    ``content_hidden`` (an owner's message whose text Discord withheld)."""
 
     kind: str
     command: Command | None = None

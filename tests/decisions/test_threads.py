@@ -166,3 +166,16 @@ async def test_the_thread_cap_says_what_to_do(settings: Settings, people: People
     text = str(refused.value)
     assert "1000 active threads" in text
     assert "Close Thread" in text
+
+
+async def test_in_an_announcement_channel_questions_open_announcement_threads(
+    discord: RunningEmulator, tmp_path: Path, people: People
+) -> None:
+    news = await asyncio.to_thread(people.new_channel, 5, "news")
+    settings = settings_for(discord, tmp_path / "home", DISCORD_CHANNEL_ID=news)
+    async with running_service(settings) as (service, _rest):
+        decision, _ = await service.ask(Question("Publish the notes?", options=("Yes", "No")))
+        assert thread(people, decision.thread_id)["type"] == 10
+        assert thread(people, decision.thread_id)["parent_id"] == news
+        await answered(service, people, decision)
+        await until(lambda: archived(people, decision.thread_id))

@@ -309,3 +309,17 @@ async def test_a_cloudflare_ban_fails_and_doctor_sends_nothing_during_it(
     assert "about 30 minutes to go" in checks["invalid requests"].detail
     assert "token" not in checks
     assert people.state()["stats"]["rest_requests"] == 0
+
+
+async def test_a_forum_channel_is_refused_with_what_to_use_and_an_announcement_channel_passes(
+    discord: RunningEmulator, tmp_path: Path, home: Path, people: People
+) -> None:
+    forum = people.new_channel(15, "questions")
+    news = people.new_channel(5, "news")
+    refused = await doctor(discord, tmp_path, home, DISCORD_CHANNEL_ID=forum)
+    accepted = await doctor(discord, tmp_path, home, DISCORD_CHANNEL_ID=news)
+    assert refused["channel"].verdict == "FAIL"
+    assert "is a forum channel" in refused["channel"].detail
+    assert "Use a text channel" in refused["channel"].fix
+    assert accepted["channel"].verdict == "OK"
+    assert "(announcement)" in accepted["channel"].detail

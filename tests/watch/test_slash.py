@@ -142,6 +142,25 @@ async def test_commands_can_be_shown_to_every_member_and_still_answer_only_owner
     assert refused.startswith("**E_OWNER_ONLY**")
 
 
+async def test_in_an_announcement_channel_start_opens_an_announcement_thread(
+    discord: RunningEmulator,
+    watch_env: Path,
+    fake_spawner: FakeSpawner,
+    slash: Slash,
+    people: People,
+) -> None:
+    news = people.new_channel(5, "news")
+    settings = await asyncio.to_thread(watch_settings, discord, watch_env, DISCORD_CHANNEL_ID=news)
+    async with live_daemon(settings, fake_spawner, discord):
+        started = await slash.text("start", channel=news, project="app", prompt="look around")
+        thread_id = started.split("<#")[1].split(">")[0]
+        await until(lambda: len(fake_spawner.runs()) == 1)
+    [thread] = [t for t in people.state()["channels"] if t["id"] == thread_id]
+    assert thread["type"] == 10
+    assert thread["parent_id"] == news
+    assert fake_spawner.runs()[0]["prompt"] == "look around"
+
+
 async def test_every_command_refuses_a_stranger_even_an_administrator(
     live_settings: Settings,
     fake_spawner: FakeSpawner,
