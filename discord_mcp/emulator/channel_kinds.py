@@ -5,6 +5,8 @@
 * An announcement channel (5) holds messages, and its threads are announcement threads (10):
   asking it for a public or private thread is 50024, and a thread made from one of its
   messages is an announcement thread.
+* However many channels, a guild has at most its limit of active (unarchived) threads, 1000
+  on Discord; creating or reopening one past it is 160006.
 * A forum (15) or media (16) channel holds only *posts*: a public thread created together with
   its first message (``POST /channels/{id}/threads`` with a ``message``; without one it is
   50035). A plain message posted to it is 50008.
@@ -14,6 +16,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from discord_mcp.emulator import errors
@@ -67,3 +70,10 @@ def thread_from_message_kind(parent: Channel) -> int:
     if parent.type in POSTS_ONLY:
         raise errors.wrong_channel_type()
     return ANNOUNCEMENT_THREAD if parent.type == GUILD_ANNOUNCEMENT else PUBLIC_THREAD
+
+
+def check_thread_room(channels: Iterable[Channel], limit: int) -> None:
+    """160006 when the guild already has ``limit`` active threads (archived ones, which Discord
+    keeps out of the count, do not count)."""
+    if sum(1 for c in channels if c.is_thread and not c.archived) >= limit:
+        raise errors.max_active_threads()

@@ -33,6 +33,7 @@ from discord_mcp.emulator import errors
 from discord_mcp.emulator.attachments import assemble, check_voice_message
 from discord_mcp.emulator.commands import CommandRegistry
 from discord_mcp.emulator.direct import DirectState
+from discord_mcp.emulator.forwards import forward_of
 from discord_mcp.emulator.message_body import FORWARD, MessageFields, parse_message
 from discord_mcp.emulator.models import (
     FLAG_IS_VOICE_MESSAGE,
@@ -61,19 +62,6 @@ NONCE_WINDOW_SECONDS = 300.0
 """How long ``enforce_nonce`` remembers a nonce ("the past few minutes" in Discord's docs)."""
 
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
-SNAPSHOT_KEYS = (
-    "type",
-    "content",
-    "mentions",
-    "mention_roles",
-    "attachments",
-    "embeds",
-    "timestamp",
-    "edited_timestamp",
-    "flags",
-    "components",
-)
-"""What a forward's ``message_snapshots[].message`` keeps of the forwarded message."""
 
 
 class State(DirectState):
@@ -151,7 +139,7 @@ class State(DirectState):
                 if existing is not None:
                     return existing, False
         reference = self._reference(channel, fields)
-        snapshot = self._forwarded(fields, files)
+        snapshot = forward_of(self, fields, files)
         if channel.is_thread and channel.archived:
             self._set_archived(channel, False)  # 160006 when the guild has no room for it
             self.emit("THREAD_UPDATE", channel.to_json())
@@ -217,33 +205,6 @@ class State(DirectState):
                 raise errors.thread_locked()
             if self.strict_archived_threads:
                 raise errors.thread_archived()
-
-    def _forwarded(
-        self, fields: MessageFields, files: list[Any]
-    ) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        """A forward's reference and snapshot (it carries nothing of its own), or None."""
-        if fields.reference_type != FORWARD or fields.reference_message_id is None:
-            return None
-        if fields.content or fields.embeds or fields.components or files:
-            raise errors.invalid_form(
-                ("message_reference",),
-                "MESSAGE_FORWARD_WITH_CONTENT",
-                "A forwarded message cannot have content of its own",
-            )
-        target = self.messages.get(fields.reference_message_id)
-        if target is None or is_hidden(target):
-            raise errors.invalid_form(
-                ("message_reference",), "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message"
-            )
-        reference = {
-            "type": FORWARD,
-            "channel_id": target.channel_id,
-            "message_id": target.id,
-            "guild_id": self.guild.id,
-        }
-        original = self.message_json(target, nested=True)
-        snapshot = {key: original[key] for key in SNAPSHOT_KEYS if key in original}
-        return reference, snapshot
 
     def _reference(self, channel: Channel, fields: MessageFields) -> dict[str, Any] | None:
         if fields.reference_message_id is None or fields.reference_type == FORWARD:
@@ -356,36 +317,6 @@ class State(DirectState):
         if not self.is_direct(channel_id):
             event["guild_id"] = self.guild.id
         self.emit("MESSAGE_DELETE", event)
-
-    def list_messages(
-        self,
-        channel_id: str,
-        *,
-        limit: int,
-        before: int | None = None,
-        after: int | None = None,
-        around: int | None = None,
-    ) -> list[Message]:
-        """Discord's history page, newest first (at most one of before/after/around).
-
-        ``after`` is the ``limit`` messages right after it; ``around`` is ``limit // 2``
-        messages on each side and the message itself, so an even limit can give ``limit + 1``
-        (discord.py documents this, and asks for 100 to get 101).
-        """
-        self.get_channel(channel_id)
-        ids = self._history.get(channel_id, [])
-        if after is not None:
-            start = bisect.bisect_right(ids, after)
-            page = ids[start : start + limit]
-        elif around is not None:
-            low = bisect.bisect_left(ids, around)
-            high = bisect.bisect_right(ids, around)
-            side = limit // 2
-            page = ids[max(0, low - side) : low] + ids[low:high] + ids[high : high + side]
-        else:
-            end = len(ids) if before is None else bisect.bisect_left(ids, before)
-            page = ids[max(0, end - limit) : end]
-        return [self.messages[str(i)] for i in reversed(page)]
 
     # -- threads and channels --------------------------------------------------------------
 
@@ -544,11 +475,7 @@ class State(DirectState):
         return channel
 
     def _check_thread_room(self) -> None:
-        """160006 when the guild already has its limit of active threads (archived ones, which
-        Discord keeps out of the count, do not count)."""
-        active = sum(1 for c in self.channels.values() if c.is_thread and not c.archived)
-        if active >= self.active_thread_limit:
-            raise errors.max_active_threads()
+        kinds.check_thread_room(self.channels.values(), self.active_thread_limit)
 
     def _set_archived(self, thread: Channel, archived: bool) -> None:
         if thread.archived and not archived:

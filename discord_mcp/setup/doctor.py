@@ -44,15 +44,14 @@ from discord_mcp.relay.holder import read_status
 from discord_mcp.setup.approvals import hook_state
 from discord_mcp.setup.checks import Check, Verdict
 from discord_mcp.setup.clients import CLIENTS, config_location, entries, is_ours, read_document
+from discord_mcp.setup.edge import edge_check
 from discord_mcp.setup.permissions import NEEDED, effective_permissions, missing
 from discord_mcp.setup.session_hooks import session_hooks_state
 from discord_mcp.setup.state_checks import project_checks, quarantine_checks
 from discord_mcp.state.files import ensure_dir
-from discord_mcp.transport.ban import WARN_AT
 from discord_mcp.transport.gateway import Gateway
-from discord_mcp.transport.ledger import status_of
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.transport.shared_ledger import FileLedger, shared_limiter
+from discord_mcp.transport.shared_ledger import shared_limiter
 
 __all__ = ["Check", "Verdict", "probe_gateway", "run_doctor"]
 
@@ -133,7 +132,7 @@ async def run_doctor(
     checks.append(
         Check("OK", "configuration", f"project {settings.project_name}, state {settings.home}")
     )
-    edge = await _edge_check(settings)
+    edge = await edge_check(settings)
     checks.append(edge)
     if edge.verdict != "FAIL":
         async with RestClient(
@@ -155,35 +154,6 @@ def _local_checks(state: Path, environ: Mapping[str, str]) -> list[Check]:
     except ConfigError:
         roots = [Path.home()]  # only used to validate new paths, which doctor never adds
     return quarantine_checks(state) + project_checks(state, environ, roots)
-
-
-async def _edge_check(settings: Settings) -> Check:
-    """Invalid requests sent lately, and Cloudflare's ban (from the shared rate-limit ledger)."""
-    name = "invalid requests"
-    status = await FileLedger.for_token(settings.home, settings.token).apply(status_of)
-    if status.banned_for > 0:
-        return Check(
-            "FAIL",
-            name,
-            "Discord's edge (Cloudflare) banned this machine's IP after too many invalid "
-            f"requests; about {max(1, round(status.banned_for / 60))} minutes to go, and nothing "
-            "is sent meanwhile",
-            "Wait it out without sending anything (a request during the ban makes it longer); "
-            "stop other bots using this IP. Meanwhile look for a wrong token (401), a missing "
-            "permission (403) or a retry loop (429) in the logs",
-        )
-    detail = f"{status.invalid} of the {status.limit:,} allowed in 10 minutes (401, 403, 429)"
-    if status.probe_due:
-        detail += "; a ban was met earlier: the next request checks that it is over"
-    if status.invalid * 100 >= WARN_AT[0] * status.limit:
-        return Check(
-            "WARN",
-            name,
-            detail,
-            "Find what keeps failing in the logs (a wrong token, a missing permission, a retry "
-            "loop): at the limit Discord bans this IP for an hour",
-        )
-    return Check("OK", name, detail)
 
 
 async def _discord_checks(settings: Settings, rest: RestClient, probe: GatewayProbe) -> list[Check]:

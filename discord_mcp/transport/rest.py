@@ -45,6 +45,7 @@ from discord_mcp.transport.chunking import MESSAGE_LIMIT, split_message
 from discord_mcp.transport.ratelimit import RateLimiter
 from discord_mcp.transport.responses import backoff, http_error, is_cloudflare_ban, parse_429
 from discord_mcp.transport.rest_commands import CommandCalls
+from discord_mcp.transport.rest_threads import ThreadCalls
 from discord_mcp.transport.routes import Route
 from discord_mcp.transport.wire import Channel, GatewayBot, Message, User
 
@@ -60,9 +61,6 @@ KEEPALIVE_EXPIRY_S = 4.0
 which uvicorn (the emulator), Node.js and Apache close idle connections (httpx's default, 5 s,
 ties with them, so a request sent just then raced the server's close and failed)."""
 THREAD_ARCHIVED = 50083
-ANNOUNCEMENT = 5
-"""A guild announcement channel: its threads are announcement threads."""
-ANNOUNCEMENT_THREAD, PUBLIC_THREAD = 10, 11
 NO_PINGS: dict[str, Any] = {"parse": ["users"]}
 """Default ``allowed_mentions``: a user mention may ping, @everyone, @here and roles never do."""
 _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE"})
@@ -81,10 +79,11 @@ class Upload:
     content_type: str = "application/octet-stream"
 
 
-class RestClient(CommandCalls):
+class RestClient(CommandCalls, ThreadCalls):
     """An async Discord REST v10 client for one bot token.
 
-    Application commands and interaction answers are in :mod:`.rest_commands` (inherited).
+    Application commands and interaction answers are in :mod:`.rest_commands`, threads in
+    :mod:`.rest_threads` (inherited).
 
     Args:
         token: the bot token (without ``Bot ``).
@@ -277,54 +276,6 @@ class RestClient(CommandCalls):
         """A channel or thread."""
         route = Route.of("GET", "/channels/{channel_id}", channel_id=channel_id)
         return cast(Channel, await self.request(route))
-
-    async def modify_channel(self, channel_id: str, **fields: Any) -> Channel:
-        """Change a channel or thread (name, archived, locked, auto_archive_duration...)."""
-        route = Route.of("PATCH", "/channels/{channel_id}", channel_id=channel_id)
-        return cast(Channel, await self.request(route, json=fields))
-
-    async def archive_thread(self, thread_id: str) -> Channel:
-        """Archive a thread (it stays readable and reopens when someone writes in it)."""
-        return await self.modify_channel(thread_id, archived=True)
-
-    async def unarchive_thread(self, thread_id: str) -> Channel:
-        """Reopen an archived thread."""
-        return await self.modify_channel(thread_id, archived=False)
-
-    async def create_thread(
-        self, channel_id: str, name: str, *, auto_archive_duration: int = 1440
-    ) -> Channel:
-        """A public thread without a starter message: type 11 in a text channel, 10 (an
-        announcement thread, the only kind it takes) in an announcement channel.
-
-        Discord's default type for this endpoint is a *private* thread, so the type is explicit.
-        The parent's kind is asked once per channel and remembered.
-        """
-        kind = self._thread_types.get(channel_id)
-        if kind is None:
-            parent = await self.get_channel(channel_id)
-            kind = ANNOUNCEMENT_THREAD if parent.get("type") == ANNOUNCEMENT else PUBLIC_THREAD
-            self._thread_types[channel_id] = kind
-        route = Route.of("POST", "/channels/{channel_id}/threads", channel_id=channel_id)
-        body = {
-            "name": _thread_name(name),
-            "type": kind,
-            "auto_archive_duration": auto_archive_duration,
-        }
-        return cast(Channel, await self.request(route, json=body))
-
-    async def create_thread_from_message(
-        self, channel_id: str, message_id: str, name: str, *, auto_archive_duration: int = 1440
-    ) -> Channel:
-        """A thread started from a message; its id equals the message's id."""
-        route = Route.of(
-            "POST",
-            "/channels/{channel_id}/messages/{message_id}/threads",
-            channel_id=channel_id,
-            message_id=message_id,
-        )
-        body = {"name": _thread_name(name), "auto_archive_duration": auto_archive_duration}
-        return cast(Channel, await self.request(route, json=body))
 
     async def trigger_typing(self, channel_id: str) -> None:
         """Show "bot is typing..." in a channel for about ten seconds."""
@@ -524,8 +475,3 @@ class RestClient(CommandCalls):
         log.info("thread %s is archived; reopening it", channel_id)
         await self.unarchive_thread(channel_id)
         return await self.request(route, json=body, files=files)
-
-
-def _thread_name(name: str) -> str:
-    name = " ".join(name.split()) or "thread"
-    return name if len(name) <= 100 else name[:99] + "…"

@@ -2,26 +2,7 @@
 
 Every message in the configured channel and its threads is handled once, whether it arrives
 live (the daemon is the preferred gateway holder) or on catch-up after downtime (REST history
-from each cursor). Where it goes:
-
-===============================  ===========================================================
-where, what                      becomes
-===============================  ===========================================================
-a bot's message (ours too)       nothing
-someone else's ``!command``      a short refusal (E_OWNER_ONLY); the attempt is logged
-the owner's ``!command``         the command (:mod:`discord_mcp.watch.control`, the same
-                                 dispatcher as the slash commands)
-channel, anything else           an inbox item for every agent
-run thread, anything else        a job for that thread's agent session
-thread with a pending decision   left to the decision (an answer, even in a run thread)
-decision thread, answered        an inbox item for that decision's project
-other thread under the channel   an inbox item
-the owner's, without any text    said once per run, in that channel and the log: Discord
-                                 withholds text (the Message Content intent is off)
-===============================  ===========================================================
-
-A forwarded message is read from its snapshot (the text it forwards) as a note or a job, never
-as a command.
+from each cursor); where it goes is :mod:`discord_mcp.watch.routing`'s table.
 
 One channel that cannot be read never stops the others: the log names it, and a thread that is
 gone (deleted: 10003 Unknown Channel or 404; or the bot was removed from it: 50001 Missing
@@ -37,7 +18,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -55,23 +35,30 @@ from discord_mcp.errors import (
     Unauthorized,
 )
 from discord_mcp.files.store import OwnerFiles
-from discord_mcp.inbox import Inbox, InboxItem
+from discord_mcp.inbox import Inbox
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.transport.wire import content_withheld, text_of
-from discord_mcp.watch.commands import Command, parse_command
+from discord_mcp.transport.wire import text_of
 from discord_mcp.watch.control import Dispatcher, SlashCommands
 from discord_mcp.watch.cursors import Cursors
 from discord_mcp.watch.recovery import (
     FALLBACK_WINDOW_S,
-    INBOX_MAX_PAGES,
     INBOX_WINDOW_S,
     Alive,
     iso,
     last_snowflake_at,
     snowflake_at,
+)
+from discord_mcp.watch.routing import (
+    CONTENT_HIDDEN_TEXT,
+    ENABLE_INTENT,
+    Route,
+    author_name,
+    destination,
+    history,
+    inbox_item,
 )
 
 log = logging.getLogger(__name__)
@@ -89,16 +76,6 @@ MISSING_ACCESS = 50001
 """For a thread while the channel is readable: the bot was removed from it."""
 THREAD_CREATED = 18
 """The system message Discord posts in a channel when a thread is created in it."""
-ENABLE_INTENT = (
-    "developer portal > your application > Bot > Privileged Gateway Intents > Message Content "
-    "Intent > Save"
-)
-CONTENT_HIDDEN_TEXT = (
-    "I cannot read what you write here: Discord withholds the text of messages from this bot "
-    "because its **Message Content intent** is off. Turn it on in the " + ENABLE_INTENT + ", "
-    "restart `discord-watch`, then write it again (`discord-mcp doctor` checks it)."
-)
-"""Said once per run, in the channel or thread where an owner's message came without text."""
 OWNER_ONLY_REPLY_EVERY_S = 600.0
 """A stranger's ``!command`` is answered at most this often per person (the rest are logged)."""
 
@@ -339,13 +316,13 @@ class Watcher:
             if self._engine.session(channel_id) is not None:
                 continue  # a run thread's messages are jobs, not notes
             try:
-                messages = await self._history(channel_id, since)
+                messages = await history(self._rest, channel_id, since)
             except DiscordError as exc:
                 failed.append(channel_id)
                 log.warning("re-reading channel %s for the inbox failed: %s", channel_id, exc)
                 continue
             notes = [
-                self._inbox_item(message, route.project)
+                inbox_item(message, route.project, channel=self._settings.channel_id)
                 for message in messages
                 if (route := self._destination(message, channel_id, decisions)).kind == "inbox"
             ]
@@ -359,17 +336,6 @@ class Watcher:
             added,
             f" (could not read {', '.join(failed)})" if failed else "",
         )
-
-    async def _history(self, channel_id: str, after: str) -> list[dict[str, Any]]:
-        """Up to :data:`INBOX_MAX_PAGES` pages of a channel's messages after ``after``."""
-        found: list[dict[str, Any]] = []
-        for _ in range(INBOX_MAX_PAGES):
-            page = await self._rest.list_messages(channel_id, after=after, limit=100)
-            found.extend(dict(m) for m in page)
-            if len(page) < 100:
-                break
-            after = max((str(m["id"]) for m in page), key=int)
-        return sorted(found, key=lambda m: int(m["id"]))
 
     # ---- live events (LiveHandler) ------------------------------------------------------------
 
@@ -448,38 +414,14 @@ class Watcher:
     def _destination(
         self, message: dict[str, Any], channel_id: str, decisions: list[Decision]
     ) -> Route:
-        """Where a message goes (the table in the module doc); no side effects."""
-        author = message.get("author") or {}
-        if author.get("bot") or message.get("webhook_id"):
-            return Route("ignore")
-        if message.get("type", 0) not in (0, 19):
-            return Route("ignore")
-        # A command is only ever the owner's own words, never a forwarded message's.
-        command = parse_command(str(message.get("content") or ""))
-        if str(author.get("id") or "") not in self._settings.owner_ids:
-            return Route("refuse" if command is not None else "ignore", command)
-        content = text_of(message)
-        said = bool(content.strip() or message.get("attachments"))
-        unseen = Route("content_hidden" if content_withheld(message) else "ignore")
-        if channel_id == self._settings.channel_id:
-            if command is not None:
-                return Route("channel_command", command)
-            return Route("inbox") if said else unseen
-        mine = [d for d in decisions if d.thread_id == channel_id]
-        if command is None and any(
-            (d.status == "pending" and not d.gave_up_at) or d.handled(str(message["id"]))
-            for d in mine
-        ):
-            # An answer to a question (a run's agent asks in its own thread too): the
-            # decision service judges it; it is not a new job or an inbox note.
-            return Route("ignore")
-        if self._engine.session(channel_id) is not None:
-            if command is not None:
-                return Route("thread_command", command)
-            return Route("job") if said else unseen
-        if not said:
-            return unseen
-        return Route("inbox", project=mine[-1].project if mine else None)
+        return destination(
+            message,
+            channel_id,
+            decisions,
+            channel=self._settings.channel_id,
+            owners=self._settings.owner_ids,
+            run_thread=self._engine.session(channel_id) is not None,
+        )
 
     async def _route(self, message: dict[str, Any], channel_id: str, *, replay: bool) -> None:
         if channel_id == self._settings.channel_id:
@@ -509,12 +451,15 @@ class Watcher:
                 if reply.text and not reply.quiet_in_text:
                     await self._reply(channel_id, message_id, reply.text)
         elif route.kind == "job":
-            author = _name(message.get("author") or {})
+            author = author_name(message.get("author") or {})
             files = await self._files.keep(message)  # the owner's files go to the agent
             await self._engine.submit(channel_id, message_id, text_of(message), author, files)
         elif route.kind == "inbox":
             files = await self._files.keep(message)
-            await off_loop(self._inbox.add, [self._inbox_item(message, route.project, files)])
+            await off_loop(
+                self._inbox.add,
+                [inbox_item(message, route.project, files, channel=self._settings.channel_id)],
+            )
         elif route.kind == "content_hidden" and not self._told_content_hidden:
             self._told_content_hidden = True
             log.warning(
@@ -534,26 +479,6 @@ class Watcher:
         )
         if thread_id and str(thread_id) != self._settings.channel_id:
             self._cursors.watch(str(thread_id), parent_id=self._settings.channel_id, start=None)
-
-    def _inbox_item(
-        self,
-        message: dict[str, Any],
-        project: str | None,
-        attachments: Sequence[Mapping[str, Any]] = (),
-    ) -> InboxItem:
-        author = message.get("author") or {}
-        channel_id = str(message["channel_id"])
-        return InboxItem(
-            message_id=str(message["id"]),
-            channel_id=channel_id,
-            thread_id=None if channel_id == self._settings.channel_id else channel_id,
-            author_id=str(author.get("id") or ""),
-            author=_name(author),
-            content=text_of(message),
-            timestamp=str(message.get("timestamp") or ""),
-            project=project,
-            attachments=tuple(dict(a) for a in attachments),  # the owner's files, kept locally
-        )
 
     async def _refuse(self, channel_id: str, message_id: str, user_id: str) -> None:
         log.warning("refused a command from %s in %s", user_id, channel_id)
@@ -582,18 +507,3 @@ class Watcher:
         self._parents[thread_id] = self._settings.channel_id
         self._cursors.watch(thread_id, parent_id=self._settings.channel_id, start=None)
         await self._cursors.flush()
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """Where one message goes: ``ignore``, ``refuse`` (a stranger's command),
-    ``channel_command``, ``thread_command``, ``job``, ``inbox`` (for ``project``), or
-    ``content_hidden`` (an owner's message whose text Discord withheld)."""
-
-    kind: str
-    command: Command | None = None
-    project: str | None = None
-
-
-def _name(author: dict[str, Any]) -> str:
-    return str(author.get("global_name") or author.get("username") or author.get("id") or "?")
