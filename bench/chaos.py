@@ -366,11 +366,13 @@ def unreported_corrupt(home: Path) -> tuple[int, int]:
 
 
 def same_question_at_once(emulator: RunningEmulator, servers: int) -> int:
-    """Cards posted when ``servers`` processes ask one question at the same moment."""
+    """Cards posted when ``servers`` processes of one agent session ask one question at the
+    same moment (a client that starts its server twice, a retry racing the first call)."""
     owner = Owner(emulator)
     with tempfile.TemporaryDirectory() as home:
         env = _env(emulator, Path(home), DISCORD_MCP_GATEWAY="off")
         env["DISCORD_MCP_MAX_BLOCK_SECONDS"] = "0.5"
+        env["CLAUDE_CODE_SESSION_ID"] = "chaos-one-session"
         peers = [Server(env) for _ in range(servers)]
         barrier = threading.Barrier(servers)
         arguments = {"question": "All at once?", "options": ["Yes", "No"]}

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dotenv import dotenv_values
 
@@ -23,6 +24,9 @@ from discord_mcp.decisions.reminder_policy import (
 )
 from discord_mcp.errors import ConfigError
 from discord_mcp.i18n import CHOICES
+
+if TYPE_CHECKING:
+    from discord_mcp.decisions.model import Decision
 
 DEFAULT_API_BASE = "https://discord.com/api/v10"
 DEFAULT_POLL_INTERVAL_S = 5.0
@@ -66,7 +70,10 @@ class Settings:
         token: the bot token, without the ``Bot `` prefix.
         channel_id: the default channel for questions and notifications.
         owner_ids: the Discord user ids allowed to answer decisions and command runs.
-        project_name: names threads and scopes decisions (default: the working directory's name).
+        project_name: names threads and cards (default: the working directory's name).
+        project_key: what identifies the project: ``name:<PROJECT_NAME>`` when that is set,
+            else the working directory's resolved path, so two repositories that share a
+            directory name (``ws1/app``, ``ws2/app``) never share answers.
         home: the state directory (decisions, inbox, spool, logs).
         poll_interval: seconds between REST polls when no gateway event arrives.
         api_base: Discord's REST base URL, ending in ``/api/v10``.
@@ -108,6 +115,18 @@ class Settings:
     approval_wait_seconds: float = DEFAULT_APPROVAL_WAIT_S
     in_run: bool = False
     language: str = "auto"
+    project_key: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.project_key:  # built by hand (tests, tools): the directory identifies it
+            object.__setattr__(self, "project_key", project_key_for(None, self.project_dir))
+
+    def owns(self, decision: Decision) -> bool:
+        """Whether ``decision`` was asked in this project (the same key; a decision written
+        before keys existed is matched by the project's name)."""
+        if decision.project_key:
+            return decision.project_key == self.project_key
+        return decision.project == self.project_name
 
     @classmethod
     def from_env(
@@ -203,6 +222,16 @@ def _file_roots(env: Mapping[str, str]) -> tuple[Path, ...]:
     return roots
 
 
+def project_key_for(name: str | None, directory: Path) -> str:
+    """A project's identity (:attr:`Settings.project_key`)."""
+    if name:
+        return f"name:{name}"
+    try:
+        return str(directory.resolve())
+    except (OSError, RuntimeError):
+        return str(directory.absolute())
+
+
 def _get(env: Mapping[str, str], name: str) -> str:
     return env.get(name, "").strip()
 
@@ -211,7 +240,8 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
     token = parse_token(_get(env, "DISCORD_BOT_TOKEN"))
     channel_id = _snowflake(env, "DISCORD_CHANNEL_ID", "the channel where questions are posted")
     owner_ids = _owner_ids(env)
-    project = _get(env, "PROJECT_NAME") or cwd.name or "project"
+    named = _get(env, "PROJECT_NAME")
+    project = named or cwd.name or "project"
     if len(project) > 60:
         raise ConfigError(
             "PROJECT_NAME", f"is {len(project)} characters long", "Use at most 60 characters"
@@ -226,6 +256,7 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
     thread_id = None
     if _get(env, "DISCORD_THREAD_ID"):
         thread_id = _snowflake(env, "DISCORD_THREAD_ID", "the thread to talk in")
+    channel_mode(env)  # refused here, at start, rather than silently taken as off
     gateway_mode = _get(env, "DISCORD_MCP_GATEWAY").lower() or "auto"
     if gateway_mode not in GATEWAY_MODES:
         raise ConfigError(
@@ -241,7 +272,7 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
         reminders=_reminders(env),
         tmux_nudge=_flag(env, "DISCORD_MCP_TMUX_NUDGE"),
         approval_wait_seconds=approval_wait,
-        in_run=_get(env, "DISCORD_MCP_RUN") == "1",
+        in_run=_flag(env, "DISCORD_MCP_RUN"),
         gateway=gateway_mode,
         thread_id=thread_id,
         token=token,
@@ -255,6 +286,7 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
         max_block_seconds=max_block,
         project_dir=cwd,
         file_roots=_file_roots(env),
+        project_key=project_key_for(named or None, cwd),
     )
 
 
@@ -384,14 +416,44 @@ _FALSE = frozenset({"", "0", "false", "no", "off"})
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:
-    raw = _get(env, name)
-    if raw.lower() in _TRUE:
+    return parse_flag(name, _get(env, name))
+
+
+def parse_flag(name: str, raw: str) -> bool:
+    """A yes-or-no setting: 1/0, true/false, yes/no, on/off in any case (empty is no).
+
+    Raises:
+        ConfigError: anything else, naming the variable.
+    """
+    word = raw.strip().lower()
+    if word in _TRUE:
         return True
-    if raw.lower() in _FALSE:
+    if word in _FALSE:
         return False
     raise ConfigError(
-        name, f"is not a yes or no ({describe_value(raw)})", "Use 1 to turn it on, 0 to turn it off"
+        name,
+        f"is not a yes or no ({describe_value(raw)})",
+        "Use 1, true, yes or on to turn it on; 0, false, no or off to turn it off",
     )
+
+
+def channel_mode(env: Mapping[str, str]) -> bool | None:
+    """``DISCORD_MCP_CHANNEL``: True (on), False (off) or None (auto, the default).
+
+    Raises:
+        ConfigError: neither a yes-or-no nor auto.
+    """
+    raw = env.get("DISCORD_MCP_CHANNEL", "").strip()
+    if raw.lower() in ("", "auto"):
+        return None
+    try:
+        return parse_flag("DISCORD_MCP_CHANNEL", raw)
+    except ConfigError:
+        raise ConfigError(
+            "DISCORD_MCP_CHANNEL",
+            f"is not on, off or auto ({describe_value(raw)})",
+            "Use on (1, true, yes), off (0, false, no) or auto (the default)",
+        ) from None
 
 
 def _url(env: Mapping[str, str], name: str, default: str, schemes: tuple[str, ...]) -> str:

@@ -15,3 +15,8 @@ the asking CLI tolerates; when the bound runs out the agent is told that no one 
 the tool was not run, never that the owner refused, and the approval stays open: a late Allow
 is recorded and, for a ``discord-watch`` run, resumes the session with the news.
 """
+
+from discord_mcp.approvals.kind import APPROVAL
+from discord_mcp.decisions import kinds as _kinds
+
+_kinds.register(APPROVAL)

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from discord_mcp import i18n
+from discord_mcp.approvals.request import rule_words
 from discord_mcp.decisions.cards import CARD_LIMIT, NO, YES
 from discord_mcp.decisions.model import Decision
 
@@ -143,8 +144,10 @@ def _header(decision: Decision) -> list[str]:
 
 
 def _session_rule(decision: Decision) -> str:
+    """What "Allow for this session" covers, worded from the stored rule itself (the matcher's
+    own source, :func:`~discord_mcp.approvals.request.rule_words`), never from a label."""
     lang = decision.language
-    label = action_of(decision).get("rule_label")
+    label = rule_words(str(action_of(decision).get("rule") or ""), lang)
     if not label:
         return i18n.text(lang, "approval.rule_this_request")
     return i18n.text(lang, "approval.rule_session", rule=label)

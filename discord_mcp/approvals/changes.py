@@ -5,6 +5,10 @@ Claude Code's ``Write``, ``Edit`` and ``MultiEdit``, Gemini CLI's ``write_file``
 now is read from disk (relative paths against the agent's working directory, at most
 :data:`MAX_READ` bytes) so the diff shows the change in context; a file that cannot be read is
 treated as empty and said so. Reading is blocking: call :func:`file_change` off the event loop.
+
+Diffs are computed only for inputs up to :data:`MAX_DIFF` characters (a diff of a 35 MB write
+would cost seconds and hundreds of megabytes); a larger change shows the start of what it
+writes, and says so.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ from pathlib import Path
 from typing import Any
 
 MAX_READ = 1_000_000
+MAX_DIFF = 1_000_000
+"""Larger new content (or edits) is shown in part instead of as a diff."""
+_SHOWN_LINES = 80
+_SHOWN_CHARS = 8000
 WRITE_TOOLS = frozenset({"Write", "write_file"})
 EDIT_TOOLS = frozenset({"Edit", "replace"})
 MULTI_EDIT_TOOLS = frozenset({"MultiEdit"})
@@ -41,6 +49,8 @@ def file_change(tool: str, arguments: Mapping[str, Any], cwd: str) -> FileChange
         return None
     if tool in WRITE_TOOLS:
         content = _string(arguments, "content") or ""
+        if len(content) > MAX_DIFF:
+            return FileChange("Write a file", path, _start(path, content))
         before, note = _read(path, cwd)
         title = "Write a file" if before or note else "Create a file"
         return FileChange(title, path, _diff(path, before, content, note))
@@ -50,6 +60,12 @@ def file_change(tool: str, arguments: Mapping[str, Any], cwd: str) -> FileChange
         edits = [e for e in arguments["edits"] if isinstance(e, Mapping)]
     else:
         return None
+    size = sum(
+        len(_string(e, "old_string") or "") + len(_string(e, "new_string") or "") for e in edits
+    )
+    if size > MAX_DIFF or len(edits) > 1000:
+        text = "\n".join(_string(e, "new_string") or "" for e in edits[:20])
+        return FileChange("Edit a file", path, _start(path, text, what="edits"))
     before, note = _read(path, cwd)
     after = before
     missing = 0
@@ -79,7 +95,8 @@ def _patch(arguments: Mapping[str, Any]) -> FileChange | None:
     files = _PATCH_FILE.findall(patch)
     paths = ", ".join(dict.fromkeys(path.strip() for _, path in files)) or "(files in the patch)"
     risks = ("deletes a file",) if any(kind == "Delete" for kind, _ in files) else ()
-    return FileChange("Apply a patch", paths, patch.strip("\n"), risks)
+    shown = patch if len(patch) <= MAX_DIFF else patch[:MAX_DIFF]
+    return FileChange("Apply a patch", paths, shown.strip("\n"), risks)
 
 
 def _string(arguments: Mapping[str, Any], *keys: str) -> str | None:
@@ -108,6 +125,16 @@ def _read(path: str, cwd: str) -> tuple[str, str | None]:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError:
         return "", "the file is binary; the diff treats it as empty"
+
+
+def _start(path: str, text: str, *, what: str = "new content") -> str:
+    """The first lines of a change too large to diff, as additions, with a note."""
+    head = text[:_SHOWN_CHARS].splitlines()[:_SHOWN_LINES]
+    note = (
+        f"# the {what} is {len(text):,} characters, too large to compare with the file; "
+        f"its first {len(head)} lines:"
+    )
+    return "\n".join([note, f"+++ b/{path.lstrip('/')}", *(f"+{line}" for line in head)])
 
 
 def _diff(path: str, before: str, after: str, note: str | None) -> str:

@@ -1,10 +1,11 @@
 """Judging what someone did on an approval card: allow, deny, unclear, or not allowed.
 
 Pure functions, like :mod:`discord_mcp.decisions.answers` (whose :class:`Verdict` and refusal
-they share): only owners resolve; a stranger is recorded and told once. A reply is read with
-the answer parser against two options, so ``yes``/``no`` work in English, Korean, Japanese and
-Chinese; a text reply that denies is passed to the agent as the reason. An unclear reply gets a
-short hint (at most :data:`MAX_HINTS` times), and is never taken as an answer.
+they share): only owners resolve; a stranger is recorded and told once. A reply is read by
+:mod:`~discord_mcp.approvals.replies` (an explicit allow with nothing against it, or a
+refusal); a text reply that denies is passed to the agent as the reason. An unclear reply gets
+a short hint (at most :data:`MAX_HINTS` times), and is never taken as an answer. Which card of
+a thread a reply is for is :mod:`~discord_mcp.decisions.routing`'s call.
 """
 
 from __future__ import annotations
@@ -18,18 +19,18 @@ from discord_mcp.approvals.cards import (
     ALLOW_SESSION,
     DENY,
     DENY_NOTE,
-    OPTIONS,
     REACTIONS,
 )
+from discord_mcp.approvals.replies import read_reply
 from discord_mcp.decisions.answers import (
     CONTENT_HIDDEN,
     IGNORE,
     Verdict,
     content_hint,
+    owner_words,
     refuse,
 )
 from discord_mcp.decisions.model import Decision, Via, utc_now
-from discord_mcp.decisions.parser import parse_answer
 
 MAX_HINTS = 2
 
@@ -97,11 +98,11 @@ def judge_message(decision: Decision, message: dict[str, Any], owner_ids: Set[st
             {"notices": (*decision.notices, CONTENT_HIDDEN)},
             content_hint(decision.language),
         )
-    parsed = parse_answer(text, OPTIONS)
-    if parsed.kind == "option" and parsed.selected_index == 0:
+    reading = read_reply(owner_words(text))
+    if reading.verdict == "allow":
         return allowed(user_id, username, "text")
-    if parsed.kind == "option" and parsed.selected_index == 1:
-        return denied(user_id, username, "text", text)
+    if reading.verdict == "deny":
+        return denied(user_id, username, "text", owner_words(text) or text)
     if decision.clarifications >= MAX_HINTS:
         return IGNORE
     return Verdict(

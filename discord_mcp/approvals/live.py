@@ -1,27 +1,28 @@
 """A click on an approval card, answered by whichever process holds the gateway.
 
-Called from :func:`discord_mcp.decisions.live.answer_click` once the clicked card turned out to
-be an approval; returns the interaction callback Discord needs within 3 seconds: the card
-showing the outcome (type 7), the note modal (type 9), or a private refusal (type 4).
+Called through the approval :class:`~discord_mcp.approvals.kind.ApprovalKind` once the clicked
+card turned out to be an approval; returns the interaction callback Discord needs within 3
+seconds: the card showing the outcome (type 7), the note modal (type 9), or a private refusal
+(type 4).
 """
 
 from __future__ import annotations
 
-import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from discord_mcp import i18n
 from discord_mcp.approvals.cards import note_modal, note_text, render_final
 from discord_mcp.approvals.judging import judge_click
-from discord_mcp.decisions.interactive import ephemeral, update_card
+from discord_mcp.decisions.clicks import settle_click
 from discord_mcp.decisions.model import Decision
-from discord_mcp.decisions.service import DecisionService
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from discord_mcp.decisions.kinds import ClickHost
+
+MODAL_SUBMIT = 5
 
 
 async def answer_approval_click(
-    service: DecisionService,
+    host: ClickHost,
     decision: Decision,
     data: dict[str, Any],
     part: str,
@@ -29,12 +30,11 @@ async def answer_approval_click(
     username: str,
 ) -> dict[str, Any]:
     """The callback body for a click on (or the note modal of) an approval card."""
-    owners = service.owners(decision)
-    lang = decision.language
+    owners = host.owners(decision)
     payload = data.get("data") or {}
     if part == "note" and user_id in owners:
         return note_modal(decision.id, decision.question, decision.language)
-    if data.get("type") == 5:
+    if data.get("type") == MODAL_SUBMIT:
         part = "modal"
     verdict = judge_click(
         decision,
@@ -44,21 +44,11 @@ async def answer_approval_click(
         part=part if part in ("allow", "session", "deny", "modal") else "unknown",
         note=note_text(payload) if part == "modal" else None,
     )
-    if verdict.kind == "refuse":
-        attempt = verdict.changes["refused"][-1]
-        await service.store.aupdate(
-            decision.id, lambda current: current.replace(refused=(*current.refused, attempt))
-        )
-        owners_text = ", ".join(f"<@{o}>" for o in sorted(owners))
-        return ephemeral(i18n.text(lang, "approval.refused_click", owners=owners_text))
-    if verdict.kind != "resolve":
-        return ephemeral(i18n.text(lang, "approval.no_answer"))
-    stored, won = await service.store.afinish(decision.id, **verdict.changes)
-    if not won:
-        who = stored.answered_by_name or i18n.text(lang, "card.the_owner")
-        return ephemeral(
-            i18n.text(lang, "live.already_answered", choice=stored.selected_option, who=who)
-        )
-    log.info("approval %s answered %s via %s", stored.id, stored.answer, stored.via)
-    service.notify_waiters(stored.id)
-    return update_card(render_final(stored))
+    return await settle_click(
+        host,
+        decision,
+        verdict,
+        refused="approval.refused_click",
+        render=render_final,
+        no_answer="approval.no_answer",
+    )

@@ -1,36 +1,65 @@
-"""Answers an approval request may already have: a session rule, or an unused late Allow.
+"""Answers an approval request may already have: a session rule, a late Allow, or the Allow
+of the same call's first ask.
 
-All come from earlier approvals in the store (no separate rule file): an approval answered
-"Allow for this session" is a rule for later requests of the same CLI session that its rule
-covers (:func:`~discord_mcp.approvals.request.rule_matches`); an approval allowed after its
-agent had stopped waiting lets the next identical request of that session run once; and, for
-Codex, an Allow given in the last :data:`RECENT_S` seconds answers the same call asked again
-(the same command in the same session: Codex's second ask for one call). Blocking
-(it reads every decision file): call these off the event loop.
+All come from earlier approvals of the same CLI session in the store (no separate rule file):
+
+- ``rule``: an approval answered "Allow for this session" covers later requests its rule
+  covers (:func:`~discord_mcp.approvals.request.rule_matches`), or, when it has no rule,
+  the same request again (the same tool doing the same thing);
+- ``late``: an Allow given after its agent had stopped waiting lets the next identical
+  request run, once;
+- ``second ask``: Codex asks twice for a call that must leave its sandbox: its
+  ``PreToolUse`` (which carries the call's ``tool_use_id``), then its ``PermissionRequest``
+  for the same call (which carries only the turn's ``turn_id``). The Allow handed to the
+  first ask answers the second, once: same session, same turn, same command, and only an
+  Allow that was handed to a ``PreToolUse``. A call's ``PermissionRequest`` always follows
+  its own ``PreToolUse`` (which asked the owner, or was answered by a rule or a late Allow,
+  or let a read-only command through, which leaves no Allow to take), so a second call, even
+  with the same text in the same turn, has an Allow of its own to use or asks; no Allow
+  answers two calls.
+
+Blocking (it reads this session's decision files): call these off the event loop. Files
+larger than :data:`FILE_LIMIT` (written before inputs were bounded) are skipped.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
-from discord_mcp.approvals.request import SHELL_TOOLS, ToolRequest, rule_matches
+from discord_mcp.approvals.request import ToolRequest, rule_matches
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
 
-RECENT_S = 120.0
-"""An Allow answers the same call again for this long (Codex asks twice for a command that must
-leave its sandbox: its ``PreToolUse``, then its ``PermissionRequest``)."""
+FILE_LIMIT = 1024 * 1024
+"""Approval files are at most a few dozen kilobytes; a larger one is from before inputs were
+bounded, and reading it would cost every hook its size in memory."""
+FIRST_ASK = "PreToolUse"
+SECOND_ASK = "PermissionRequest"
 
 
 @dataclass(frozen=True, slots=True)
 class Precedent:
     """An earlier approval that answers a request: ``rule`` (for this session), ``late`` (an
-    Allow after its agent stopped waiting) or ``recent`` (the same call, just allowed)."""
+    Allow after its agent stopped waiting) or ``second ask`` (Codex's second ask for the call
+    the Allow was handed to)."""
 
-    how: Literal["rule", "late", "recent"]
+    how: Literal["rule", "late", "second ask"]
     decision: Decision
+
+
+def session_approvals(store: DecisionStore, request: ToolRequest) -> list[Decision]:
+    """This CLI session's approvals, oldest first (only their files are parsed)."""
+    if not request.session_id:
+        return []
+    marker = json.dumps(request.session_id, ensure_ascii=False).encode()
+    return [
+        decision
+        for decision in store.all(max_bytes=FILE_LIMIT, containing=marker)
+        if _same_session(decision, request)
+    ]
 
 
 def _same_session(decision: Decision, request: ToolRequest) -> bool:
@@ -43,63 +72,89 @@ def _same_session(decision: Decision, request: ToolRequest) -> bool:
     )
 
 
-def precedent(
-    store: DecisionStore, request: ToolRequest, now: datetime | None = None
-) -> Precedent | None:
+def precedent(store: DecisionStore, request: ToolRequest) -> Precedent | None:
     """The newest earlier approval that answers ``request`` without asking, if any."""
     fingerprint = request.fingerprint()
-    now = now or datetime.now(UTC)
-    command = describe_command(request)
-    for decision in reversed(store.all()):
-        if not _same_session(decision, request):
-            continue
+    subject = request.subject()
+    for decision in reversed(session_approvals(store, request)):
         if decision.status != "answered" or decision.answer != "allow":
             continue
         approval = decision.approval or {}
-        same = approval.get("fingerprint") == fingerprint
         if decision.scope == "session":
             rule = str((approval.get("action") or {}).get("rule") or "")
-            if rule_matches(rule, request) if rule else same:
+            if rule_matches(rule, request) if rule else approval.get("subject") == subject:
                 return Precedent("rule", decision)
-        if decision.gave_up_at and not decision.delivered and same:
-            return Precedent("late", decision)
-        if (
-            not decision.gave_up_at
-            and decision.answered_at
-            and (same or _same_command(decision, command))
-        ):
-            answered = datetime.fromisoformat(decision.answered_at)
-            if timedelta(0) <= now - answered <= timedelta(seconds=RECENT_S):
-                return Precedent("recent", decision)
+        if decision.gave_up_at and not decision.delivered:
+            if approval.get("fingerprint") == fingerprint:
+                return Precedent("late", decision)
+        elif _first_ask_of(decision, request, subject):
+            return Precedent("second ask", decision)
     return None
 
 
-def describe_command(request: ToolRequest) -> str | None:
-    """The shell command a request runs, if it runs one."""
-    if request.tool_name not in SHELL_TOOLS:
-        return None
-    value = request.tool_input.get("command", request.tool_input.get("cmd"))
-    return value if isinstance(value, str) else None
+def _first_ask_of(decision: Decision, request: ToolRequest, subject: str) -> bool:
+    """Whether ``decision``'s Allow was handed to the first ask of the call ``request`` asks
+    about a second time (see the module doc)."""
+    if request.client != "codex" or request.event != SECOND_ASK or not request.turn_id:
+        return False
+    approval = decision.approval or {}
+    handed = approval.get("handed_to") or {}
+    return (
+        decision.delivered
+        and not approval.get("second_ask_used")
+        and handed.get("event") == FIRST_ASK
+        and handed.get("turn_id") == request.turn_id
+        and approval.get("subject") == subject
+    )
 
 
-def _same_command(decision: Decision, command: str | None) -> bool:
-    action = (decision.approval or {}).get("action") or {}
-    return command is not None and action.get("command") == command
+def handed_to(request: ToolRequest) -> dict[str, Any]:
+    """The call an Allow was handed to, as recorded on its approval."""
+    return {"event": request.event, "turn_id": request.turn_id, "tool_use_id": request.tool_use_id}
 
 
-def consume_late(store: DecisionStore, decision_id: str) -> bool:
-    """Use up a late Allow (it answers one retry). True if this call used it."""
+def use(store: DecisionStore, found: Precedent, request: ToolRequest) -> bool:
+    """Use up a one-time precedent for ``request`` (a compare-and-set: of two calls at once,
+    one gets it). True if this call may run on it; a rule is never used up."""
+    if found.how == "rule":
+        return True
 
-    def use(current: Decision) -> Decision | None:
-        return None if current.delivered else current.replace(delivered=True)
+    def change(current: Decision) -> Decision | None:
+        approval = dict(current.approval or {})
+        if found.how == "late":
+            if current.delivered:
+                return None
+            approval["handed_to"] = handed_to(request)
+            return current.replace(delivered=True, approval=approval)
+        if approval.get("second_ask_used"):
+            return None
+        approval["second_ask_used"] = True
+        return current.replace(approval=approval)
 
-    _, written = store.update(decision_id, use)
+    _, written = store.update(found.decision.id, change)
     return written
 
 
-def session_thread(store: DecisionStore, request: ToolRequest, project: str) -> str | None:
-    """The thread where this session's approvals are asked, once it has one."""
-    for decision in reversed(store.all()):
-        if decision.project == project and decision.thread_id and _same_session(decision, request):
+def record_handed(store: DecisionStore, decision_id: str, request: ToolRequest) -> Decision:
+    """Record which call the owner's Allow was handed to (its second ask may use it)."""
+
+    def change(current: Decision) -> Decision | None:
+        approval = dict(current.approval or {})
+        if approval.get("handed_to"):
+            return None
+        approval["handed_to"] = handed_to(request)
+        return current.replace(approval=approval)
+
+    stored, _ = store.update(decision_id, change)
+    return stored
+
+
+def session_thread(
+    store: DecisionStore, request: ToolRequest, owns: Callable[[Decision], bool]
+) -> str | None:
+    """The thread where this session's approvals are asked, once it has one (``owns``: the
+    decision belongs to this project)."""
+    for decision in reversed(session_approvals(store, request)):
+        if owns(decision) and decision.thread_id:
             return decision.thread_id
     return None

@@ -2,11 +2,13 @@
 
 :meth:`ApprovalService.decide` is what every route calls (the ``approve`` tool and the hooks):
 
-1. a session rule or an unused late Allow answers at once (:mod:`~discord_mcp.approvals.rules`);
+1. a session rule, an unused late Allow, or the Allow of the same call's first ask (Codex asks
+   twice for one call) answers at once (:mod:`~discord_mcp.approvals.rules`);
 2. otherwise the request becomes an approval in the decision store, posted as a card in the
    asking session's thread: the run's thread (``DISCORD_THREAD_ID``), the thread of this
-   session's earlier approvals, or a new one. The same request asked again while pending (a
-   retry, a second route) reuses it;
+   session's earlier approvals, or a new one. The same request asked again while pending
+   reuses it when no other call is waiting on it (a retry after the asker gave up or died,
+   or the same call asking again): one card's "Allow once" never answers two calls at once;
 3. the wait is the decision service's bounded wait (polling, live events, the file watched);
 4. when the bound runs out the approval is marked ``gave_up_at`` (still pending: a late answer
    counts) and the agent is told that no one answered and the tool was not run.
@@ -24,19 +26,26 @@ from typing import Literal
 from discord_mcp import i18n
 from discord_mcp.approvals import cards
 from discord_mcp.approvals.request import ToolRequest, describe
-from discord_mcp.approvals.rules import consume_late, precedent, session_thread
+from discord_mcp.approvals.rules import (
+    FILE_LIMIT,
+    precedent,
+    record_handed,
+    session_thread,
+    use,
+)
 from discord_mcp.config import Settings
 from discord_mcp.decisions import kinds
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
 from discord_mcp.decisions.service import DecisionService, Progress
 from discord_mcp.errors import DiscordError, NotFound, Unauthorized
 from discord_mcp.state.files import off_loop
+from discord_mcp.state.leases import lease_alive
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)
 
-How = Literal["owner", "rule", "late", "recent", "timeout", "elsewhere"]
+How = Literal["owner", "rule", "late", "second ask", "timeout", "elsewhere"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +53,9 @@ class Outcome:
     """The answer for the asking CLI.
 
     ``behavior``: run the tool or not. ``message``: for a denial, the reason the agent reads.
-    ``how``: the owner answered, a session rule or a late Allow did, no one answered in time
-    (``timeout``), or it was answered elsewhere (at the terminal).
+    ``how``: the owner answered, a session rule, a late Allow or the first ask's Allow did
+    (``second ask``), no one answered in time (``timeout``), or it was answered elsewhere
+    (at the terminal).
     """
 
     behavior: Literal["allow", "deny"]
@@ -96,9 +106,7 @@ class ApprovalService:
         """
         store = self._decisions.store
         found = await off_loop(precedent, store, request)
-        if found is not None and (
-            found.how != "late" or await off_loop(consume_late, store, found.decision.id)
-        ):
+        if found is not None and await off_loop(use, store, found, request):
             log.info(
                 "approval for %s answered by %s %s", request.tool_name, found.how, found.decision.id
             )
@@ -125,6 +133,8 @@ class ApprovalService:
             decision = await self.give_up(decision)
         if decision.is_final:
             decision = await self._decisions.mark_delivered(decision)
+            if decision.status == "answered" and decision.answer == "allow":
+                decision = await off_loop(record_handed, store, decision.id, request)
         return outcome_of(decision)
 
     async def _race(
@@ -150,7 +160,7 @@ class ApprovalService:
         action = await off_loop(describe, request)
         thread_id, channel_id, guild_id = "", settings.channel_id, ""
         asked_in = settings.thread_id or await off_loop(
-            session_thread, self._decisions.store, request, settings.project_name
+            session_thread, self._decisions.store, request, settings.owns
         )
         if asked_in:
             poster = self._decisions.poster
@@ -183,11 +193,31 @@ class ApprovalService:
             kind="approval",
             approval=approval,
             language=language,
+            project_key=settings.project_key,
         )
         fingerprint = request.fingerprint()
-        existing = await self._decisions.store.acreate_unless_pending(
-            draft,
-            lambda d: d.kind == "approval" and (d.approval or {}).get("fingerprint") == fingerprint,
+        store = self._decisions.store
+
+        def reusable(pending: Decision) -> bool:
+            """The same request of the same session, in the same thread, asked again while
+            no other call waits on it (its Allow would answer that call too)."""
+            stored = pending.approval or {}
+            if (
+                pending.kind != "approval"
+                or stored.get("fingerprint") != fingerprint
+                or not settings.owns(pending)
+                or (thread_id and pending.thread_id != thread_id)
+            ):
+                return False
+            if request.tool_use_id and stored.get("tool_use_id") == request.tool_use_id:
+                return True  # the same call, asking again
+            if store.waited_on(pending.id):
+                return False
+            asker = pending.asker_lease
+            return asker == self._lease or not lease_alive(store.home, asker)
+
+        existing = await store.acreate_unless_pending(
+            draft, reusable, max_bytes=FILE_LIMIT, containing=fingerprint.encode()
         )
         if existing is None:
             return await self._decisions.poster.post(draft, fresh=True)
@@ -195,6 +225,13 @@ class ApprovalService:
             return await self._decisions.poster.post(existing, fresh=False)
         if existing.gave_up_at:  # asked again: waiting again
             existing = await self._show_pending(existing, gave_up_at=None, wait_seconds=max_wait)
+        if self._lease and existing.asker_lease != self._lease:
+            existing, _ = await store.aupdate(
+                existing.id,
+                lambda current: (
+                    current.replace(asker_lease=self._lease) if not current.is_final else None
+                ),
+            )
         return existing
 
     async def give_up(self, decision: Decision) -> Decision:

@@ -67,11 +67,11 @@ Send = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 def channel_wanted(environ: Mapping[str, str], parent_argv: Sequence[str] | None) -> bool:
     """Whether this server runs in channel mode (see the module doc)."""
-    mode = environ.get("DISCORD_MCP_CHANNEL", "auto").strip().lower() or "auto"
-    if mode in ("on", "1", "true", "yes"):
-        return True
-    if mode != "auto":
-        return False
+    from discord_mcp.config import channel_mode
+
+    mode = channel_mode(environ)
+    if mode is not None:
+        return mode
     argv = list(parent_argv or ())
     for index, arg in enumerate(argv):
         flag, _, inline = arg.partition("=")
@@ -193,9 +193,7 @@ class ChannelPush:
         threads = {self._settings.thread_id} if self._settings.thread_id else set()
         with contextlib.suppress(OSError):
             for decision in self._decisions.all():
-                if decision.session == self._label and decision.project == (
-                    self._settings.project_name
-                ):
+                if decision.session == self._label and self._settings.owns(decision):
                     threads.add(decision.thread_id)
         return threads
 

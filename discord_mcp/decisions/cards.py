@@ -29,13 +29,15 @@ MAX_OPTION_LENGTH = 100
 def reaction_emojis(options: Sequence[str]) -> tuple[str, ...]:
     """The reaction for each option, in option order.
 
-    Two options get ✅ and ❌, placed where a typed "yes" and "no" would land (["Reject",
-    "Approve"] gets ❌, ✅); three to ten get keycaps; others none.
+    Two options that are a yes and a no get ✅ and ❌, placed where a typed "yes" and "no" would
+    land (["Reject", "Approve"] gets ❌, ✅); any other two to ten get keycaps (a ✅ on "Delete
+    them" would read as "yes, delete"); others none.
     """
     if len(options) == 2:
-        yes_index, _no_index = yes_no_targets(options)
-        return (NO, YES) if yes_index == 1 else (YES, NO)
-    if 3 <= len(options) <= len(KEYCAPS):
+        yes_index, no_index = yes_no_targets(options)
+        if yes_index is not None and no_index is not None:
+            return (NO, YES) if yes_index == 1 else (YES, NO)
+    if 2 <= len(options) <= len(KEYCAPS):
         return KEYCAPS[: len(options)]
     return ()
 

@@ -25,6 +25,7 @@ _REASONS = frozenset(
         "out_of_range",
         "yes_no_unmapped",
         "question",
+        "retracted",
         "deferred",
         "unsure",
         "negated",

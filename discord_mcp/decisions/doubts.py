@@ -6,7 +6,10 @@ while a clarifying question costs one message, so these are vetoes, never select
 
 - **A question** ("delete the old branches? no!", "B吗", "2番ですか"): nothing is chosen.
 - **A deferral** ("wait", "not yet", "나중에", "後で", "等一下") or **a hedge** ("maybe", "아마",
-  "たぶん", "也许"): nothing is chosen.
+  "たぶん", "也许"): nothing is chosen. **A hold** ("보류", "保留", "暂缓") is a deferral too,
+  except that it is the no itself on a card whose options are a yes and a no.
+- **A retraction** ("just kidding", "nvm", "changed my mind", "농담", "やっぱり", "当我没说"):
+  the reply takes back what it said; nothing is chosen.
 - **A negation** points at the option named after it in the same clause ("don't delete them",
   "不要B"), or, when none follows, at the one before it ("B 하지 마", "Bはだめ", "B不行");
   ``negations_after`` words look backwards first ("B 말고 A" refuses B). A negation with no
@@ -29,7 +32,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from discord_mcp.decisions.lexicon import WORDS, fold, split_words
+from discord_mcp.decisions.lexicon import WORDS, fold, phrase_pattern, split_words
 
 _ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789'")
 _CLAUSE_CHARS = re.compile(r"[,;.!?:\n、。…()\[\]]")
@@ -37,23 +40,15 @@ _TOKEN = re.compile(r"(?<![a-z0-9'])([b-hj-z]|[0-9]{1,3})(?![a-z0-9'])")
 _LETTERS = "abcdefghijklmnopqrstuvwxy"
 
 
-def _phrases(words: Iterable[str]) -> re.Pattern[str] | None:
-    """One pattern for folded phrases: longest first, ASCII ends on word boundaries."""
-    parts = []
-    for phrase in sorted({fold(w) for w in words} - {""}, key=len, reverse=True):
-        head = "(?<![a-z0-9'])" if phrase[0] in _ASCII_WORD else ""
-        tail = "(?![a-z0-9'])" if phrase[-1] in _ASCII_WORD else ""
-        parts.append(head + re.escape(phrase) + tail)
-    return re.compile("|".join(parts)) if parts else None
-
-
-_NEGATION = _phrases(WORDS.negations_before | WORDS.negations_after)
+_NEGATION = phrase_pattern(WORDS.negations_before | WORDS.negations_after)
 _AFTER = {fold(w) for w in WORDS.negations_after} - {fold(w) for w in WORDS.negations_before}
-_HARMLESS = _phrases(WORDS.not_negations)
-_DEFERRAL = _phrases(WORDS.deferrals)
-_HEDGE = _phrases(WORDS.hedges)
-_QUESTION = _phrases(WORDS.questions)
-_CLAUSE_WORDS = _phrases(WORDS.separators | WORDS.connectives)
+_HARMLESS = phrase_pattern(WORDS.not_negations)
+_DEFERRAL = phrase_pattern(WORDS.deferrals)
+_HOLD = phrase_pattern(WORDS.holds)
+_RETRACTION = phrase_pattern(WORDS.retractions)
+_HEDGE = phrase_pattern(WORDS.hedges)
+_QUESTION = phrase_pattern(WORDS.questions)
+_CLAUSE_WORDS = phrase_pattern(WORDS.separators | WORDS.connectives)
 
 
 def text_pattern(folded: str) -> re.Pattern[str] | None:
@@ -86,6 +81,8 @@ class Doubts:
     Attributes:
         question: the reply asks something.
         deferred: it asks to wait.
+        held: it puts the choice on hold (a no, when that is what picked the option).
+        retracted: it takes back what it said.
         unsure: it hedges.
         negated: options a negation points at.
         loose: a negation points at no option.
@@ -94,6 +91,8 @@ class Doubts:
 
     question: bool = False
     deferred: bool = False
+    held: bool = False
+    retracted: bool = False
     unsure: bool = False
     negated: frozenset[int] = frozenset()
     loose: bool = False
@@ -104,7 +103,9 @@ class Doubts:
         read from a no word ("no", "안 돼"), so a negation without an option agrees with it."""
         if self.question:
             return "question"
-        if self.deferred:
+        if self.retracted:
+            return "retracted"
+        if self.deferred or (self.held and not said_no):
             return "deferred"
         if self.unsure:
             return "unsure"
@@ -117,8 +118,14 @@ class Doubts:
     @property
     def reason(self) -> str | None:
         """The clarifying reason for a reply that chose nothing, if a doubt explains it."""
-        if self.question or self.deferred or self.unsure:
-            return "question" if self.question else "deferred" if self.deferred else "unsure"
+        if self.question:
+            return "question"
+        if self.retracted:
+            return "retracted"
+        if self.deferred or self.held:
+            return "deferred"
+        if self.unsure:
+            return "unsure"
         return "negated" if self.negated or self.loose else None
 
 
@@ -202,6 +209,8 @@ def read_doubts(
     return Doubts(
         question=bool(outside(_finds(_QUESTION, t))),
         deferred=bool(outside(_finds(_DEFERRAL, t))),
+        held=bool(outside(_finds(_HOLD, t))),
+        retracted=bool(outside(_finds(_RETRACTION, t))),
         unsure=bool(outside(_finds(_HEDGE, t))),
         negated=frozenset(negated),
         loose=loose,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import tomllib
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from importlib.resources import files
 from typing import Any
@@ -31,6 +31,20 @@ def fold(text: str) -> str:
     text = _SKIN_TONES.sub("", text.translate(_DROP).translate(_QUOTES)).casefold()
     lines = (" ".join(line.split()) for line in text.splitlines())
     return "\n".join(line for line in lines if line)
+
+
+_ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789'")
+
+
+def phrase_pattern(words: Iterable[str]) -> re.Pattern[str] | None:
+    """One pattern for folded phrases, longest first; ASCII ends match on word boundaries only
+    ("no" is not in "know"), other scripts anywhere. None for no words."""
+    parts = []
+    for phrase in sorted({fold(w) for w in words} - {""}, key=len, reverse=True):
+        head = "(?<![a-z0-9'])" if phrase[0] in _ASCII_WORD else ""
+        tail = "(?![a-z0-9'])" if phrase[-1] in _ASCII_WORD else ""
+        parts.append(head + re.escape(phrase) + tail)
+    return re.compile("|".join(parts)) if parts else None
 
 
 def split_words(folded: str) -> list[str]:
@@ -60,6 +74,12 @@ class Lexicon:
     negations_after: frozenset[str] = frozenset()
     not_negations: frozenset[str] = frozenset()
     deferrals: frozenset[str] = frozenset()
+    holds: frozenset[str] = frozenset()
+    """"Put it on hold": no on a card whose options are a yes and a no, a deferral elsewhere."""
+    retractions: frozenset[str] = frozenset()
+    """"Just kidding", "never mind": whatever the reply said before is taken back."""
+    conditions: frozenset[str] = frozenset()
+    """"Only if", "unless": an approval cannot carry a condition, so the reply is unclear."""
     hedges: frozenset[str] = frozenset()
     questions: frozenset[str] = frozenset()
     ordinals: Mapping[str, int] = field(default_factory=dict)

@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from typing import Any
 
 from discord_mcp import i18n
-from discord_mcp.decisions import cards
-from discord_mcp.decisions.answers import judge_choice
-from discord_mcp.decisions.interactive import (
-    UPDATE_MESSAGE,
-    ephemeral,
-    modal_response,
-    modal_text,
-    parse_custom_id,
-    update_card,
-)
-from discord_mcp.decisions.model import Decision
+from discord_mcp.decisions import kinds
+from discord_mcp.decisions.clicks import already
+from discord_mcp.decisions.interactive import UPDATE_MESSAGE, ephemeral, parse_custom_id
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.errors import DecisionError, DiscordError, StateError
 from discord_mcp.transport.rest import RestClient
@@ -100,70 +91,16 @@ async def answer_click(service: DecisionService, data: dict[str, Any]) -> dict[s
         decision = service.store.load(click.decision_id)
     except (DecisionError, StateError):
         return ephemeral(i18n.text(_language(data), "live.unknown"))
-    owners = service.owners(decision)
     if decision.is_final:
-        return ephemeral(_already(decision))
-    if decision.kind == "approval":
-        from discord_mcp.approvals.live import answer_approval_click
-
-        return await answer_approval_click(service, decision, data, click.part, user_id, username)
-    payload = data.get("data") or {}
-    if data.get("type") == 5:  # modal submit
-        verdict = judge_choice(
-            decision,
-            user_id,
-            username,
-            owners,
-            via="modal",
-            index=None,
-            text=modal_text(payload),
-        )
-    elif click.part == "other":
-        if user_id in owners:
-            return modal_response(decision.id, decision.question, decision.language)
-        verdict = judge_choice(decision, user_id, username, owners, via="button", index=None)
-    elif click.part == "select":
-        values = payload.get("values") or []
-        index = int(values[0]) if values and str(values[0]).isdigit() else None
-        verdict = judge_choice(decision, user_id, username, owners, via="select", index=index)
-    else:
-        verdict = judge_choice(decision, user_id, username, owners, via="button", index=click.index)
-    if verdict.kind == "refuse":
-        attempt = verdict.changes["refused"][-1]
-        await service.store.aupdate(
-            decision.id,
-            lambda current: current.replace(refused=(*current.refused, attempt)),
-        )
-        return ephemeral(i18n.text(decision.language, "live.refused", owners=_mentions(owners)))
-    if verdict.kind != "resolve":
-        return ephemeral(i18n.text(decision.language, "live.no_answer"))
-    stored, won = await service.store.afinish(decision.id, **verdict.changes)
-    if not won:
-        return ephemeral(_already(stored))
-    log.info("decision %s answered via %s", stored.id, stored.via)
-    service.notify_waiters(stored.id)
-    return update_card(cards.render_final(stored))
-
-
-def _mentions(owners: Iterable[str]) -> str:
-    return ", ".join(f"<@{o}>" for o in sorted(owners))
+        return ephemeral(already(decision))
+    try:
+        kind = kinds.of(decision)
+    except StateError:
+        return ephemeral(i18n.text(_language(data), "live.unknown"))
+    return await kind.answer_click(service, decision, data, click.part, user_id, username)
 
 
 def _language(interaction: dict[str, Any]) -> str:
     """The clicker's Discord app language (``ko``, ``zh-CN``...), for a decision unknown here."""
     language = str(interaction.get("locale") or "").split("-")[0].lower()
     return language if i18n.is_language(language) else i18n.FALLBACK
-
-
-def _already(decision: Decision) -> str:
-    """What a click on a card that is already final gets (privately)."""
-    lang = decision.language
-    who = decision.answered_by_name or i18n.text(lang, "card.the_owner")
-    if decision.kind == "approval" and decision.status == "answered":
-        return i18n.text(lang, "live.already_answered", choice=decision.selected_option, who=who)
-    if decision.status == "answered":
-        chosen = (decision.selected_option or decision.answer or "")[:200]
-        return i18n.text(lang, "live.already_answered", choice=f"“{chosen}”", who=who)
-    return i18n.text(
-        lang, "live.already_final", status=i18n.text(lang, f"status.{decision.status}")
-    )

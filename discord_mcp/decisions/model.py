@@ -139,6 +139,10 @@ class Decision:
     run's): once it is final and shown, and nothing else is open there, the thread is archived
     (:mod:`discord_mcp.decisions.threads`). Added in format 1 without a bump: a file without it
     never has its thread archived."""
+    project_key: str | None = None
+    """The asking project's identity (:attr:`discord_mcp.config.Settings.project_key`): its
+    resolved directory, or ``name:<PROJECT_NAME>``. None in files written before it existed
+    (they are matched by ``project``)."""
     version: int = field(default=FORMAT_VERSION)
 
     @property

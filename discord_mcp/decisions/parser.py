@@ -18,8 +18,10 @@ than none: when unsure, the reply is ``unclear`` and the owner is asked again. F
    followed by prose is not a choice ("a bit later", "I need 2 more days"). If the
    explanation itself starts with another choice ("A, B", "A, or maybe B") the reply is
    ``ambiguous``. Out-of-range labels match nothing.
-4. **Yes/no words** (:data:`YES_WORDS`, :data:`NO_WORDS`), mapped by :func:`yes_no_targets`.
-   A reply mixing yes and no is ``ambiguous``; an explanation naming a different option is too.
+4. **Yes/no words** (:data:`YES_WORDS`, :data:`NO_WORDS`, and hold words as a no), mapped by
+   :func:`yes_no_targets`: only on a card whose options are a yes and a no (else
+   ``yes_no_unmapped``). A reply mixing yes and no is ``ambiguous``; an explanation naming a
+   different option is too.
 5. **Containment**: a unique option whose text (>= 3 characters, whole words for ASCII) occurs in
    the reply and is not preceded by a negation ("don't use SQLite"), else a unique option that
    contains the reply (>= 3 characters, from a word start for ASCII): ``option_text_partial``.
@@ -68,7 +70,7 @@ class ParsedAnswer:
         reason: why, for logs and the clarifying question: ``letter``, ``number``, ``ordinal``,
             ``option_text``, ``option_text_partial``, ``yes``, ``no``, ``no_options``,
             ``empty``, ``ambiguous``, ``out_of_range``, ``yes_no_unmapped``, ``no_match``, or
-            a doubt: ``question``, ``deferred``, ``unsure``, ``negated``.
+            a doubt: ``question``, ``retracted``, ``deferred``, ``unsure``, ``negated``.
     """
 
     kind: Literal["option", "free_text", "unclear"]
@@ -101,7 +103,7 @@ def _match_word(t: str, pos: int, table: dict[str, tuple[str, ...]]) -> int:
 
 
 _YES = _table(YES_WORDS)
-_NO = _table(NO_WORDS)
+_NO = _table(NO_WORDS | WORDS.holds)
 _FILLER = _table(WORDS.filler)
 _SEP_WORDS = _table(WORDS.separators)
 _TAIL_WORDS = WORDS.choice_tails | WORDS.filler
@@ -110,7 +112,7 @@ _CHOICE_TAILS_ASCII_YES = _table(_TAIL_WORDS | YES_WORDS)
 _LEADERS = _table(WORDS.connectives | WORDS.separators)
 _YES_LEAD = _table(YES_WORDS | WORDS.filler)
 _ANY_ANSWER_WORD = _table(
-    WORDS.connectives | WORDS.separators | YES_WORDS | NO_WORDS | WORDS.filler
+    WORDS.connectives | WORDS.separators | YES_WORDS | NO_WORDS | WORDS.holds | WORDS.filler
 )
 _SEP_CHARS = frozenset(",.!;:)-–—…/\n、。·]】」>(")
 _TIGHT_SEPS = frozenset(".,:-/")  # "2.5", "2,000", "2:30", "2-3", "a/b" are not choices
@@ -261,25 +263,20 @@ def _polarity(option: str) -> str | None:
 
 
 def yes_no_targets(options: Sequence[str]) -> tuple[int | None, int | None]:
-    """The option indexes a plain "yes" and a plain "no" select, or None.
+    """The option indexes a plain "yes" and a plain "no" select, or (None, None).
 
-    By meaning first: an option that itself means yes ("Yes", "Approve", "OK", "네") takes
-    "yes", one that means no ("No", "Reject", "Cancel") takes "no", when exactly one option has
-    that meaning. With exactly two options, an option without meaning takes the polarity its
-    partner lacks ("No" / "Ship now": yes -> "Ship now"), and two options without a distinct
-    meaning follow the card: yes -> the first, no -> the second.
+    Only on a card whose options are themselves a yes and a no: exactly one option means yes
+    ("Yes", "Approve", "Proceed", "Allow", "네", "はい", "是") and exactly one means no ("No",
+    "Cancel", "Deny", "아니요", "いいえ", "不"). Anywhere else a plain yes or no picks nothing
+    (the owner is asked which option): with "Delete the branches?" and the options "Keep
+    them" / "Delete them", "no" must never pick "Delete them" by its place on the card.
     """
     polarities = [_polarity(option) for option in options]
     yes = [i for i, p in enumerate(polarities) if p == "yes"]
     no = [i for i, p in enumerate(polarities) if p == "no"]
-    if len(options) == 2:
-        if len(yes) == 1 and len(no) == 1:
-            return yes[0], no[0]
-        if len(yes) + len(no) == 1:
-            single = (yes or no)[0]
-            return (single, 1 - single) if yes else (1 - single, single)
-        return 0, 1
-    return (yes[0] if len(yes) == 1 else None), (no[0] if len(no) == 1 else None)
+    if len(yes) == 1 and len(no) == 1:
+        return yes[0], no[0]
+    return None, None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,10 @@
 """Reading a decision's thread: replies and reactions judged once, whichever way they arrive.
 
-The same judgement (:mod:`~discord_mcp.decisions.answers`) serves REST polling and live gateway
-events. Storing a verdict is also its claim: a message another process (or an earlier poll)
-already judged is skipped, so no reply is posted twice and no answer applied twice.
+The same judgement (each card's kind, :mod:`~discord_mcp.decisions.kinds`) serves REST polling
+and live gateway events; a message that another card of the thread may be meant for is judged
+against all of them (:mod:`~discord_mcp.decisions.routing`). Storing a verdict is also its
+claim: a message another process (or an earlier poll) already judged is skipped, so no reply is
+posted twice and no answer applied twice.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from typing import Any
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions import kinds
-from discord_mcp.decisions.answers import Verdict
+from discord_mcp.decisions.answers import IGNORE, Verdict
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.posting import Poster
+from discord_mcp.decisions.routing import reference, route
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.wire import Message
@@ -90,7 +93,18 @@ class ThreadReader:
         message_id = str(message.get("id") or "0")
         if decision.handled(message_id):
             return decision
-        verdict = kinds.judge_message(decision, message, self.owners(decision))
+        alone = kinds.judge_message(decision, message, self.owners(decision))
+        if alone.kind == "ignore" and not reference(message):
+            return await self._apply(decision, alone, message_id=message_id, advance=advance)
+        # It may be for another card of the thread: judge it against all of them, and apply
+        # every card's verdict (each once, by whichever process comes first).
+        others = await self._store.ain_thread(decision.thread_id)
+        cards = [d for d in others if d.id != decision.id] + [decision]
+        verdicts = route(message, cards, self.owners)
+        for other in cards[:-1]:
+            if other.id in verdicts and verdicts[other.id].kind != "ignore":
+                await self._apply(other, verdicts[other.id], message_id=message_id, advance=False)
+        verdict = verdicts.get(decision.id, IGNORE)
         return await self._apply(decision, verdict, message_id=message_id, advance=advance)
 
     async def _poll_reactions(self, decision: Decision, card: Message) -> Decision:

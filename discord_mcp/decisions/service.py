@@ -189,11 +189,22 @@ class DecisionService:
             asker_lease=self._lease,
             language=i18n.choose(self._settings.language, q.question),
             from_run=self._settings.in_run,
+            project_key=self._settings.project_key,
         )
-        project = self._settings.project_name
-        existing = await self._store.acreate_unless_pending(
-            draft, lambda d: d.project == project and same_question(d, q)
-        )
+        settings = self._settings
+
+        def same(d: Decision) -> bool:
+            """A retry of this session's question in the same place, never another session's
+            or thread's question that happens to read the same."""
+            return (
+                d.kind == "question"
+                and settings.owns(d)
+                and d.session == q.session
+                and (not asked_in or d.thread_id == thread_id)
+                and same_question(d, q)
+            )
+
+        existing = await self._store.acreate_unless_pending(draft, same)
         if existing is not None:
             if not existing.card_message_id:
                 existing = await self.poster.post(existing, fresh=False)
@@ -541,7 +552,7 @@ class DecisionService:
         found: list[Decision] = []
         recent = datetime.now(UTC) - timedelta(days=RESHOW_FINAL_DAYS)
         for decision in await self._store.aall():
-            if not all_projects and decision.project != self._settings.project_name:
+            if not all_projects and not self._settings.owns(decision):
                 continue
             if decision.is_final:
                 answered = decision.answered_at or decision.asked_at

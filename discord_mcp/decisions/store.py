@@ -46,6 +46,9 @@ class DecisionStore:
     def __init__(self, home: Path) -> None:
         self.home = home
         self.directory = home / "decisions"
+        self._decoded: dict[str, tuple[tuple[int, int, int], Decision]] = {}
+        """Decisions read by :meth:`all`, by id, with the stamp of the file they came from: an
+        unchanged file is not parsed again (a decision is read often, written rarely)."""
 
     def path(self, decision_id: str) -> Path:
         """Where a decision's file lives.
@@ -65,17 +68,23 @@ class DecisionStore:
             write_json(path, decision.to_json())
 
     def create_unless_pending(
-        self, draft: Decision, same: Callable[[Decision], bool]
+        self,
+        draft: Decision,
+        same: Callable[[Decision], bool],
+        *,
+        max_bytes: int | None = None,
+        containing: bytes | None = None,
     ) -> Decision | None:
         """Create ``draft`` unless a pending decision for which ``same`` holds exists already.
 
         Returns that existing decision, or None when ``draft`` was created. Atomic across
         processes: of several processes asking the same question at once, one creates it and
-        the others get it back.
+        the others get it back. ``max_bytes`` and ``containing`` narrow the files read (see
+        :meth:`all`).
         """
         ensure_dir(self.directory)
         with locked(self.directory / ".ask"):
-            for existing in self.all():
+            for existing in self.all(max_bytes=max_bytes, containing=containing):
                 if existing.status == "pending" and same(existing):
                     return existing
             self.create(draft)
@@ -140,6 +149,15 @@ class DecisionStore:
         path = self.path(decision_id)
         return acquire_shared(path.with_name(path.name + ".wait"))
 
+    def waited_on(self, decision_id: str) -> bool:
+        """Whether a call is waiting on this decision right now."""
+        path = self.path(decision_id)
+        probe = try_exclusive(path.with_name(path.name + ".wait"))
+        if probe is None:
+            return True
+        probe.release()
+        return False
+
     def try_posting(self, decision_id: str) -> Hold | None:
         """Claim the posting of this decision's card; None while another process posts it."""
         path = self.path(decision_id)
@@ -197,9 +215,16 @@ class DecisionStore:
         await off_loop(self.create, decision)
 
     async def acreate_unless_pending(
-        self, draft: Decision, same: Callable[[Decision], bool]
+        self,
+        draft: Decision,
+        same: Callable[[Decision], bool],
+        *,
+        max_bytes: int | None = None,
+        containing: bytes | None = None,
     ) -> Decision | None:
-        return await off_loop(self.create_unless_pending, draft, same)
+        return await off_loop(
+            self.create_unless_pending, draft, same, max_bytes=max_bytes, containing=containing
+        )
 
     async def adiscard(self, decision_id: str) -> None:
         await off_loop(self.discard, decision_id)
@@ -223,23 +248,58 @@ class DecisionStore:
     async def aall(self) -> list[Decision]:
         return await off_loop(self.all)
 
+    async def ain_thread(self, thread_id: str) -> list[Decision]:
+        return await off_loop(self.in_thread, thread_id)
+
     # ---- reading ----------------------------------------------------------------------------
 
-    def all(self) -> list[Decision]:
-        """Every readable decision, oldest first. Unreadable files are moved aside and logged."""
+    def all(
+        self, *, max_bytes: int | None = None, containing: bytes | None = None
+    ) -> list[Decision]:
+        """Every readable decision, oldest first. Unreadable files are moved aside and logged.
+
+        ``max_bytes``: skip files larger than this (left alone). ``containing``: files whose
+        text lacks these bytes may be left out without being parsed (a cheap filter before
+        JSON, such as a session id; callers still check what they read).
+        """
         if not self.directory.is_dir():
             return []
         found: list[Decision] = []
         for name in sorted(os.listdir(self.directory)):
             if not name.endswith(".json") or not _ID.match(name[:-5]):
                 continue
+            decision_id = name[:-5]
+            stamp = self.stamp(decision_id)
+            if stamp is not None and max_bytes is not None and stamp[2] > max_bytes:
+                log.info("%s is larger than %d bytes: skipped", name, max_bytes)
+                continue
+            cached = self._decoded.get(decision_id)
+            if cached is not None and stamp is not None and cached[0] == stamp:
+                found.append(cached[1])
+                continue
+            if containing is not None and not self._contains(decision_id, containing):
+                continue
             try:
-                found.append(self.load(name[:-5]))
+                decision = self.load(decision_id)
             except (StateCorrupt, StateError) as exc:
                 log.error("%s", exc)
+                continue
             except DecisionNotFound:
                 continue  # removed between listing and reading
+            if stamp is not None and self.stamp(decision_id) == stamp:
+                self._decoded[decision_id] = (stamp, decision)
+            found.append(decision)
         return found
+
+    def in_thread(self, thread_id: str) -> list[Decision]:
+        """Every decision asked in one thread (any status), oldest first."""
+        return [d for d in self.all() if thread_id and d.thread_id == thread_id]
+
+    def _contains(self, decision_id: str, marker: bytes) -> bool:
+        try:
+            return marker in self.path(decision_id).read_bytes()
+        except FileNotFoundError:
+            return False
 
     def stamp(self, decision_id: str) -> tuple[int, int, int] | None:
         """A cheap fingerprint of the file; it changes whenever the file is rewritten.

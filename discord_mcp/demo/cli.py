@@ -148,7 +148,7 @@ def _run(args: argparse.Namespace, folder: Path) -> int:
     project.mkdir()
     try:
         running = start_in_thread(args.host, args.port)
-    except (OSError, RuntimeError) as exc:
+    except (OSError, RuntimeError, ValueError) as exc:
         sys.stderr.write(f"discord-mcp demo: cannot start on {args.host}:{args.port}: {exc}\n")
         return 1
     with running:

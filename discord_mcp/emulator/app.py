@@ -1,4 +1,5 @@
-"""The emulator as an ASGI app: Discord REST v10 under ``/api/v10``, the gateway websocket at
+"""The emulator as an ASGI app (behind ``outside.py``'s guard against other sites): Discord
+REST v10 under ``/api/v10``, the gateway websocket at
 ``/gateway`` (``gateway.py``), the control API under ``/_emulator`` (its live feed in
 ``feed.py``), attachments' bytes under ``/attachments`` and ``/media/attachments``
 (``media.py``), and the owner's page at ``/`` (``page/``).
@@ -24,7 +25,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from discord_mcp.emulator import errors
+from discord_mcp.emulator import errors, json_body
 from discord_mcp.emulator.calls import Call, Reply, RestRoute
 from discord_mcp.emulator.config import EmulatorConfig, Exchange
 from discord_mcp.emulator.control import control_routes
@@ -37,6 +38,7 @@ from discord_mcp.emulator.feed import feed_routes
 from discord_mcp.emulator.gateway import GATEWAY_PATH, Gateway
 from discord_mcp.emulator.interactions import InteractionDesk
 from discord_mcp.emulator.media import media_routes
+from discord_mcp.emulator.outside import OutsideGuard
 from discord_mcp.emulator.page import page_routes
 from discord_mcp.emulator.ratelimit import (
     ROUTE_LIMITS,
@@ -111,7 +113,7 @@ class Emulator:
             stats=self.gateway_stats,
         )
         self.gateway = Gateway(self.state, self.sessions, self.config, lambda: self.limiter.scale)
-        self.app = Starlette(
+        self.routes = Starlette(
             routes=[
                 WebSocketRoute(GATEWAY_PATH, self.gateway),
                 WebSocketRoute(GATEWAY_PATH + "/", self.gateway),
@@ -130,9 +132,12 @@ class Emulator:
                     + command_routes(self.state),
                 ),
                 *media_routes(self.state),
-                *page_routes(),
+                *page_routes(self.config.control_token),
             ]
         )
+        self.guard = OutsideGuard(self.routes, token=self.config.control_token)
+        self.app = self.guard
+        """The ASGI application: the routes behind :class:`OutsideGuard` (``outside.py``)."""
 
     @property
     def token(self) -> str:
@@ -144,6 +149,7 @@ class Emulator:
         data["rest_invalid_requests"] = self.limiter.invalid_count()
         data["cloudflare_banned"] = self.limiter.banned()
         data["cloudflare_ban_remaining"] = round(self.limiter.ban_remaining(), 3)
+        data["outside_refused"] = self.guard.refused
         return data
 
     def fault_state(self) -> dict[str, Any]:
@@ -340,7 +346,7 @@ def _parse_json(body: bytes) -> Any | None:
     if not body:
         return None
     try:
-        return json.loads(body)
+        return json_body.loads(body)
     except ValueError:
         return None
 
@@ -360,6 +366,6 @@ def _body_for(content_type: str, body: bytes) -> Form:
             "'multipart/form-data'}.",
         )
     try:
-        return Form(json.loads(body), [])
+        return Form(json_body.loads(body), [])
     except ValueError:
         raise errors.invalid_json() from None

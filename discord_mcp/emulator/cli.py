@@ -11,8 +11,15 @@ import signal
 import sys
 import threading
 from types import FrameType
+from urllib.parse import quote
 
-from discord_mcp.emulator.config import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOKEN
+from discord_mcp.emulator.config import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    DEFAULT_TOKEN,
+    MAX_RATE_LIMIT_SCALE,
+)
+from discord_mcp.emulator.outside import is_loopback
 from discord_mcp.emulator.server import RunningEmulator, start_in_thread
 
 
@@ -21,8 +28,10 @@ def _positive(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be greater than 0")
+    if not 0 < value <= MAX_RATE_LIMIT_SCALE:
+        raise argparse.ArgumentTypeError(
+            f"must be greater than 0 and at most {MAX_RATE_LIMIT_SCALE:g}"
+        )
     return value
 
 
@@ -50,6 +59,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--token", default=DEFAULT_TOKEN, help="the bot token it accepts")
     parser.add_argument(
+        "--control-token",
+        default=None,
+        help=(
+            "a secret every control request and the owner's page must carry (Authorization: "
+            "Bearer ..., or ?token= in the page's address); required with a --host beyond "
+            "loopback"
+        ),
+    )
+    parser.add_argument(
         "--rate-limit-scale",
         type=_positive,
         default=1.0,
@@ -59,9 +77,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _banner(running: RunningEmulator) -> str:
+    page = f"{running.base_url}/"
+    if running.control_token:
+        page += "?token=" + quote(running.control_token, safe="")
     return "\n".join(
         [
-            f"Open {running.base_url}/ : the owner's page (see and answer as Discord's people)",
+            f"Open {page} : the owner's page (see and answer as Discord's people)",
             f"discord-mcp emulator: a local Discord at {running.base_url}",
             f"  REST API:     {running.api_base}",
             f"  gateway:      {running.gateway_url}",
@@ -93,9 +114,22 @@ def main(argv: list[str]) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # --help, or a usage error already explained on stderr
         return exc.code if isinstance(exc.code, int) else 2
+    if not is_loopback(args.host):
+        _say(
+            f"discord-mcp emulator: warning: {args.host} is reachable from other machines, and "
+            "the control API has no authentication of its own: anyone who reaches it acts as "
+            "any user (the owner included)."
+        )
+        if not args.control_token:
+            _say("discord-mcp emulator: give --control-token <secret> to serve beyond loopback")
+            return 2
     try:
         running = start_in_thread(
-            args.host, args.port, token=args.token, rate_limit_scale=args.rate_limit_scale
+            args.host,
+            args.port,
+            token=args.token,
+            rate_limit_scale=args.rate_limit_scale,
+            control_token=args.control_token,
         )
     except (OSError, ValueError, RuntimeError) as exc:
         _say(f"discord-mcp emulator: cannot start on {args.host}:{args.port}: {exc}")

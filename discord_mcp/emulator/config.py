@@ -9,6 +9,9 @@ from typing import Any
 DEFAULT_TOKEN = "emulator-bot-token.not-a-real-discord-token"  # noqa: S105 (a fixed fake)
 """The bot token an emulator accepts unless told otherwise (``Authorization: Bot <token>``)."""
 
+MAX_RATE_LIMIT_SCALE = 1000.0
+"""The slowest rate limits: windows 1000 times Discord's (larger ones overflow the clocks)."""
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8800
 """The port ``discord-mcp emulator`` listens on by default; tests use port 0 (any free port)."""
@@ -74,6 +77,9 @@ class EmulatorConfig:
     - ``message_content_intent_enabled``: the Developer Portal's MESSAGE_CONTENT toggle. Off,
       an IDENTIFY asking for the intent is closed with 4014 and REST message reads withhold
       content as Discord does. Changeable at run time through ``POST /_emulator/faults``.
+    - ``control_token``: when set, every control request and the owner's page need it
+      (``Authorization: Bearer <token>``, or ``?token=`` on a GET; ``outside.py``). Required
+      to serve beyond loopback.
     """
 
     token: str = DEFAULT_TOKEN
@@ -89,12 +95,13 @@ class EmulatorConfig:
     identify_limit: int = 1000
     message_content_intent_enabled: bool = True
     active_thread_limit: int = 1000
+    control_token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.token or any(c.isspace() for c in self.token):
             raise ValueError("token must be a non-empty string without spaces")
-        if not self.rate_limit_scale > 0:
-            raise ValueError("rate_limit_scale must be greater than 0")
+        if not 0 < self.rate_limit_scale <= MAX_RATE_LIMIT_SCALE:
+            raise ValueError(f"rate_limit_scale must be > 0 and at most {MAX_RATE_LIMIT_SCALE:g}")
         if self.global_limit < 1 or self.invalid_request_limit < 1:
             raise ValueError("global_limit and invalid_request_limit must be at least 1")
         if not self.cloudflare_ban_seconds > 0:
@@ -105,5 +112,9 @@ class EmulatorConfig:
             raise ValueError("gateway_heartbeat_scale and gateway_resume_timeout must be > 0")
         if self.active_thread_limit < 1:
             raise ValueError("active_thread_limit must be at least 1")
+        if self.control_token is not None and (
+            len(self.control_token) < 8 or any(c.isspace() for c in self.control_token)
+        ):
+            raise ValueError("control_token must be at least 8 characters without spaces")
         if self.identify_limit < 0:
             raise ValueError("identify_limit must be 0 or more")

@@ -1,23 +1,30 @@
 """The control API under ``/_emulator``: act as Discord's users and script failures.
 
 This is a public contract for tests, benchmarks and people; paths and fields only grow. It
-needs no authentication (the emulator listens on localhost) and is not reachable under
-``/api/v10``. Any problem with a control request is a 400 ``{"error": "<sentence>"}``; when
+is not reachable under ``/api/v10``, and only from its own origin (``outside.py``): bodies are
+``application/json`` (415 otherwise), a browser's request from another site or origin is 403,
+and with a control token (required beyond loopback) every request carries ``Authorization:
+Bearer <token>`` (401 otherwise).
+
+Any problem with a control request is a 400 ``{"error": "<sentence>"}``; when
 Discord itself would refuse the action, ``"discord"`` carries Discord's error body too.
 
 - ``GET /_emulator/state``: ``{"guild", "channels" (threads and DM channels included), "users",
-  "stats",
-  "faults", "gateway_sessions", "bot_user_id", "owner_user_id", "channel_id", "roles",
-  "members", "bot_role_id", "bot_in_guild", "bot_permissions"}``. ``roles`` are role objects
-  (``@everyone``, whose id is the guild's, then the bot's role), ``members`` member objects
-  with their ``user`` (the guild's owner is ``guild.owner_id``, the ``owner`` user), and
-  ``bot_permissions`` maps every channel and thread id to the bot's effective permissions
-  there as a decimal string, as the REST routes enforce them. ``stats``
-  always has ``rest_requests``, ``rest_429``, ``gateway_identifies``, ``gateway_resumes``
-  (IDENTIFY and RESUME payloads received), ``gateway_connections_open``,
-  ``gateway_connections_total``, ``gateway_heartbeats``, ``gateway_dispatches``,
-  ``interactions_failed`` (and more counters). ``gateway_sessions`` lists ``{"session_id",
-  "intents", "seq", "connected", "shard"}`` for every live session (connected or resumable).
+  "stats", "faults", "gateway_sessions", "bot_user_id", "owner_user_id", "channel_id",
+  "roles", "members", "bot_role_id", "bot_in_guild", "bot_permissions", "binding"}``.
+  ``roles`` are role objects (``@everyone``, whose id is the guild's, then the bot's role),
+  ``members`` member objects with their ``user`` (the guild's owner is ``guild.owner_id``, the
+  ``owner`` user), and ``bot_permissions`` maps every channel and thread id to the bot's
+  effective permissions there as a decimal string, as the REST routes enforce them.
+  ``binding`` is ``{"host", "loopback": bool, "control_token": bool}``: where the emulator
+  listens, and whether it asks for a control token; ``GET /_emulator/binding`` answers it
+  without the token (``discord-mcp doctor`` reads it). ``stats`` always has
+  ``rest_requests``, ``rest_429``, ``gateway_identifies``, ``gateway_resumes`` (IDENTIFY and
+  RESUME payloads received), ``gateway_connections_open``, ``gateway_connections_total``,
+  ``gateway_heartbeats``, ``gateway_dispatches``, ``interactions_failed``,
+  ``outside_refused`` (requests ``outside.py`` refused), and more counters.
+  ``gateway_sessions`` lists ``{"session_id", "intents", "seq", "connected", "shard"}`` for
+  every live session (connected or resumable).
 - ``POST /_emulator/users`` ``{"username"}``: a new human member; answers the user (201).
 - ``POST /_emulator/users/{user_id}`` ``{"accepts_dms": bool}``: that user's privacy setting
   for direct messages from the bot (default true; false makes the bot's messages to their DM
@@ -71,7 +78,6 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -79,9 +85,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from discord_mcp.emulator import errors
+from discord_mcp.emulator import errors, json_body
+from discord_mcp.emulator.config import MAX_RATE_LIMIT_SCALE
 from discord_mcp.emulator.control_files import with_files
 from discord_mcp.emulator.faults import RouteFault
+from discord_mcp.emulator.outside import is_loopback
 from discord_mcp.emulator.rest import ROUTE_NAMES
 
 if TYPE_CHECKING:
@@ -109,7 +117,9 @@ def _fail(exc: ControlError) -> JSONResponse:
 async def _object(request: Request, allowed: set[str], required: set[str]) -> dict[str, Any]:
     raw = await request.body()
     try:
-        data = json.loads(raw) if raw else None
+        data = json_body.loads(raw) if raw else None
+    except json_body.Unreadable as exc:
+        raise ControlError(f"the body is refused: {exc}") from None
     except ValueError:
         raise ControlError("the body is not valid JSON") from None
     if not isinstance(data, dict):
@@ -158,8 +168,12 @@ def control_routes(emulator: Emulator) -> list[Route]:
                     channel.id: str(state.permissions_for(state.bot.id, channel))
                     for channel in state.channels.values()
                 },
+                "binding": _binding(emulator),
             }
         )
+
+    async def get_binding(request: Request) -> Response:
+        return JSONResponse(_binding(emulator))
 
     async def create_user(request: Request) -> Response:
         try:
@@ -251,6 +265,7 @@ def control_routes(emulator: Emulator) -> list[Route]:
 
     return [
         Route("/state", get_state, methods=["GET"]),
+        Route("/binding", get_binding, methods=["GET"]),
         Route("/users", create_user, methods=["POST"]),
         Route("/users/{user_id}", set_user, methods=["POST"]),
         Route("/channels/{channel_id}/messages", post_message, methods=["POST"]),
@@ -259,6 +274,15 @@ def control_routes(emulator: Emulator) -> list[Route]:
         Route("/faults", get_faults, methods=["GET"]),
         Route("/faults", set_faults, methods=["POST"]),
     ]
+
+
+def _binding(emulator: Emulator) -> dict[str, Any]:
+    host = emulator.guard.bound_host
+    return {
+        "host": host,
+        "loopback": is_loopback(host),
+        "control_token": emulator.guard.token is not None,
+    }
 
 
 _MESSAGE_FIELDS = {"author_id", "content", "message_reference", "attachments", "voice_message"}
@@ -296,6 +320,9 @@ _GATEWAY_KEYS = {
 }
 
 
+MAX_RETRY_AFTER = 86_400
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -305,8 +332,11 @@ def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
     if not data:
         raise ControlError(f"give at least one of {sorted(_FAULT_KEYS)}")
     scale = data.get("rate_limit_scale")
-    if scale is not None and not (_is_number(scale) and scale > 0):
-        raise ControlError("'rate_limit_scale' must be a number greater than 0")
+    if scale is not None and not (_is_number(scale) and 0 < scale <= MAX_RATE_LIMIT_SCALE):
+        raise ControlError(
+            "'rate_limit_scale' must be a number greater than 0 and at most "
+            f"{MAX_RATE_LIMIT_SCALE:g}"
+        )
     strict = data.get("strict_archived_threads")
     if strict is not None and not isinstance(strict, bool):
         raise ControlError("'strict_archived_threads' must be true or false")
@@ -415,8 +445,10 @@ def _route_fault(data: dict[str, Any]) -> RouteFault:
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ControlError("'count' must be an integer of at least 1")
     retry_after = data.get("retry_after")
-    if retry_after is not None and not (_is_number(retry_after) and retry_after >= 0):
-        raise ControlError("'retry_after' must be a number of seconds (0 or more)")
+    if retry_after is not None and not (
+        _is_number(retry_after) and 0 <= retry_after <= MAX_RETRY_AFTER
+    ):
+        raise ControlError(f"'retry_after' must be a number of seconds from 0 to {MAX_RETRY_AFTER}")
     flags = {key: data.get(key, False) for key in ("global", "cloudflare")}
     if any(not isinstance(value, bool) for value in flags.values()):
         raise ControlError("'global' and 'cloudflare' must be true or false")

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from discord_mcp.emulator import json_body
 from discord_mcp.emulator.config import EmulatorConfig
 from discord_mcp.emulator.guild import guild_create
 from discord_mcp.emulator.intents import GUILDS, KNOWN_INTENTS, MESSAGE_CONTENT
@@ -326,7 +327,7 @@ class Connection:
             self.close(4008, "Rate limited.")
             return
         try:
-            payload = json.loads(raw)
+            payload = json_body.loads(raw)
         except ValueError:
             payload = None
         if not isinstance(payload, dict) or not _is_int(payload.get("op")):

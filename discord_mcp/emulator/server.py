@@ -22,6 +22,7 @@ import uvicorn
 from discord_mcp.emulator.app import Emulator
 from discord_mcp.emulator.config import DEFAULT_HOST, EmulatorConfig
 from discord_mcp.emulator.feed import close_feeds
+from discord_mcp.emulator.outside import check_binding
 
 _START_TIMEOUT = 10.0
 _STOP_TIMEOUT = 5.0
@@ -43,6 +44,8 @@ class RunningEmulator:
         self.api_base = self.base_url + "/api/v10"
         self.gateway_url = self.base_url.replace("http://", "ws://", 1) + "/gateway"
         self.token = emulator.config.token
+        self.control_token = emulator.config.control_token
+        """What control requests must carry (``Authorization: Bearer ...``), or None."""
         state = emulator.state
         self.guild_id = state.guild.id
         self.channel_id = state.channel.id
@@ -81,9 +84,10 @@ class _Server(uvicorn.Server):
     :meth:`shutdown` waits only as long as connections actually take to close.
     """
 
-    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:
+    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None], feeds: object) -> None:
         super().__init__(config)
         self._on_ready = on_ready
+        self._feeds = feeds
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
 
@@ -118,7 +122,7 @@ class _Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for server in self.servers:
             server.close()
-        close_feeds(self.config.app)  # endless event streams end now, not at the timeout
+        close_feeds(self._feeds)  # endless event streams end now, not at the timeout
         for connection in list(self.server_state.connections):
             connection.shutdown()
         with contextlib.suppress(TimeoutError):
@@ -187,15 +191,18 @@ def start_in_thread(
     """Serve a new emulator from a background thread; returns once it accepts connections.
 
     ``options`` are :class:`EmulatorConfig` fields (``token``, ``rate_limit_scale``,
-    ``exchange_hook``...), applied over ``config``. Raises ``OSError`` if the port is taken
-    and ``RuntimeError`` if the server does not start within 10 seconds.
+    ``exchange_hook``, ``control_token``...), applied over ``config``. Raises ``OSError`` if
+    the port is taken, ``ValueError`` for an address beyond loopback without a
+    ``control_token``, and ``RuntimeError`` if the server does not start within 10 seconds.
     """
     emulator = Emulator(_config(config, options))
+    check_binding(host, emulator.config.control_token)
     sock = _bind(host, port)
+    emulator.guard.bound_host = host
     bound_port = sock.getsockname()[1]
     emulator.state.media_base = base_url(host, bound_port)
     ready = threading.Event()
-    server = _Server(_uvicorn_config(emulator), ready.set)
+    server = _Server(_uvicorn_config(emulator), ready.set, emulator.routes)
     failures: list[BaseException] = []
 
     def run() -> None:
@@ -237,10 +244,12 @@ async def serve(
     ``running.emulator`` (its state, limiter, faults) may be used directly from this loop.
     """
     emulator = Emulator(_config(config, options))
+    check_binding(host, emulator.config.control_token)
     sock = _bind(host, port)
+    emulator.guard.bound_host = host
     emulator.state.media_base = base_url(host, sock.getsockname()[1])
     ready = asyncio.Event()
-    server = _Server(_uvicorn_config(emulator), ready.set)
+    server = _Server(_uvicorn_config(emulator), ready.set, emulator.routes)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         ready_wait = asyncio.create_task(ready.wait())

@@ -22,14 +22,13 @@ The parser splits the body on its boundary itself, so a file's bytes come back e
 from __future__ import annotations
 
 import email.policy
-import json
 import re
 from dataclasses import dataclass
 from email.message import Message
 from email.parser import HeaderParser
 from typing import Any
 
-from discord_mcp.emulator import errors
+from discord_mcp.emulator import errors, json_body
 
 FILE_SIZE_MAX = 10 * 1024 * 1024
 REQUEST_SIZE_MAX = 25 * 1024 * 1024
@@ -108,7 +107,7 @@ def parse_form(content_type: str, body: bytes) -> Form:
 def _body(fields: dict[str, str]) -> Any | None:
     if "payload_json" in fields:
         try:
-            return json.loads(fields["payload_json"])
+            return json_body.loads(fields["payload_json"])
         except ValueError:
             raise errors.invalid_form(
                 ("payload_json",), "BASE_TYPE_INVALID_JSON", "Must be valid JSON."
@@ -122,7 +121,7 @@ def _body(fields: dict[str, str]) -> Any | None:
             body[name] = value
             continue
         try:
-            body[name] = json.loads(value)
+            body[name] = json_body.loads(value)
         except ValueError:
             body[name] = value
     return body

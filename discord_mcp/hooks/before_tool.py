@@ -84,6 +84,7 @@ def handle(
         session_id=str(payload.get("session_id") or ""),
         cwd=str(payload.get("cwd") or ""),
         route="hook",
+        event="BeforeTool",
     )
     settings = hook_settings(environ, options.env_file, request.cwd)
     configure_logging(settings)

@@ -57,6 +57,9 @@ def request_of(payload: Mapping[str, Any], client: str) -> ToolRequest:
         session_id=str(payload.get("session_id") or ""),
         cwd=str(payload.get("cwd") or ""),
         route="hook",
+        tool_use_id=str(payload.get("tool_use_id") or "") or None,
+        turn_id=str(payload.get("turn_id") or "") or None,
+        event=EVENT,
     )
 
 

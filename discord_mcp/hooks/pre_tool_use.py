@@ -15,7 +15,8 @@ that only reads, see :mod:`discord_mcp.approvals.readonly`, runs without asking)
 
 as "Command blocked by PreToolUse hook: <reason>", and no output as "go on". A call that also
 needs to leave the sandbox then raises Codex's ``PermissionRequest``, which the owner's Allow
-here already answers (:mod:`~discord_mcp.approvals.rules`: the same command, just allowed).
+here already answers, once (:mod:`~discord_mcp.approvals.rules`: the same command in the same
+turn, handed to this call's ``PreToolUse``).
 """
 
 from __future__ import annotations
@@ -91,6 +92,9 @@ def _decide(
         session_id=str(payload.get("session_id") or ""),
         cwd=str(payload.get("cwd") or ""),
         route="hook",
+        tool_use_id=str(payload.get("tool_use_id") or "") or None,
+        turn_id=str(payload.get("turn_id") or "") or None,
+        event="PreToolUse",
     )
     settings = hook_settings(environ, options.env_file, request.cwd)
     configure_logging(settings)

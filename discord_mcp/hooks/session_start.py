@@ -21,9 +21,10 @@ only, no Discord, and any failure means no output and exit 0, logged to the log 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.hooks.runner import HookOptions, quiet_settings
 from discord_mcp.hooks.sessions import answered_line, pending_line, session_decisions
@@ -32,14 +33,16 @@ from discord_mcp.state.leases import lease_alive
 log = logging.getLogger(__name__)
 
 
-def decide(store: DecisionStore, payload: Mapping[str, Any], project: str) -> dict[str, Any] | None:
+def decide(
+    store: DecisionStore, payload: Mapping[str, Any], owns: Callable[[Decision], bool]
+) -> dict[str, Any] | None:
     """The hook's answer (None: nothing to tell)."""
     own = {d.id for d in session_decisions(store, payload)}
     delivered, orphans = [], []
     for decision in store.all():
         if decision.kind != "question" or decision.from_run:
             continue
-        if decision.project != project and decision.id not in own:
+        if not owns(decision) and decision.id not in own:
             continue
         if decision.status == "answered" and not decision.delivered:
             if (stored := store.deliver_if_away(decision.id)) is not None:
@@ -72,7 +75,7 @@ def handle(
     if settings is None:
         return None
     try:
-        return decide(DecisionStore(settings.home), payload, settings.project_name)
+        return decide(DecisionStore(settings.home), payload, settings.owns)
     except Exception:  # never break the user's agent: it starts as it would without us
         log.exception("the session-start hook failed; starting without it")
         return None

@@ -3,8 +3,15 @@
 A file goes out only if, with every symlink resolved, it is a regular file inside the
 session's project directory (the server's working directory) or inside a directory the owner
 listed in ``DISCORD_MCP_FILE_ROOTS``; and never if it is inside the state directory or looks
-like a place secrets live (:data:`DENIED_NAMES`, :data:`DENIED_DIRS`), wherever it is. Text
-files are scanned like messages (:mod:`discord_mcp.outbound.redaction`) and sent redacted.
+like a place secrets live (:data:`DENIED_NAMES`, :data:`DENIED_DIRS`), wherever it is: every
+directory from the root (its own name included) down to the file is checked, and the
+directories above a root against :data:`CREDENTIAL_DIRS`. Text files are scanned like messages
+(:mod:`discord_mcp.outbound.redaction`) and sent redacted.
+
+The check and the read cannot be split by a swap: the file is opened from the checked root one
+directory at a time, never following a symlink (``openat`` with ``O_NOFOLLOW|O_DIRECTORY``, and
+``O_NOFOLLOW`` on the file), and the opened file must be the one checked (same device and
+inode), so a directory replaced by a symlink in between sends nothing.
 
 Discord's limits for a bot's message (reference: "Uploading Files" and "Create Message"): at
 most :data:`MAX_FILES` files, each at most :data:`MAX_FILE_BYTES` (the default upload limit; a
@@ -15,9 +22,11 @@ so they are refused here with the limits in the sentence.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import mimetypes
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +46,8 @@ DENIED_DIRS = frozenset(
     | {".gemini", ".password-store", ".terraform.d", "gcloud", "keyrings"}
 )
 """Directory names whose contents are never sent, wherever they are."""
+CREDENTIAL_DIRS = DENIED_DIRS - {".git", ".claude", ".codex", ".gemini"}
+"""The ones a root may not even be under (agents keep worktrees under the others)."""
 DENIED_NAMES = (
     ".env",
     ".env.*",
@@ -112,9 +123,13 @@ def prepare(paths: Sequence[str], policy: FilePolicy, known_secrets: Iterable[st
     described: list[dict[str, Any]] = []
     redacted: list[str] = []
     total = 0
-    for raw in paths:
-        path = check_path(raw, policy)
-        data = _read(path, raw)
+    for index, raw in enumerate(paths):
+        path, root = _checked(raw, policy)
+        data = _read(path, root, raw)
+        name = redact(path.name, secrets)
+        redacted.extend(
+            f"{kind} in file name (files[{index}])" for kind in dict.fromkeys(name.kinds)
+        )
         content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         text = _as_text(data)
         if text is not None:
@@ -122,7 +137,7 @@ def prepare(paths: Sequence[str], policy: FilePolicy, known_secrets: Iterable[st
             if clean.changed:
                 data = clean.text.encode("utf-8")
                 redacted.extend(
-                    f"{kind} in file {path.name}" for kind in dict.fromkeys(clean.kinds)
+                    f"{kind} in file {name.text}" for kind in dict.fromkeys(clean.kinds)
                 )
             if content_type == "application/octet-stream":
                 content_type = "text/plain"
@@ -132,11 +147,11 @@ def prepare(paths: Sequence[str], policy: FilePolicy, known_secrets: Iterable[st
                 f"the files add up to more than 25 MiB. {LIMITS}: send them in several "
                 "messages, or compress them"
             )
-        uploads.append(Upload(path.name, data, content_type))
+        uploads.append(Upload(name.text, data, content_type))
         described.append(
             {
                 "path": str(path),
-                "filename": path.name,
+                "filename": name.text,
                 "size": len(data),
                 "content_type": content_type,
             }
@@ -150,6 +165,13 @@ def check_path(raw: str, policy: FilePolicy) -> Path:
     Raises:
         FileRefused: with the reason.
     """
+    return _checked(raw, policy)[0]
+
+
+def _checked(raw: str, policy: FilePolicy) -> tuple[Path, Path]:
+    """The resolved path and the root it is inside."""
+    if "\0" in raw:
+        raise FileRefused(f"{raw!r}: a path cannot contain a NUL byte")
     given = Path(raw).expanduser()
     if not given.is_absolute():
         given = policy.project_dir / given
@@ -174,17 +196,24 @@ def check_path(raw: str, policy: FilePolicy) -> Path:
             "project (or from directories the owner lists in DISCORD_MCP_FILE_ROOTS). Copy it "
             "into the project first if the owner should see it"
         )
-    # The directories between the root and the file, as resolved and as the agent named them
-    # (a link named innocently may live in a denied directory, or point into one).
-    between = [*path.relative_to(root).parts[:-1], *_parts_below(given, policy.project_dir)]
+    # The directories from the root (its own name included) to the file, as resolved and as the
+    # agent named them (a link named innocently may live in a denied directory, or point into
+    # one), and the root's parents (a project inside ~/.ssh).
+    between = [
+        root.name,
+        *path.relative_to(root).parts[:-1],
+        *_parts_below(given, policy.project_dir),
+    ]
     denied = next((p for p in between if p.lower() in DENIED_DIRS), None)
+    if denied is None:
+        denied = next((p for p in root.parent.parts if p.lower() in CREDENTIAL_DIRS), None)
     if denied is not None:
         raise FileRefused(
             f"{raw}: files under {denied}/ hold keys or credentials and are never sent to Discord"
         )
     if not path.is_file():
         raise FileRefused(f"{raw} is not a regular file")
-    return path
+    return path, root
 
 
 def _parts_below(given: Path, project_dir: Path) -> tuple[str, ...]:
@@ -212,26 +241,49 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def _read(path: Path, raw: str) -> bytes:
+def _read(path: Path, root: Path, raw: str) -> bytes:
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
+        checked = path.stat()
+        if checked.st_size > MAX_FILE_BYTES:
             raise FileRefused(
-                f"{raw} is {size / 1024 / 1024:.1f} MiB. {LIMITS}: compress it, or send the "
-                "part that matters"
+                f"{raw} is {checked.st_size / 1024 / 1024:.1f} MiB. {LIMITS}: compress it, or "
+                "send the part that matters"
             )
-        with open(path, "rb", opener=_no_follow) as handle:
+        fd = _open_inside(root, path.relative_to(root).parts)
+        with os.fdopen(fd, "rb") as handle:
+            opened = os.fstat(handle.fileno())
+            if (opened.st_dev, opened.st_ino) != (checked.st_dev, checked.st_ino) or (
+                not stat.S_ISREG(opened.st_mode)
+            ):
+                raise FileRefused(f"{raw} changed while it was being sent; nothing was sent")
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise FileRefused(
+                f"{raw} changed while it was being sent (a symlink appeared); nothing was sent"
+            ) from None
         raise FileRefused(f"{raw} cannot be read ({exc.strerror or exc})") from None
     if len(data) > MAX_FILE_BYTES:
         raise FileRefused(f"{raw} is larger than 10 MiB. {LIMITS}")
     return data
 
 
-def _no_follow(path: str, flags: int) -> int:
-    # The path is already resolved; a symlink swapped in since then is not followed.
-    return os.open(path, flags | os.O_NOFOLLOW)
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_inside(root: Path, parts: Sequence[str]) -> int:
+    """The file at ``root/parts...``, opened one component at a time from ``root`` without
+    following any symlink (``O_NONBLOCK``: a FIFO swapped in does not hang the open)."""
+    fd = os.open(root, _DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            below = os.open(part, _DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        return os.open(parts[-1], flags, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _as_text(data: bytes) -> str | None:

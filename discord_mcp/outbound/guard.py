@@ -3,7 +3,8 @@ checked and read, and the note the tool result carries when something was change
 
 A tool calls :func:`scrub` on each text it will post and :func:`read_files` on the paths it was
 given (both before anything reaches Discord, so a refused file posts nothing), then
-:func:`noted` on its result.
+:func:`noted` on its result. What the REST choke point redacts on top (:mod:`.sending`: strings
+the tool did not write itself) while the call sends is reported into the same result.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from discord_mcp.config import Settings
 from discord_mcp.outbound.files import FilePolicy, Prepared, prepare
 from discord_mcp.outbound.redaction import redact, summary
+from discord_mcp.outbound.sending import reporting_to
 
 REDACTION_NOTE = (
     "Something that looked like a secret was replaced with [redacted: ...] before posting "
@@ -28,6 +30,10 @@ class Scrubber:
     def __init__(self, settings: Settings) -> None:
         self._known = (settings.token.reveal(),)
         self.redacted: list[str] = []
+        reporting_to(self._at_send)
+
+    def _at_send(self, found: list[str]) -> None:
+        self.redacted.extend(entry for entry in found if entry not in self.redacted)
 
     def text(self, where: str, text: str) -> str:
         """``text`` with its secrets replaced."""

@@ -12,12 +12,18 @@ The shapes are data (:data:`PATTERNS`): one row per kind, each a regular express
 careful, since code and prose are full of the word: it takes only a value assigned to a
 secret-sounding name, and leaves alone values that look like code (calls, references to
 variables or settings, templates) or placeholders (``***``, ``<your-password>``, ``changeme``).
-Besides the shapes, literal values the process knows to be secret (the bot token) are replaced
-wherever they appear.
+Besides the shapes, values the process knows to be secret (the bot token) are replaced wherever
+they appear, in the forms they hide in (:func:`_forms`): split over lines or with invisible
+characters (:data:`INVISIBLE`) between their characters, as hex, and as base64 (standard or
+URL-safe, padded or not). Inside a longer base64 text the token's bytes start at any offset: the
+characters that encode only its bytes are one of three strings, one per alignment (the bytes
+from the first, second or third byte on, in whole groups of three), and each is searched; at
+most two bytes at either end of the token survive, mixed into the characters around the mark.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import re
 from collections.abc import Iterable
@@ -116,6 +122,47 @@ _PLACEHOLDER = re.compile(
 )
 _REDACTED = "[redacted: {kind}]"
 
+_INVISIBLE_RANGES = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+INVISIBLE = frozenset(chr(c) for low, high in _INVISIBLE_RANGES for c in range(low, high + 1))
+"""Characters that show nothing: Unicode's format characters (category Cf: zero-width spaces
+and joiners, direction marks, the soft hyphen, tags), fillers and variation selectors."""
+_GAP = (
+    "(?:[\\s"
+    + "".join(
+        re.escape(chr(low)) + ("-" + re.escape(chr(high)) if high > low else "")
+        for low, high in _INVISIBLE_RANGES
+    )
+    + "]|\\\\(?=[\\r\\n]))*"
+)
+"""What may sit between two characters of a known secret: whitespace (a line break and the next
+line's indent), invisible characters, a backslash before a line break."""
+
 
 @dataclass(frozen=True, slots=True)
 class Redacted:
@@ -138,13 +185,35 @@ def redact(text: str, known: Iterable[str] = ()) -> Redacted:
     """
     kinds: list[str] = []
     for value in sorted({v for v in known if len(v) >= 8}, key=len, reverse=True):
-        count = text.count(value)
-        if count:
-            text = text.replace(value, _REDACTED.format(kind="bot token"))
-            kinds.extend(["bot token"] * count)
+        for kind, pattern in _forms(value):
+            text, count = pattern.subn(_REDACTED.format(kind=kind), text)
+            kinds.extend([kind] * count)
     for shape in PATTERNS:
         text = shape.pattern.sub(functools.partial(_replace, shape=shape, kinds=kinds), text)
     return Redacted(text, tuple(kinds))
+
+
+@functools.lru_cache(maxsize=16)
+def _forms(value: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """How ``value`` may appear: as is, hex, base64 whole and at each alignment; each allowing
+    line breaks and invisible characters between its characters."""
+    data = value.encode("utf-8")
+    forms: list[tuple[str, str, int]] = [("bot token", value, 0)]
+    forms.append(("bot token (hex)", data.hex(), re.IGNORECASE))
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        whole = encode(data).decode("ascii").rstrip("=")
+        forms.append(("bot token (base64)", whole, 0))
+        for skip in range(3):
+            usable = data[skip : skip + 3 * ((len(data) - skip) // 3)]
+            if len(usable) >= 6:
+                forms.append(("bot token (base64)", encode(usable).decode("ascii"), 0))
+    compiled: list[tuple[str, re.Pattern[str]]] = []
+    for kind, form, flags in dict.fromkeys(forms):
+        regex = _GAP.join(re.escape(char) for char in form)
+        if kind == "bot token (base64)":
+            regex += "(?:" + _GAP + "=){0,2}"
+        compiled.append((kind, re.compile(regex, flags)))
+    return tuple(compiled)
 
 
 def _replace(match: re.Match[str], *, shape: Shape, kinds: list[str]) -> str:

@@ -30,7 +30,9 @@ read-modify-write under the file's lock, and reads always see the current file.
 
 A path must be absolute, an existing directory, and inside one of the allowed roots (the
 user's home directory unless configured otherwise), checked after resolving symlinks; the
-resolved path is what is stored.
+resolved path is what is stored. It is a project's own folder: never an allowed root itself, the
+home directory, ``/``, the state directory, or a folder where credentials live (any component
+in :data:`~discord_mcp.outbound.files.CREDENTIAL_DIRS`, such as ``~/.ssh`` or ``~/.aws``).
 
 A file that cannot be read is quarantined (:mod:`discord_mcp.state.quarantine`) and never read
 as "no projects": while ``config.json`` is missing and a quarantined copy lies beside it, every
@@ -133,6 +135,7 @@ class ProjectRegistry:
 
     def __init__(self, state_dir: Path, allowed_roots: Sequence[Path] | None = None) -> None:
         self.path = state_dir / "runs" / "config.json"
+        self.state_dir = state_dir
         roots = list(allowed_roots) if allowed_roots is not None else [Path.home()]
         self.allowed_roots = tuple(root.resolve() for root in roots)
 
@@ -246,6 +249,8 @@ class ProjectRegistry:
         Raises:
             RunError: E_INVALID_PATH, saying what is wrong.
         """
+        if "\0" in str(path):
+            raise RunError("E_INVALID_PATH", f"{str(path)!r}: a path cannot contain a NUL byte")
         given = Path(path)
         if not given.is_absolute():
             raise RunError(
@@ -263,7 +268,27 @@ class ProjectRegistry:
                 f"{given} (resolved: {resolved}) is outside the allowed roots ({roots}): use a "
                 "directory inside them, or add its root to the daemon's allowed roots",
             )
+        self._not_a_root(given, resolved)
         return resolved
+
+    def _not_a_root(self, given: Path, resolved: Path) -> None:
+        from discord_mcp.outbound.files import CREDENTIAL_DIRS
+
+        what = None
+        if resolved == Path("/"):
+            what = "/ itself"
+        elif resolved == Path.home().resolve():
+            what = "your home directory itself"
+        elif resolved in self.allowed_roots:
+            what = "an allowed root itself (projects are the folders inside it)"
+        elif resolved.is_relative_to(self.state_dir.resolve()):
+            what = "inside the discord-mcp state directory"
+        else:
+            secret = next((p for p in resolved.parts if p.lower() in CREDENTIAL_DIRS), None)
+            if secret is not None:
+                what = f"inside {secret}/, where credentials live"
+        if what is not None:
+            raise RunError("E_INVALID_PATH", f"{given} is {what}: give the project's own folder")
 
     def quarantined(self) -> builtins.list[Path]:
         """Copies of the file that were set aside as corrupt, oldest first."""

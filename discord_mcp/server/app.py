@@ -420,7 +420,7 @@ def build_server(
             await service.recover()
             pending, away = [], []
             for decision in await service.store.aall():
-                if decision.project != settings.project_name or decision.kind != "question":
+                if not settings.owns(decision) or decision.kind != "question":
                     continue
                 if decision.status == "pending":
                     pending.append(results.pending_summary(decision))

@@ -22,6 +22,7 @@ from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.files.answers import answer_files
 from discord_mcp.files.store import OwnerFiles
+from discord_mcp.outbound.sending import SendRedaction
 from discord_mcp.progress import ProgressBoard
 from discord_mcp.relay.fswatch import FileChanges
 from discord_mcp.relay.link import LiveLink
@@ -54,6 +55,7 @@ class Runtime:
             settings.token,
             api_base=settings.api_base,
             limiter=shared_limiter(settings.home, settings.token),
+            outbound=SendRedaction([settings.token.reveal()]),
         )
         self.changes = FileChanges()
         self.link: LiveLink | None = None

@@ -17,23 +17,31 @@ exactly what to do. The exit status is non-zero when any check fails. Checks:
 8. projects: every CLI a registered project enables is on PATH;
 9. agent clients: for Claude Code, Codex and Gemini CLI configured on this machine, our server
    is registered, and their timeout and approval settings will not kill or block a decision;
-   and whether their tool approvals are wired to Discord (the hook of ``install --approvals``).
+   and whether their tool approvals are wired to Discord (the hook of ``install --approvals``);
+10. emulator: when ``DISCORD_API_BASE`` is not Discord, whether the server there (a
+   ``discord-mcp emulator``) listens beyond this machine: by its address, and by what the
+   emulator says of its own binding (``GET /_emulator/binding``). Its control API acts as any
+   user, so that is a warning.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import json
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 from discord_mcp.config import Settings, state_home, watch_roots
 from discord_mcp.errors import (
     ConfigError,
     DiscordError,
     DiscordHTTPError,
+    DownloadFailed,
     Forbidden,
     GatewayError,
     NotFound,
@@ -49,6 +57,7 @@ from discord_mcp.setup.permissions import NEEDED, effective_permissions, missing
 from discord_mcp.setup.session_hooks import session_hooks_state
 from discord_mcp.setup.state_checks import project_checks, quarantine_checks
 from discord_mcp.state.files import ensure_dir
+from discord_mcp.transport.cdn import download
 from discord_mcp.transport.gateway import Gateway
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.shared_ledger import shared_limiter
@@ -141,10 +150,53 @@ async def run_doctor(
             limiter=shared_limiter(settings.home, settings.token),
         ) as rest:
             checks.extend(await _discord_checks(settings, rest, probe))
+    exposure = await emulator_exposure(settings.api_base)
+    if exposure is not None:
+        checks.append(exposure)
     checks.append(_state_check(settings.home))
     checks.extend(_local_checks(settings.home, environ))
     checks.extend(_client_checks(home=home, cwd=cwd, environ=environ))
     return checks
+
+
+async def emulator_exposure(api_base: str, *, deadline: float = 3.0) -> Check | None:
+    """A line about the emulator behind ``api_base``, or None when it is Discord itself."""
+    parts = urlsplit(api_base)
+    host = (parts.hostname or "").lower()
+    if host == "discord.com" or host.endswith(".discord.com"):
+        return None
+    origin = f"{parts.scheme}://{parts.netloc}"
+    binding: dict[str, Any] | None = None
+    try:
+        got = await download(origin + "/_emulator/binding", max_bytes=4096, deadline=deadline)
+        data = json.loads(got.data)
+        binding = data if isinstance(data, dict) else None
+    except (DownloadFailed, ValueError):
+        binding = None
+    bound = str(binding.get("host")) if binding else host
+    local = _loopback(host) and (binding is None or binding.get("loopback") is True)
+    if local:
+        if binding is None:
+            return None  # not an emulator we know; nothing to say
+        return Check("OK", "emulator", f"listens on {bound} only: no other machine reaches it")
+    guarded = " (with a control token)" if binding and binding.get("control_token") else ""
+    return Check(
+        "WARN",
+        "emulator",
+        f"the emulator at {origin} listens on {bound}, reachable from other machines{guarded}: "
+        "its control API acts as any user, the owner included; without a control token anyone "
+        "who reaches it can",
+        "restart it on 127.0.0.1 (the default), or keep --control-token secret",
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _local_checks(state: Path, environ: Mapping[str, str]) -> list[Check]:

@@ -4,6 +4,9 @@ Every call goes through :meth:`RestClient.request`, which owns the rate limiter,
 translation of HTTP outcomes into :mod:`discord_mcp.errors`. httpx exceptions never leave this
 module. The token is only ever put in the ``Authorization`` header.
 
+Every string a request carries passes the ``outbound`` filter the client was given
+(:mod:`.outgoing`): the outbound layer's redaction, so nothing the bot sends can skip it.
+
 Retry policy:
 
 * 429 with Discord's JSON body: wait ``retry_after`` (the limiter closes the bucket or, for a
@@ -42,6 +45,7 @@ from discord_mcp import __version__
 from discord_mcp.config import Secret
 from discord_mcp.errors import BadRequest, DiscordTransportError, RateLimited, Unauthorized
 from discord_mcp.transport.chunking import MESSAGE_LIMIT, split_message
+from discord_mcp.transport.outgoing import OutboundFilter, filtered, without_token
 from discord_mcp.transport.ratelimit import RateLimiter
 from discord_mcp.transport.responses import backoff, http_error, is_cloudflare_ban, parse_429
 from discord_mcp.transport.rest_commands import CommandCalls
@@ -93,6 +97,8 @@ class RestClient(CommandCalls, ThreadCalls):
             every process of a state directory: :mod:`.shared_ledger`).
         sleep: how to wait between retries (injectable for tests).
         keepalive_expiry: idle seconds before a pooled connection is not reused any more.
+        outbound: the filter every outgoing string passes (the outbound layer's redaction);
+            default: the token itself is replaced.
     """
 
     def __init__(
@@ -105,8 +111,10 @@ class RestClient(CommandCalls, ThreadCalls):
         sleep: Sleep = asyncio.sleep,
         timeout: float = 15.0,
         keepalive_expiry: float = KEEPALIVE_EXPIRY_S,
+        outbound: OutboundFilter | None = None,
     ) -> None:
         self._token = token
+        self._outbound = outbound or without_token(token.reveal())
         self._limiter = limiter or RateLimiter(sleep=sleep)
         self._sleep = sleep
         self._dead: Unauthorized | None = None
@@ -152,6 +160,11 @@ class RestClient(CommandCalls, ThreadCalls):
         """
         if self._dead is not None:
             raise self._dead
+        json = filtered(json, self._outbound)
+        files = [
+            Upload(self._outbound(f"files[{n}].filename", f.filename), f.data, f.content_type)
+            for n, f in enumerate(files)
+        ]
         repeatable = route.method in _IDEMPOTENT or (
             isinstance(json, dict) and json.get("enforce_nonce") is True
         )

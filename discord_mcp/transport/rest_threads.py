@@ -6,7 +6,9 @@ its own module so ``rest.py`` stays readable; every call still goes through the 
 
 - a thread without a starter message (``POST /channels/{channel.id}/threads``) is private unless
   its ``type`` says otherwise; in an announcement channel (5) its threads are announcement
-  threads (10), in a text channel public ones (11);
+  threads (10), in a text channel public ones (11). We ask for a public one and, when that is
+  refused under an announcement channel, for an announcement thread (remembered per channel),
+  so a text channel costs no extra request;
 - a thread from a message (``POST .../messages/{message.id}/threads``) takes its parent's kind
   by itself, and its id is the message's;
 - an archived thread stays readable and reopens when someone writes in it (a bot's message to
@@ -18,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from discord_mcp.errors import BadRequest
 from discord_mcp.transport.routes import Route
 from discord_mcp.transport.wire import Channel
 
@@ -64,19 +67,26 @@ class ThreadCalls:
         announcement thread, the only kind it takes) in an announcement channel.
 
         Discord's default type for this endpoint is a *private* thread, so the type is explicit.
-        The parent's kind is asked once per channel and remembered.
+        A refused public thread makes us look at the parent once: under an announcement
+        channel the thread is asked for again as an announcement thread, and every later one
+        is asked for as one at once.
         """
-        kind = self._thread_types.get(channel_id)
-        if kind is None:
-            parent = await self.get_channel(channel_id)
-            kind = ANNOUNCEMENT_THREAD if parent.get("type") == ANNOUNCEMENT else PUBLIC_THREAD
-            self._thread_types[channel_id] = kind
         route = Route.of("POST", "/channels/{channel_id}/threads", channel_id=channel_id)
         body = {
             "name": _thread_name(name),
-            "type": kind,
+            "type": self._thread_types.get(channel_id, PUBLIC_THREAD),
             "auto_archive_duration": auto_archive_duration,
         }
+        try:
+            return cast(Channel, await self.request(route, json=body))
+        except BadRequest:
+            if body["type"] != PUBLIC_THREAD:
+                raise
+            parent = await self.get_channel(channel_id)
+            if parent.get("type") != ANNOUNCEMENT:
+                raise
+        self._thread_types[channel_id] = ANNOUNCEMENT_THREAD
+        body["type"] = ANNOUNCEMENT_THREAD
         return cast(Channel, await self.request(route, json=body))
 
     async def create_thread_from_message(

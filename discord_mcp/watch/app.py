@@ -16,6 +16,7 @@ from discord_mcp.decisions.reminders import ReminderSender
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DiscordError, StateError
+from discord_mcp.outbound.sending import SendRedaction
 from discord_mcp.relay.fswatch import FileChanges
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import Clock, RunLimits, SystemClock, Tool
@@ -139,6 +140,7 @@ async def run_daemon(
             settings.token,
             api_base=settings.api_base,
             limiter=shared_limiter(settings.home, settings.token),
+            outbound=SendRedaction([settings.token.reveal()]),
         ) as rest,
         Background() as background,
         FileChanges() as changes,

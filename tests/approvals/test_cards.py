@@ -50,7 +50,11 @@ def test_the_card_names_the_command_project_directory_and_session() -> None:
         assert label in text
     assert "<@42>" in text
     assert "decision `20261123-120000-abcdef`" in text  # how a lost card is found again
-    assert "`make deploy …` commands in this session only" in text
+    assert (
+        "covers `make deploy` with any further arguments and no options (never with "
+        "environment variables, chaining, redirections, substitutions or anything flagged "
+        "risky) in this session only"
+    ) in text
 
 
 def test_a_risky_command_is_flagged() -> None:

@@ -89,3 +89,60 @@ def test_nothing_changes_an_answered_approval() -> None:
     done = pending().replace(status="answered", answer="deny")
     assert judge_click(done, "42", "u", OWNERS, part="allow").kind == "ignore"
     assert judge_message(done, reply("yes"), OWNERS).kind == "ignore"
+
+
+UNDONE = [
+    "allow ❌",
+    "allow 🙅",
+    "allow 🙅‍♀️",
+    "allow, just kidding",
+    "allow nvm",
+    "allow. changed my mind",
+    "yes, scratch that",
+    "allow 🛑",
+    "네 농담이에요",
+    "はい、やっぱりやめて",
+    "好的，开玩笑的",
+]
+CONDITIONAL = [
+    "allow unless it deletes",
+    "allow only if the tests pass",
+    "yes, but only on staging",
+    "yes except on main",
+    "yes if it is the staging db",
+    "yes as long as it is a dry run",
+    "만약 스테이징이면 허용",
+    "ステージングなら許可",
+    "如果是测试环境就允许",
+]
+
+
+@pytest.mark.parametrize("text", UNDONE + CONDITIONAL)
+def test_a_reply_that_takes_back_refuses_or_conditions_its_allow_never_allows(text: str) -> None:
+    verdict = judge_message(pending(), reply(text), OWNERS)
+    assert verdict.kind in ("clarify", "resolve")
+    if verdict.kind == "resolve":
+        assert verdict.changes["answer"] == "deny"
+
+
+@pytest.mark.parametrize("text", CONDITIONAL)
+def test_a_conditional_reply_is_asked_again(text: str) -> None:
+    assert judge_message(pending(), reply(text), OWNERS).kind == "clarify"
+
+
+@pytest.mark.parametrize("text", ["A", "1", "allow for this session", "allow it maybe", "allow?"])
+def test_only_an_explicit_allow_word_allows(text: str) -> None:
+    assert judge_message(pending(), reply(text), OWNERS).kind == "clarify"
+
+
+@pytest.mark.parametrize("text", ["don't run that, it wipes prod", "🙅", "보류", "stop"])
+def test_a_plain_refusal_denies_with_its_words_as_the_reason(text: str) -> None:
+    verdict = judge_message(pending(), reply(text), OWNERS)
+    assert (verdict.kind, verdict.changes["answer"]) == ("resolve", "deny")
+    assert verdict.changes["note"] == text
+
+
+def test_quoted_lines_are_not_the_owners_words() -> None:
+    verdict = judge_message(pending(), reply("> yes\nno, use staging"), OWNERS)
+    assert (verdict.kind, verdict.changes["answer"]) == ("resolve", "deny")
+    assert judge_message(pending(), reply("> no\nyes"), OWNERS).changes["answer"] == "allow"

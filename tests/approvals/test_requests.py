@@ -6,12 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from discord_mcp.approvals.request import (
-    ToolRequest,
-    command_prefix,
-    describe,
-    rule_matches,
-)
+from discord_mcp.approvals.request import ToolRequest, describe, rule_matches
 from discord_mcp.approvals.risk import command_risks
 
 
@@ -28,7 +23,8 @@ def test_a_shell_command_is_shown_exactly_with_the_agents_reason() -> None:
         "ls -la",
         "look",
     )
-    assert action.rule == "cmd:ls"
+    assert action.rule.startswith("shell:")
+    assert "`ls`" in action.rule_label
 
 
 @pytest.mark.parametrize(
@@ -75,28 +71,14 @@ def test_ordinary_commands_are_not_flagged(command: str) -> None:
     assert command_risks(command) == ()
 
 
-@pytest.mark.parametrize(
-    ("command", "prefix"),
-    [
-        ("git push origin main", "git push"),
-        ("npm test", "npm test"),
-        ("pytest -x tests/", "pytest"),
-        ("FOO=1 make build", "make build"),
-        ("./run.sh --fast", "./run.sh"),
-        ("'unterminated", ""),
-    ],
-)
-def test_a_session_rule_covers_the_program_and_its_subcommand(command: str, prefix: str) -> None:
-    assert command_prefix(command) == prefix
-
-
-def test_a_command_rule_covers_the_same_prefix_in_the_same_words_only() -> None:
-    assert rule_matches("cmd:git push", bash("git push origin feature"))
-    assert not rule_matches("cmd:git push", bash("git pull"))
-    assert not rule_matches("cmd:git push", bash("git push origin main && rm -rf /"))
-    assert not rule_matches("cmd:git push", bash("git push; curl x | sh"))
-    assert not rule_matches("cmd:git push", bash("git push --force"))  # risky: always asks
-    assert not rule_matches("cmd:git push", ToolRequest("claude", "Write", {}, "s1"))
+def test_a_command_rule_covers_the_same_program_and_subcommand_only() -> None:
+    rule = describe(bash("git push origin feature")).rule
+    assert rule_matches(rule, bash("git push origin feature"))
+    assert not rule_matches(rule, bash("git pull"))
+    assert not rule_matches(rule, bash("git push origin main && rm -rf /"))
+    assert not rule_matches(rule, bash("git push; curl x | sh"))
+    assert not rule_matches(rule, bash("git push --force"))  # risky: always asks
+    assert not rule_matches(rule, ToolRequest("claude", "Write", {}, "s1"))
 
 
 def test_a_tool_rule_covers_that_tool_and_never_the_shell() -> None:

@@ -41,8 +41,12 @@ def message(content: str, author: str = OWNER, **extra: Any) -> dict[str, Any]:
 def test_reactions_follow_the_number_of_options() -> None:
     assert reaction_emojis([]) == ()
     assert reaction_emojis(["only"]) == ()
-    assert reaction_emojis(["Now", "Later"]) == (YES, NO)
+    assert reaction_emojis(["Yes", "No"]) == (YES, NO)
     assert reaction_emojis(["Reject", "Approve"]) == (NO, YES)
+    # Changed (issue 21): ✅/❌ only where the options are a yes and a no; a ✅ on "Delete
+    # them" would read as "yes, delete".
+    assert reaction_emojis(["Now", "Later"]) == KEYCAPS[:2]
+    assert reaction_emojis(["Keep them", "Delete them"]) == KEYCAPS[:2]
     assert reaction_emojis(["a", "b", "c"]) == KEYCAPS[:3]
     assert reaction_emojis([str(i) for i in range(10)]) == KEYCAPS
     assert reaction_emojis([str(i) for i in range(11)]) == ()
@@ -235,11 +239,14 @@ def test_only_the_owners_own_words_are_judged(content: str, words: str) -> None:
 
 def test_a_quoted_option_is_not_the_owners_answer() -> None:
     decision = make_decision(options=BRANCHES)
-    quoted = message("> Delete the old branches\nno!")
+    quoted = message("> Delete the old branches\nkeep them!")
     verdict = judge_message(decision, quoted, OWNERS, None)
     assert verdict.kind == "resolve"
     assert verdict.changes["selected_option"] == "Keep them"
-    assert verdict.changes["answer"] == "no!"
+    # Changed (issue 21): "no" picks nothing where the options are not a yes and a no.
+    assert judge_message(
+        decision, message("> Delete the old branches\nno!"), OWNERS, None
+    ).kind == ("clarify")
     mentioned = judge_message(decision, message(f"<@{OWNER}> 1"), OWNERS, None)
     assert mentioned.changes["selected_option"] == "Delete the old branches"
 
@@ -286,3 +293,21 @@ def test_the_card_never_offers_a_label_that_an_options_text_would_win(
     options: tuple[str, ...], how: str
 ) -> None:
     assert f"reply in this thread {how}" in render_card(make_decision(options=options), OWNERS)
+
+
+def test_yes_and_no_are_offered_and_coloured_only_for_a_yes_and_a_no() -> None:
+    from discord_mcp.decisions.interactive import DANGER, PRIMARY, SUCCESS, card_components
+
+    plain = make_decision(options=("Keep them", "Delete them"))
+    plain = plain.replace(reaction_emojis=reaction_emojis(plain.options))
+    card = render_card(plain, OWNERS, buttons=True)
+    assert "`yes`" not in card
+    assert "`no`" not in card
+    assert YES not in card
+    styles = [b["style"] for b in card_components(plain.id, plain.options)[0]["components"][:2]]
+    assert styles == [PRIMARY, PRIMARY]
+    paired = make_decision(options=("Proceed", "Cancel"))
+    paired = paired.replace(reaction_emojis=reaction_emojis(paired.options))
+    assert "`yes` for A or `no` for B" in render_card(paired, OWNERS, buttons=True)
+    styles = [b["style"] for b in card_components(paired.id, paired.options)[0]["components"][:2]]
+    assert styles == [SUCCESS, DANGER]

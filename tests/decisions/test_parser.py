@@ -98,16 +98,21 @@ def test_each_reply_in_the_case_files_means_what_the_file_says(
         (["不要", "好的"], 1, 0),
         (["No", "Ship it now"], 1, 0),  # one meaning: the other option takes the opposite
         (["Ship it now", "No"], 0, 1),
-        (["Merge now", "Wait for CI"], 0, 1),  # no meaning: as the card says
-        (["Go to staging", "Go to prod"], 0, 1),  # the same meaning twice: as the card says
-        (["Approve", "Approve with comments", "Reject"], None, 2),
+        # Changed (issue 21): only options that are a yes and a no take yes and no; the card's
+        # order never decides ("Keep them" / "Delete them": "no" is not "Delete them").
+        (["Merge now", "Wait for CI"], None, None),
+        (["Keep them", "Delete them"], None, None),
+        (["Go to staging", "Go to prod"], None, None),
+        (["Approve", "Approve with comments", "Reject"], None, None),
         (["Yes", "Later", "Never"], 0, 2),
         (["Postgres", "SQLite", "None"], None, None),
         (["Only one"], None, None),
-        (["Proceed"], 0, None),
+        (["Proceed"], None, None),
+        (["Allow", "Deny"], 0, 1),
+        (["진행", "중단"], 0, 1),
     ],
 )
-def test_yes_and_no_map_by_meaning_then_by_position(
+def test_yes_and_no_map_only_onto_options_that_mean_yes_and_no(
     options: list[str], yes: int | None, no: int | None
 ) -> None:
     assert yes_no_targets(options) == (yes, no)

@@ -79,7 +79,7 @@ async def test_asking_opens_a_thread_with_a_card_and_answer_reactions(
     service: DecisionService, people: People, discord: RunningEmulator
 ) -> None:
     decision, created = await service.ask(
-        Question("Deploy to production now?", context="All tests pass.", options=("Now", "Later"))
+        Question("Deploy to production now?", context="All tests pass.", options=("Yes", "No"))
     )
     assert created
     thread = next(t for t in people.threads() if t["id"] == decision.thread_id)
@@ -88,7 +88,7 @@ async def test_asking_opens_a_thread_with_a_card_and_answer_reactions(
     assert "proj" in thread["name"]
     card = people.messages(decision.thread_id)[0]
     assert card["id"] == decision.card_message_id
-    for expected in ("Deploy to production now?", "All tests pass.", "Now", "Later", decision.id):
+    for expected in ("Deploy to production now?", "All tests pass.", "Yes", "No", decision.id):
         assert expected in card["content"]
     assert f"<@{discord.owner_user_id}>" in card["content"]
     await eventually(
@@ -177,7 +177,8 @@ async def test_a_reaction_by_someone_else_is_refused(
 ) -> None:
     stranger = people.new_user("eve")
     decision, _ = await service.ask(Question("Ship it?", options=("Ship", "Hold")))
-    people.react(decision.thread_id, decision.card_message_id, YES, user=stranger)
+    first = decision.reaction_emojis[0]
+    people.react(decision.thread_id, decision.card_message_id, first, user=stranger)
     result = await service.wait(decision.id, max_wait=0.5)
     assert result.status == "pending"
     assert [(a.user_id, a.via) for a in result.refused] == [(stranger, "reaction")]

@@ -67,8 +67,10 @@ def archived(people: People, thread_id: str) -> bool:
 
 
 async def answered(service: DecisionService, people: People, decision: Decision) -> Decision:
-    """The owner answers in the thread; returns once the card shows the outcome."""
-    await asyncio.to_thread(people.say, decision.thread_id, decision.options[0])
+    """The owner answers (a reply to its card); returns once the card shows the outcome."""
+    await asyncio.to_thread(
+        people.say, decision.thread_id, decision.options[0], reply_to=decision.card_message_id
+    )
     final = await service.wait(decision.id, max_wait=15)
     assert final.status == "answered"
     return await until(lambda: (d := service.store.load(decision.id)).final_shown and d)

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from discord_mcp.config import Settings
+from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs import ProjectRegistry, Tool
 from discord_mcp.state.files import off_loop
@@ -232,3 +233,35 @@ async def test_a_late_allow_resumes_the_run_which_retries_without_asking(
     assert any("has now approved" in p for p in prompts)
     cards = [t for t in texts(people, thread_id) if "**Approval needed**" in t]
     assert len(cards) == 1  # the retry was not asked again
+
+
+async def test_codex_asking_twice_for_a_call_that_leaves_its_sandbox_takes_one_click(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    """Codex runs its PreToolUse hook, then its PermissionRequest hook for the same call: the
+    owner's one "Allow once" answers both, and the command runs once."""
+    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
+    cli = CLI_CLASSES["codex"](
+        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
+    )
+    workdir = await project(settings, tmp_path, "codex", cli)
+    escalate = {"sandbox_permissions": "require_escalated", "justification": "write outside"}
+    model_server.script(
+        ShellCall("echo once >> once.txt", codex_arguments=escalate),
+        quote_tool_result("Ran: {result}"),
+    )
+    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
+    async with watching(settings, environ, {"codex": cli.env()}):
+        thread_id = await start_run(people, discord)
+        people.say(thread_id, "append to the file outside the sandbox")
+        card = await until(card_in(people, thread_id), what="the approval card")
+        await click(people, card, "Allow once")
+        await until(
+            lambda: any("Ran:" in t and REPLY_HINT in t for t in texts(people, thread_id)),
+            what="the final message",
+        )
+    assert (workdir / "once.txt").read_text(encoding="utf-8") == "once\n"
+    cards = [t for t in texts(people, thread_id) if "**Approval needed**" in t]
+    assert len(cards) == 1  # the second ask for the same call was answered by the same click
+    [approval] = [d for d in DecisionStore(settings.home).all() if d.kind == "approval"]
+    assert (approval.approval or {}).get("second_ask_used")  # Codex did ask twice

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from discord_mcp.emulator import RunningEmulator
+from tests.support.people import control_headers
 
 
 def bot_client(running: RunningEmulator) -> httpx.Client:
@@ -22,7 +23,9 @@ def bot_client(running: RunningEmulator) -> httpx.Client:
 
 def control_client(running: RunningEmulator) -> httpx.Client:
     """An httpx client for the control API (``/_emulator``)."""
-    return httpx.Client(base_url=running.base_url + "/_emulator", timeout=10.0)
+    return httpx.Client(
+        base_url=running.base_url + "/_emulator", timeout=10.0, headers=control_headers(running)
+    )
 
 
 @pytest.fixture

@@ -161,7 +161,9 @@ def test_a_malformed_control_request_is_400_with_a_clear_message(
 
 
 def test_a_control_body_that_is_not_json_is_400(control: httpx.Client) -> None:
-    response = control.post("/users", content=b"{nope")
+    response = control.post(
+        "/users", content=b"{nope", headers={"Content-Type": "application/json"}
+    )
 
     assert response.status_code == 400
     assert "JSON" in response.json()["error"]

@@ -160,6 +160,8 @@ def test_the_command_line_rejects_a_bad_scale_with_exit_2(
 ) -> None:
     assert main(["--rate-limit-scale", "0"]) == 2
     assert "must be greater than 0" in capsys.readouterr().err
+    assert main(["--rate-limit-scale", "1e308"]) == 2
+    assert "at most 1000" in capsys.readouterr().err
 
 
 def test_the_command_line_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:

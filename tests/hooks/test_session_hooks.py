@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 
+from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.hooks import session_start, stop
 from discord_mcp.hooks.cli import main
@@ -108,6 +109,10 @@ def test_a_question_found_in_the_transcript_is_the_sessions_whatever_its_label(
 # ---- SessionStart --------------------------------------------------------------------------
 
 
+def in_proj(decision: Decision) -> bool:
+    return decision.project == "proj"
+
+
 def test_a_new_session_is_given_answers_that_came_while_away_exactly_once(
     tmp_path: Path,
 ) -> None:
@@ -115,7 +120,7 @@ def test_a_new_session_is_given_answers_that_came_while_away_exactly_once(
     away = ask(store, 1, session="oldsess1", **answer())
     ask(store, 2, session="oldsess2", project="other", **answer())  # another project's
     ask(store, 3, session="oldsess3", from_run=True, **answer())  # a run's: the daemon's
-    given = session_start.decide(store, payload(hook_event_name="SessionStart"), "proj")
+    given = session_start.decide(store, payload(hook_event_name="SessionStart"), in_proj)
     assert given is not None
     context = given["hookSpecificOutput"]["additionalContext"]
     assert given["hookSpecificOutput"]["hookEventName"] == "SessionStart"
@@ -125,7 +130,7 @@ def test_a_new_session_is_given_answers_that_came_while_away_exactly_once(
     assert "20261123-120002-abcdef" not in context
     assert "20261123-120003-abcdef" not in context
     assert store.load(away).delivered
-    again = session_start.decide(store, payload(hook_event_name="SessionStart"), "proj")
+    again = session_start.decide(store, payload(hook_event_name="SessionStart"), in_proj)
     assert again is None
 
 
@@ -134,7 +139,7 @@ def test_an_answer_whose_asker_still_runs_is_not_taken_by_a_new_session(tmp_path
     lease = ProcessLease(tmp_path)
     try:
         ask(store, 1, session="other", asker_lease=lease.name, **answer())
-        assert session_start.decide(store, payload(), "proj") is None
+        assert session_start.decide(store, payload(), in_proj) is None
     finally:
         lease.close()
 
@@ -145,7 +150,7 @@ def test_a_new_session_hears_of_open_questions_no_one_waits_on(tmp_path: Path) -
     lease = ProcessLease(tmp_path)
     try:
         ask(store, 2, session="alive", asker_lease=lease.name)  # its session still waits
-        given = session_start.decide(store, payload(), "proj")
+        given = session_start.decide(store, payload(), in_proj)
     finally:
         lease.close()
     assert given is not None

@@ -18,7 +18,7 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.server.app import build_server
 from discord_mcp.state.files import off_loop
 from tests.support.people import People
-from tests.support.settings import settings_for
+from tests.support.settings import env_for, settings_for
 
 CONTRACT = Path(__file__).parent.parent / "data" / "contract" / "tools.json"
 
@@ -311,3 +311,30 @@ async def test_an_urgent_question_is_marked_on_its_card_and_in_its_file(
     card = people.messages(decision.thread_id)[0]["content"]
     assert "urgent" in card.splitlines()[0]
     assert "asked <t:" in card.splitlines()[0]
+
+
+async def test_two_repositories_with_the_same_name_never_share_answers(
+    discord: RunningEmulator, tmp_path: Path, people: People
+) -> None:
+    """``ws1/app`` and ``ws2/app`` (no PROJECT_NAME): each is its own project."""
+    home = tmp_path / "home"
+    env = env_for(discord, home, DISCORD_MCP_MAX_BLOCK_SECONDS="0.2")
+    del env["PROJECT_NAME"]
+
+    def settings_in(workspace: str) -> Settings:
+        project = tmp_path / workspace / "app"
+        project.mkdir(parents=True)
+        return Settings.from_env(env, cwd=project, read_dotenv=False)
+
+    first, second = settings_in("ws1"), settings_in("ws2")
+    assert first.project_name == second.project_name == "app"
+    async with Client(build_server(first, environ={})) as client:
+        asked = await call(client, "ask_decision", question="Drop the cache?", options=["x", "y"])
+    people.say(DecisionStore(home).load(asked["decision_id"]).thread_id, "y")
+    async with Client(build_server(second, environ={})) as client:
+        report = await call(client, "check_pending")
+        assert report["pending"] == []
+        assert report["answered_while_away"] == []
+    async with Client(build_server(first, environ={})) as client:
+        report = await call(client, "check_pending")
+        assert [d["decision_id"] for d in report["answered_while_away"]] == [asked["decision_id"]]

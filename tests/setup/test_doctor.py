@@ -56,6 +56,7 @@ async def test_a_healthy_setup_passes_every_check(
         "message content intent": "OK",
         "channel": "OK",
         "owners": "OK",
+        "emulator": "OK",
         "state directory": "OK",
         "claude": "OK",
         "codex": "OK",

@@ -15,7 +15,11 @@ class People:
 
     def __init__(self, emulator: RunningEmulator) -> None:
         self._emulator = emulator
-        self._http = httpx.Client(base_url=emulator.base_url + "/_emulator", timeout=10)
+        self._http = httpx.Client(
+            base_url=emulator.base_url + "/_emulator",
+            timeout=10,
+            headers=control_headers(emulator),
+        )
 
     def close(self) -> None:
         self._http.close()
@@ -25,12 +29,23 @@ class People:
         response.raise_for_status()
         return str(response.json()["id"])
 
-    def say(self, channel_id: str, content: str, *, author: str | None = None) -> dict[str, Any]:
-        """Post ``content`` in ``channel_id`` (a thread id works) as ``author`` (default: owner)."""
-        response = self._http.post(
-            f"/channels/{channel_id}/messages",
-            json={"author_id": author or self._emulator.owner_user_id, "content": content},
-        )
+    def say(
+        self,
+        channel_id: str,
+        content: str,
+        *,
+        author: str | None = None,
+        reply_to: str | None = None,
+    ) -> dict[str, Any]:
+        """Post ``content`` in ``channel_id`` (a thread id works) as ``author`` (default: owner),
+        as a Discord reply to the message ``reply_to`` when given."""
+        body: dict[str, Any] = {
+            "author_id": author or self._emulator.owner_user_id,
+            "content": content,
+        }
+        if reply_to is not None:
+            body["message_reference"] = {"message_id": reply_to}
+        response = self._http.post(f"/channels/{channel_id}/messages", json=body)
         response.raise_for_status()
         return dict(response.json())
 
@@ -155,3 +170,9 @@ class People:
         )
         response.raise_for_status()
         return dict(response.json())
+
+
+def control_headers(emulator: RunningEmulator) -> dict[str, str]:
+    """What a control request carries: the emulator's control token, when it has one."""
+    token = emulator.control_token
+    return {"Authorization": f"Bearer {token}"} if token else {}

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from discord_mcp.emulator import RunningEmulator
+from tests.support.people import control_headers
 
 
 class Slash:
@@ -18,7 +19,11 @@ class Slash:
         self.emulator = emulator
 
     def _client(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.emulator.base_url + "/_emulator", timeout=20)
+        return httpx.AsyncClient(
+            base_url=self.emulator.base_url + "/_emulator",
+            timeout=20,
+            headers=control_headers(self.emulator),
+        )
 
     def body(
         self,

@@ -54,6 +54,15 @@ async def asking(settings: Settings) -> AsyncIterator[DecisionService]:
         )
 
 
+async def until_off_loop(condition: Callable[[], Any], seconds: float = 15.0) -> Any:
+    """Wait for a condition that asks the emulator over HTTP: asked in a worker thread, so the
+    daemon on this event loop keeps its heartbeats while the test waits."""
+    async with asyncio.timeout(seconds):
+        while not (value := await asyncio.to_thread(condition)):
+            await asyncio.sleep(0.05)
+    return value
+
+
 def replies_to(people: People, channel_id: str, message_id: str) -> list[dict[str, Any]]:
     return [
         m
@@ -96,7 +105,7 @@ async def test_a_click_and_a_command_are_answered_while_a_message_waits_out_a_ra
             count=1,
         )
         asked = await asyncio.to_thread(people.say, channel, "!status")
-        await until(lambda: people.state()["stats"]["rest_429"] > before["rest_429"])
+        await until_off_loop(lambda: people.state()["stats"]["rest_429"] > before["rest_429"])
 
         clicked = await asyncio.to_thread(people.click, card["id"], button(card, "B."))
         command = await slash.run("status")
@@ -105,9 +114,9 @@ async def test_a_click_and_a_command_are_answered_while_a_message_waits_out_a_ra
         # answer reaches the inbox while the !status reply still waits.
         await asyncio.to_thread(people.say, decision.thread_id, "and tag the release after")
         await until(lambda: "and tag the release after" in inbox_contents(live_settings))
-        replied_by_then = replies_to(people, channel, asked["id"])
+        replied_by_then = await asyncio.to_thread(replies_to, people, channel, asked["id"])
         # The !status reply arrives once its rate limit has passed, on the same connection.
-        await until(lambda: replies_to(people, channel, asked["id"]), seconds=HELD_S + 15)
+        await until_off_loop(lambda: replies_to(people, channel, asked["id"]), seconds=HELD_S + 15)
         after = (await asyncio.to_thread(people.state))["stats"]
 
     assert clicked["acknowledged"] is True

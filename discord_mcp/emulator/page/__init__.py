@@ -4,11 +4,15 @@ Static files only (``index.html``, ``style.css`` and the ES modules beside this 
 as they are: no build step. The page reads the live feed (``/_emulator/feed``, see
 ``feed.py``) and acts through the control API, as the person picked at its top. Discord
 content is untrusted: the scripts build DOM nodes and set ``textContent``, never HTML, and the
-Content-Security-Policy below forbids inline scripts and foreign origins anyway.
+Content-Security-Policy below forbids inline scripts and foreign origins anyway. With a
+control token (``outside.py``) the page is served only to a request that carries it, and embeds
+it in a ``<meta name="emulator-control-token">`` for its scripts (same-origin only: no other
+origin can read the page, and ``frame-ancestors 'none'`` keeps it out of frames).
 """
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from starlette.requests import Request
@@ -27,6 +31,7 @@ _FILES = {
 }
 _HEADERS = {
     "Cache-Control": "no-cache",
+    "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
@@ -35,18 +40,21 @@ _HEADERS = {
 }
 
 
-def _file(name: str) -> Response:
-    return Response(
-        (PAGE_DIR / name).read_bytes(), headers=_HEADERS | {"Content-Type": _FILES[name]}
-    )
+def _file(name: str, data: bytes | None = None) -> Response:
+    body = (PAGE_DIR / name).read_bytes() if data is None else data
+    return Response(body, headers=_HEADERS | {"Content-Type": _FILES[name]})
 
 
-def page_routes() -> list[Route]:
+def page_routes(control_token: str | None = None) -> list[Route]:
     """``/`` (the page), ``/page/<file>`` (its scripts and style), and Discord's
     ``/channels/...`` links, which open the page there."""
+    index_html = (PAGE_DIR / "index.html").read_bytes()
+    if control_token is not None:
+        meta = f'<meta name="emulator-control-token" content="{html.escape(control_token)}">'
+        index_html = index_html.replace(b"</head>", meta.encode() + b"\n</head>", 1)
 
     async def index(request: Request) -> Response:
-        return _file("index.html")
+        return _file("index.html", index_html)
 
     async def asset(request: Request) -> Response:
         name = request.path_params["name"]
@@ -61,7 +69,9 @@ def page_routes() -> list[Route]:
         message = request.path_params.get("message_id", "")
         if not channel.isdigit() or not (message.isdigit() or not message):
             return Response("not found", status_code=404, media_type="text/plain")
-        return RedirectResponse(f"/#{channel}" + (f"/{message}" if message else ""), 302)
+        query = f"?{request.url.query}" if request.url.query else ""
+        target = f"/{query}#{channel}" + (f"/{message}" if message else "")
+        return RedirectResponse(target, 302)
 
     return [
         Route(PAGE_PATH, index, methods=["GET"]),

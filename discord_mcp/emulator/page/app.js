@@ -70,11 +70,24 @@ function toast(text, kind = "info", action = null, key = "") {
   setTimeout(() => note.remove(), 8000);
 }
 
+// The emulator's control token, when it has one: embedded in this page's HTML (read only by
+// same-origin scripts), sent with every control request.
+const controlToken =
+  document.querySelector('meta[name="emulator-control-token"]')?.getAttribute("content") || "";
+
+function controlHeaders(method) {
+  const headers = {};
+  // The control API takes JSON only: another site cannot send it without a CORS preflight.
+  if (method !== "GET") headers["content-type"] = "application/json";
+  if (controlToken) headers.authorization = "Bearer " + controlToken;
+  return headers;
+}
+
 async function call(method, path, body) {
   try {
     const response = await fetch("/_emulator" + path, {
       method,
-      headers: body ? { "content-type": "application/json" } : {},
+      headers: controlHeaders(method),
       body: body ? JSON.stringify(body) : undefined,
     });
     const data = await response.json().catch(() => ({}));
@@ -302,7 +315,9 @@ function onChannel(channel) {
 }
 
 function connect() {
-  const feed = new EventSource("/_emulator/feed");
+  // EventSource cannot set headers: the token goes in the query (same-origin, no referrer).
+  const query = controlToken ? "?token=" + encodeURIComponent(controlToken) : "";
+  const feed = new EventSource("/_emulator/feed" + query);
   const live = $("#live");
   const parse = (handler) => (event) => handler(JSON.parse(event.data));
   feed.addEventListener("snapshot", parse(onSnapshot));
