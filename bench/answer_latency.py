@@ -291,7 +291,7 @@ def report(name: str, latencies: list[float], budget: float, statistic: str) -> 
     measured = p99 if statistic == "p99" else p50
     ok = measured <= budget
     print(
-        f"  {name:<44} n={len(ordered):<3} p50 {p50 * 1000:6.0f} ms  p99 {p99 * 1000:6.0f} ms"
+        f"  {name:<46} n={len(ordered):<3} p50 {p50 * 1000:6.0f} ms  p99 {p99 * 1000:6.0f} ms"
         f"  (budget {statistic} <= {budget * 1000:.0f} ms) {'OK' if ok else 'OVER BUDGET'}"
     )
     return ok
