@@ -12,6 +12,15 @@ holds the gateway. At a random point the round kills, with SIGKILL:
   started again, and a server takes the gateway over meanwhile;
 * ``none``: nothing (a control round).
 
+Then the approval rounds (issue 21): a guard hook, as each CLI runs it (Gemini CLI's
+``before-tool``, Codex's ``pre-tool-use`` and ``permission-request``, headless Claude Code's
+``permission-request``), is asked about a shell command while Discord is down in one of these
+ways: the emulator stopped, 503s, a refused token (401), a rate limit of an hour (429), a Discord
+that accepts connections and never answers, or the emulator stopped while the card waits for an
+answer. Each answer is read as its CLI reads it (tests/support/hook_runs.py); budget: 0 calls
+run without an Allow (a hook that answered nothing, too late, or anything but a block saying
+the call was not run counts).
+
 Budgets (issue 9): 0 answers lost (every round's decision ends answered with the owner's choice
 and reaches an agent), 0 duplicated (one decision file, one thread, one card per question, and
 no answer handed to two sessions), 0 corrupt state files left unreported. Also measured, side
@@ -19,7 +28,7 @@ by side: N servers asking one question at the same moment (1 card), and a tool c
 while another call of the same server waits on a state lock held elsewhere (no call waits on
 another's).
 
-    .venv/bin/python -m bench.chaos [--rounds 100] [--seed 7] [--servers 6]
+    .venv/bin/python -m bench.chaos [--rounds 100] [--down-rounds 24] [--seed 7] [--servers 6]
 
 Exits 1 when a budget is missed.
 """
@@ -33,6 +42,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -45,6 +55,7 @@ from typing import Any
 import httpx
 
 from discord_mcp.emulator import RunningEmulator, start_in_thread
+from tests.support.hook_runs import cli_reading, run_hook
 
 ROOT = Path(__file__).resolve().parent.parent
 INIT = {
@@ -53,6 +64,15 @@ INIT = {
     "clientInfo": {"name": "chaos", "version": "1"},
 }
 KILLS = ("asker", "waiter", "daemon", "none")
+DOWN = ("stopped", "503", "401", "429", "hang", "stopped-while-waiting")
+GUARDS = (
+    ("before-tool", "gemini", "run_shell_command"),
+    ("pre-tool-use", "codex", "Bash"),
+    ("permission-request", "codex", "Bash"),
+    ("permission-request", "claude", "Bash"),
+)
+GUARD_TIMEOUT_S = 10.0
+"""The CLI hook timeout the guard hooks are given (``--timeout``) in the approval rounds."""
 ANSWERS = ("reply", "reaction", "click")
 ROUND_LIMIT_S = 60.0
 
@@ -425,6 +445,80 @@ def call_beside_a_stuck_lock(emulator: RunningEmulator) -> tuple[float, bool]:
     return took, still_waiting
 
 
+def approval_while_down(
+    n: int, down: str, guard: tuple[str, str, str], emulator: RunningEmulator, home: Path
+) -> str:
+    """One guard hook asked about a shell command while Discord is down in the ``down`` way;
+    the verdict its CLI reads (``block``, telling the agent the call was not run, is the only
+    right one)."""
+    hook, client, tool = guard
+    # As discord-watch runs them: headless (Claude Code unattended, Codex in a run).
+    env = {**_env(emulator, home), "POLL_INTERVAL_SECONDS": "0.2", "DISCORD_MCP_RUN": "1"}
+    owner = Owner(emulator)
+    listener: socket.socket | None = None
+    separate: RunningEmulator | None = None
+    if down == "stopped":
+        separate = start_in_thread()
+        separate.stop()
+        env["DISCORD_API_BASE"] = separate.api_base
+    elif down in ("503", "429"):
+        status = int(down)
+        fault: dict[str, Any] = {"route": "POST /channels/{channel_id}/threads", "status": status}
+        if status == 429:
+            fault["retry_after"] = 3600
+        owner.http.post("/faults", json={**fault, "count": 20}).raise_for_status()
+    elif down == "401":
+        env["DISCORD_BOT_TOKEN"] = "MTIz.refused.token-of-another-bot"
+    elif down == "hang":
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)  # connections complete in the kernel; nobody ever answers
+        env["DISCORD_API_BASE"] = f"http://127.0.0.1:{listener.getsockname()[1]}/api/v10"
+    elif down == "stopped-while-waiting":
+        separate = start_in_thread(rate_limit_scale=0.05)
+        env.update(_env(separate, home), POLL_INTERVAL_SECONDS="0.2", DISCORD_MCP_RUN="1")
+        stopper = threading.Thread(target=_stop_at_the_card, args=(separate, n), daemon=True)
+        stopper.start()
+    payload = {
+        "session_id": f"chaos-{n:04d}-0000-0000-000000000000",
+        "cwd": str(home.parent),
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": {"command": f"touch approval-round-{n}.txt"},
+    }
+    args = [hook, "--client", client, "--timeout", f"{GUARD_TIMEOUT_S:g}", "--wait", "2"]
+    try:
+        run = run_hook(args, payload, env, within=GUARD_TIMEOUT_S, cwd=str(home.parent))
+    except AssertionError:
+        return "no answer before the CLI's timeout"
+    finally:
+        if listener is not None:
+            listener.close()
+        if separate is not None:
+            separate.stop()
+        owner.http.post("/faults", json={"clear": True})
+    reading = cli_reading(client, hook, run)
+    if reading.verdict == "block" and "not run" not in reading.reason:
+        return "block without saying why"  # a hook that merely crashed with exit code 2
+    return reading.verdict
+
+
+def _stop_at_the_card(emulator: RunningEmulator, n: int) -> None:
+    """Stop ``emulator`` once round ``n``'s approval card is up (or after a few seconds)."""
+    owner = Owner(emulator)
+    deadline = time.monotonic() + 5
+    with contextlib.suppress(Exception):
+        while time.monotonic() < deadline:
+            if any(
+                f"approval-round-{n}.txt" in m["content"]
+                for t in owner.threads()
+                for m in owner.messages(t["id"])
+            ):
+                break
+            time.sleep(0.05)
+    emulator.stop()
+
+
 def _env(emulator: RunningEmulator, home: Path, **extra: str) -> dict[str, str]:
     return {
         "DISCORD_BOT_TOKEN": emulator.token,
@@ -443,6 +537,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--down-rounds", type=int, default=24, help="approvals asked while Discord is down"
+    )
     parser.add_argument("--servers", type=int, default=6, help="for the same-question check")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
@@ -479,6 +576,14 @@ def main(argv: list[str] | None = None) -> int:
             daemon.stop()
         corrupt, unreported = unreported_corrupt(home)
     took = time.perf_counter() - started
+    unguarded = 0
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
+        for n in range(args.down_rounds):
+            down, guard = DOWN[n % len(DOWN)], GUARDS[(n // len(DOWN)) % len(GUARDS)]
+            verdict = approval_while_down(n, down, guard, emulator, Path(tmp) / f"home-{n}")
+            if verdict != "block":
+                print(f"  approval round {n} ({guard[1]} {guard[0]}, {down}): RAN ({verdict})")
+                unguarded += 1
     cards = same_question_at_once(emulator, args.servers)
     beside, waited = call_beside_a_stuck_lock(emulator)
     emulator.stop()
@@ -506,6 +611,18 @@ def main(argv: list[str] | None = None) -> int:
             beside < 1.0 and waited,
         ),
     ]
+    down_ways = ", ".join(DOWN)
+    print(
+        f"chaos: {args.down_rounds} approvals while Discord was down ({down_ways}), "
+        f"{len(GUARDS)} guard hooks"
+    )
+    checks.append(
+        (
+            f"calls run without an Allow: {unguarded:4d} of {args.down_rounds}",
+            "budget 0 (every answer a block)",
+            unguarded == 0,
+        )
+    )
     for line, budget, ok in checks:
         print(f"  {line:58s} ({budget}) {'OK' if ok else 'OVER BUDGET'}")
     return 0 if all(ok for _, _, ok in checks) else 1

@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and args[0] == "hook":
         from discord_mcp.hooks.cli import main as hook_main
 
-        return hook_main(args[1:])
+        return hook_main(args[1:], exit_process=True)
     parsed = _parser().parse_args(args)
     if parsed.command in (None, "serve"):
         return _serve()

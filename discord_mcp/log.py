@@ -45,11 +45,13 @@ def configure(
     home: Path | None,
     secrets: Iterable[str] = (),
     level: int = logging.INFO,
+    stderr: bool = True,
 ) -> Path | None:
     """Send the package's logs to stderr and to ``home/logs/<program>.log``.
 
     Returns the log file's path, or None when no state directory is given or it is not writable
-    (logging then goes to stderr only, which is said on stderr).
+    (logging then goes to stderr only, which is said on stderr). ``stderr=False``: to the file
+    alone (a hook, whose stderr is its answer), and nowhere when the file cannot be written.
     """
     secrets = list(secrets)
     formatter = RedactingFormatter(secrets)
@@ -60,9 +62,12 @@ def configure(
         root.removeHandler(handler)
         handler.close()
 
-    stderr_handler = logging.StreamHandler(sys.stderr)
-    stderr_handler.setFormatter(formatter)
-    root.addHandler(stderr_handler)
+    if stderr:
+        stderr_handler = logging.StreamHandler(sys.stderr)
+        stderr_handler.setFormatter(formatter)
+        root.addHandler(stderr_handler)
+    else:
+        root.addHandler(logging.NullHandler())  # not Python's last resort, which is stderr
 
     log_path: Path | None = None
     if home is not None:

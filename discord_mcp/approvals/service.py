@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -98,11 +99,14 @@ class ApprovalService:
         label: str,
         progress: Progress | None = None,
         elsewhere: Callable[[], Awaitable[str]] | None = None,
+        deadline: float | None = None,
     ) -> Outcome:
         """Answer ``request``: from a precedent, else from the owner within ``max_wait``.
 
         ``elsewhere``: completes (with the reason to show on the card) when the CLI got its
         answer another way, e.g. at the terminal; the approval is then closed as cancelled.
+        ``deadline`` (``time.monotonic``): the wait ends by then at the latest, however long the
+        card took to post (a hook must answer before its CLI's timeout).
         """
         store = self._decisions.store
         found = await off_loop(precedent, store, request)
@@ -111,7 +115,9 @@ class ApprovalService:
                 "approval for %s answered by %s %s", request.tool_name, found.how, found.decision.id
             )
             return Outcome("allow", "", found.how, found.decision)
+        max_wait = _until(deadline, max_wait)
         decision = await self.ask(request, max_wait=max_wait, label=label)
+        max_wait = _until(deadline, max_wait)
         waiting = asyncio.create_task(
             self._decisions.wait(
                 decision.id, max_wait=max_wait, progress=progress, progress_every=20.0
@@ -301,6 +307,11 @@ def timeout_message(decision: Decision) -> str:
         f"so the tool was not run. This is not a refusal: the request stays open ({later}). "
         "Carry on with work that does not need it, or stop and say what waits for approval."
     )
+
+
+def _until(deadline: float | None, wait: float) -> float:
+    """``wait``, cut to what is left before ``deadline``."""
+    return wait if deadline is None else max(0.0, min(wait, deadline - time.monotonic()))
 
 
 async def _awaited(make: Callable[[], Awaitable[str]]) -> str:

@@ -20,4 +20,7 @@ module                       event                                       clients
 :mod:`~discord_mcp.hooks.runner` is what they share: settings from the environment (or
 ``--env-file``), a follower of the machine's gateway (a hook never holds it), the decision, and
 the rule that a hook prints one JSON object on stdout, or nothing, and never a traceback.
+:mod:`~discord_mcp.hooks.guard` is the rule of the three guard hooks (``permission-request``,
+``before-tool``, ``pre-tool-use``): they fail closed, with an explicit block in the form their CLI
+honours, on any failure and before their CLI's hook timeout.
 """

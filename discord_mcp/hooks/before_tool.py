@@ -12,9 +12,11 @@ or ``{}`` (no decision). What it does with the answer (0.61.0, read in its bundl
   through); ``discord-watch`` runs do.
 - Headless Gemini offers write and shell tools only with ``--approval-mode=yolo``.
 - A hook that fails or times out (``timeout`` in the hook's settings, 60 s by default) counts
-  as no decision, and the call goes on. So this hook always decides before its own timeout:
-  when no one answered in time, the call is denied with a reason saying so (never that the
-  owner refused).
+  as no decision, and the call goes on; a failed hook's plain-text stderr with exit code 1 even
+  counts as an allow. So this hook always decides before its own timeout (``--timeout`` tells
+  it the configured one): when no one answered in time, the call is denied with a reason saying
+  so (never that the owner refused), and any failure denies it too
+  (:mod:`~discord_mcp.hooks.guard`).
 
 Which calls ask: with ``--ask-all`` (or ``DISCORD_MCP_APPROVALS=ask-all``, set per
 ``discord-watch`` run) every tool but this server's own; with ``DISCORD_MCP_APPROVALS=off``
@@ -68,7 +70,7 @@ def handle(
     payload: Mapping[str, Any], options: HookOptions, environ: Mapping[str, str]
 ) -> dict[str, Any] | None:
     from discord_mcp.approvals.request import ToolRequest
-    from discord_mcp.hooks.runner import answer_now, configure_logging, decide, hook_settings
+    from discord_mcp.hooks.runner import configure_logging, decide, hook_settings
     from discord_mcp.hooks.runner import session_label as label_of
 
     tool = str(payload.get("tool_name") or "")
@@ -76,11 +78,10 @@ def handle(
     ask_all = options.ask_all or mode == "ask-all"
     if mode == "off" or tool.startswith(OWN_TOOLS) or (not ask_all and tool in READ_ONLY):
         return {}
-    tool_input = payload.get("tool_input")
     request = ToolRequest(
         client="gemini",
         tool_name=tool,
-        tool_input=dict(tool_input) if isinstance(tool_input, dict) else {"input": tool_input},
+        tool_input=dict(payload.get("tool_input") or {}),
         session_id=str(payload.get("session_id") or ""),
         cwd=str(payload.get("cwd") or ""),
         route="hook",
@@ -95,7 +96,8 @@ def handle(
             request,
             wait=wait,
             label=label_of(request.session_id),
-            deliver=(lambda o: answer_now(answer(o))) if options.exit_early else None,
+            process=options.process,
+            reply=answer,
         )
     )
     return answer(outcome)

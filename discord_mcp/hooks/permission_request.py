@@ -23,7 +23,11 @@ or nothing (no decision: the CLI asks its own way). What each does meanwhile (2.
 
 When no one answers within the wait: an unattended session (headless Claude,
 ``CLAUDE_CODE_SESSION_ATTENDED=0``; Codex exec) is told that no one answered and the tool was
-not run; an attended one gets no decision, so its terminal keeps asking.
+not run; an attended one gets no decision, so its terminal keeps asking. When the owner cannot be
+asked at all (Discord down, settings missing, ...; :mod:`~discord_mcp.hooks.guard`): the call
+is denied with the reason (exit code 2), except in an attended Claude Code session, whose
+terminal keeps asking. Codex gets the denial even at its terminal: without a decision its
+``--approve-for-me`` reviewer, not a person, might answer.
 """
 
 from __future__ import annotations
@@ -35,13 +39,8 @@ from typing import Any
 
 from discord_mcp.approvals.request import ToolRequest
 from discord_mcp.approvals.service import Outcome
-from discord_mcp.hooks.runner import (
-    HookOptions,
-    answer_now,
-    configure_logging,
-    decide,
-    hook_settings,
-)
+from discord_mcp.config import parse_flag
+from discord_mcp.hooks.runner import HookOptions, configure_logging, decide, hook_settings
 from discord_mcp.hooks.runner import session_label as label_of
 from discord_mcp.hooks.transcript import TranscriptWatch, answered_at_terminal
 
@@ -49,11 +48,10 @@ EVENT = "PermissionRequest"
 
 
 def request_of(payload: Mapping[str, Any], client: str) -> ToolRequest:
-    tool_input = payload.get("tool_input")
     return ToolRequest(
         client="codex" if client == "codex" else "claude",
         tool_name=str(payload.get("tool_name") or ""),
-        tool_input=dict(tool_input) if isinstance(tool_input, dict) else {"input": tool_input},
+        tool_input=dict(payload.get("tool_input") or {}),
         session_id=str(payload.get("session_id") or ""),
         cwd=str(payload.get("cwd") or ""),
         route="hook",
@@ -67,7 +65,9 @@ def attended(client: str, environ: Mapping[str, str]) -> bool:
     """Whether a person may answer at the terminal."""
     if client == "claude":
         return environ.get("CLAUDE_CODE_SESSION_ATTENDED") == "1"
-    return environ.get("DISCORD_MCP_RUN") != "1"
+    # A discord-watch run (any yes spelling) has no one at a terminal; a bad value is an error
+    # that blocks the call (hooks fail closed), never "attended".
+    return not parse_flag("DISCORD_MCP_RUN", environ.get("DISCORD_MCP_RUN", ""))
 
 
 def answer(outcome: Outcome, *, attended: bool) -> dict[str, Any] | None:
@@ -106,9 +106,8 @@ def handle(
             wait=wait,
             label=label_of(request.session_id),
             elsewhere=elsewhere if watch is not None else None,
-            deliver=None
-            if not options.exit_early
-            else lambda o: answer_now(answer(o, attended=present)),
+            process=options.process,
+            reply=lambda o: answer(o, attended=present),
         )
     )
     return answer(outcome, attended=present)

@@ -55,8 +55,7 @@ def handle(
     mode = environ.get("DISCORD_MCP_APPROVALS", "").strip()
     if mode == "off":
         return None
-    tool_input = payload.get("tool_input")
-    arguments = dict(tool_input) if isinstance(tool_input, dict) else {"input": tool_input}
+    arguments = dict(payload.get("tool_input") or {})
     if not (options.ask_all or mode == "ask-all") and _reads(tool, arguments):
         return None
     return _decide(payload, tool, arguments, options, environ)
@@ -77,13 +76,7 @@ def _decide(
     environ: Mapping[str, str],
 ) -> dict[str, Any] | None:
     from discord_mcp.approvals.request import ToolRequest
-    from discord_mcp.hooks.runner import (
-        answer_now,
-        configure_logging,
-        decide,
-        hook_settings,
-        session_label,
-    )
+    from discord_mcp.hooks.runner import configure_logging, decide, hook_settings, session_label
 
     request = ToolRequest(
         client="codex",
@@ -105,7 +98,8 @@ def _decide(
             request,
             wait=wait,
             label=session_label(request.session_id),
-            deliver=(lambda o: answer_now(_answer(o))) if options.exit_early else None,
+            process=options.process,
+            reply=_answer,
         )
     )
     return _answer(outcome)

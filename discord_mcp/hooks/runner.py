@@ -1,32 +1,32 @@
 """What every hook shares: its options, settings, a gateway follower, one decision, one answer.
 
 A hook is a short-lived process an agent CLI starts for one event, with the event's JSON on
-stdin; it must print at most one JSON object on stdout and exit before the CLI's hook timeout.
+stdin; it prints at most one JSON object on stdout and ends before the CLI's hook timeout.
 Settings come from the environment the CLI passes on and, for hooks installed by ``discord-mcp
 install``, from ``--env-file`` (the ``.env`` written by ``setup``; the client's config never
 holds the token). The project is named after the payload's ``cwd``. A hook follows the
 machine's gateway (a card gets buttons when a gateway is live) but never holds it: it lives
 for one approval.
 
-Failure policy: a payload we cannot read, or settings that are missing, is reported on stderr
-with exit code 1, which every CLI treats as "the hook failed, carry on as without it" (Claude
-Code and Codex fall back to their own permission flow; Gemini CLI lets the tool run, which is
-why its installed hook also needs a working configuration: ``doctor`` checks it). Nothing here
-prints a traceback to stdout.
+Failure policy. The guard hooks (``permission-request``, ``before-tool``, ``pre-tool-use``) fail
+closed: whatever goes wrong, and whenever their deadline comes, they answer with an explicit
+block in the form their CLI honours, and a sentence saying why (:mod:`~discord_mcp.hooks.guard`).
+``stop`` and ``session-start`` only add context: on any failure they print nothing and exit 0 (the
+agent goes on as it would without them), logged to the log file. Nothing here prints a traceback,
+and logs go to the state directory's log file only: stderr carries a guard's reason alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
-import json
 import logging
-import os
-import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from dotenv import dotenv_values
 
@@ -34,7 +34,11 @@ from discord_mcp.approvals.request import ToolRequest
 from discord_mcp.approvals.service import Outcome
 from discord_mcp.config import Settings
 from discord_mcp.errors import ConfigError
+from discord_mcp.hooks.guard import SETTLE_S, TEARDOWN_S, BadCommandLine, HookProcess, OutOfTime
 from discord_mcp.tasks import cancel_and_wait
+
+if TYPE_CHECKING:
+    from discord_mcp.server.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -51,12 +55,25 @@ class HookOptions:
     wait: float | None
     env_file: str | None
     ask_all: bool
-    exit_early: bool = False
-    """Print the answer and end the process as soon as it is known (the command line does)."""
+    timeout: float | None = None
+    """The CLI's timeout for this hook (seconds), as its configuration says; None: its default."""
+    process: HookProcess | None = None
+    """The command line's process: answers (and ends) as soon as the answer is known, and by its
+    deadline. None when a test calls a handler in-process."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise BadCommandLine(message)
 
 
 def parse_options(argv: Sequence[str]) -> HookOptions:
-    parser = argparse.ArgumentParser(
+    """The hook's options.
+
+    Raises:
+        BadCommandLine: they cannot be parsed (``--help`` still prints and exits).
+    """
+    parser = _Parser(
         prog="discord-mcp hook",
         description="Run as an agent CLI's hook: one JSON event on stdin, the answer on stdout.",
     )
@@ -68,8 +85,15 @@ def parse_options(argv: Sequence[str]) -> HookOptions:
         "--wait",
         type=float,
         default=None,
-        help="seconds to wait for the owner (below the "
-        "CLI's hook timeout; default DISCORD_MCP_APPROVAL_WAIT_SECONDS)",
+        help="seconds to wait for the owner (default DISCORD_MCP_APPROVAL_WAIT_SECONDS; always "
+        "cut to what the hook's timeout leaves)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="the CLI's timeout for this hook, in seconds, as its configuration sets it: the "
+        "hook answers before it (default: the CLI's own, 600 for claude and codex, 60 for gemini)",
     )
     parser.add_argument("--env-file", default=None, help="the .env written by setup")
     parser.add_argument(
@@ -78,6 +102,10 @@ def parse_options(argv: Sequence[str]) -> HookOptions:
         help="approve every tool, reads too (default: only what writes or executes)",
     )
     args = parser.parse_args(list(argv))
+    for name in ("wait", "timeout"):
+        value = getattr(args, name)
+        if value is not None and not value > 0:
+            raise BadCommandLine(f"--{name} must be a positive number of seconds, not {value:g}")
     default_client = "gemini" if args.event == "before-tool" else "claude"
     return HookOptions(
         event=args.event,
@@ -85,7 +113,7 @@ def parse_options(argv: Sequence[str]) -> HookOptions:
         wait=args.wait,
         env_file=args.env_file,
         ask_all=args.ask_all,
-        exit_early=True,
+        timeout=args.timeout,
     )
 
 
@@ -138,65 +166,77 @@ async def decide(
     wait: float,
     label: str,
     elsewhere: Callable[[], Awaitable[str]] | None = None,
-    deliver: Callable[[Outcome], None] | None = None,
+    process: HookProcess | None = None,
+    reply: Callable[[Outcome], dict[str, Any] | None] | None = None,
 ) -> Outcome:
     """One approval, with a gateway follower running meanwhile.
 
-    ``deliver`` gets the outcome as soon as it is known, before the teardown (a hook prints its
-    answer and exits there: :func:`answer_now`).
+    With ``process`` (the command line), the hook answers (``reply(outcome)``, or the failure)
+    and ends as soon as the answer is known, before the teardown; and all of it fits before the
+    process's deadline: the owner's wait is cut to what is left once the card is posted, and
+    whatever still runs :data:`~discord_mcp.hooks.guard.SETTLE_S` before it is cancelled.
     """
     from discord_mcp.server.runtime import Runtime
 
-    runtime = Runtime(settings)
-    link = asyncio.create_task(runtime.run_link(), name="hook-gateway")
+    deadline = process.deadline if process is not None else None
+    runtime: Runtime | None = None
+    link: asyncio.Task[None] | None = None
     try:
-        outcome = await runtime.approvals.decide(
-            request, max_wait=wait, label=label, elsewhere=elsewhere
-        )
-        if deliver is not None:
-            deliver(outcome)
+        runtime = Runtime(settings)
+        if process is not None:
+            process.keep_secret(settings.token.reveal())
+            process.on_exit(runtime.lease.close)
+        link = asyncio.create_task(runtime.run_link(), name="hook-gateway")
+        async with _until(None if deadline is None else deadline - SETTLE_S, process):
+            outcome = await runtime.approvals.decide(
+                request,
+                max_wait=wait,
+                label=label,
+                elsewhere=elsewhere,
+                deadline=None if deadline is None else deadline - SETTLE_S - TEARDOWN_S,
+            )
+        if process is not None and reply is not None:
+            process.answer(reply(outcome))
         return outcome
+    except Exception as exc:
+        if process is not None:
+            log.warning("blocking the %s call: %r", request.tool_name, exc, exc_info=exc)
+            process.fail(exc)
+        raise
     finally:
-        await cancel_and_wait(link, within=5)
-        await runtime.aclose()
+        if link is not None:
+            await cancel_and_wait(link, within=5)
+        if runtime is not None:
+            await runtime.aclose()
 
 
-def answer_now(answer: dict[str, Any] | None) -> NoReturn:
-    """Print the hook's answer and end the process at once.
-
-    The CLI waits for the hook process to end, not only for its output: the answer must not
-    wait for the gateway follower and the HTTP client to close (a few hundred milliseconds).
-    Everything that must last is on disk already (the decision file, the log).
-    """
-    if answer is not None:
-        sys.stdout.write(json.dumps(answer) + "\n")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    logging.shutdown()
-    os._exit(0)
+@contextlib.asynccontextmanager
+async def _until(deadline: float | None, process: HookProcess | None) -> AsyncIterator[None]:
+    """Cancel the block at ``deadline`` (``time.monotonic``), raising :class:`OutOfTime`."""
+    if deadline is None:
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    try:
+        async with asyncio.timeout_at(loop.time() + (deadline - time.monotonic())) as scope:
+            yield
+    except TimeoutError:
+        if not scope.expired():
+            raise
+        raise OutOfTime(process.allowed if process is not None else 0.0) from None
 
 
 def session_label(session_id: str) -> str:
     return session_id[:8] if session_id else "session"
 
 
-def read_payload(stdin: TextIO) -> dict[str, Any]:
-    """The event's JSON object.
-
-    Raises:
-        ValueError: it is not a JSON object.
-    """
-    payload = json.loads(stdin.read() or "null")
-    if not isinstance(payload, dict):
-        raise ValueError("the hook's input is not a JSON object")
-    return payload
-
-
 def configure_logging(settings: Settings) -> None:
-    """Log to the state directory; only warnings to stderr (which some CLIs show)."""
+    """Log to the state directory's log file only: a guard's stderr is its reason alone."""
     from discord_mcp.log import configure
 
-    configure(program="discord-mcp-hook", home=settings.home, secrets=[settings.token.reveal()])
-    for handler in logging.getLogger("discord_mcp").handlers:
-        if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stderr:
-            handler.setLevel(logging.WARNING)
+    configure(
+        program="discord-mcp-hook",
+        home=settings.home,
+        secrets=[settings.token.reveal()],
+        stderr=False,
+    )

@@ -29,6 +29,7 @@ from discord_mcp.decisions.late import answer_words, files_line
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.hooks.runner import session_label
+from discord_mcp.hooks.transcript import open_regular
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +41,12 @@ def transcript_ids(path: str | None) -> set[str]:
     """Decision ids mentioned in the transcript's last :data:`TRANSCRIPT_TAIL` bytes."""
     if not path:
         return set()
+    transcript = open_regular(Path(path))  # a FIFO or a device is not read (it may never end)
+    if transcript is None:
+        log.info("the transcript %s is not a regular file that can be read", path)
+        return set()
     try:
-        with Path(path).open("rb") as transcript:
+        with transcript:
             with contextlib.suppress(OSError):
                 transcript.seek(-TRANSCRIPT_TAIL, 2)
             tail = transcript.read(TRANSCRIPT_TAIL)

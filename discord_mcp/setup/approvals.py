@@ -13,16 +13,24 @@ Gemini CLI    ``~/.gemini/settings.json`` /                   ``BeforeTool``: ``
 ============  ==============================================  ====================================
 
 The hook's command names this Python and the ``.env`` written by ``setup`` (``--env-file``):
-the client's config never holds the token. It waits :data:`WAIT_S` for the owner and the
-client's hook timeout is :data:`TIMEOUT_S`, so the hook always answers first. Like ``install``
+the client's config never holds the token. It waits :data:`WAIT_S` for the owner, the client's
+hook timeout is :data:`TIMEOUT_S`, and ``--timeout`` tells the hook so: it always answers
+first, and blocks the call on any failure (:mod:`discord_mcp.hooks.guard`). Like ``install``
 itself: idempotent (an entry as it should be leaves the file untouched), the file backed up
 before a change, everything else in it kept, and a file that cannot be parsed never overwritten.
+
+``doctor`` (:func:`hook_state`) also says when an installed hook cannot work: its program is
+gone (the client would let every call run), it does not know its timeout or thinks it longer
+than it is (its answer could come after the client gave up on it), the timeout leaves no time to
+ask, or its env file is gone (every call would be blocked).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import shutil
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -46,7 +54,9 @@ EVENTS: dict[Client, str] = {
     "codex": "PermissionRequest",
     "gemini": "BeforeTool",
 }
-State = Literal["wired", "needs review", "absent", "unreadable"]
+State = Literal["wired", "needs review", "absent", "unreadable", "broken"]
+MIN_BUDGET_S = 10.0
+"""A hook whose timeout leaves it less than this cannot post a card and wait for an answer."""
 
 
 def hook_file(
@@ -70,7 +80,8 @@ def hook_command(client: Client, env_file: Path) -> str:
     """The shell command the client runs (it runs hooks through a shell: quoted)."""
     event = "before-tool" if client == "gemini" else "permission-request"
     argv = [sys.executable, "-m", "discord_mcp", "hook", event, "--client", client]
-    return shlex.join([*argv, "--wait", f"{WAIT_S:g}", "--env-file", str(env_file)])
+    timing = ["--wait", f"{WAIT_S:g}", "--timeout", f"{TIMEOUT_S:g}"]
+    return shlex.join([*argv, *timing, "--env-file", str(env_file)])
 
 
 def desired_group(client: Client, env_file: Path) -> dict[str, Any]:
@@ -197,10 +208,65 @@ def hook_state(
         groups = hooks.get(EVENTS[client]) if isinstance(hooks, dict) else None
         if not isinstance(groups, list) or not any(_is_ours(g) for g in groups):
             continue
+        handlers = [h for g in groups if _is_ours(g) for h in g.get("hooks") or []]
+        for handler in handlers:
+            if isinstance(handler, dict) and (problem := handler_problem(client, handler)):
+                return "broken", f"{EVENTS[client]} hook in {path}: {problem}"
         if client == "codex" and not _codex_trusted(path, home=home, environ=environ):
             return "needs review", f"{path}: installed, but Codex runs it only once trusted"
         return "wired", f"{EVENTS[client]} hook in {path}"
     return "absent", "no approval hook"
+
+
+def handler_problem(client: Client, handler: Mapping[str, Any]) -> str | None:
+    """Why our hook ``handler`` cannot guard ``client``'s calls as configured (None: it can)."""
+    from discord_mcp.hooks.guard import DEFAULT_TIMEOUT_S, budget
+
+    try:
+        argv = shlex.split(str(handler.get("command") or ""))
+    except ValueError:
+        argv = []
+    if not argv:
+        return "its command cannot be read"
+    program = argv[0]
+    if not (os.path.isfile(program) and os.access(program, os.X_OK)) and not (
+        os.sep not in program and shutil.which(program)
+    ):
+        return f"its program {program} is gone, so the client would let every call run"
+    configured = handler.get("timeout")
+    if isinstance(configured, int | float) and not isinstance(configured, bool):
+        seconds = configured / 1000 if client == "gemini" else float(configured)
+    else:
+        seconds = DEFAULT_TIMEOUT_S[client]
+    said = _option(argv, "--timeout")
+    if said is None:
+        return (
+            f"it does not know the client's timeout for it ({seconds:g} s; installed by an older "
+            "discord-mcp), so it may answer after the client stopped waiting"
+        )
+    try:
+        if float(said) > seconds:
+            return (
+                f"it believes it has {said} s but the client gives it {seconds:g} s, so it may "
+                "answer after the client stopped waiting and the call would run"
+            )
+    except ValueError:
+        return f"its --timeout {said!r} is not a number, so it blocks every call"
+    if budget(seconds, client) < MIN_BUDGET_S:
+        return f"its timeout ({seconds:g} s) leaves no time to ask the owner: every call is blocked"
+    env_file = _option(argv, "--env-file")
+    if env_file is not None and not Path(env_file).expanduser().is_file():
+        return f"its env file {env_file} is missing, so it blocks every call"
+    return None
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    for index, word in enumerate(argv):
+        if word == name and index + 1 < len(argv):
+            return argv[index + 1]
+        if word.startswith(name + "="):
+            return word.split("=", 1)[1]
+    return None
 
 
 def _codex_trusted(path: Path, *, home: Path, environ: Mapping[str, str]) -> bool:

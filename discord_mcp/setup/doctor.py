@@ -50,6 +50,7 @@ from discord_mcp.errors import (
 from discord_mcp.relay.budget import IdentifyBudget
 from discord_mcp.relay.holder import read_status
 from discord_mcp.setup.approvals import hook_state
+from discord_mcp.setup.channel_kinds import USABLE, channel_problem
 from discord_mcp.setup.checks import Check, Verdict
 from discord_mcp.setup.clients import CLIENTS, config_location, entries, is_ours, read_document
 from discord_mcp.setup.edge import edge_check
@@ -67,15 +68,6 @@ __all__ = ["Check", "Verdict", "probe_gateway", "run_doctor"]
 MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19)
 """GATEWAY_MESSAGE_CONTENT and GATEWAY_MESSAGE_CONTENT_LIMITED application flags."""
 GATEWAY_PROBE_S = 15.0
-TEXT_CHANNEL_TYPES = {0: "text", 5: "announcement"}
-POSTS_ONLY_CHANNEL_TYPES = {15: "forum", 16: "media"}
-POSTS_ONLY_FIX = (
-    "Use a text channel (or an announcement channel) instead: a {kind} channel holds only posts, "
-    "while discord-mcp writes in the channel itself (notifications, status cards, replies to "
-    "your ! commands) and reads your notes there. Create one (e.g. #agents), set "
-    "DISCORD_CHANNEL_ID to its id, and give the bot its permissions there"
-)
-"""Why a forum or media channel cannot be the channel, and what to do instead."""
 
 
 GatewayProbe = Callable[[Settings, str], Awaitable[str | None]]
@@ -273,22 +265,10 @@ async def _channel_check(settings: Settings, rest: RestClient, bot_id: str) -> C
         )
     except DiscordError as exc:
         return Check("WARN", name, f"could not read channel {channel_id}: {exc}")
-    posts_only = POSTS_ONLY_CHANNEL_TYPES.get(int(channel.get("type", -1)))
-    if posts_only is not None:
-        return Check(
-            "FAIL",
-            name,
-            f"#{channel.get('name')} is a {posts_only} channel",
-            POSTS_ONLY_FIX.format(kind=posts_only),
-        )
-    kind = TEXT_CHANNEL_TYPES.get(int(channel.get("type", -1)))
-    if kind is None:
-        return Check(
-            "FAIL",
-            name,
-            f"#{channel.get('name')} is not a text channel (type {channel.get('type')})",
-            "Use a text channel: questions open threads in it",
-        )
+    problem = channel_problem(cast(dict[str, Any], channel))
+    if problem is not None:
+        return problem
+    kind = USABLE[int(channel.get("type", -1))]
     guild_id = channel.get("guild_id")
     if not guild_id:
         return Check("FAIL", name, "the channel is not in a server", "Use a server text channel")
@@ -416,6 +396,8 @@ def _approval_checks(
             checks.append(Check("WARN", name, detail, "start `codex` and trust it with /hooks"))
         elif state == "unreadable":
             checks.append(Check("WARN", name, detail, "fix the file's JSON"))
+        elif state == "broken":
+            checks.append(Check("FAIL", name, detail, f"discord-mcp install {client} --approvals"))
         else:
             checks.append(
                 Check(

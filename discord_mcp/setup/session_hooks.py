@@ -46,7 +46,8 @@ State = Literal["wired", "needs review", "absent", "unreadable"]
 
 def hook_command(client: Client, name: str, env_file: Path) -> str:
     argv = [sys.executable, "-m", "discord_mcp", "hook", name, "--client", client]
-    return shlex.join([*argv, "--env-file", str(env_file)])
+    # --timeout: the hook gives up (quietly) before the client would kill it.
+    return shlex.join([*argv, "--timeout", str(TIMEOUT_S), "--env-file", str(env_file)])
 
 
 def _marker(name: str) -> str:

@@ -16,6 +16,7 @@ from typing import TextIO
 
 from discord_mcp.config import DEFAULT_API_BASE, Secret, parse_token
 from discord_mcp.errors import ConfigError, DiscordError, NotFound, Unauthorized
+from discord_mcp.setup.channel_kinds import POSTS_ONLY, posts_only_reason
 from discord_mcp.setup.permissions import NEEDED, invite_url
 from discord_mcp.transport.rest import RestClient
 
@@ -32,7 +33,6 @@ Discord side, once (https://discord.com/developers/applications):
 Ask = Callable[[str], str]
 ChannelKind = Callable[[Secret, str, str], Awaitable[int | None]]
 """(token, API base, channel id) -> the channel's type, or None when the bot cannot see it."""
-POSTS_ONLY = {15: "forum", 16: "media"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +102,8 @@ async def run_setup(
         kind = await kind_of(token, api_base, channel_id) if application_id else None
         if kind in POSTS_ONLY:
             out.write(
-                f"  That is a {POSTS_ONLY[kind]} channel, which holds only posts: discord-mcp "
-                "writes in the channel itself (notifications, status cards, replies to your ! "
-                "commands) and reads your notes there. Pick a text channel (or an "
-                "announcement channel).\n"
+                f"  That channel will not do: {posts_only_reason(POSTS_ONLY[kind])}. Pick a "
+                "text channel (or an announcement channel).\n"
             )
             continue
         if kind is None and application_id:

@@ -44,8 +44,11 @@ def test_claude_runs_with_ask_all_also_ask_for_reads(tmp_path: Path) -> None:
     settings = json.loads(invocation.files[settings_path])
     [group] = settings["hooks"]["PreToolUse"]
     assert group["matcher"] == "*"
-    assert group["hooks"][0]["command"].endswith("-m discord_mcp hook pre-tool-use")
-    assert "server.env" not in group["hooks"][0]["command"]  # it asks, it needs no settings
+    [hook] = group["hooks"]
+    assert "-m discord_mcp hook pre-tool-use --timeout 30" in hook["command"]
+    assert hook["timeout"] == 30
+    assert hook["onFailure"] == "block"  # a hook that cannot start or times out blocks
+    assert "server.env" not in hook["command"]  # it asks, it needs no settings
 
 
 def test_with_approvals_off_claude_runs_as_before(tmp_path: Path) -> None:

@@ -219,7 +219,7 @@ def test_no_answer_in_time_tells_a_headless_session_and_leaves_a_terminal_to_ask
     assert "No one answered" in card["content"]
 
 
-def test_a_hook_without_settings_fails_quietly_so_the_cli_carries_on(tmp_path: Path) -> None:
+def test_a_hook_without_settings_blocks_the_call_and_says_what_is_missing(tmp_path: Path) -> None:
     process = run_hook(
         payload(tmp_path, tmp_path / "none.jsonl", "ls"),
         "permission-request",
@@ -230,9 +230,11 @@ def test_a_hook_without_settings_fails_quietly_so_the_cli_carries_on(tmp_path: P
         },
     )
     out, err = process.communicate(timeout=30)
-    assert process.returncode == 1
-    assert out == ""
-    assert "DISCORD_BOT_TOKEN" in err
+    assert process.returncode == 2  # headless: Claude Code denies the call
+    denial = json.loads(out)["hookSpecificOutput"]["decision"]
+    assert denial["behavior"] == "deny"
+    assert "DISCORD_BOT_TOKEN is not set" in denial["message"]
+    assert "DISCORD_BOT_TOKEN is not set" in err
     assert "Traceback" not in err
 
 

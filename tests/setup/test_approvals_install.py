@@ -106,3 +106,89 @@ def test_doctor_says_whether_each_clients_approvals_are_wired(
         encoding="utf-8",
     )
     assert hook_state("codex", home=tmp_path, cwd=tmp_path, environ={})[0] == "wired"
+
+
+def edit_our_handler(path: Path, **changes: object) -> None:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    [event] = document["hooks"]
+    [group] = document["hooks"][event]
+    group["hooks"][0].update(changes)
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
+def approvals_check(client: Client, tmp_path: Path) -> tuple[str, str, str]:
+    [check] = _approval_checks({client}, home=tmp_path, cwd=tmp_path, environ={})
+    return check.verdict, check.detail, check.fix
+
+
+@pytest.mark.parametrize("client", ["claude", "gemini"])
+def test_doctor_passes_the_hook_as_install_writes_it(
+    client: Client, tmp_path: Path, env_file: Path
+) -> None:
+    installed(client, tmp_path, env_file)
+    verdict, detail, _ = approvals_check(client, tmp_path)
+    assert (verdict, detail.split(":")[0]) == ("OK", "wired")
+
+
+@pytest.mark.parametrize("client", ["claude", "gemini"])
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        pytest.param(
+            lambda c: c.replace(c.split()[0], "/gone/bin/python3", 1), "is gone", id="no-program"
+        ),
+        pytest.param(
+            lambda c: c.replace(" --timeout 630", ""), "does not know", id="no-timeout-option"
+        ),
+        pytest.param(
+            lambda c: c.replace("--timeout 630", "--timeout 900"), "believes", id="timeout-longer"
+        ),
+        pytest.param(
+            lambda c: c.replace("--timeout 630", "--timeout soon"), "not a number", id="bad-timeout"
+        ),
+    ],
+)  # fmt: skip
+def test_doctor_fails_a_hook_that_cannot_guard_the_calls(
+    client: Client, change: object, said: str, tmp_path: Path, env_file: Path
+) -> None:
+    path = installed(client, tmp_path, env_file)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    [event] = document["hooks"]
+    command = document["hooks"][event][0]["hooks"][0]["command"]
+    edit_our_handler(path, command=change(command))  # type: ignore[operator]
+    verdict, detail, fix = approvals_check(client, tmp_path)
+    assert verdict == "FAIL"
+    assert said in detail
+    assert f"install {client} --approvals" in fix
+
+
+def test_doctor_fails_a_hook_whose_timeout_leaves_no_time_to_ask(
+    tmp_path: Path, env_file: Path
+) -> None:
+    path = installed("gemini", tmp_path, env_file)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    command = document["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
+    edit_our_handler(path, command=command.replace("--timeout 630", "--timeout 8"), timeout=8000)
+    verdict, detail, _ = approvals_check("gemini", tmp_path)
+    assert verdict == "FAIL"
+    assert "no time to ask" in detail
+
+
+def test_doctor_fails_a_hook_without_a_timeout_where_the_clients_default_is_shorter(
+    tmp_path: Path, env_file: Path
+) -> None:
+    path = installed("gemini", tmp_path, env_file)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    del document["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"]  # Gemini's default: 60 s
+    path.write_text(json.dumps(document), encoding="utf-8")
+    verdict, detail, _ = approvals_check("gemini", tmp_path)
+    assert verdict == "FAIL"
+    assert "630 s but the client gives it 60 s" in detail
+
+
+def test_doctor_fails_a_hook_whose_env_file_is_gone(tmp_path: Path, env_file: Path) -> None:
+    installed("claude", tmp_path, env_file)
+    env_file.unlink()
+    verdict, detail, _ = approvals_check("claude", tmp_path)
+    assert verdict == "FAIL"
+    assert "env file" in detail

@@ -32,5 +32,5 @@ async def test_a_forum_channel_is_refused_and_another_asked_for(
     )
     assert answers_given.channel_id == discord.channel_id
     assert answers_given.owner_ids == (discord.owner_user_id,)
-    assert "That is a forum channel, which holds only posts" in out.getvalue()
+    assert "a forum channel holds only posts" in out.getvalue()
     assert f"DISCORD_CHANNEL_ID={discord.channel_id}" in env_file.read_text(encoding="utf-8")

@@ -17,7 +17,8 @@ With approvals on (the project's ``ask``, the default, or ``ask-all``),
 ``--permission-prompt-tool mcp__discord__approve`` sends every permission prompt to the owner
 (tools Claude Code's rules allow, such as reads, run without asking). ``ask-all`` also adds a
 ``PreToolUse`` hook (``--settings``, a per-job file) answering "ask" for every other tool, so
-reads go to the owner too.
+reads go to the owner too; the hook blocks the call when it fails, and so does Claude Code when
+the hook cannot even start or times out (``onFailure: "block"``).
 
 Events: ``system/init`` (``session_id``, MCP server status), ``assistant`` (text and
 ``tool_use`` blocks, one block per event), ``user`` (tool results), ``system/api_retry``,
@@ -138,9 +139,21 @@ class ClaudeDecoder(Decoder):
         return "No conversation found" in text
 
 
+ASK_ALL_TIMEOUT_S = 30
+
+
 def _ask_all_settings(server_argv: Sequence[str]) -> dict[str, Any]:
-    command = shlex.join([*server_argv, "hook", "pre-tool-use"])
-    hook = {"type": "command", "command": command, "timeout": 30}
+    command = shlex.join(
+        [*server_argv, "hook", "pre-tool-use", "--timeout", str(ASK_ALL_TIMEOUT_S)]
+    )
+    # onFailure "block" (Claude Code 2.1.330): a hook that cannot start, fails or times out
+    # blocks the call instead of letting it run unasked.
+    hook = {
+        "type": "command",
+        "command": command,
+        "timeout": ASK_ALL_TIMEOUT_S,
+        "onFailure": "block",
+    }
     return {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]}}
 
 

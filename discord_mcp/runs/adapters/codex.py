@@ -24,7 +24,10 @@ hook, ``discord-mcp hook ... --client codex``, added with ``-c hooks.<event>=[..
 only (so ``--dangerously-bypass-hook-trust``: Codex runs a user's hooks only once reviewed in its
 TUI), and ``--approve-for-me``, which sends a command that must leave the sandbox to the
 ``PermissionRequest`` hook instead of refusing it. The hooks inherit Codex's environment (the
-server's variables, ``DISCORD_MCP_APPROVALS``).
+server's variables, ``DISCORD_MCP_APPROVALS``). Codex lets a call run when its hook fails or is
+killed at its timeout, so the hooks fail closed themselves (:mod:`discord_mcp.hooks.guard`):
+``--timeout`` tells them the timeout written here, and any failure (settings missing from the
+environment included) is a block.
 
 Events: ``thread.started`` (``thread_id``), ``turn.started``, ``item.started`` /
 ``item.updated`` / ``item.completed`` (``agent_message``, ``mcp_tool_call``,
@@ -162,7 +165,8 @@ def _approval_args(mcp: McpRegistration, default_args: Sequence[str]) -> list[st
         ("PreToolUse", "pre-tool-use"),
         ("PermissionRequest", "permission-request"),
     ):
-        command = shlex.join([*mcp.argv, "hook", name, "--client", "codex", "--wait", f"{wait:g}"])
+        options = ["--client", "codex", "--wait", f"{wait:g}", "--timeout", str(timeout)]
+        command = shlex.join([*mcp.argv, "hook", name, *options])
         handler = f"{{type={_toml('command')}, command={_toml(command)}, timeout={timeout}}}"
         args += ["-c", f"hooks.{event}=[{{hooks=[{handler}]}}]"]
     return args

@@ -30,9 +30,12 @@ so concurrent runs can share the file. Approvals (unless the project's setting i
 run gets ``--approval-mode yolo`` (headless Gemini offers its shell and write tools only then)
 and the settings a ``BeforeTool`` hook, ``discord-mcp hook before-tool``, which asks the owner;
 the hook matches every tool and reads the run's setting from ``DISCORD_MCP_APPROVALS``, since
-the file is shared. The file is 0600 (it holds the bot token). If the
-user's settings cannot be read, the overlay links them unchanged and runs go without the
-discord server (logged), rather than without the user's settings.
+the file is shared. In yolo mode a hook that fails or times out lets the call run, so the hook
+fails closed itself (:mod:`discord_mcp.hooks.guard`): ``--timeout`` names the timeout written
+here, and a failure, settings missing from its ``env`` included, is a deny. The file is 0600
+(it holds the bot token). If the user's settings cannot be read, the overlay links them
+unchanged and runs go without the discord server (logged), rather than without the user's
+settings.
 
 Events: ``init`` (``session_id``), ``message`` (user echo; assistant text as deltas),
 ``tool_use`` / ``tool_result``, ``error`` (warnings), and the final ``result`` with
@@ -224,9 +227,9 @@ def _with_approval_hook(hooks: Any, mcp: McpRegistration) -> dict[str, Any]:
     """The user's hooks plus our ``BeforeTool`` hook (replacing an older one of ours)."""
     merged = dict(hooks) if isinstance(hooks, dict) else {}
     wait = float(mcp.env.get("DISCORD_MCP_APPROVAL_WAIT_SECONDS") or DEFAULT_APPROVAL_WAIT_S)
-    command = shlex.join(
-        [*mcp.argv, "hook", "before-tool", "--client", "gemini", "--wait", f"{wait:g}"]
-    )
+    timeout = wait + HOOK_MARGIN_S
+    options = ["--client", "gemini", "--wait", f"{wait:g}", "--timeout", f"{timeout:g}"]
+    command = shlex.join([*mcp.argv, "hook", "before-tool", *options])
     ours = {
         "matcher": before_tool.matcher(ask_all=True),
         "hooks": [
@@ -234,7 +237,7 @@ def _with_approval_hook(hooks: Any, mcp: McpRegistration) -> dict[str, Any]:
                 "type": "command",
                 "name": APPROVAL_HOOK_NAME,
                 "command": command,
-                "timeout": int((wait + HOOK_MARGIN_S) * 1000),
+                "timeout": int(timeout * 1000),
                 "env": dict(mcp.env),
             }
         ],
