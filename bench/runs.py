@@ -10,8 +10,13 @@ Budgets (DESIGN §6): from ``submit`` (an owner message) to the CLI process runn
 - Replay: a journal of 100k events (20k jobs over 100 threads: enqueued, started, process
   started, session key, completed, with realistic prompt and excerpt sizes) rebuilt from the
   events alone, i.e. without the snapshot's shortcut.
+- Start-up after a long history (issue 28): the same jobs written through the real journal
+  (compaction on, fsync left out to build a million jobs in minutes), then the engine's
+  start-up (snapshot + live segment) timed after 10k and after 1M finished jobs: within 1.2x
+  of each other, and the journal on disk no more than the state plus the live segment and the
+  closed segments kept for audit.
 
-    .venv/bin/python -m bench.runs [--jobs 60] [--events 100000]
+    .venv/bin/python -m bench.runs [--jobs 60] [--events 100000] [--history 10000,1000000]
 """
 
 from __future__ import annotations
@@ -37,12 +42,21 @@ from discord_mcp.runs import (
     SessionView,
     SpawnSpec,
 )
-from discord_mcp.runs.journal import EVENTS_FILE, load
+from discord_mcp.runs.journal import (
+    EVENTS_FILE,
+    KEEP_SEGMENTS,
+    SEGMENT_BYTES,
+    SNAPSHOT_FILE,
+    Journal,
+    closed_segments,
+    load,
+)
 from discord_mcp.runs.model import ProcessInfo
 from discord_mcp.state.files import off_loop
 
 SPAWN_P50_BUDGET = 0.100
 REPLAY_BUDGET = 1.0
+HISTORY_RATIO = 1.2
 
 # The fake CLI: note when it started, then print what Claude Code prints for a turn.
 _FAKE_CLI = """
@@ -192,6 +206,107 @@ def write_journal(directory: Path, events: int) -> None:
     (directory / EVENTS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1_780_000_000.0
+
+    def __call__(self) -> float:
+        self.now += 0.001
+        return self.now
+
+
+def _no_fsync(fd: int) -> None:
+    """Building a history of a million jobs needs no durability (start-up is what is timed)."""
+
+
+def _journal(directory: Path) -> Journal:
+    clock = _Clock()
+    return Journal(
+        directory,
+        wall_clock=clock,
+        monotonic=clock,
+        snapshot_every_events=50000,
+        snapshot_every_seconds=3600.0,
+        fsync=_no_fsync,
+    )
+
+
+def build_history(directory: Path, jobs: int) -> None:
+    """``jobs`` finished jobs over 100 threads, through the real journal (compaction on)."""
+    directory.mkdir(parents=True)
+    journal = _journal(directory)
+    journal.open()
+    prompt = "Please fix the failing tests in the parser module and explain the change. " * 3
+    excerpt = "I fixed the off-by-one in the tokenizer and added a regression test. " * 6
+    threads = [f"13590000000000{n:05d}" for n in range(100)]
+    for thread in threads:
+        journal.append(
+            "SessionCreated", {"thread_id": thread, "project_name": "app", "tool": "claude"}
+        )
+    for number in range(1, jobs + 1):
+        thread = threads[number % len(threads)]
+        job = f"job_{number:07d}"
+        message = str(1359000000000100000 + number)
+        journal.append(
+            "JobEnqueued",
+            {
+                "job_id": job,
+                "number": number,
+                "thread_id": thread,
+                "message_id": message,
+                "author": "223456789012345678",
+                "prompt": prompt,
+                "attempt": 1,
+                "retry_of": None,
+                "dedupe_key": f"{thread}:{message}",
+            },
+        )
+        journal.append(
+            "JobStarted",
+            {"job_id": job, "tool": "claude", "project_name": "app", "resume_key": None},
+        )
+        journal.append(
+            "JobProcessStarted", {"job_id": job, "pid": 40000, "start_time": 1, "boot_id": "b"}
+        )
+        journal.append("JobProgress", {"job_id": job, "session_key": f"session-{thread}"})
+        journal.append(
+            "JobCompleted",
+            {
+                "job_id": job,
+                "state": "success",
+                "session_key": f"session-{thread}",
+                "session_key_action": "set",
+                "result_excerpt": excerpt,
+                "usage": {"input_tokens": 1200, "output_tokens": 300, "total_tokens": 1500},
+                "cost_usd": 0.0123,
+                "exit_code": 0,
+                "duration": 42.5,
+            },
+        )
+    journal.snapshot()  # as the engine does when it stops
+    journal.close()
+
+
+def startup_seconds(directory: Path, repeats: int = 5) -> float:
+    """The engine's start-up: the journal opened (snapshot read, live segment replayed)."""
+    times = []
+    for _ in range(repeats):
+        journal = _journal(directory)
+        start = time.perf_counter()
+        journal.open()
+        times.append(time.perf_counter() - start)
+        journal.close()
+    return statistics.median(times)
+
+
+def disk(directory: Path) -> tuple[int, int, int, int]:
+    """Bytes on disk: everything, the live segment, the closed segments, the snapshot."""
+    total = sum(p.stat().st_size for p in directory.iterdir() if p.is_file())
+    closed = sum(p.stat().st_size for p in closed_segments(directory))
+    live = (directory / EVENTS_FILE).stat().st_size
+    return total, live, closed, (directory / SNAPSHOT_FILE).stat().st_size
+
+
 def replay_seconds(directory: Path, repeats: int = 5) -> tuple[float, int]:
     times = []
     count = 0
@@ -207,7 +322,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--jobs", type=int, default=60)
     parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument(
+        "--history",
+        default="10000,1000000",
+        help="finished jobs before the start-up is timed, comma-separated (first is the base)",
+    )
+    parser.add_argument("--repeats", type=int, default=21, help="start-ups timed per history")
     args = parser.parse_args()
+    histories = [int(n) for n in args.history.split(",") if n.strip()]
     ok = True
     with tempfile.TemporaryDirectory() as name:
         root = Path(name)
@@ -228,6 +350,46 @@ def main() -> int:
         ok = ok and seconds <= REPLAY_BUDGET
         print(f"journal replay from the events alone, {count} events (median of 5):")
         print(f"  {seconds * 1000:6.1f} ms (budget <= {REPLAY_BUDGET * 1000:.0f} ms) {verdict}")
+
+        if histories:
+            print("start-up after a long history (snapshot + live segment):")
+        built: dict[int, Path] = {}
+        for jobs in histories:
+            history = root / f"history-{jobs}"
+            began = time.perf_counter()
+            build_history(history, jobs)
+            total, live, closed, snapshot = disk(history)
+            bound = snapshot * 2 + SEGMENT_BYTES * (KEEP_SEGMENTS + 1) + 2 * 1024 * 1024
+            fits = total <= bound
+            ok = ok and fits
+            print(
+                f"  {jobs:>9,} jobs: on disk {total / 1e6:6.1f} MB (snapshot and base "
+                f"{2 * snapshot / 1e6:.1f} MB, live segment {live / 1e6:.1f} MB, "
+                f"{len(closed_segments(history))} closed segments {closed / 1e6:.1f} MB; budget "
+                f"<= state + {KEEP_SEGMENTS + 1} segments = {bound / 1e6:.1f} MB) "
+                f"{'OK' if fits else 'OVER BUDGET'}  [built in {time.perf_counter() - began:.0f} s]"
+            )
+            built[jobs] = history
+        if len(built) > 1:
+            # Interleaved, so that a busy moment of the machine falls on every history alike.
+            times: dict[int, list[float]] = {jobs: [] for jobs in built}
+            for _ in range(args.repeats):
+                for jobs, history in built.items():
+                    times[jobs].append(startup_seconds(history, repeats=1))
+            medians = {jobs: statistics.median(found) for jobs, found in times.items()}
+            for jobs, median in medians.items():
+                print(
+                    f"  start-up after {jobs:>9,} jobs: {median * 1000:6.1f} ms (median of "
+                    f"{args.repeats}, interleaved)"
+                )
+            base = medians[histories[0]]
+            ratio = max(medians[jobs] for jobs in histories[1:]) / base
+            verdict = "OK" if ratio <= HISTORY_RATIO else "OVER BUDGET"
+            ok = ok and ratio <= HISTORY_RATIO
+            print(
+                f"  start-up after {histories[-1]:,} jobs / after {histories[0]:,}: "
+                f"{ratio:.2f}x (budget <= {HISTORY_RATIO}x) {verdict}"
+            )
     return 0 if ok else OVER_BUDGET
 
 

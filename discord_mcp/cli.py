@@ -20,6 +20,7 @@ from discord_mcp.errors import ConfigError
 
 _EMULATOR_HELP = "run a local Discord (REST, gateway, interactions) on 127.0.0.1"
 _DEMO_HELP = "see the whole loop in a browser: local Discord, discord-watch, a scripted agent"
+_ENV_HELP = "~/.config/discord-mcp/.env, or under $XDG_CONFIG_HOME"
 _HOOK_HELP = (
     "run as an agent CLI's hook: permission-request, before-tool, pre-tool-use, stop, session-start"
 )
@@ -44,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("demo", help=_DEMO_HELP, add_help=False)
     sub.add_parser("hook", help=_HOOK_HELP, add_help=False)
     setup = sub.add_parser("setup", help="set up the Discord side and write a private .env")
-    setup.add_argument("--env-file", default=".env", help="where to write (default: ./.env)")
+    setup.add_argument("--env-file", help=f"where to write (default: {_ENV_HELP})")
     install = sub.add_parser(
         "install", help="register the server with Claude Code, Codex or Gemini CLI"
     )
@@ -55,9 +56,7 @@ def _parser() -> argparse.ArgumentParser:
         default="user",
         help="user: for every project (default); project: this directory only",
     )
-    install.add_argument(
-        "--env-file", default=".env", help="the .env written by setup (default: ./.env)"
-    )
+    install.add_argument("--env-file", help=f"the .env written by setup (default: {_ENV_HELP})")
     install.add_argument(
         "--approvals",
         action="store_true",
@@ -69,8 +68,24 @@ def _parser() -> argparse.ArgumentParser:
         help="also wire the Stop and SessionStart hooks: no turn ends while a question is "
         "open, and a new session gets the answers that came while away",
     )
-    sub.add_parser("doctor", help="check token, intents, channel, owners, state and clients")
+    doctor = sub.add_parser("doctor", help="check token, intents, channel, owners, state, clients")
+    doctor.add_argument(
+        "--env-file",
+        help="the .env written by setup (default: DISCORD_MCP_ENV_FILE, else ./.env and "
+        f"{_ENV_HELP})",
+    )
     return parser
+
+
+def _env_file(given: str | None) -> Path:
+    """``--env-file``, else where ``setup`` writes by default."""
+    import os
+
+    from discord_mcp.config import default_env_file
+
+    if given:
+        return Path(given).expanduser()
+    return default_env_file(os.environ) or Path(".env")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -92,13 +107,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if parsed.command in (None, "serve"):
         return _serve()
     if parsed.command == "setup":
-        return _setup(Path(parsed.env_file))
+        return _setup(_env_file(parsed.env_file))
     if parsed.command == "install":
         return _install(
-            parsed.client, parsed.scope, Path(parsed.env_file), parsed.approvals, parsed.hooks
+            parsed.client, parsed.scope, _env_file(parsed.env_file), parsed.approvals, parsed.hooks
         )
     if parsed.command == "doctor":
-        return _doctor()
+        return _doctor(parsed.env_file)
     return 2  # argparse rejects unknown commands before this
 
 
@@ -107,9 +122,11 @@ def _setup(env_file: Path) -> int:
     import getpass
     import os
 
-    from discord_mcp.config import DEFAULT_API_BASE
+    from discord_mcp.config import DEFAULT_API_BASE, default_env_file
+    from discord_mcp.setup.clients import launcher
     from discord_mcp.setup.wizard import run_setup
 
+    default = default_env_file(os.environ)
     asyncio.run(
         run_setup(
             ask=input,
@@ -117,9 +134,31 @@ def _setup(env_file: Path) -> int:
             out=sys.stdout,
             env_file=env_file.resolve(),
             api_base=os.environ.get("DISCORD_API_BASE", DEFAULT_API_BASE).rstrip("/"),
+            program=_runnable_self(launcher()),
+            default_env=default.resolve() if default is not None else None,
         )
     )
     return 0
+
+
+def _runnable_self(prefix: list[str]) -> str:
+    """How to run discord-mcp again, as a shell line that works where it is printed: the bare
+    name when ``discord-mcp`` on PATH is this very program; the full path of this script when
+    it lives in a clone's .venv; else ``prefix`` (:func:`~discord_mcp.setup.clients.launcher`,
+    e.g. the uvx form, which outlives uvx's cached environment)."""
+    import os
+    import shlex
+    import shutil
+
+    from discord_mcp.setup.clients import from_clone
+
+    script = Path(sys.argv[0])
+    found = shutil.which("discord-mcp")
+    if script.name != "discord-mcp" or not script.is_file():
+        return shlex.join(prefix)
+    if found and os.path.realpath(found) == os.path.realpath(script):
+        return "discord-mcp"
+    return shlex.quote(str(script.resolve())) if from_clone() else shlex.join(prefix)
 
 
 def _install(
@@ -129,13 +168,16 @@ def _install(
 
     from discord_mcp.setup.approvals import install_hook
     from discord_mcp.setup.clients import Client, Scope
-    from discord_mcp.setup.install import install
+    from discord_mcp.setup.install import Backups, install
     from discord_mcp.setup.session_hooks import install_session_hooks
 
     home, cwd, environ = Path.home(), Path.cwd(), dict(os.environ)
     chosen, scoped = cast(Client, client), cast(Scope, scope)
+    backups = Backups()  # one per run: each file's backup is the file as it was before it
     try:
-        result = install(chosen, scoped, env_file=env_file, home=home, cwd=cwd, environ=environ)
+        result = install(
+            chosen, scoped, env_file=env_file, home=home, cwd=cwd, environ=environ, backups=backups
+        )
         hook = None
         if approvals:
             hook = install_hook(
@@ -145,6 +187,7 @@ def _install(
                 home=home,
                 cwd=cwd,
                 environ=environ,
+                backups=backups,
             )
         session = None
         if hooks:
@@ -155,6 +198,7 @@ def _install(
                 home=home,
                 cwd=cwd,
                 environ=environ,
+                backups=backups,
             )
     except ConfigError as exc:
         sys.stderr.write(f"discord-mcp install: {exc}\n")
@@ -167,13 +211,16 @@ def _install(
     return 0
 
 
-def _doctor() -> int:
+def _doctor(env_file: str | None = None) -> int:
     import asyncio
     import os
 
     from discord_mcp.setup.doctor import run_doctor
 
-    checks = asyncio.run(run_doctor(dict(os.environ), cwd=Path.cwd(), home=Path.home()))
+    environ = dict(os.environ)
+    if env_file:
+        environ["DISCORD_MCP_ENV_FILE"] = str(Path(env_file).expanduser().resolve())
+    checks = asyncio.run(run_doctor(environ, cwd=Path.cwd(), home=Path.home()))
     for check in checks:
         sys.stdout.write(check.render() + "\n")
     failed = sum(check.verdict == "FAIL" for check in checks)

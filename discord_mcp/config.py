@@ -156,7 +156,8 @@ def state_home(environ: Mapping[str, str] | None = None, *, cwd: Path | None = N
 def _merged_env(
     environ: Mapping[str, str] | None, cwd: Path, *, read_dotenv: bool
 ) -> dict[str, str]:
-    """The settings' sources, weakest first: ``cwd/.env``, ``DISCORD_MCP_ENV_FILE``, environment.
+    """The settings' sources, weakest first: ``cwd/.env``, ``DISCORD_MCP_ENV_FILE`` (when unset:
+    :func:`default_env_file`, if it exists), environment.
 
     ``DISCORD_MCP_ENV_FILE`` is how ``discord-mcp install`` points an agent's client at the
     ``.env`` that ``discord-mcp setup`` wrote, so no client config ever holds the token.
@@ -175,12 +176,34 @@ def _merged_env(
                     "Point it at the .env written by `discord-mcp setup`, or unset it",
                 )
             files.append(path)
+        else:
+            default = default_env_file(env)
+            if default is not None:
+                files.append(default)
         for env_file in files:
             if env_file.is_file():
                 values = dotenv_values(env_file, encoding="utf-8")
                 merged.update({k: v for k, v in values.items() if v is not None})
     merged.update(env)
     return merged
+
+
+def default_env_file(environ: Mapping[str, str] | None = None) -> Path | None:
+    """Where ``discord-mcp setup`` writes by default, and what is read when
+    ``DISCORD_MCP_ENV_FILE`` is unset: ``$XDG_CONFIG_HOME/discord-mcp/.env``, else
+    ``~/.config/discord-mcp/.env``.
+
+    It is how a client that starts us without our variables (a Claude Code plugin, a Gemini CLI
+    extension, ``uvx``) still finds the bot's settings. Computed from ``environ`` alone (None
+    when it names neither directory), so a test's made-up environment never reads the
+    developer's own file.
+    """
+    env = os.environ if environ is None else environ
+    config = env.get("XDG_CONFIG_HOME", "").strip()
+    if config and Path(config).is_absolute():
+        return Path(config) / "discord-mcp" / ".env"
+    home = env.get("HOME", "").strip()
+    return Path(home) / ".config" / "discord-mcp" / ".env" if home else None
 
 
 def _home(env: Mapping[str, str], cwd: Path) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,8 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in _OUR_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DISCORD_MCP_HOME", str(tmp_path / "home"))
+    # Where `setup` writes and every program reads by default: never the developer's own.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
 
 
 @pytest.fixture(autouse=True)
@@ -126,3 +129,49 @@ def people(discord: RunningEmulator) -> Iterator[People]:
     acting = People(discord)
     yield acting
     acting.close()
+
+
+@dataclass(frozen=True)
+class Packages:
+    """What the session built once: a fresh copy of the repository, its wheel and sdist, and a
+    uv cache that already holds discord-mcp's dependencies (``uvx`` then works offline)."""
+
+    repository: Path
+    wheel: Path
+    sdist: Path
+    uv_cache: Path
+
+
+@pytest.fixture(scope="session")
+def packages(tmp_path_factory: pytest.TempPathFactory) -> Packages:
+    """Build the wheel and the sdist from a fresh copy of the repository (``python -m build``,
+    as a release would), and warm a uv cache with ``uvx --from`` the wheel and the copy. Once
+    per session: the tests that install discord-mcp as people do share it."""
+    import subprocess
+    import sys
+
+    from tests.support.packages import copy_repository, uv_binary, uv_env
+
+    root = tmp_path_factory.mktemp("packages")
+    repository = copy_repository(root / "discord-mcp")
+    dist = root / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(repository)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    [wheel] = dist.glob("*.whl")
+    [sdist] = dist.glob("*.tar.gz")
+    cache = root / "uv-cache"
+    uvx = str(uv_binary().with_name("uvx"))
+    for source in (wheel, repository):
+        subprocess.run(
+            [uvx, "--from", str(source), "discord-mcp", "--version"],
+            env=uv_env(cache),
+            cwd=root,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+    return Packages(repository, wheel, sdist, cache)

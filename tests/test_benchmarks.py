@@ -57,7 +57,12 @@ def test_a_benchmark_fails_when_the_server_lacks_the_tools() -> None:
 def test_the_runs_benchmark_runs_through_and_prints_its_figures() -> None:
     # No server to break here (it drives the run engine in-process): it must at least run.
     done = subprocess.run(
-        [sys.executable, "-m", "bench.runs", "--jobs", "5", "--events", "200"],
+        [
+            sys.executable,
+            "-m",
+            "bench.runs",
+            *("--jobs", "5", "--events", "200", "--history", "100,300"),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -67,3 +72,6 @@ def test_the_runs_benchmark_runs_through_and_prints_its_figures() -> None:
     assert "Traceback" not in done.stderr, done.stderr
     assert "owner message (submit) to CLI running, 2 jobs:" in done.stdout  # 3 warm-ups
     assert "journal replay from the events alone, 200 events" in done.stdout
+    assert "      100 jobs: on disk" in done.stdout
+    assert "start-up after       300 jobs:" in done.stdout
+    assert "start-up after 300 jobs / after 100:" in done.stdout

@@ -42,18 +42,22 @@ class Demo:
     def said(self, text: str) -> bool:
         return any(text in line for line in self.lines)
 
-    def card(self, number: int) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The ``number``-th question thread (1-based) and its card, once posted."""
+    def card(self, contains: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The channel or thread and the card (a message with buttons) that says ``contains``,
+        once posted and still to be answered."""
 
         def look() -> tuple[dict[str, Any], dict[str, Any]] | None:
-            threads = [c for c in self.control.get("/state").json()["channels"] if c["type"] == 11]
-            if len(threads) < number:
-                return None
-            thread = threads[number - 1]
-            messages = self.control.get(f"/channels/{thread['id']}/messages").json()
-            return (thread, messages[0]) if messages and messages[0]["components"] else None
+            for channel in self.control.get("/state").json()["channels"]:
+                if channel["type"] not in (0, 11):
+                    continue
+                for message in self.control.get(f"/channels/{channel['id']}/messages").json():
+                    buttons = [c for row in message["components"] for c in row["components"]]
+                    live = any(not c.get("disabled") for c in buttons)
+                    if contains in message["content"] and live:
+                        return channel, message
+            return None
 
-        return wait_for(look, timeout=60, what=f"question {number}")
+        return wait_for(look, timeout=60, what=f"the card with {contains!r}")
 
     def click(self, card: dict[str, Any], label: str) -> dict[str, Any]:
         [custom_id] = [
@@ -72,6 +76,8 @@ class Demo:
 
     def close(self) -> None:
         self.control.close()
+        if self.process.stdin is not None:
+            self.process.stdin.close()
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -84,24 +90,64 @@ class Demo:
             self.process.stdout.close()
 
 
-@pytest.fixture
-def demo(tmp_path: Path) -> Iterator[Demo]:
+def start_demo(tmp_path: Path, *args: str) -> Demo:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DISCORD_")}
     with (tmp_path / "demo.stderr").open("w", encoding="utf-8") as stderr:
         process = subprocess.Popen(
-            [*DEMO, "--rounds", "1", "--pause", "0"],
+            [*DEMO, "--pause", "0", *args],
             stdout=subprocess.PIPE,
             stderr=stderr,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             text=True,
             encoding="utf-8",
             env=env | {"PYTHONWARNINGS": "error"},
         )
-    running = Demo(process)
+    return Demo(process)
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[Demo]:
+    running = start_demo(tmp_path, "--rounds", "1")
     yield running
     running.close()
     errors = (tmp_path / "demo.stderr").read_text(encoding="utf-8")
     assert "Traceback" not in errors, errors
+
+
+def answer_the_round(demo: Demo) -> None:
+    """Answer every card of one round as the owner: the question, the approval, the rest."""
+    _, card = demo.card("Delete the 14 merged branches?")
+    report = demo.click(card, "Delete them")
+    assert report["acknowledged"]
+    assert report["response_type"] == 7
+    wait_for(lambda: demo.said("answer: 'Delete them'"), what="the agent to get the answer")
+
+    _, approval = demo.card("Approval needed")
+    assert "git branch --merged main | grep -v main | xargs git branch -d" in approval["content"]
+    demo.click(approval, "Allow once")
+    wait_for(lambda: demo.said("approved: running it"), what="the agent to be allowed")
+
+    _, card = demo.card("Which version number for this release?")
+    demo.click(card, "1.3.1")
+    wait_for(lambda: demo.said("done: tagging 1.3.1"), what="the agent to act on it")
+
+    third, card = demo.card("Anything the release notes must say?")
+    owner = demo.control.get("/state").json()["owner_user_id"]
+    demo.control.post(
+        f"/channels/{third['id']}/messages",
+        json={"author_id": owner, "content": "Thank the two new contributors"},
+    ).raise_for_status()
+
+    # Then a run thread: discord-watch runs the demo's agent CLI, which asks there too.
+    run, card = demo.card("Run the full test suite before tagging the release?")
+    assert run["type"] == 11
+    assert "Get the release ready" in run["name"]
+    demo.click(card, "Run it")
+    where, approval = demo.card("Approval needed")
+    assert where["id"] == run["id"]  # in the run thread
+    assert "scripts/test" in approval["content"]
+    demo.click(approval, "Allow once")
+    wait_for(lambda: demo.said("run thread: the job ended"), timeout=60, what="the run's end")
 
 
 def test_the_demo_prints_the_page_first_and_plays_a_round_answered_by_the_owner(
@@ -112,23 +158,7 @@ def test_the_demo_prints_the_page_first_and_plays_a_round_answered_by_the_owner(
     assert page.status_code == 200
     assert "owner" in page.text
 
-    _, card = demo.card(1)
-    assert "Delete the 14 merged branches?" in card["content"]
-    report = demo.click(card, "Delete them")
-    assert report["acknowledged"]
-    assert report["response_type"] == 7
-    wait_for(lambda: demo.said("answer: 'Delete them'"), what="the agent to get the answer")
-
-    _, card = demo.card(2)
-    demo.click(card, "1.3.1")
-    wait_for(lambda: demo.said("done: tagging 1.3.1"), what="the agent to act on it")
-
-    third, card = demo.card(3)
-    owner = demo.control.get("/state").json()["owner_user_id"]
-    demo.control.post(
-        f"/channels/{third['id']}/messages",
-        json={"author_id": owner, "content": "Thank the two new contributors"},
-    ).raise_for_status()
+    answer_the_round(demo)
 
     assert demo.process.wait(timeout=60) == 0
     assert demo.said("round 1 done")
@@ -136,8 +166,33 @@ def test_the_demo_prints_the_page_first_and_plays_a_round_answered_by_the_owner(
     assert any(line.startswith("discord-watch: running") for line in demo.lines)
 
 
+def test_once_every_card_is_answered_the_demo_waits_for_enter_before_playing_again(
+    tmp_path: Path,
+) -> None:
+    demo = start_demo(tmp_path)
+    try:
+        answer_the_round(demo)
+        wait_for(lambda: demo.said("every card was answered"), what="the end of the round")
+        wait_for(lambda: demo.said("Press Enter to play again"), what="the prompt")
+        assert not demo.said("again from the top")
+        asked = {
+            decision
+            for c in demo.control.get("/state").json()["channels"]
+            for m in demo.control.get(f"/channels/{c['id']}/messages").json()
+            if "Delete the 14 merged branches?" in m["content"]
+            for decision in re.findall(r"decision `([^`]+)`", m["content"])
+        }
+        assert len(asked) == 1  # nothing new is asked until Enter
+        assert demo.process.stdin is not None
+        demo.process.stdin.write("\n")
+        demo.process.stdin.flush()
+        wait_for(lambda: demo.said("again from the top"), what="the second round")
+    finally:
+        demo.close()
+
+
 def test_a_stopped_demo_exits_0_and_removes_its_state_and_logs(demo: Demo) -> None:
-    demo.card(1)
+    demo.card("Delete the 14 merged branches?")
     [folder] = re.findall(r"state and logs in (\S+), removed", " ".join(demo.lines))
     assert os.path.isdir(folder)
 

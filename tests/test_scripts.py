@@ -14,6 +14,9 @@ import pytest
 
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.setup.wizard import write_env_file
+from tests.conftest import Packages
+from tests.support.browser import wait_for
+from tests.support.packages import copy_repository, uv_env
 from tests.support.people import People
 from tests.support.requirements import require_program
 
@@ -60,6 +63,11 @@ def test_the_systemd_unit_renders_with_real_paths_and_verifies(tmp_path: Path) -
     assert os.access(exec_start[0], os.X_OK)
     assert parser["Service"]["Environment"] == f"DISCORD_MCP_ENV_FILE={env_file}"
     assert Path(parser["Service"]["WorkingDirectory"]) == ROOT
+    [path_line] = [
+        line for line in unit.read_text(encoding="utf-8").splitlines() if "PATH=" in line
+    ]
+    assert path_line.startswith("Environment=PATH=")
+    assert {"/usr/local/bin", "/usr/bin", "/bin"} <= set(path_line.split("=")[-1].split(":"))
     assert "@" not in unit.read_text(encoding="utf-8").replace("network-online", "")
 
 
@@ -183,3 +191,59 @@ def test_run_starts_the_demo_by_default_and_the_bare_emulator_on_request() -> No
 
     assert text.rstrip().endswith('exec .venv/bin/discord-mcp demo "$@"')
     assert 'exec .venv/bin/discord-mcp emulator "$@"' in text
+
+
+def test_a_first_scripts_run_says_it_is_installing_before_anything_else(
+    packages: Packages, tmp_path: Path
+) -> None:
+    clone = copy_repository(tmp_path / "clone")
+    env = uv_env(packages.uv_cache)  # uv on PATH: bootstrap syncs from uv.lock
+    process = subprocess.Popen(
+        [str(clone / "scripts" / "run"), "emulator", "--port", "0"],
+        cwd=clone,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    try:
+        assert process.stderr is not None
+        stderr = process.stderr
+        wait_for(
+            lambda: lines.append(stderr.readline()) or "Press Ctrl-C" in lines[-1],
+            timeout=240,
+            what="the emulator's banner after the install",
+        )
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert lines[0].startswith("scripts/run: first run: installing discord-mcp")
+    assert "(about a minute)" in lines[0]
+    assert any(line.startswith("Open http://127.0.0.1:") for line in lines)
+    assert (clone / ".venv" / "bin" / "discord-mcp").is_file()
+
+
+def test_the_systemd_unit_carries_the_path_the_agent_clis_were_found_on(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "npm-global" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("claude", "gemini"):
+        (bin_dir / name).write_text("#!/bin/sh\n", encoding="utf-8")
+        (bin_dir / name).chmod(0o755)
+    env_file = tmp_path / "discord.env"
+    env_file.write_text("DISCORD_BOT_TOKEN=x\n", encoding="utf-8")
+    unit = tmp_path / "discord-watch.service"
+    subprocess.run(
+        [str(SCRIPTS / "install-systemd-unit"), str(unit), str(env_file)],
+        check=True,
+        capture_output=True,
+        timeout=30,
+        env={**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"},
+    )
+    [path_line] = [
+        line for line in unit.read_text(encoding="utf-8").splitlines() if "PATH=" in line
+    ]
+    directories = path_line.removeprefix("Environment=PATH=").split(":")
+    assert directories[0] == str(bin_dir)
+    assert directories.count(str(bin_dir)) == 1

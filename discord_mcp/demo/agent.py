@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -73,7 +73,15 @@ class McpStdioClient:
             texts = [c.get("text", "") for c in result.get("content", []) if isinstance(c, dict)]
             raise AgentError(f"{name} failed: {' '.join(texts).strip()}")
         structured = result.get("structuredContent")
-        return dict(structured) if isinstance(structured, dict) else {}
+        if isinstance(structured, dict):
+            return dict(structured)
+        # A plain-text tool (the permission prompt): its one text block is JSON.
+        texts = [c.get("text", "") for c in result.get("content", []) if isinstance(c, dict)]
+        try:
+            parsed = json.loads("".join(texts))
+        except ValueError:
+            return {}
+        return dict(parsed) if isinstance(parsed, dict) else {}
 
     async def close(self) -> None:
         """Close stdin (the server's signal to stop) and wait for it, bounded."""
@@ -154,6 +162,9 @@ class Step:
     plans: tuple[str, ...] = field(default=())
     """What the agent does for each option (same order); free-text answers get ``free_plan``."""
     free_plan: str = "doing it your way"
+    command: str | None = None
+    """A shell command the agent runs for the first option, after asking the owner's approval
+    (the card a CLI's permission prompt makes)."""
 
 
 SCRIPT: tuple[Step, ...] = (
@@ -165,6 +176,7 @@ SCRIPT: tuple[Step, ...] = (
         options=("Delete them", "Keep them"),
         plans=("deleting the 14 merged branches", "keeping every branch and moving on"),
         free_plan="following your note about the branches",
+        command="git branch --merged main | grep -v main | xargs git branch -d",
     ),
     Step(
         task="Release",
@@ -185,10 +197,18 @@ SCRIPT: tuple[Step, ...] = (
 )
 
 
-async def approval(agent: McpStdioClient, step: Step, say: Callable[[str], None]) -> None:
-    """The hook for approvals: once the server has an approval tool (a later issue), the demo
-    asks for one here, after the owner's answer and before acting on it. Does nothing today."""
-    return None
+async def approval(
+    agent: McpStdioClient, step: Step, result: Mapping[str, Any], say: Callable[[str], None]
+) -> bool:
+    """Before running the first option's command, ask the owner as a CLI's permission prompt
+    does (the ``approve`` tool: an approval card); True when it may run."""
+    if step.command is None or result.get("selected_index") != 0:
+        return True
+    say(f"asking approval to run: {step.command}")
+    answer = await agent.call("approve", {"tool_name": "Bash", "input": {"command": step.command}})
+    allowed = answer.get("behavior") == "allow"
+    say("approved: running it" if allowed else f"not approved: {answer.get('message', '')}")
+    return allowed
 
 
 def _thread_id(result: Mapping[str, Any]) -> str | None:
@@ -229,8 +249,9 @@ async def play_step(agent: McpStdioClient, step: Step, say: Callable[[str], None
     answer = result.get("selected_option") or result.get("answer") or ""
     who = result.get("answered_by") or "the owner"
     say(f"answer: {answer!r} from {who} via {result.get('via')}")
-    await approval(agent, step, say)
     plan = _plan(step, result)
+    if not await approval(agent, step, result, say):
+        plan = "leaving the branches alone, since the command was not approved"
     arguments = {"message": f"Got it: {answer}. Now {plan}.", "level": "success"}
     thread_id = _thread_id(result)
     if thread_id is not None:
@@ -252,19 +273,31 @@ async def run_agent(
     *,
     rounds: int = 0,
     pause: float = 1.5,
+    again: Callable[[], Awaitable[bool]] | None = None,
+    after_round: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Play the script ``rounds`` times (0: until cancelled) against a fresh server."""
+    """Play the script against a fresh server: ``rounds`` times when given; else once, then
+    again each time ``again`` says so (None: again and again, until cancelled).
+    ``after_round`` runs at the end of each round (the demo's run thread)."""
     agent = McpStdioClient(argv, env, cwd, log)
     try:
         await agent.start()
         say(f"connected to discord-mcp ({len(agent.tools)} tools)")
         played = 0
-        while rounds == 0 or played < rounds:
+        while True:
             played += 1
             for step in SCRIPT:
                 await play_step(agent, step, say)
                 await asyncio.sleep(pause)  # time to read the page before the next question
-            say(f"round {played} done" + ("; again from the top" if played != rounds else ""))
+            if after_round is not None:
+                await after_round()
+            if rounds and played >= rounds:
+                say(f"round {played} done")
+                return
+            say(f"round {played} done: every card was answered")
+            if again is not None and not await again():
+                return
+            say("again from the top")
     finally:
         await agent.close()
 

@@ -32,7 +32,7 @@ from dotenv import dotenv_values
 
 from discord_mcp.approvals.request import ToolRequest
 from discord_mcp.approvals.service import Outcome
-from discord_mcp.config import Settings
+from discord_mcp.config import Settings, default_env_file
 from discord_mcp.errors import ConfigError
 from discord_mcp.hooks.guard import SETTLE_S, TEARDOWN_S, BadCommandLine, HookProcess, OutOfTime
 from discord_mcp.tasks import cancel_and_wait
@@ -135,6 +135,10 @@ def hook_settings(environ: Mapping[str, str], env_file: str | None, cwd: str) ->
                 "Point it at the .env written by `discord-mcp setup`",
             )
         values = dotenv_values(path, encoding="utf-8")
+        env.update({k: v for k, v in values.items() if v is not None})
+    elif (default := default_env_file(environ)) is not None and default.is_file():
+        # What `discord-mcp setup` wrote: how a plugin's or an extension's hooks find it.
+        values = dotenv_values(default, encoding="utf-8")
         env.update({k: v for k, v in values.items() if v is not None})
     env.update(environ)  # the CLI's environment wins, as for the server
     where = Path(cwd) if cwd and Path(cwd).is_dir() else Path.cwd()

@@ -7,6 +7,15 @@ see :class:`Journal`) the whole state is written atomically to ``snapshot.json``
 the ``seq`` it includes and the byte offset in ``events.ndjson`` just after that event. Startup
 reads the snapshot, seeks to that offset and replays the rest.
 
+Compaction. ``events.ndjson`` is the *live segment*. Once a snapshot finds it larger than
+:data:`SEGMENT_BYTES`, the journal starts a new one: it writes ``base.json`` (that snapshot, the
+state just before the new segment's first event), renames the live segment to
+``events-<first seq>-<last seq>.ndjson``, opens an empty ``events.ndjson`` and keeps only the
+newest :data:`KEEP_SEGMENTS` old segments, for audit (each run's own folder keeps its own
+record). So a start reads one snapshot and at most one segment, whatever the history, and the
+journal on disk is the state plus a few segments. Every step is crash-safe: a crash between
+them leaves a snapshot or ``base.json`` that the remaining events continue without a gap.
+
 Damage policy:
 
 - a sequence gap, or a line that cannot be parsed while more lines follow it: the journal is
@@ -16,12 +25,18 @@ Damage policy:
   (and cut off the file when the journal is opened for writing, so the next append starts on a
   clean line);
 - an unreadable snapshot: moved aside by :func:`~discord_mcp.state.files.read_json` and the
-  state is rebuilt from the events alone (they are the truth; the snapshot is a shortcut).
+  state is rebuilt from ``base.json`` and the live segment, or, before the first compaction,
+  from the events alone (they are the truth; the snapshot is a shortcut). With neither a
+  snapshot nor a base that reaches the live segment, the engine does not start and says so.
 
-``snapshot.json``, version 1::
+``snapshot.json`` and ``base.json``, version 1::
 
-    {"version": 1, "seq": 1024, "events_offset": 198811, "written_at": "...Z",
-     "job_counter": 12, "sessions": {...}, "jobs": {...}, "dedupe": {"<thread>:<msg>": "job_..."}}
+    {"version": 1, "seq": 1024, "events_offset": 198811, "segment_start": 1, "written_at": "...Z",
+     "job_counter": 12, "sessions": {...}, "jobs": {...}, "dedupe": {"<thread>:<msg>": "job_..."},
+     "finished": ["job_..."], "usage": {...}}
+
+``segment_start`` is the first ``seq`` of the live segment the offset points into (1 before
+any compaction; absent in older snapshots, which means 1).
 """
 
 from __future__ import annotations
@@ -31,6 +46,7 @@ import gc
 import json
 import logging
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +61,25 @@ log = logging.getLogger(__name__)
 SNAPSHOT_VERSION = 1
 EVENTS_FILE = "events.ndjson"
 SNAPSHOT_FILE = "snapshot.json"
+BASE_FILE = "base.json"
+SEGMENT_BYTES = 8 * 1024 * 1024
+"""A live segment larger than this is closed at the next snapshot."""
+KEEP_SEGMENTS = 2
+"""Closed segments kept for audit; older ones are deleted."""
+_SEGMENT = re.compile(r"^events-(\d{12})-(\d{12})\.ndjson$")
+
+
+def segment_name(first: int, last: int) -> str:
+    return f"events-{first:012d}-{last:012d}.ndjson"
+
+
+def closed_segments(directory: Path) -> list[Path]:
+    """The closed segments in ``directory``, oldest first."""
+    try:
+        names = sorted(n for n in os.listdir(directory) if _SEGMENT.match(n))
+    except FileNotFoundError:
+        return []
+    return [directory / n for n in names]
 
 
 @dataclass(frozen=True)
@@ -70,45 +105,80 @@ class Loaded:
     warnings: list[str] = field(default_factory=list)
 
 
-def load(directory: Path, *, keep_finished: int = 200, use_snapshot: bool = True) -> Loaded:
-    """Rebuild the state from ``snapshot.json`` plus the events after it (read-only).
+def load(
+    directory: Path,
+    *,
+    keep_finished: int = 200,
+    keep_finished_total: int = 2000,
+    keep_dedupe: int = 10000,
+    use_snapshot: bool = True,
+) -> Loaded:
+    """Rebuild the state from ``snapshot.json`` (or ``base.json``) plus the live segment's
+    events after it (read-only).
 
-    ``use_snapshot=False`` replays every event from the start (tests compare the two).
+    ``use_snapshot=False`` ignores both and replays every event from the first segment kept
+    (tests compare the two; before any compaction that is the whole history).
 
     Raises:
         JournalCorrupt: a gap in ``seq``, or a damaged line that is not the last one.
-        StateError: a snapshot written by a newer version, or a snapshot ahead of the events.
+        StateError: a snapshot written by a newer version, a snapshot ahead of the events, or
+            no snapshot or base that the live segment continues.
     """
     events_path = directory / EVENTS_FILE
     warnings: list[str] = []
-    snapshot: dict[str, Any] | None = None
-    if use_snapshot:
-        try:
-            snapshot = read_json(directory / SNAPSHOT_FILE, max_version=SNAPSHOT_VERSION)
-        except StateCorrupt as exc:
-            warnings.append(f"{exc}; rebuilding the run state from {events_path}")
-    if snapshot is not None:
-        state = RunState.from_dict(snapshot, keep_finished=keep_finished)
-        seq = int(snapshot["seq"])
-        offset = int(snapshot.get("events_offset", 0))
-    else:
-        state, seq, offset = RunState(keep_finished=keep_finished), 0, 0
-
     try:
         with open(events_path, "rb") as handle:
             data = handle.read()
     except FileNotFoundError:
         data = b""
-    # Without a valid offset (a rewritten file, say) scan from the start, skipping what the
-    # snapshot already holds but still checking the whole sequence.
-    start = offset if snapshot is not None and _starts_after(data, offset, seq) else 0
+    live_start = _first_seq(data)
+    bounds = {
+        "keep_finished": keep_finished,
+        "keep_finished_total": keep_finished_total,
+        "keep_dedupe": keep_dedupe,
+    }
+    if not use_snapshot:
+        return _replay_everything(directory, data, bounds, warnings)
+    bases: list[tuple[str, dict[str, Any]]] = []
+    for name in (SNAPSHOT_FILE, BASE_FILE):
+        try:
+            document = read_json(directory / name, max_version=SNAPSHOT_VERSION)
+        except StateCorrupt as exc:
+            warnings.append(f"{exc}; rebuilding the run state without it")
+            continue
+        if document is not None:
+            bases.append((name, document))
+    # The newest base that the live segment continues without a gap.
+    fitting = [
+        (name, doc)
+        for name, doc in bases
+        if live_start is None or int(doc["seq"]) + 1 >= live_start
+    ]
+    if not fitting:
+        segments = closed_segments(directory)
+        from_the_start = bool(segments) and segments[0].name.startswith(segment_name(1, 0)[:20])
+        if live_start in (None, 1) or from_the_start:
+            return _replay_everything(directory, data, bounds, warnings)
+        raise StateError(
+            f"{events_path} starts at seq {live_start}, and neither {SNAPSHOT_FILE} nor "
+            f"{BASE_FILE} holds the state before it: the run state cannot be rebuilt. Restore "
+            "one of them, or move the runs folder aside to start with an empty run state"
+        )
+    name, snapshot = max(fitting, key=lambda item: int(item[1]["seq"]))
+    state = RunState.from_dict(snapshot, **bounds)
+    seq = int(snapshot["seq"])
+    offset = int(snapshot.get("events_offset", 0))
+    same_segment = int(snapshot.get("segment_start", 1)) == (live_start or seq + 1)
+    # Without a valid offset (a rewritten file, a new segment) scan the live segment from its
+    # start, skipping what the snapshot already holds but still checking the whole sequence.
+    start = offset if same_segment and _starts_after(data, offset, seq) else 0
     with _bulk():
         replayed, end_seq, end_offset = _replay(
             events_path, data, start, state, after_seq=seq, warnings=warnings
         )
     if end_seq < seq:
         raise StateError(
-            f"{directory / SNAPSHOT_FILE} holds events up to seq {seq} but {events_path} ends "
+            f"{directory / name} holds events up to seq {seq} but {events_path} ends "
             f"at seq {end_seq}: events were lost. Restore the events file, or move both files "
             "aside to start with an empty run state"
         )
@@ -117,7 +187,55 @@ def load(directory: Path, *, keep_finished: int = 200, use_snapshot: bool = True
         seq=end_seq,
         offset=end_offset,
         replayed=replayed,
-        from_snapshot=snapshot is not None,
+        from_snapshot=True,
+        warnings=warnings,
+    )
+
+
+def _first_seq(data: bytes) -> int | None:
+    """The ``seq`` of a segment's first event (None: empty, or unreadable first line)."""
+    if not data:
+        return None
+    end = data.find(b"\n")
+    try:
+        seq = json.loads(data[: end if end >= 0 else len(data)])["seq"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return seq if type(seq) is int else None
+
+
+def _replay_everything(
+    directory: Path, data: bytes, bounds: Mapping[str, int], warnings: list[str]
+) -> Loaded:
+    """The state from the kept closed segments and the live one, with no snapshot."""
+    state = RunState(**bounds)
+    seq = replayed = 0
+    with _bulk():
+        for path in closed_segments(directory):
+            with open(path, "rb") as handle:
+                closed = handle.read()
+            if seq == 0 and _first_seq(closed) not in (None, 1):
+                raise StateError(
+                    f"{path} starts after seq 1 and no snapshot holds what came before it: "
+                    "the run state cannot be rebuilt from the events alone"
+                )
+            count, seq, _ = _replay(path, closed, 0, state, after_seq=seq, warnings=warnings)
+            replayed += count
+        live_start = _first_seq(data)
+        if live_start is not None and live_start != seq + 1:
+            raise StateError(
+                f"{directory / EVENTS_FILE} starts at seq {live_start} but the events before it "
+                f"end at seq {seq}: events were lost"
+            )
+        count, seq, offset = _replay(
+            directory / EVENTS_FILE, data, 0, state, after_seq=seq, warnings=warnings
+        )
+    return Loaded(
+        state=state,
+        seq=seq,
+        offset=offset,
+        replayed=replayed + count,
+        from_snapshot=False,
         warnings=warnings,
     )
 
@@ -183,8 +301,17 @@ def _replay(
     size = len(text)
     position = 0
     line_number = first_line
-    expected = 1 if start == 0 else after_seq + 1
-    last_seq = after_seq if start else 0
+    # From an offset the next event follows the snapshot; from a segment's start it is that
+    # segment's first event (1 before any compaction), which must not skip past the snapshot.
+    first = None if start else _first_seq(data)
+    if first is None:
+        expected, last_seq = after_seq + 1 if start or after_seq else 1, after_seq
+    else:
+        expected, last_seq = first, first - 1
+        if after_seq and first > after_seq + 1:
+            raise JournalCorrupt(
+                str(path), 1, f"sequence gap: expected seq {after_seq + 1}, found {first}"
+            )
     applied = 0
     while position < size:
         end = text.find("\n", position)
@@ -251,6 +378,11 @@ class Journal:
         snapshot_every_events: int = 50,
         snapshot_every_seconds: float = 5.0,
         keep_finished: int = 200,
+        keep_finished_total: int = 2000,
+        keep_dedupe: int = 10000,
+        segment_bytes: int = SEGMENT_BYTES,
+        keep_segments: int = KEEP_SEGMENTS,
+        fsync: Callable[[int], None] = os.fsync,
     ) -> None:
         self.directory = directory
         self.events_path = directory / EVENTS_FILE
@@ -260,9 +392,20 @@ class Journal:
         self.snapshot_every_events = snapshot_every_events
         self.snapshot_every_seconds = snapshot_every_seconds
         self.keep_finished = keep_finished
-        self.state = RunState(keep_finished=keep_finished)
+        self._bounds = {
+            "keep_finished": keep_finished,
+            "keep_finished_total": keep_finished_total,
+            "keep_dedupe": keep_dedupe,
+        }
+        self.segment_bytes = segment_bytes
+        self.keep_segments = keep_segments
+        self._fsync = fsync
+        """How an append is made durable (``os.fsync``; a bench building a long history
+        injects a no-op)."""
+        self.state = RunState(**self._bounds)
         self.seq = 0
         self.offset = 0
+        self.segment_start = 1
         self._fd: int | None = None
         self._since_snapshot = 0
         self._last_snapshot = 0.0
@@ -271,7 +414,12 @@ class Journal:
     def open(self) -> Loaded:
         """Load the state (snapshot + replay) and get ready to append."""
         ensure_dir(self.directory)
-        loaded = load(self.directory, keep_finished=self.keep_finished)
+        loaded = load(
+            self.directory,
+            keep_finished=self._bounds["keep_finished"],
+            keep_finished_total=self._bounds["keep_finished_total"],
+            keep_dedupe=self._bounds["keep_dedupe"],
+        )
         for warning in loaded.warnings:
             log.warning("%s", warning)
         self.state, self.seq, self.offset = loaded.state, loaded.seq, loaded.offset
@@ -281,6 +429,9 @@ class Journal:
             os.fsync(fd)
         os.lseek(fd, 0, os.SEEK_END)
         self._fd = fd
+        with open(self.events_path, "rb") as handle:
+            first = _first_seq(handle.readline())
+        self.segment_start = first if first is not None else self.seq + 1
         self._broken = False
         self._last_snapshot = self._monotonic()
         self._since_snapshot = loaded.replayed
@@ -311,7 +462,7 @@ class Journal:
             written = os.write(self._fd, line)
             while written < len(line):
                 written += os.write(self._fd, line[written:])
-            os.fsync(self._fd)
+            self._fsync(self._fd)
         except OSError as exc:
             # Memory now holds an event the disk may not: no more appends, and no snapshot
             # (it would make that event look durable). The next start replays the disk.
@@ -323,8 +474,8 @@ class Journal:
         self.seq = event.seq
         self.offset += len(line)
         self._since_snapshot += 1
-        if self._since_snapshot >= self.snapshot_every_events:
-            self.snapshot()
+        if self._since_snapshot >= self.snapshot_every_events or self.offset >= self.segment_bytes:
+            self.snapshot()  # a full live segment is closed at once: segments stay their size
         return event
 
     def snapshot_due(self) -> bool:
@@ -339,13 +490,60 @@ class Journal:
         append)."""
         if self._broken:
             return
-        document = {
-            "version": SNAPSHOT_VERSION,
-            "seq": self.seq,
-            "events_offset": self.offset,
-            "written_at": utc_iso(self._wall()),
-            **self.state.to_dict(),
-        }
+        document = self._document()
         write_json(self.snapshot_path, document)
         self._since_snapshot = 0
         self._last_snapshot = self._monotonic()
+        if self.offset >= self.segment_bytes:
+            self._start_segment(document)
+
+    def _document(self) -> dict[str, Any]:
+        return {
+            "version": SNAPSHOT_VERSION,
+            "seq": self.seq,
+            "events_offset": self.offset,
+            "segment_start": self.segment_start,
+            "written_at": utc_iso(self._wall()),
+            **self.state.to_dict(),
+        }
+
+    def _start_segment(self, snapshot: dict[str, Any]) -> None:
+        """Close the live segment just snapshotted and open an empty one (module doc: each step
+        leaves a snapshot or a base that what follows continues)."""
+        assert self._fd is not None
+        following = self.seq + 1
+        closed = self.directory / segment_name(self.segment_start, self.seq)
+        renamed = False
+        try:
+            write_json(self.directory / BASE_FILE, {**snapshot, "segment_start": following})
+            os.close(self._fd)
+            self._fd = None
+            os.replace(self.events_path, closed)
+            renamed = True
+            self._fd = os.open(self.events_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            _fsync_directory(self.directory)
+        except (OSError, StateError) as exc:
+            log.warning("could not start a new run journal segment (%s); going on", exc)
+            if self._fd is None:
+                try:
+                    self._fd = os.open(self.events_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+                    os.lseek(self._fd, 0, os.SEEK_END)
+                except OSError:
+                    self._broken = True
+                    return
+            if not renamed:
+                return
+        self.segment_start, self.offset = following, 0
+        write_json(self.snapshot_path, self._document())
+        for old in closed_segments(self.directory)[: -self.keep_segments or None]:
+            with contextlib.suppress(FileNotFoundError):
+                old.unlink()
+        log.info("run journal: closed %s, started a new segment at seq %d", closed.name, following)
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -233,15 +233,33 @@ class Session:
 class RunState(ControlReducers):
     """Sessions, jobs and the dedupe index; changed only by :meth:`apply`.
 
-    ``keep_finished`` bounds how many finished jobs each session keeps (older ones are dropped
-    from the state, their dedupe keys stay), so the snapshot does not grow forever.
+    What the state keeps does not grow with history, so a snapshot (and a start-up) costs the
+    same after ten thousand jobs as after a million:
+
+    - ``keep_finished`` finished jobs per session, and ``keep_finished_total`` in all (the
+      oldest go first; a session's last job always stays, it says how the session stands);
+    - the ``keep_dedupe`` newest dedupe keys (a redelivered message older than that many jobs
+      is not something the daemon's catch-up reads);
+    - usage totals for the last :data:`USAGE_DAYS` days (by the events' own dates).
+
+    Every bound is applied by the reducers, so a replay and a snapshot agree.
     """
 
-    def __init__(self, *, keep_finished: int = 200) -> None:
+    def __init__(
+        self,
+        *,
+        keep_finished: int = 200,
+        keep_finished_total: int = 2000,
+        keep_dedupe: int = 10000,
+    ) -> None:
         self.keep_finished = keep_finished
+        self.keep_finished_total = keep_finished_total
+        self.keep_dedupe = keep_dedupe
         self.sessions: dict[str, Session] = {}
         self.jobs: dict[str, Job] = {}
         self.dedupe: dict[str, str] = {}
+        self.finished: dict[str, None] = {}
+        """Finished jobs still in the state, oldest first (an ordered set)."""
         self.job_counter = 0
         self.usage: dict[str, dict[str, float]] = {}  # "<day>|<project>|<thread>" -> totals
         self._reducers: dict[str, Callable[[Mapping[str, Any], str], None]] = {
@@ -266,17 +284,40 @@ class RunState(ControlReducers):
             "sessions": {k: s.to_dict() for k, s in self.sessions.items()},
             "jobs": {k: j.to_dict() for k, j in self.jobs.items()},
             "dedupe": dict(self.dedupe),
+            "dedupe_order": list(self.dedupe),
+            "finished": list(self.finished),
             "usage": {k: dict(v) for k, v in self.usage.items()},
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, keep_finished: int = 200) -> RunState:
-        state = cls(keep_finished=keep_finished)
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        keep_finished: int = 200,
+        keep_finished_total: int = 2000,
+        keep_dedupe: int = 10000,
+    ) -> RunState:
+        state = cls(
+            keep_finished=keep_finished,
+            keep_finished_total=keep_finished_total,
+            keep_dedupe=keep_dedupe,
+        )
         state.job_counter = int(data.get("job_counter", 0))
         state.sessions = {k: Session.from_dict(v) for k, v in data["sessions"].items()}
         state.jobs = {k: Job.from_dict(v) for k, v in data["jobs"].items()}
-        state.dedupe = dict(data["dedupe"])
+        dedupe = dict(data["dedupe"])
+        order = [k for k in data.get("dedupe_order") or () if k in dedupe]
+        if len(order) == len(dedupe):  # files are written with sorted keys: keep the age order
+            dedupe = {k: dedupe[k] for k in order}
+        state.dedupe = dedupe
         state.usage = {k: dict(v) for k, v in (data.get("usage") or {}).items()}
+        if "finished" in data:
+            state.finished = dict.fromkeys(str(j) for j in data["finished"] if j in state.jobs)
+        else:  # a snapshot from before the global bound: finished jobs in number order
+            done = [j for s in state.sessions.values() for j in s.finished_job_ids]
+            done.sort(key=lambda j: state.jobs[j].number if j in state.jobs else 0)
+            state.finished = dict.fromkeys(j for j in done if j in state.jobs)
         return state
 
     # -- queries
@@ -424,6 +465,8 @@ class RunState(ControlReducers):
             original.retried_by = job_id
         if dedupe_key is not None:
             self.dedupe[dedupe_key] = job_id
+            while len(self.dedupe) > self.keep_dedupe:
+                del self.dedupe[next(iter(self.dedupe))]
         self.job_counter = max(self.job_counter, number)
         if p.get("front"):
             session.queue.insert(0, job_id)  # an automatic retry keeps its place in line
@@ -499,6 +542,24 @@ class RunState(ControlReducers):
         self._prune(session)
 
     def _prune(self, session: Session) -> None:
-        # The dedupe keys of dropped jobs stay: a redelivered old message is still refused.
+        # The dedupe keys of dropped jobs stay (up to keep_dedupe): a redelivered old message
+        # is still refused.
+        if session.finished_job_ids:
+            self.finished[session.finished_job_ids[-1]] = None
         while len(session.finished_job_ids) > self.keep_finished:
-            self.jobs.pop(session.finished_job_ids.pop(0), None)
+            dropped = session.finished_job_ids.pop(0)
+            self.jobs.pop(dropped, None)
+            self.finished.pop(dropped, None)
+        looked = 0
+        while len(self.finished) > self.keep_finished_total and looked < len(self.finished):
+            oldest = next(iter(self.finished))
+            del self.finished[oldest]
+            job = self.jobs.get(oldest)
+            owner = self.sessions.get(job.thread_id) if job is not None else None
+            if owner is not None and owner.last_job_id == oldest:
+                self.finished[oldest] = None  # a session's last job stays: to the back
+                looked += 1
+                continue
+            self.jobs.pop(oldest, None)
+            if owner is not None and oldest in owner.finished_job_ids:
+                owner.finished_job_ids.remove(oldest)

@@ -12,13 +12,14 @@ one of its bases), with the same rule: check everything, then change.
   (``null``: the CLI's default).
 - ``SessionClosed`` / ``SessionReopened`` ``{thread_id}``: a closed session takes no new jobs.
 
-The usage ledger (``RunState.usage``, kept in the snapshot and never pruned) adds up every
-finished job's tokens and cost per UTC day, project and thread, so ``/usage`` still knows jobs
-the state has dropped.
+The usage ledger (``RunState.usage``, kept in the snapshot for :data:`USAGE_DAYS` days) adds up
+every finished job's tokens and cost per UTC day, project and thread, so ``/usage`` still knows
+jobs the state has dropped.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -32,11 +33,22 @@ class InvalidEvent(ValueError):
     """An event that does not fit the current state (a bug, or a damaged journal)."""
 
 
+USAGE_DAYS = 400
+"""Usage totals older than this many days (before the newest event's date) are dropped."""
+
+
 def add_usage(ledger: dict[str, dict[str, float]], job: Job, ts: str) -> None:
     """Count a finished job that ran into the ledger (key ``"<day>|<project>|<thread>"``)."""
     if job.tool is None:
         return
-    key = f"{ts[:10]}|{job.project_name or '?'}|{job.thread_id}"
+    day = ts[:10]
+    key = f"{day}|{job.project_name or '?'}|{job.thread_id}"
+    if key not in ledger and ledger:
+        oldest = next(iter(ledger))[:10]
+        if oldest < day:
+            cutoff = (_dt.date.fromisoformat(day) - _dt.timedelta(days=USAGE_DAYS)).isoformat()
+            for stale in [k for k in ledger if k[:10] < cutoff]:
+                del ledger[stale]
     totals = ledger.setdefault(key, {"jobs": 0})
     totals["jobs"] = totals.get("jobs", 0) + 1
     for name in USAGE_FIELDS:

@@ -266,7 +266,8 @@ class ProjectRegistry:
             raise RunError(
                 "E_INVALID_PATH",
                 f"{given} (resolved: {resolved}) is outside the allowed roots ({roots}): use a "
-                "directory inside them, or add its root to the daemon's allowed roots",
+                "directory inside them, or add its root to DISCORD_WATCH_ROOTS (':'-separated "
+                "directories; for discord-watch too, where it runs)",
             )
         self._not_a_root(given, resolved)
         return resolved

@@ -31,24 +31,25 @@ import json
 import os
 import shlex
 import shutil
-import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
 from discord_mcp.errors import ConfigError
 from discord_mcp.hooks import before_tool
-from discord_mcp.setup.clients import Client, Scope
+from discord_mcp.setup.clients import HOOK_MARKERS, Client, Scope, server_command
+
+if TYPE_CHECKING:
+    from discord_mcp.setup.install import Backups
 
 WAIT_S = DEFAULT_APPROVAL_WAIT_S
 TIMEOUT_S = WAIT_S + 30
 HOOK_NAME = "discord-mcp approvals"
 """Gemini hooks carry a name; a ``discord-watch`` run replaces the hook of this name with its
 own, so a run never asks twice."""
-MARKER = "discord_mcp hook "
 EVENTS: dict[Client, str] = {
     "claude": "PermissionRequest",
     "codex": "PermissionRequest",
@@ -76,17 +77,23 @@ def hook_file(
     return (cwd if scope == "project" else home) / ".gemini" / "settings.json"
 
 
-def hook_command(client: Client, env_file: Path) -> str:
-    """The shell command the client runs (it runs hooks through a shell: quoted)."""
+def hook_command(client: Client, env_file: Path | None, prefix: list[str] | None = None) -> str:
+    """The shell command the client runs (it runs hooks through a shell: quoted).
+
+    ``prefix`` starts discord-mcp (default :func:`~discord_mcp.setup.clients.launcher`); no
+    ``env_file``: the hook reads the default one (a plugin's or an extension's hooks).
+    """
     event = "before-tool" if client == "gemini" else "permission-request"
-    argv = [sys.executable, "-m", "discord_mcp", "hook", event, "--client", client]
+    argv = [*server_command(prefix), "hook", event, "--client", client]
     timing = ["--wait", f"{WAIT_S:g}", "--timeout", f"{TIMEOUT_S:g}"]
-    return shlex.join([*argv, *timing, "--env-file", str(env_file)])
+    return shlex.join([*argv, *timing, *(["--env-file", str(env_file)] if env_file else [])])
 
 
-def desired_group(client: Client, env_file: Path) -> dict[str, Any]:
+def desired_group(
+    client: Client, env_file: Path | None, prefix: list[str] | None = None
+) -> dict[str, Any]:
     """Our matcher group for the client's hook event."""
-    command = hook_command(client, env_file)
+    command = hook_command(client, env_file, prefix)
     if client == "gemini":
         handler = {
             "type": "command",
@@ -103,7 +110,11 @@ def desired_group(client: Client, env_file: Path) -> dict[str, Any]:
 
 def _is_ours(group: Any) -> bool:
     return isinstance(group, dict) and any(
-        isinstance(h, dict) and (MARKER in str(h.get("command")) or h.get("name") == HOOK_NAME)
+        isinstance(h, dict)
+        and (
+            any(marker in str(h.get("command")) for marker in HOOK_MARKERS)
+            or h.get("name") == HOOK_NAME
+        )
         for h in group.get("hooks") or []
     )
 
@@ -163,6 +174,7 @@ def install_hook(
     home: Path,
     cwd: Path,
     environ: Mapping[str, str],
+    backups: Backups | None = None,
 ) -> HookInstall:
     """Add (or update) our hook in the client's file.
 
@@ -189,7 +201,7 @@ def install_hook(
         return HookInstall(client, path, False, None)
     kept = [g for g in groups if not _is_ours(g)]
     document["hooks"] = {**hooks, event: [*kept, desired]}
-    saved = backup(path)
+    saved = backup(path, backups)
     write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     return HookInstall(client, path, True, saved)
 

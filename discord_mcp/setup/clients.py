@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
 
 Client = Literal["claude", "codex", "gemini"]
 Scope = Literal["user", "project"]
@@ -69,20 +73,92 @@ def config_location(
     return Location(client, scope, directory / ".gemini" / "settings.json")
 
 
-def server_command() -> list[str]:
-    """How a client starts our server: this Python running ``discord_mcp`` (no PATH needed)."""
-    return [sys.executable, "-m", "discord_mcp"]
+HOOK_MARKERS = ("discord_mcp hook ", "discord-mcp hook ")
+"""What every hook command of ours contains, whichever way it starts discord-mcp."""
 
 
-def desired_entry(client: Client, env_file: Path) -> dict[str, Any]:
-    """Our server's entry for ``client``."""
-    command, *args = server_command()
-    env = {"DISCORD_MCP_ENV_FILE": str(env_file)}
+def from_clone(package_dir: Path | None = None) -> bool:
+    """Whether discord-mcp runs from a source tree (a clone, installed editable): its
+    ``pyproject.toml`` sits beside the package."""
+    directory = package_dir or Path(__file__).resolve().parents[1]
+    return (directory.parent / "pyproject.toml").is_file()
+
+
+def install_source(direct_url: str | None, version: str) -> str:
+    """What ``uvx --from`` needs to start this very release again.
+
+    ``direct_url`` is the installed distribution's ``direct_url.json`` (PEP 610), present when
+    it came from a wheel file, an archive or a git URL rather than an index.
+    """
+    try:
+        origin = json.loads(direct_url) if direct_url else None
+    except ValueError:
+        origin = None
+    if isinstance(origin, dict) and isinstance(origin.get("url"), str):
+        url: str = origin["url"]
+        vcs = origin.get("vcs_info")
+        if isinstance(vcs, dict) and vcs.get("vcs") == "git":
+            commit = vcs.get("commit_id")
+            return f"git+{url}@{commit}" if commit else f"git+{url}"
+        if "archive_info" in origin:
+            if url.startswith("file://"):
+                path = Path(unquote(urlsplit(url).path))
+                if path.is_file():
+                    return str(path)
+            else:
+                return url
+    return f"discord-mcp=={version}"
+
+
+def _direct_url() -> str | None:
+    try:
+        return metadata.distribution("discord-mcp").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def launcher(
+    *,
+    clone: bool | None = None,
+    find: Callable[[str], str | None] = shutil.which,
+    direct_url: str | None = None,
+) -> list[str]:
+    """How a client starts ``discord-mcp``: the argv before its arguments.
+
+    From a clone (or without uv): this Python running ``discord_mcp``, an absolute path that
+    needs no PATH. Installed from a wheel, a git URL or an index, with uv on PATH:
+    ``uvx --from <that source> discord-mcp``, which outlives the environment this command runs
+    in (uvx's own environments are a cache). ``find`` looks a program up on PATH; the
+    arguments default to what this machine says.
+    """
+    if clone if clone is not None else from_clone():
+        return [sys.executable, "-m", "discord_mcp"]
+    found = find("uvx")
+    if not found:
+        return [sys.executable, "-m", "discord_mcp"]
+    from discord_mcp import __version__
+
+    source = install_source(direct_url if direct_url is not None else _direct_url(), __version__)
+    return [found, "--from", source, "discord-mcp"]
+
+
+def server_command(prefix: list[str] | None = None) -> list[str]:
+    """How a client starts our server (:func:`launcher`, or ``prefix`` when given)."""
+    return list(prefix) if prefix is not None else launcher()
+
+
+def desired_entry(
+    client: Client, env_file: Path | None, *, command: list[str] | None = None
+) -> dict[str, Any]:
+    """Our server's entry for ``client`` (``command``: how to start it, default
+    :func:`server_command`; no ``env_file``: the server reads the default one)."""
+    program, *args = server_command(command)
+    env = {"DISCORD_MCP_ENV_FILE": str(env_file)} if env_file is not None else {}
     if client == "claude":
-        return {"type": "stdio", "command": command, "args": args, "env": env}
+        return {"type": "stdio", "command": program, "args": args, "env": env}
     if client == "codex":
         return {
-            "command": command,
+            "command": program,
             "args": args,
             "env": {**env, "DISCORD_MCP_MAX_BLOCK_SECONDS": str(CODEX_BLOCK_S)},
             "startup_timeout_sec": 30,
@@ -93,7 +169,7 @@ def desired_entry(client: Client, env_file: Path) -> dict[str, Any]:
             "required": True,
         }
     return {
-        "command": command,
+        "command": program,
         "args": args,
         "env": env,  # explicit: Gemini strips inherited variables named like *TOKEN*
         "timeout": GEMINI_TIMEOUT_MS,

@@ -27,6 +27,7 @@ exactly what to do. The exit status is non-zero when any check fails. Checks:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
 import os
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-from discord_mcp.config import Settings, state_home, watch_roots
+from discord_mcp.config import Settings, default_env_file, state_home, watch_roots
 from discord_mcp.errors import (
     ConfigError,
     DiscordError,
@@ -114,20 +115,42 @@ async def run_doctor(
     home: Path,
     probe: GatewayProbe = probe_gateway,
 ) -> list[Check]:
-    """Every check, in order; Discord checks are skipped when the configuration is broken."""
+    """Every check, in order, each once; Discord checks are skipped when the configuration is
+    broken."""
+    checks = await _all_checks(environ, cwd=cwd, home=home, probe=probe)
+    return list(dict.fromkeys(checks))  # the same finding twice (e.g. ~ is also the cwd): once
+
+
+def _configuration_failure(exc: ConfigError, environ: Mapping[str, str], cwd: Path) -> Check:
+    """The configuration's failure, saying where settings were looked for when none was found."""
+    fix = f"{exc.variable}: {exc.fix}"
+    default = default_env_file(environ)
+    explicit = environ.get("DISCORD_MCP_ENV_FILE", "").strip()
+    named = ("DISCORD_BOT_TOKEN", "DISCORD_CHANNEL_ID", "DISCORD_OWNER_IDS")
+    found_none = (
+        not explicit and not (cwd / ".env").is_file() and not any(environ.get(n) for n in named)
+    )
+    if found_none and (default is None or not default.is_file()):
+        fix = (
+            f"no settings found: not in {cwd / '.env'}"
+            + (f" nor {default}" if default is not None else "")
+            + ". Run `discord-mcp setup` (it writes "
+            + (str(default) if default is not None else "a .env")
+            + "), or name your .env with --env-file PATH or DISCORD_MCP_ENV_FILE=PATH"
+        )
+    return Check("FAIL", "configuration", f"{exc.variable} {exc.problem}", fix)
+
+
+async def _all_checks(
+    environ: Mapping[str, str], *, cwd: Path, home: Path, probe: GatewayProbe
+) -> list[Check]:
     checks: list[Check] = []
     try:
         settings = Settings.from_env(environ, cwd=cwd)
     except ConfigError as exc:
-        checks.append(
-            Check(
-                "FAIL",
-                "configuration",
-                f"{exc.variable} {exc.problem}",
-                f"{exc.variable}: {exc.fix}",
-            )
-        )
-        checks.extend(_local_checks(state_home(environ, cwd=cwd), environ))
+        checks.append(_configuration_failure(exc, environ, cwd))
+        with contextlib.suppress(ConfigError):  # the same broken setting, reported above
+            checks.extend(_local_checks(state_home(environ, cwd=cwd), environ))
         checks.extend(_client_checks(home=home, cwd=cwd, environ=environ))
         return checks
     checks.append(
@@ -349,11 +372,13 @@ def _client_checks(*, home: Path, cwd: Path, environ: Mapping[str, str]) -> list
     found: list[Check] = []
     registered_anywhere = False
     registered: set[str] = set()
+    seen: set[Path] = set()
     for client in CLIENTS:
         for scope in ("user", "project"):
             location = config_location(client, scope, home=home, cwd=cwd, environ=env)
-            if not location.path.exists():
-                continue
+            if not location.path.exists() or location.path.resolve() in seen:
+                continue  # run in ~, Gemini's user and project files are one file
+            seen.add(location.path.resolve())
             try:
                 document = read_document(location)
             except ValueError as exc:

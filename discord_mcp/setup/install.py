@@ -70,6 +70,7 @@ def install(
     home: Path,
     cwd: Path,
     environ: dict[str, str],
+    backups: Backups | None = None,
 ) -> InstallResult:
     """Register discord-mcp with ``client``.
 
@@ -96,7 +97,7 @@ def install(
     current = entries(location, document).get(SERVER_NAME)
     if current is not None and all(current.get(k) == v for k, v in desired.items()):
         return InstallResult(location, False, None, current, desired)
-    saved = backup(location.path)
+    saved = backup(location.path, backups)
     if client == "codex":
         _write_codex(location.path, desired)
     else:
@@ -105,13 +106,44 @@ def install(
     return InstallResult(location, True, saved, current, desired)
 
 
-def backup(path: Path) -> Path | None:
-    """Copy ``path`` to ``<path>.bak-<time>`` before it is changed (None if it is new)."""
+class Backups:
+    """The backups of one ``install`` run: each file is copied once, before its first change,
+    under a name no other backup has.
+
+    ``install claude --approvals --hooks`` changes ``settings.json`` twice; its backup must be
+    the file as it was before the run, never the half-changed one in between.
+    """
+
+    def __init__(self) -> None:
+        self._saved: dict[Path, Path | None] = {}
+
+    def save(self, path: Path) -> Path | None:
+        """Back up ``path`` unless this run already did (None when it did not exist)."""
+        key = path.absolute()
+        if key not in self._saved:
+            self._saved[key] = _copy_aside(path)
+        return self._saved[key]
+
+
+def _copy_aside(path: Path) -> Path | None:
     if not path.exists():
         return None
-    target = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
-    shutil.copy2(path, target)
-    return target
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for number in range(1000):
+        target = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{number}" if number else ""))
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        shutil.copy2(path, target)
+        return target
+    raise ConfigError(str(path), "has too many backups", "Remove old .bak-* files beside it")
+
+
+def backup(path: Path, backups: Backups | None = None) -> Path | None:
+    """Copy ``path`` aside before it is changed (None if it is new); once per ``backups``."""
+    return (backups or Backups()).save(path)
 
 
 def _write_codex(path: Path, entry: dict[str, Any]) -> None:

@@ -22,16 +22,18 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from discord_mcp.errors import ConfigError
 from discord_mcp.setup.approvals import hook_file, read_hooks_document
-from discord_mcp.setup.clients import Client, Scope
+from discord_mcp.setup.clients import HOOK_MARKERS, Client, Scope, server_command
+
+if TYPE_CHECKING:
+    from discord_mcp.setup.install import Backups
 
 TIMEOUT_S = 30
 """The hooks read local files only; they answer well within this."""
@@ -44,18 +46,24 @@ EVENTS: dict[Client, dict[str, str]] = {
 State = Literal["wired", "needs review", "absent", "unreadable"]
 
 
-def hook_command(client: Client, name: str, env_file: Path) -> str:
-    argv = [sys.executable, "-m", "discord_mcp", "hook", name, "--client", client]
+def hook_command(
+    client: Client, name: str, env_file: Path | None, prefix: list[str] | None = None
+) -> str:
+    """The shell command (``prefix`` and ``env_file`` as for the approval hook's)."""
+    argv = [*server_command(prefix), "hook", name, "--client", client]
     # --timeout: the hook gives up (quietly) before the client would kill it.
-    return shlex.join([*argv, "--timeout", str(TIMEOUT_S), "--env-file", str(env_file)])
+    timing = ["--timeout", str(TIMEOUT_S)]
+    return shlex.join([*argv, *timing, *(["--env-file", str(env_file)] if env_file else [])])
 
 
-def _marker(name: str) -> str:
-    return f"discord_mcp hook {name} "
+def _markers(name: str) -> tuple[str, ...]:
+    return tuple(f"{marker}{name} " for marker in HOOK_MARKERS)
 
 
-def desired_group(client: Client, name: str, env_file: Path) -> dict[str, Any]:
-    command = hook_command(client, name, env_file)
+def desired_group(
+    client: Client, name: str, env_file: Path | None, prefix: list[str] | None = None
+) -> dict[str, Any]:
+    command = hook_command(client, name, env_file, prefix)
     if client == "gemini":
         handler = {
             "type": "command",
@@ -69,7 +77,7 @@ def desired_group(client: Client, name: str, env_file: Path) -> dict[str, Any]:
 
 def _is_ours(group: Any, name: str) -> bool:
     return isinstance(group, dict) and any(
-        isinstance(h, dict) and _marker(name) in str(h.get("command"))
+        isinstance(h, dict) and any(marker in f"{h.get('command')} " for marker in _markers(name))
         for h in group.get("hooks") or []
     )
 
@@ -109,6 +117,7 @@ def install_session_hooks(
     home: Path,
     cwd: Path,
     environ: Mapping[str, str],
+    backups: Backups | None = None,
 ) -> SessionHooksInstall:
     """Add (or update) our Stop/SessionStart hooks in the client's file.
 
@@ -139,7 +148,7 @@ def install_session_hooks(
     if not changed:
         return SessionHooksInstall(client, path, False, None)
     document["hooks"] = hooks
-    saved = backup(path)
+    saved = backup(path, backups)
     write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     return SessionHooksInstall(client, path, True, saved)
 

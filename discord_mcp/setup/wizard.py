@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
 from discord_mcp.config import DEFAULT_API_BASE, Secret, parse_token
 from discord_mcp.errors import ConfigError, DiscordError, NotFound, Unauthorized
@@ -51,6 +52,18 @@ def _ask_id(ask: Ask, out: TextIO, prompt: str, *, many: bool = False) -> tuple[
         out.write("  That is not a Discord id (17-20 digits). Right-click > Copy ID.\n")
 
 
+EMULATOR_STEPS = """\
+Setting up against the emulator at {api_base} (a local Discord: no developer portal, no
+invite). Its first lines printed the bot token, the channel id and the owner's id.
+"""
+
+
+def is_local(api_base: str) -> bool:
+    """Whether ``api_base`` is this machine (the emulator), not Discord."""
+    host = urlsplit(api_base).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 async def run_setup(
     *,
     ask: Ask,
@@ -60,15 +73,20 @@ async def run_setup(
     api_base: str = DEFAULT_API_BASE,
     check: Callable[[Secret, str], Awaitable[str]] | None = None,
     channel_kind: ChannelKind | None = None,
+    program: str = "discord-mcp",
+    default_env: Path | None = None,
 ) -> Answers:
     """Walk through setup and write ``env_file``; returns what was entered.
 
     ``check`` verifies a token and returns the application id (default: ask Discord);
     ``channel_kind`` says a channel's type, or None when the bot cannot see it (default: ask
-    Discord). A forum or media channel is refused: questions, notifications and notes need a
-    channel that holds messages.
+    Discord): a forum or media channel is refused, since questions, notifications and notes
+    need a channel that holds messages.
+    ``program`` is how this person runs discord-mcp (the "Next:" lines are run as printed);
+    ``default_env`` is where the programs look without ``--env-file``.
     """
-    out.write(PORTAL_STEPS)
+    local = is_local(api_base)
+    out.write(EMULATOR_STEPS.format(api_base=api_base) if local else PORTAL_STEPS)
     verify = check or _verify_token
     while True:
         try:
@@ -86,7 +104,7 @@ async def run_setup(
             application_id = ""
         break
     out.write("  Token accepted.\n")
-    if application_id:
+    if application_id and not local:
         out.write(
             "\n  5. Invite the bot to your server with exactly the permissions it needs ("
             + ", ".join(NEEDED)
@@ -95,10 +113,9 @@ async def run_setup(
             + "\n\n"
         )
     kind_of = channel_kind or _channel_kind
+    where = "the emulator's channel id" if local else "right-click channel > Copy ID"
     while True:
-        (channel_id,) = _ask_id(
-            ask, out, "Channel id for questions (right-click channel > Copy ID): "
-        )
+        (channel_id,) = _ask_id(ask, out, f"Channel id for questions ({where}): ")
         kind = await kind_of(token, api_base, channel_id) if application_id else None
         if kind in POSTS_ONLY:
             out.write(
@@ -106,18 +123,14 @@ async def run_setup(
                 "text channel (or an announcement channel).\n"
             )
             continue
-        if kind is None and application_id:
+        if kind is None and application_id and not local:
             out.write(
                 "  (The bot cannot see that channel yet: invite it with the URL above; "
                 "`discord-mcp doctor` checks it afterwards.)\n"
             )
         break
-    owners = _ask_id(
-        ask,
-        out,
-        "Your user id(s), comma-separated (right-click your name > Copy User ID): ",
-        many=True,
-    )
+    who = "the emulator's owner id" if local else "right-click your name > Copy User ID"
+    owners = _ask_id(ask, out, f"Your user id(s), comma-separated ({who}): ", many=True)
     answers = Answers(token, channel_id, owners)
     write_env_file(
         env_file,
@@ -125,14 +138,16 @@ async def run_setup(
             "DISCORD_BOT_TOKEN": token.reveal(),
             "DISCORD_CHANNEL_ID": channel_id,
             "DISCORD_OWNER_IDS": ",".join(owners),
-            **({"DISCORD_API_BASE": api_base} if api_base != DEFAULT_API_BASE else {}),
+            # Discord itself: no line (an old emulator address is removed).
+            "DISCORD_API_BASE": api_base if api_base != DEFAULT_API_BASE else None,
         },
     )
+    named = "" if default_env is not None and env_file == default_env else f" --env-file {env_file}"
     out.write(
         f"\nWrote {env_file} (mode 0600; the token is only there).\n"
         "Next:\n"
-        f"  discord-mcp install claude --env-file {env_file}   (or codex, gemini)\n"
-        "  discord-mcp doctor\n"
+        f"  {program} install claude{named}   (or codex, gemini)\n"
+        f"  {program} doctor{named}\n"
     )
     return answers
 
@@ -157,15 +172,18 @@ async def _channel_kind(token: Secret, api_base: str, channel_id: str) -> int | 
     return kind if isinstance(kind, int) else None
 
 
-def write_env_file(path: Path, values: dict[str, str]) -> None:
-    """Set ``values`` in a ``.env`` (other lines kept), private to the user, atomically."""
+def write_env_file(path: Path, values: Mapping[str, str | None]) -> None:
+    """Set ``values`` in a ``.env`` (other lines kept; a None value removes its line), private to
+    the user, atomically; its directory is made (private) when missing."""
     lines: list[str] = []
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
             key = line.split("=", 1)[0].strip().removeprefix("export ").strip()
             if key not in values:
                 lines.append(line)
-    lines.extend(f"{key}={value}" for key, value in values.items())
+    lines.extend(f"{key}={value}" for key, value in values.items() if value is not None)
+    if not path.parent.is_dir():
+        path.parent.mkdir(mode=0o700, parents=True)
     temporary = path.with_name(f".{path.name}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:

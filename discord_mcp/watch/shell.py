@@ -96,6 +96,11 @@ def main(args: argparse.Namespace, home: Path) -> int:
         _print({"ok": True, **result})
     else:
         sys.stdout.write(_text(args.command, result) + "\n")
+        if code == TIMED_OUT:
+            sys.stderr.write(
+                f"discord-watch: --timeout {args.timeout:g} s ran out before the job ended; "
+                f"it goes on ({result.get('state')}): discord-watch logs {result.get('job_id')}\n"
+            )
     return code
 
 
@@ -172,13 +177,42 @@ def _logs(home: Path, target: str, lines: int) -> dict[str, Any]:
             "E_JOB_NOT_FOUND", f"{target!r} is neither a job nor a thread with a job", REFUSED
         )
     paths = JobPaths.for_job(home, job.job_id)
+    stdout = _tail(paths.stdout, max(1, lines))
     return {
         "job_id": job.job_id,
         "thread_id": job.thread_id,
         "state": job.state,
-        "stdout": _tail(paths.stdout, max(1, lines)),
+        "tool": job.tool,
+        "stdout": stdout,
         "stderr": _tail(paths.stderr, 20),
+        "text": readable(job.tool, stdout),
     }
+
+
+def readable(tool: str | None, lines: list[str]) -> list[str]:
+    """A CLI's JSON event lines as a person reads them: what the agent said, each tool call;
+    lines that are not events are kept as they are."""
+    from discord_mcp.runs.adapters import ADAPTERS
+
+    adapter = ADAPTERS.get(tool) if tool in ADAPTERS else None  # type: ignore[call-overload]
+    if adapter is None:
+        return list(lines)
+    decoder = adapter.decoder()
+    shown: list[str] = []
+    for line in lines:
+        calls, said = decoder.tool_call_count, decoder.last_text
+        if not line.lstrip().startswith("{"):
+            shown.append(line)
+            continue
+        decoder.feed(line)
+        new = decoder.tool_call_count - calls
+        if new > 0:
+            shown += [f"→ {c.name} {c.summary}".rstrip() for c in decoder.tool_calls[-new:]]
+        if decoder.last_text and decoder.last_text != said:
+            shown.append(f"{tool}: {decoder.last_text}")
+    if decoder.final_text and f"{tool}: {decoder.final_text}" not in shown[-1:]:
+        shown.append(f"{tool} (final): {decoder.final_text}")
+    return shown
 
 
 def _tail(path: Path, lines: int) -> list[str]:
@@ -195,7 +229,7 @@ def _tail(path: Path, lines: int) -> list[str]:
 def _text(command: str, result: dict[str, Any]) -> str:
     if command == "logs":
         head = f"# {result['job_id']} ({result['state']}) in thread {result['thread_id']}"
-        body = "\n".join(result["stdout"]) or "(no output)"
+        body = "\n".join(result["text"]) or "(no output)"
         err = "\n".join(result["stderr"])
         return head + "\n" + body + (f"\n# stderr\n{err}" if err else "")
     if command == "stop":

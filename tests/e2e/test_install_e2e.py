@@ -67,7 +67,7 @@ async def set_up(discord: RunningEmulator, tmp_path: Path) -> Path:
         check=accepted,
     )
     assert discord.token not in out.getvalue()
-    assert "permissions=" in out.getvalue()
+    assert "permissions=" not in out.getvalue()  # the emulator needs no invite
     assert os.stat(env_file).st_mode & 0o777 == 0o600
     with env_file.open("a", encoding="utf-8") as handle:
         handle.write(f"DISCORD_MCP_HOME={tmp_path / 'state'}\nPOLL_INTERVAL_SECONDS=0.2\n")

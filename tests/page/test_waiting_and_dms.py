@@ -105,3 +105,40 @@ def test_discords_links_open_the_page_at_their_channel_and_message(
     page.driver.get(link)
     wait_for(page.live, what="the live feed to connect")
     page.message("the message a digest links to")
+
+
+def test_a_notice_takes_its_own_room_and_covers_no_message_header(
+    page: Page, discord: RunningEmulator, people: People
+) -> None:
+    for number in range(3):
+        people.say(discord.channel_id, f"note {number} for the agents")
+    page.open(discord.channel_id)
+    page.message("note 2 for the agents")
+    made = httpx.post(
+        f"{discord.api_base}/channels/{discord.channel_id}/threads",
+        headers={"Authorization": f"Bot {discord.token}"},
+        json={"name": "a thread the bot opened", "type": 11},
+        timeout=10,
+    )
+    made.raise_for_status()
+    notice = wait_for(
+        lambda: next((t for t in page.find("#toasts .toast") if "New thread" in t.text), None),
+        what="the notice of the new thread",
+    )
+    page.shot("notice")
+    box = notice.rect
+    covered = [
+        element.text
+        for element in page.find(".msg-head") + page.find("#channel-header")
+        if _overlap(box, element.rect) and element.is_displayed()
+    ]
+    assert covered == []
+
+
+def _overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return (
+        a["x"] < b["x"] + b["width"]
+        and b["x"] < a["x"] + a["width"]
+        and a["y"] < b["y"] + b["height"]
+        and b["y"] < a["y"] + a["height"]
+    )

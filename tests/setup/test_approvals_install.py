@@ -192,3 +192,42 @@ def test_doctor_fails_a_hook_whose_env_file_is_gone(tmp_path: Path, env_file: Pa
     verdict, detail, _ = approvals_check("claude", tmp_path)
     assert verdict == "FAIL"
     assert "env file" in detail
+
+
+def test_install_with_approvals_and_hooks_keeps_the_original_file_as_its_one_backup(
+    tmp_path: Path, env_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from discord_mcp.cli import main
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = '{"theme": "dark", "hooks": {}}\n'
+    settings.write_text(original, encoding="utf-8")
+    code = main(["install", "claude", "--approvals", "--hooks", "--env-file", str(env_file)])
+    assert code == 0
+    backups = sorted(settings.parent.glob("settings.json.bak-*"))
+    assert len(backups) == 1
+    assert backups[0].read_text(encoding="utf-8") == original
+    hooks = json.loads(settings.read_text(encoding="utf-8"))["hooks"]
+    assert {"PermissionRequest", "Stop", "SessionStart"} <= set(hooks)
+    # A second run in the same second changes nothing, and so makes no backup.
+    assert main(["install", "claude", "--approvals", "--hooks", "--env-file", str(env_file)]) == 0
+    assert len(list(settings.parent.glob("settings.json.bak-*"))) == 1
+
+
+def test_backups_of_two_runs_in_the_same_second_never_overwrite_each_other(
+    tmp_path: Path,
+) -> None:
+    from discord_mcp.setup.install import Backups
+
+    path = tmp_path / "settings.json"
+    path.write_text("first", encoding="utf-8")
+    one = Backups().save(path)
+    path.write_text("second", encoding="utf-8")
+    two = Backups().save(path)
+    assert one is not None
+    assert two is not None
+    assert one != two
+    assert (one.read_text(), two.read_text()) == ("first", "second")

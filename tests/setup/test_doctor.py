@@ -324,3 +324,42 @@ async def test_a_forum_channel_is_refused_with_what_to_use_and_an_announcement_c
     assert "Use a text channel" in refused["channel"].fix
     assert accepted["channel"].verdict == "OK"
     assert "(announcement)" in accepted["channel"].detail
+
+
+async def test_doctor_run_where_no_settings_are_says_where_it_looked_and_how_to_point_it(
+    tmp_path: Path,
+) -> None:
+    elsewhere = tmp_path / "some-project"
+    elsewhere.mkdir()
+    environ = {"HOME": str(tmp_path / "user")}
+    checks = await run_doctor(environ, cwd=elsewhere, home=tmp_path / "user")
+    [configuration] = [c for c in checks if c.name == "configuration"]
+    assert configuration.verdict == "FAIL"
+    assert str(elsewhere / ".env") in configuration.fix
+    assert str(tmp_path / "user" / ".config" / "discord-mcp" / ".env") in configuration.fix
+    assert "--env-file" in configuration.fix
+    assert "DISCORD_MCP_ENV_FILE" in configuration.fix
+
+
+async def test_doctor_with_a_missing_env_file_reports_it_instead_of_crashing(
+    tmp_path: Path,
+) -> None:
+    environ = {"DISCORD_MCP_ENV_FILE": str(tmp_path / "gone.env")}
+    checks = await run_doctor(environ, cwd=tmp_path, home=tmp_path)
+    [configuration] = [c for c in checks if c.name == "configuration"]
+    assert configuration.verdict == "FAIL"
+    assert "DISCORD_MCP_ENV_FILE" in configuration.detail
+
+
+async def test_doctor_run_in_the_home_directory_reports_each_finding_once(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    # In ~, Gemini's user and project settings are one file: its problem is one line.
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    entry = {"command": sys.executable, "args": ["-m", "discord_mcp"], "trust": False}
+    settings.write_text(json.dumps({"mcpServers": {"discord": entry}}), encoding="utf-8")
+    checks = await run_doctor(env(discord, tmp_path), cwd=home, home=home)
+    lines = [check.render() for check in checks]
+    assert len(lines) == len(set(lines))
+    assert sum(c.name.startswith("gemini (") and c.verdict == "FAIL" for c in checks) == 1

@@ -57,7 +57,9 @@ async def test_submit_opens_a_thread_and_wait_returns_the_answer(
     assert (queued["project"], queued["tool"]) == ("app", "claude")
     assert queued["state"] in ("queued", "running")
     assert queued["job_id"].startswith("job_")
-    assert queued["thread_url"].endswith(f"/{discord.guild_id}/{queued['thread_id']}")
+    assert queued["thread_url"] == (
+        f"{discord.base_url}/channels/{discord.guild_id}/{queued['thread_id']}"
+    )  # the emulator's page, since the bot talks to the emulator
     assert code_wait == 0
     assert (done["state"], done["tool"]) == ("success", "codex")
     assert "pong" in done["final_text"]
@@ -124,6 +126,24 @@ async def test_stop_ends_a_running_job_and_logs_show_its_output(
     assert json.loads(logs["stdout"][0])["type"] == "system"
     assert text_code == 0
     assert text.startswith(f"# {job['job_id']} (failed) in thread {job['thread_id']}")
+    assert '{"type"' not in text  # the CLI's events, read: not its raw JSON
+    assert logs["text"]
+    assert all(not line.startswith("{") for line in logs["text"])
+
+
+async def test_submit_wait_says_on_stderr_when_its_timeout_ran_out(
+    live_settings: Settings, fake_spawner: FakeSpawner, discord: RunningEmulator, people: People
+) -> None:
+    fake_spawner.script("long", Scenario(hang=True))
+    async with live_daemon(live_settings, fake_spawner, discord):
+        code, out, err = await watch(
+            live_settings, "submit", "app", "long", "--wait", "--timeout", "1"
+        )
+        job_id = out.split()[0]
+        await as_json(live_settings, "stop", job_id)
+    assert code == 4
+    assert "--timeout 1 s ran out before the job ended; it goes on" in err
+    assert f"discord-watch logs {job_id}" in err
 
 
 async def test_without_a_daemon_the_commands_say_so_and_exit_3(

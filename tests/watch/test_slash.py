@@ -336,7 +336,8 @@ async def test_sessions_are_listed_closed_reopened_and_renamed(
     assert f"<#{thread_id}> **app** `claude`" in listed
     assert renamed == f"Renamed <#{thread_id}> to **release checks**."
     assert closed == f"Closed <#{thread_id}>."
-    assert reopened.startswith(f"Reopened <#{thread_id}>: https://discord.com/channels/")
+    # The bot talks to the emulator: links open the emulator's page, not discord.com.
+    assert reopened.startswith(f"Reopened <#{thread_id}>: {discord.base_url}/channels/")
     [thread] = people.threads()
     assert thread["name"] == "release checks"
     assert [r["prompt"] for r in fake_spawner.runs()] == ["first", "one more thing, now"]
@@ -451,7 +452,7 @@ async def test_usage_logs_and_pending_report_what_happened(
     assert "result" in logs
     assert no_logs.startswith("**E_JOB_NOT_FOUND**")
     assert "**Ship it?**" in pending
-    link = f"https://discord.com/channels/{discord.guild_id}/{decision.thread_id}/"
+    link = f"{discord.base_url}/channels/{discord.guild_id}/{decision.thread_id}/"
     assert f"({link}{decision.card_message_id})" in pending
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from discord_mcp.config import Settings
+from discord_mcp.decisions.posting import web_base
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import RunError
 from discord_mcp.runs import SessionView
@@ -97,7 +98,8 @@ class Controls:
         """A jump link to a channel or thread (or to one of its messages)."""
         guild = self.guild_id or "@me"
         tail = f"/{message_id}" if message_id else ""
-        return f"https://discord.com/channels/{guild}/{channel_id}{tail}"
+        # Discord's own page, or the emulator's when the bot talks to the emulator.
+        return f"{web_base(self.settings.api_base)}/channels/{guild}/{channel_id}{tail}"
 
 
 Handler = Callable[[Controls, Request], Awaitable[Reply]]
