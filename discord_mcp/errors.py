@@ -95,6 +95,9 @@ class DiscordHTTPError(DiscordError):
         details = _flatten_field_errors(self.errors)
         if details:
             text += " [" + "; ".join(details[:5]) + "]"
+        hint = WHAT_TO_DO.get(self.code)
+        if hint:
+            text += f". {hint}"
         return text
 
 
@@ -154,15 +157,32 @@ class DiscordServerError(DiscordHTTPError):
 
 
 class CloudflareBanned(DiscordError):
-    """A 429 without Discord's JSON body: Cloudflare has banned this IP for a while."""
+    """Cloudflare has banned this IP for a while: a 429 without Discord's JSON body, or
+    (``seconds`` given) a request held back because the ban is known and still on.
 
-    def __init__(self, method: str, route: str) -> None:
+    Attributes:
+        seconds: how long, at least, the ban is expected to last (None: it was just met).
+    """
+
+    def __init__(self, method: str, route: str, *, seconds: float | None = None) -> None:
         self.method = method
         self.route = route
+        self.seconds = seconds
+        if seconds is None:
+            what = (
+                "Discord's edge (Cloudflare) refused the request with a 429 and no rate-limit "
+                "body: this IP is banned for about an hour"
+            )
+        else:
+            what = (
+                "not sent: Discord's edge (Cloudflare) banned this IP, and the ban should last "
+                f"about {_duration(seconds)} more"
+            )
         super().__init__(
-            f"{method} {route}: Discord's edge (Cloudflare) refused the request with a 429 and no "
-            "rate-limit body. This IP is temporarily banned, usually after too many invalid "
-            "requests (401/403/429). Stop all bots on this machine and wait an hour"
+            f"{method} {route}: {what}, usually after too many invalid requests (401/403/429). "
+            "Meanwhile every process of this state directory waits (a request sent during the "
+            "ban makes it longer); then one request checks whether it is over. Stop other bots "
+            "that use this IP, and run `discord-mcp doctor` to see what was refused"
         )
 
 
@@ -266,6 +286,22 @@ class JournalCorrupt(RunError):
 
 class SpawnError(RunError):
     """An agent CLI could not be started (executable not found, exec failed)."""
+
+
+def _duration(seconds: float) -> str:
+    minutes = max(1, round(seconds / 60))
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+WHAT_TO_DO: dict[int, str] = {
+    160006: (
+        "The server has reached Discord's limit of 1000 active threads. Archive threads that "
+        "are done (in the channel's thread list, right-click a thread > Close Thread); "
+        "discord-mcp archives each question's own thread once it is answered, so this clears "
+        "as old threads close. Then try again"
+    ),
+}
+"""Discord error codes whose fix is ours to say, added to the error's sentence."""
 
 
 def _flatten_field_errors(errors: dict[str, Any], prefix: str = "") -> list[str]:

@@ -20,6 +20,7 @@ from discord_mcp.decisions.clarify import clarify_message
 from discord_mcp.decisions.model import Attempt, Decision, Via, utc_now
 from discord_mcp.decisions.parser import parse_answer
 from discord_mcp.files.store import OwnerFiles
+from discord_mcp.transport.wire import content_withheld, text_of
 
 MAX_CLARIFICATIONS = 2
 CONTENT_HIDDEN = "content_hidden"
@@ -128,15 +129,15 @@ def judge_message(
     username = str(author.get("global_name") or author.get("username") or user_id)
     if user_id not in owner_ids:
         return refuse(decision, owner_ids, user_id, username, "text", message.get("id"))
-    content = str(message.get("content") or "")
+    content = text_of(message)  # a forwarded message says what it forwards
     files = OwnerFiles.listed(message)
     if not content.strip() and files:
         # A file alone (a screenshot, a voice message) answers in the owner's own words.
         verdict = _answered(user_id, username, "text", files_answer(files), None, None)
         return _with_files(verdict, message, files)
     if not content.strip():
-        if message.get("sticker_items") or message.get("embeds"):
-            return IGNORE  # a sticker alone is not an answer
+        if not content_withheld(message):
+            return IGNORE  # a sticker alone (or a forwarded one) is not an answer
         # Discord withholds message text from bots without the Message Content intent.
         if CONTENT_HIDDEN in decision.notices:
             return IGNORE

@@ -58,10 +58,7 @@ class DecisionEvents:
                 await self._service.show_final(self._service.store.load(resolved.decision_id))
             return
         if resolved:
-            await self._service.store.aupdate(
-                resolved.decision_id,
-                lambda current: None if current.final_shown else current.replace(final_shown=True),
-            )
+            await self._service.record_final_shown(resolved.decision_id)
 
     async def _no_commands_here(self, data: dict[str, Any]) -> None:
         """A slash command reached a process that is not ``discord-watch`` (which answers them

@@ -134,6 +134,11 @@ class Decision:
     (:mod:`discord_mcp.decisions.late`)."""
     resumed_at: str | None = None
     """When a late answer resumed the asking run (recorded once, under the file's lock)."""
+    own_thread: bool = False
+    """The question opened its thread (rather than being asked in one it was given, such as a
+    run's): once it is final and shown, and nothing else is open there, the thread is archived
+    (:mod:`discord_mcp.decisions.threads`). Added in format 1 without a bump: a file without it
+    never has its thread archived."""
     project_key: str | None = None
     """The asking project's identity (:attr:`discord_mcp.config.Settings.project_key`): its
     resolved directory, or ``name:<PROJECT_NAME>``. None in files written before it existed

@@ -31,8 +31,10 @@ from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)
 
-THREAD_AUTO_ARCHIVE_MIN = 10080
-"""Decision threads stay listed for a week; an answer may take that long."""
+THREAD_AUTO_ARCHIVE_MIN = 1440
+"""A question's thread leaves the list after a day without activity, and is archived as soon as
+its question is done (:mod:`~discord_mcp.decisions.threads`): Discord allows 1000 active threads
+per server. An answer may still come later: writing in an archived thread reopens it."""
 THREAD_TYPES = frozenset({10, 11, 12})
 """Announcement, public and private threads: where a question may be asked."""
 
@@ -154,7 +156,9 @@ class Poster:
         try:
             stored, _ = await self._store.aupdate(
                 decision.id,
-                lambda current: current.replace(thread_id=thread["id"], thread_url=url),
+                lambda current: current.replace(
+                    thread_id=thread["id"], thread_url=url, own_thread=True
+                ),
             )
         except StateError:
             await self._abandon_thread(thread["id"])

@@ -29,6 +29,7 @@ from discord_mcp.decisions.posting import Poster
 from discord_mcp.decisions.questions import Question, same_question, validated
 from discord_mcp.decisions.reading import ThreadReader
 from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.decisions.threads import archive_if_done
 from discord_mcp.errors import (
     DecisionError,
     DecisionNotFound,
@@ -463,10 +464,16 @@ class DecisionService:
             )
         except NotFound:
             log.warning("the card of decision %s is gone; nothing to edit", decision.id)
-        await self._store.aupdate(
-            decision.id,
+        await self.record_final_shown(decision.id)
+
+    async def record_final_shown(self, decision_id: str) -> None:
+        """The card shows the outcome: record it, and archive the question's thread if nothing
+        else is open there (:mod:`~discord_mcp.decisions.threads`)."""
+        stored, _ = await self._store.aupdate(
+            decision_id,
             lambda current: None if current.final_shown else current.replace(final_shown=True),
         )
+        await archive_if_done(self._store, self._rest, stored)
 
     async def show_final(self, decision: Decision) -> None:
         """Show the outcome on the card, retrying a failed edit a few times (then recovery

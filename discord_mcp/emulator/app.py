@@ -4,7 +4,8 @@ REST v10 under ``/api/v10``, the gateway websocket at
 ``feed.py``), attachments' bytes under ``/attachments`` and ``/media/attachments``
 (``media.py``), and the owner's page at ``/`` (``page/``).
 
-Every REST request passes through :meth:`Emulator.handle`, in this order: the Cloudflare ban,
+Every REST request passes through :meth:`Emulator.handle`, in this order: the Cloudflare ban
+(which each request sent during it prolongs),
 route lookup (404/405), ``Authorization: Bot <token>`` (401, also once the gateway's
 identify limit has reset the token), a scripted fault, the global
 limit, the route's bucket, then the handler. Rate-limit headers are added there, 401/403/429
@@ -28,6 +29,7 @@ from discord_mcp.emulator import errors, json_body
 from discord_mcp.emulator.calls import Call, Reply, RestRoute
 from discord_mcp.emulator.config import EmulatorConfig, Exchange
 from discord_mcp.emulator.control import control_routes
+from discord_mcp.emulator.control_channels import channel_routes
 from discord_mcp.emulator.control_commands import command_routes
 from discord_mcp.emulator.control_guild import guild_routes
 from discord_mcp.emulator.control_interactions import interaction_routes
@@ -92,12 +94,14 @@ class Emulator:
         self.state = State(
             strict_archived_threads=self.config.strict_archived_threads,
             message_content_intent_enabled=self.config.message_content_intent_enabled,
+            active_thread_limit=self.config.active_thread_limit,
         )
         self.desk = InteractionDesk(self.state, deadline=self.config.interaction_deadline)
         self.limiter = RateLimiter(
             scale=self.config.rate_limit_scale,
             global_limit=self.config.global_limit,
             invalid_limit=self.config.invalid_request_limit,
+            ban_seconds=self.config.cloudflare_ban_seconds,
         )
         self.faults = FaultBook()
         self.stats = Stats()
@@ -123,6 +127,7 @@ class Emulator:
                     routes=control_routes(self)
                     + interaction_routes(self)
                     + guild_routes(self)
+                    + channel_routes(self)
                     + feed_routes(self)
                     + command_routes(self.state),
                 ),
@@ -143,6 +148,7 @@ class Emulator:
         data["interactions_failed"] = self.desk.failed
         data["rest_invalid_requests"] = self.limiter.invalid_count()
         data["cloudflare_banned"] = self.limiter.banned()
+        data["cloudflare_ban_remaining"] = round(self.limiter.ban_remaining(), 3)
         data["outside_refused"] = self.guard.refused
         return data
 
@@ -152,6 +158,7 @@ class Emulator:
             "strict_archived_threads": self.state.strict_archived_threads,
             "route_faults": self.faults.to_json(),
             "message_content_intent_enabled": self.state.message_content_intent_enabled,
+            "active_thread_limit": self.state.active_thread_limit,
             "token_reset": self.sessions.budget.token_reset,
             "session_start_limit": self.sessions.budget.to_json(),
             "gateway_connections": self.gateway.to_json(),
@@ -225,7 +232,7 @@ class Emulator:
     ) -> Reply | HtmlReply:
         """Answer one REST request (see the module docstring for the order of checks)."""
         self.stats.rest_requests += 1
-        if self.limiter.banned():
+        if self.limiter.refuse_banned():  # and the ban's hour starts again
             self.stats.rest_429 += 1
             return HtmlReply(429, CLOUDFLARE_BAN_PAGE)
         try:

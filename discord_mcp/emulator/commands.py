@@ -76,7 +76,8 @@ class Command:
             "description": f.description,
             "description_localizations": f.description_localizations,
             "default_member_permissions": f.default_member_permissions,
-            "contexts": f.contexts,
+            # Only global commands take contexts: Discord keeps none for a guild's command.
+            "contexts": f.contexts if self.guild_id is None else None,
             "integration_types": f.integration_types or [0],
             "nsfw": f.nsfw,
         }

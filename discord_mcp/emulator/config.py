@@ -56,6 +56,8 @@ class EmulatorConfig:
     - ``global_limit``: requests per (scaled) second per bot before a global 429 (Discord: 50).
     - ``invalid_request_limit``: 401/403/429 answers per (scaled) 10 minutes before the
       emulator answers everything with Cloudflare's HTML ban (Discord: 10,000).
+    - ``cloudflare_ban_seconds``: how long the ban lasts after the last request sent during it
+      (about an hour on Discord), multiplied by ``rate_limit_scale``.
     - ``strict_archived_threads``: sending to an archived, unlocked thread fails with 50083
       instead of unarchiving it (the docs say it unarchives; some bots report otherwise).
     - ``interaction_deadline``: seconds an interaction may wait for its first callback (3). Not
@@ -70,6 +72,8 @@ class EmulatorConfig:
     - ``identify_limit``: ``session_start_limit.total``, the identifies allowed per 24 hours
       (1000); one more terminates every session and resets the token (REST then answers 401).
       Identifies closer together than 5 s (times ``rate_limit_scale``) get op 9 instead.
+    - ``active_thread_limit``: active (unarchived) threads a guild may have (Discord: 1000);
+      creating or reopening one past it is 160006. Changeable through ``POST /_emulator/faults``.
     - ``message_content_intent_enabled``: the Developer Portal's MESSAGE_CONTENT toggle. Off,
       an IDENTIFY asking for the intent is closed with 4014 and REST message reads withhold
       content as Discord does. Changeable at run time through ``POST /_emulator/faults``.
@@ -83,12 +87,14 @@ class EmulatorConfig:
     exchange_hook: ExchangeHook | None = field(default=None, compare=False)
     global_limit: int = 50
     invalid_request_limit: int = 10_000
+    cloudflare_ban_seconds: float = 3600.0
     strict_archived_threads: bool = False
     interaction_deadline: float = 3.0
     gateway_heartbeat_scale: float = 1.0
     gateway_resume_timeout: float = 180.0
     identify_limit: int = 1000
     message_content_intent_enabled: bool = True
+    active_thread_limit: int = 1000
     control_token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -98,10 +104,14 @@ class EmulatorConfig:
             raise ValueError(f"rate_limit_scale must be > 0 and at most {MAX_RATE_LIMIT_SCALE:g}")
         if self.global_limit < 1 or self.invalid_request_limit < 1:
             raise ValueError("global_limit and invalid_request_limit must be at least 1")
+        if not self.cloudflare_ban_seconds > 0:
+            raise ValueError("cloudflare_ban_seconds must be greater than 0")
         if not self.interaction_deadline > 0:
             raise ValueError("interaction_deadline must be greater than 0")
         if not self.gateway_heartbeat_scale > 0 or not self.gateway_resume_timeout > 0:
             raise ValueError("gateway_heartbeat_scale and gateway_resume_timeout must be > 0")
+        if self.active_thread_limit < 1:
+            raise ValueError("active_thread_limit must be at least 1")
         if self.control_token is not None and (
             len(self.control_token) < 8 or any(c.isspace() for c in self.control_token)
         ):

@@ -32,8 +32,10 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
   "accepts_dms"}``. The bot opens a DM channel (type 1) with ``POST /users/@me/channels``;
   posting to it here as its recipient is the user's reply (nobody else may post there).
 - ``POST /_emulator/channels/{channel_id}/messages`` ``{"author_id", "content"?,
-  "message_reference"?: {"message_id"}, "attachments"?: [{"filename", "data_base64",
-  "content_type"?, "description"?, "duration_secs"?, "waveform"?, "is_spoiler"?}],
+  "message_reference"?: {"message_id", "type"?: 0 (a reply) or 1 (a forward, of a message in
+  any channel: no content of its own, the original in ``message_snapshots``)},
+  "attachments"?: [{"filename", "data_base64", "content_type"?, "description"?,
+  "duration_secs"?, "waveform"?, "is_spoiler"?}],
   "voice_message"?: bool}``: posts as that user, with REST's validation and its thread rules
   (a thread id is a channel id); answers the message. Files and voice messages are described
   in ``control_files.py``; a message needs content or a file.
@@ -44,6 +46,8 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
 - ``POST /_emulator/interactions`` (a user clicks a button, picks in a select or submits a
   modal; answers what the bot replied) and ``GET /_emulator/interactions/{interaction_id}``:
   described in ``control_interactions.py``.
+- ``POST /_emulator/channels`` (a new announcement, forum, media or text channel): described
+  in ``control_channels.py``.
 - ``POST /_emulator/roles/{role_id}`` (a role's permissions), ``POST
   /_emulator/channels/{channel_id}/overwrites`` (a channel's permission overwrites) and ``POST
   /_emulator/members/{user_id}`` (a member's roles, the bot's membership): described in
@@ -55,7 +59,10 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
   false}`` (the portal toggle: later IDENTIFYs with the intent get 4014, REST reads withhold
   content), ``{"identify_limit": 3}`` (a fresh ``session_start_limit`` of that total, and a
   working token again), ``{"token_reset": true}`` (as if the token was reset: every session
-  closed with 4004, REST 401, until ``identify_limit`` is set), and ``{"gateway": {...}}``
+  closed with 4004, REST 401, until ``identify_limit`` is set), ``{"active_thread_limit": 3}``
+  (the guild's cap on active threads, 1000 by default; past it, 160006),
+  ``{"cloudflare_ban": bool}`` (start Cloudflare's ban now, as if too many invalid requests
+  had been sent, or lift it), and ``{"gateway": {...}}``
   acting on open gateway connections, combined in one body. ``gateway`` takes
   ``"session_id"?: str`` (only the connection of that session; default: every open
   connection) and one or more of ``"stop_acks": bool`` (no more op 11 on those connections; a
@@ -298,6 +305,8 @@ _SETTING_KEYS = {
     "identify_limit",
     "token_reset",
     "gateway",
+    "active_thread_limit",
+    "cloudflare_ban",
 }
 _FAULT_KEYS = _ROUTE_FAULT_KEYS | _SETTING_KEYS
 _GATEWAY_KEYS = {
@@ -334,12 +343,17 @@ def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
     clear = data.get("clear", False)
     if not isinstance(clear, bool):
         raise ControlError("'clear' must be true or false")
-    for key in ("message_content_intent_enabled", "token_reset"):
+    for key in ("message_content_intent_enabled", "token_reset", "cloudflare_ban"):
         if key in data and not isinstance(data[key], bool):
             raise ControlError(f"{key!r} must be true or false")
     limit = data.get("identify_limit")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ControlError("'identify_limit' must be an integer of at least 0")
+    threads = data.get("active_thread_limit")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)):
+        threads = 0
+    if "active_thread_limit" in data and (threads is None or threads < 1):
+        raise ControlError("'active_thread_limit' must be an integer of at least 1")
     fault = _route_fault(data) if "route" in data else None
     if fault is None and set(data) & (_ROUTE_FAULT_KEYS - {"route"}):
         raise ControlError("route fault fields need a 'route'")
@@ -356,6 +370,10 @@ def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
         emulator.state.message_content_intent_enabled = data["message_content_intent_enabled"]
     if limit is not None:
         emulator.sessions.budget.set_total(limit)
+    if threads is not None:
+        emulator.state.active_thread_limit = threads
+    if "cloudflare_ban" in data:
+        emulator.limiter.ban(data["cloudflare_ban"])
     if data.get("token_reset") is True:
         emulator.sessions.reset_token()
     elif data.get("token_reset") is False:

@@ -138,6 +138,10 @@ def thread_locked() -> DiscordError:
     return DiscordError(400, 160005, "Thread is locked")
 
 
+def max_active_threads() -> DiscordError:
+    return DiscordError(400, 160006, "Maximum number of active threads reached")
+
+
 _REASONS = {
     400: "Bad Request",
     401: "Unauthorized",

@@ -103,6 +103,13 @@ def withhold_content(message: dict[str, Any], bot_id: str) -> dict[str, Any]:
         return message
     withheld = dict(message, content="", embeds=[], attachments=[], components=[])
     withheld.pop("poll", None)
+    snapshots = message.get("message_snapshots")
+    if isinstance(snapshots, list):  # a forward's copy is withheld like the message
+        withheld["message_snapshots"] = [
+            {"message": dict(s["message"], content="", embeds=[], attachments=[], components=[])}
+            for s in snapshots
+            if isinstance(s, dict) and isinstance(s.get("message"), dict)
+        ]
     referenced = message.get("referenced_message")
     if isinstance(referenced, dict):
         withheld["referenced_message"] = withhold_content(referenced, bot_id)

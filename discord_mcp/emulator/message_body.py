@@ -34,6 +34,10 @@ EMBED_TOTAL_MAX = 6000
 NONCE_MAX = 25
 
 
+FORWARD = 1
+"""``message_reference.type`` of a forwarded message."""
+
+
 @dataclass
 class MessageFields:
     """A validated message body. ``given`` names the keys the request carried."""
@@ -48,6 +52,8 @@ class MessageFields:
     enforce_nonce: bool = False
     allowed_mentions: dict[str, Any] | None = None
     reference_message_id: str | None = None
+    reference_type: int = 0
+    """0 a reply, 1 a forward (the referenced message travels in ``message_snapshots``)."""
     fail_if_not_exists: bool = True
     has_other_content: bool = False
     # The body's ``attachments`` entries; None when the body has none (not even ``[]``).
@@ -56,7 +62,8 @@ class MessageFields:
     def is_empty(self) -> bool:
         """Nothing Discord would display: 50006 on create."""
         return (
-            not self.content.strip()
+            self.reference_type != FORWARD
+            and not self.content.strip()
             and not self.embeds
             and not self.components
             and not self.has_other_content
@@ -117,6 +124,16 @@ def _create_only_fields(errors: FormErrors, data: dict[str, Any], fields: Messag
             fields.reference_message_id = snowflake_field(
                 errors, ("message_reference", "message_id"), ref["message_id"]
             )
+        kind = ref.get("type")
+        if kind is not None:
+            if kind not in (0, FORWARD) or isinstance(kind, bool):
+                errors.add(
+                    ("message_reference", "type"),
+                    "BASE_TYPE_CHOICES",
+                    f"Value must be one of {{0, {FORWARD}}}.",
+                )
+            else:
+                fields.reference_type = int(kind)
         if ref.get("fail_if_not_exists") is not None:
             flag = boolean(
                 errors, ("message_reference", "fail_if_not_exists"), ref["fail_if_not_exists"]

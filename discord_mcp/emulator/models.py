@@ -281,6 +281,8 @@ class Message:
     reactions: list[Reaction] = field(default_factory=list)
     # message_reference as Discord returns it: {"type", "channel_id", "message_id", "guild_id"}.
     reference: dict[str, Any] | None = None
+    # A forward's copy of the forwarded message (message_snapshots[0].message), fixed when sent.
+    snapshot: dict[str, Any] | None = None
     thread_id: str | None = None
     nonce: int | str | None = None
     webhook_id: str | None = None

@@ -17,7 +17,9 @@ webhook followups are exempt) answers 429 with ``"global": true``,
 ``X-RateLimit-Global: true`` and ``X-RateLimit-Scope: global``. Separately Cloudflare counts
 **invalid requests** (401, 403 and 429 answers, except 429s of scope ``shared``): 10,000 in 10
 minutes gets the client banned, which shows as a 429 with an HTML body and none of Discord's
-headers. Here the ban lasts one invalid-request window.
+headers (no ``X-RateLimit-*``, no ``Via``). The ban lasts about an hour, and a request sent
+during it makes it worse: here each one starts its hour again, so only a client that stops
+sending sees it lift.
 
 Every window (route, global, invalid-request, ban) is multiplied by ``scale`` when it is
 measured, so changing the scale at run time also shortens or lengthens windows already open.
@@ -114,6 +116,9 @@ ROUTE_LIMITS: dict[str, Limit] = {
 
 GLOBAL_WINDOW_SECONDS = 1.0
 INVALID_WINDOW_SECONDS = 600.0
+BAN_SECONDS = 3600.0
+"""How long a Cloudflare ban lasts after the last request sent during it (Discord: "about an
+hour")."""
 _PRUNE_ABOVE = 4096
 
 
@@ -186,11 +191,13 @@ class RateLimiter:
         scale: float = 1.0,
         global_limit: int = 50,
         invalid_limit: int = 10_000,
+        ban_seconds: float = BAN_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.scale = scale
         self.global_limit = global_limit
         self.invalid_limit = invalid_limit
+        self.ban_seconds = ban_seconds
         self._clock = clock
         self._windows: dict[tuple[str, str], _Window] = {}
         self._global: _Window | None = None
@@ -262,13 +269,32 @@ class RateLimiter:
         return window.count
 
     def banned(self) -> bool:
-        """Whether the client is in the Cloudflare ban (it lasts one invalid-request window)."""
+        """Whether the client is in the Cloudflare ban (it lasts ``ban_seconds`` from the last
+        request sent during it)."""
         if self._ban_started is None:
             return False
-        if self._clock() >= self._ban_started + INVALID_WINDOW_SECONDS * self.scale:
+        if self._clock() >= self._ban_started + self.ban_seconds * self.scale:
             self._ban_started = None
             return False
         return True
+
+    def refuse_banned(self) -> bool:
+        """Count a request against the ban: True if it is banned (and the ban starts again)."""
+        if not self.banned():
+            return False
+        self._ban_started = self._clock()
+        return True
+
+    def ban(self, banned: bool) -> None:
+        """Start a ban now (as if the invalid-request limit was reached), or lift it."""
+        self._ban_started = self._clock() if banned else None
+        self._invalid = None
+
+    def ban_remaining(self) -> float:
+        """Seconds until the ban lifts if nothing more is sent (0 when not banned)."""
+        if not self.banned() or self._ban_started is None:
+            return 0.0
+        return max(0.0, self._ban_started + self.ban_seconds * self.scale - self._clock())
 
     def _prune(self, now: float) -> None:
         limits = {limit.bucket: limit.per for limit in ROUTE_LIMITS.values()}

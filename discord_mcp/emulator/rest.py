@@ -19,6 +19,7 @@ from urllib.parse import unquote
 
 from discord_mcp.emulator import access, errors
 from discord_mcp.emulator.calls import Call, Reply, RestRoute
+from discord_mcp.emulator.channel_kinds import POSTS_ONLY
 from discord_mcp.emulator.guild import guild_json
 from discord_mcp.emulator.intents import application_flags, withhold_content
 from discord_mcp.emulator.models import Channel, Message
@@ -196,6 +197,9 @@ def create_thread(call: Call) -> Reply:
     channel, permissions = _seen(call)
     access.require(permissions, access.thread_creation_permission(call.body))
     thread = call.state.create_thread(channel.id, call.state.bot.id, call.body)
+    if channel.type in POSTS_ONLY:  # a forum's post answers with its first message too
+        [first] = call.state.history(thread.id)
+        return Reply(201, thread.to_json() | {"message": call.state.message_json(first)})
     return Reply(201, thread.to_json())
 
 

@@ -28,11 +28,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from discord_mcp.emulator import channel_kinds as kinds
 from discord_mcp.emulator import errors
 from discord_mcp.emulator.attachments import assemble, check_voice_message
 from discord_mcp.emulator.commands import CommandRegistry
 from discord_mcp.emulator.direct import DirectState
-from discord_mcp.emulator.message_body import MessageFields, parse_message
+from discord_mcp.emulator.forwards import forward_of
+from discord_mcp.emulator.message_body import FORWARD, MessageFields, parse_message
 from discord_mcp.emulator.models import (
     FLAG_IS_VOICE_MESSAGE,
     FLAG_LOADING,
@@ -67,7 +69,8 @@ class State(DirectState):
 
     ``strict_archived_threads`` makes sending to an archived, unlocked thread fail with 50083
     instead of unarchiving it; ``message_content_intent_enabled`` is the portal's
-    MESSAGE_CONTENT toggle (both settable at run time).
+    MESSAGE_CONTENT toggle; ``active_thread_limit`` is the guild's cap on active (unarchived)
+    threads, past which creating or reopening one is 160006 (all settable at run time).
     """
 
     def __init__(
@@ -75,12 +78,14 @@ class State(DirectState):
         *,
         strict_archived_threads: bool = False,
         message_content_intent_enabled: bool = True,
+        active_thread_limit: int = 1000,
         wall: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(wall=wall, clock=clock)
         self.strict_archived_threads = strict_archived_threads
         self.message_content_intent_enabled = message_content_intent_enabled
+        self.active_thread_limit = active_thread_limit
         self._nonces: dict[tuple[str, str, str], tuple[str, float]] = {}
         self.commands = CommandRegistry(self.bot.id, self.new_id)
 
@@ -116,6 +121,7 @@ class State(DirectState):
         self.get_user(author_id)
         if channel.is_dm and not self.permissions_for(author_id, channel):
             raise errors.missing_access()  # only its two sides write in a DM
+        kinds.check_plain_message(channel)
         self._check_thread_accepts_messages(channel)
         fields = parse_message(body, create=True)
         files = assemble(self.new_id, channel_id, uploads or [], fields.attachments)
@@ -133,8 +139,9 @@ class State(DirectState):
                 if existing is not None:
                     return existing, False
         reference = self._reference(channel, fields)
+        snapshot = forward_of(self, fields, files)
         if channel.is_thread and channel.archived:
-            self._set_archived(channel, False)
+            self._set_archived(channel, False)  # 160006 when the guild has no room for it
             self.emit("THREAD_UPDATE", channel.to_json())
         message = Message(
             id=self.new_id(),
@@ -151,7 +158,9 @@ class State(DirectState):
             attachments=files,
         )
         message.timestamp = iso_timestamp(snowflake_time_ms(message.id))
-        if reference is not None:
+        if snapshot is not None:
+            message.reference, message.snapshot = snapshot
+        elif reference is not None:
             message.type = MESSAGE_REPLY
             message.reference = reference
         if origin is not None:
@@ -198,7 +207,7 @@ class State(DirectState):
                 raise errors.thread_archived()
 
     def _reference(self, channel: Channel, fields: MessageFields) -> dict[str, Any] | None:
-        if fields.reference_message_id is None:
+        if fields.reference_message_id is None or fields.reference_type == FORWARD:
             return None
         target = self.messages.get(fields.reference_message_id)
         if target is None or target.channel_id != channel.id or is_hidden(target):
@@ -309,36 +318,6 @@ class State(DirectState):
             event["guild_id"] = self.guild.id
         self.emit("MESSAGE_DELETE", event)
 
-    def list_messages(
-        self,
-        channel_id: str,
-        *,
-        limit: int,
-        before: int | None = None,
-        after: int | None = None,
-        around: int | None = None,
-    ) -> list[Message]:
-        """Discord's history page, newest first (at most one of before/after/around).
-
-        ``after`` is the ``limit`` messages right after it; ``around`` is ``limit // 2``
-        messages on each side and the message itself, so an even limit can give ``limit + 1``
-        (discord.py documents this, and asks for 100 to get 101).
-        """
-        self.get_channel(channel_id)
-        ids = self._history.get(channel_id, [])
-        if after is not None:
-            start = bisect.bisect_right(ids, after)
-            page = ids[start : start + limit]
-        elif around is not None:
-            low = bisect.bisect_left(ids, around)
-            high = bisect.bisect_right(ids, around)
-            side = limit // 2
-            page = ids[max(0, low - side) : low] + ids[low:high] + ids[high : high + side]
-        else:
-            end = len(ids) if before is None else bisect.bisect_left(ids, before)
-            page = ids[max(0, end - limit) : end]
-        return [self.messages[str(i)] for i in reversed(page)]
-
     # -- threads and channels --------------------------------------------------------------
 
     def create_thread_from_message(
@@ -352,7 +331,9 @@ class State(DirectState):
         if message.thread_id is not None or message.id in self.channels:
             raise errors.thread_already_exists()
         fields = parse_thread(body, create=True)
-        thread = self._new_thread(parent, message.id, PUBLIC_THREAD, owner_id, fields.name or "")
+        kind = kinds.thread_from_message_kind(parent)
+        self._check_thread_room()
+        thread = self._new_thread(parent, message.id, kind, owner_id, fields.name or "")
         if fields.auto_archive_duration is not None:
             thread.auto_archive_duration = fields.auto_archive_duration
         thread.rate_limit_per_user = fields.rate_limit_per_user or 0
@@ -362,15 +343,17 @@ class State(DirectState):
         return thread
 
     def create_thread(self, channel_id: str, owner_id: str, body: Any) -> Channel:
-        """A thread without a starter message; ``type`` defaults to 12 (private)."""
+        """A thread without a starter message (``type`` defaults to 12, private), or a forum's
+        post with its first message (``channel_kinds.py``)."""
         parent = self.get_channel(channel_id)
         if parent.is_thread or parent.is_dm:
             raise errors.wrong_channel_type()
         fields = parse_thread(body, create=True)
-        kind = PRIVATE_THREAD if fields.type is None else fields.type
-        if kind not in (PUBLIC_THREAD, PRIVATE_THREAD):
-            # Announcement threads (10) only exist under announcement channels.
-            raise errors.wrong_channel_type()
+        kind = kinds.thread_kind(parent, fields.type, body)
+        first = body["message"] if parent.type in kinds.POSTS_ONLY else None
+        if first is not None:
+            parse_message(first, create=True)  # a bad first message refuses the whole post
+        self._check_thread_room()
         thread = self._new_thread(parent, self.new_id(), kind, owner_id, fields.name or "")
         if fields.auto_archive_duration is not None:
             thread.auto_archive_duration = fields.auto_archive_duration
@@ -378,6 +361,9 @@ class State(DirectState):
         if fields.invitable is not None:
             thread.invitable = fields.invitable
         self.emit("THREAD_CREATE", thread.to_json() | {"newly_created": True})
+        if first is not None:
+            self.create_message(thread.id, owner_id, first)
+            return thread
         if kind == PUBLIC_THREAD:
             # Discord announces a public thread started without a message in its parent.
             notice = Message(
@@ -391,6 +377,20 @@ class State(DirectState):
             notice.timestamp = iso_timestamp(snowflake_time_ms(notice.id))
             self._store(parent, notice)
         return thread
+
+    def create_channel(self, name: str, kind: int) -> Channel:
+        """A new channel of the guild (text, announcement, forum or media), with no
+        permission overwrites."""
+        if kind not in kinds.CREATABLE:
+            raise ValueError(f"type must be one of {sorted(kinds.CREATABLE)}")
+        position = 1 + max(
+            (c.position for c in self.channels.values() if not c.is_thread), default=0
+        )
+        channel = Channel(self.new_id(), kind, name, self.guild.id, position=position)
+        self.channels[channel.id] = channel
+        self._history[channel.id] = []
+        self.emit("CHANNEL_CREATE", channel.to_json())
+        return channel
 
     def _new_thread(
         self, parent: Channel, thread_id: str, kind: int, owner_id: str, name: str
@@ -474,7 +474,12 @@ class State(DirectState):
                 self.emit("CHANNEL_DELETE", thread.to_json())
         return channel
 
+    def _check_thread_room(self) -> None:
+        kinds.check_thread_room(self.channels.values(), self.active_thread_limit)
+
     def _set_archived(self, thread: Channel, archived: bool) -> None:
+        if thread.archived and not archived:
+            self._check_thread_room()
         thread.archived = archived
         thread.archive_timestamp = self.now_iso()
 

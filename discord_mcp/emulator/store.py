@@ -23,6 +23,7 @@ which the server sets once it knows its port.
 
 from __future__ import annotations
 
+import bisect
 import secrets
 import time
 from collections.abc import Callable
@@ -267,6 +268,8 @@ class Store:
                 }
                 for reaction in message.reactions
             ]
+        if message.snapshot is not None:
+            data["message_snapshots"] = [{"message": message.snapshot}]
         if message.reference is not None:
             data["message_reference"] = message.reference
             if not nested and message.type == MESSAGE_REPLY:
@@ -336,6 +339,36 @@ class Store:
         if message.webhook_id is None:
             data["member"] = self.member_json(message.author_id, with_user=False)
         return data
+
+    def list_messages(
+        self,
+        channel_id: str,
+        *,
+        limit: int,
+        before: int | None = None,
+        after: int | None = None,
+        around: int | None = None,
+    ) -> list[Message]:
+        """Discord's history page, newest first (at most one of before/after/around).
+
+        ``after`` is the ``limit`` messages right after it; ``around`` is ``limit // 2``
+        messages on each side and the message itself, so an even limit can give ``limit + 1``
+        (discord.py documents this, and asks for 100 to get 101).
+        """
+        self.get_channel(channel_id)
+        ids = self._history.get(channel_id, [])
+        if after is not None:
+            start = bisect.bisect_right(ids, after)
+            page = ids[start : start + limit]
+        elif around is not None:
+            low = bisect.bisect_left(ids, around)
+            high = bisect.bisect_right(ids, around)
+            side = limit // 2
+            page = ids[max(0, low - side) : low] + ids[low:high] + ids[high : high + side]
+        else:
+            end = len(ids) if before is None else bisect.bisect_left(ids, before)
+            page = ids[max(0, end - limit) : end]
+        return [self.messages[str(i)] for i in reversed(page)]
 
     def history(self, channel_id: str) -> list[Message]:
         """Every message of a channel or thread, oldest first."""

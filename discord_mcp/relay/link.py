@@ -13,6 +13,10 @@ resumes the session from the last event the spool holds, so nothing is lost or r
 a handover. A non-preferred holder hands over to the watch daemon when it asks. When Discord
 refuses the gateway for good (bad token, Message Content intent off), the gateway is marked
 disabled for a while and everyone keeps working by polling.
+
+Whether holding or following, events reach the handler through :class:`~.lanes.Lanes`: the
+gateway's read loop (and the follower's spool loop) only hand them over, an interaction is
+handled at once in a task of its own, and each channel's events in order in its own lane.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from discord_mcp.config import Settings
 from discord_mcp.errors import DiscordError, GatewayError
@@ -38,6 +42,7 @@ from discord_mcp.relay.holder import (
     write_preference,
     write_status,
 )
+from discord_mcp.relay.lanes import Lanes, LiveHandler, Overflow
 from discord_mcp.relay.spool import SpoolReader, SpoolWriter, last_seq
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.tasks import cancel_and_wait
@@ -83,14 +88,7 @@ DISABLED_FOR_S = 600.0
 """After a fatal refusal, nobody on this machine retries the gateway for this long."""
 
 
-class LiveHandler(Protocol):
-    """What a process does with live events."""
-
-    async def on_event(self, name: str, data: dict[str, Any]) -> None:
-        """A gateway event (from the holder's connection or the spool)."""
-
-    async def on_interaction(self, data: dict[str, Any]) -> None:
-        """An INTERACTION_CREATE; only the holder gets these, and must answer within 3 s."""
+__all__ = ["LiveHandler", "LiveLink", "spool_path"]
 
 
 class LiveLink:
@@ -107,6 +105,8 @@ class LiveLink:
         follow_interval, lock_retry: without notifications, seconds between spool reads and
             between lock attempts.
         safety: with notifications, seconds between unprompted looks at the spool and the lock.
+        on_overflow: told about a live event its channel's lane had no room for
+            (:mod:`~.lanes`); it should make sure the event is read from history instead.
     """
 
     def __init__(
@@ -125,10 +125,13 @@ class LiveLink:
         follow_interval: float = FOLLOW_POLL_S,
         lock_retry: float = LOCK_RETRY_S,
         safety: float = FOLLOW_SAFETY_S,
+        on_overflow: Overflow | None = None,
     ) -> None:
         self._settings = settings
         self._rest = rest
         self._handler = handler
+        self._on_overflow = on_overflow
+        self._lanes: Lanes | None = None
         self._program = program
         self._preferred = preferred
         self._may_hold_at_all = may_hold
@@ -175,6 +178,7 @@ class LiveLink:
         if self._preferred:
             write_preference(self._prefer_path, self._program)
         reader = SpoolReader(self._spool_path)
+        self._lanes = Lanes(self._handler, on_overflow=self._on_overflow)
         try:
             with subscribed(self._changes, self._directory, {SPOOL, PRESENCE, PREFER}) as news:
                 while True:
@@ -199,6 +203,9 @@ class LiveLink:
             reader.close()
             if self._preferred:
                 clear_preference(self._prefer_path)
+            lanes, self._lanes = self._lanes, None
+            if lanes is not None:
+                await lanes.aclose()
 
     def _may_hold(self, news: Subscription) -> bool:
         """Whether to try the holder lock now."""
@@ -246,13 +253,12 @@ class LiveLink:
             name = str(event.get("t") or "")
             data = event.get("d")
             if name != "INTERACTION_CREATE" and isinstance(data, dict):
-                await self._deliver(name, data)
+                self._deliver(name, data)
 
-    async def _deliver(self, name: str, data: dict[str, Any]) -> None:
-        try:
-            await self._handler.on_event(name, data)
-        except Exception:
-            log.exception("handling %s failed", name)
+    def _deliver(self, name: str, data: dict[str, Any]) -> None:
+        """Hand an event (or, while holding, an interaction) to its lane; never waits."""
+        if self._lanes is not None:
+            self._lanes.submit(name, data)
 
     # ---- holding ----------------------------------------------------------------------------
 
@@ -274,13 +280,18 @@ class LiveLink:
             return
         writer = SpoolWriter(self._spool_path)
 
-        async def dispatched(name: str, data: dict[str, Any], seq: int | None) -> None:
+        def dispatched(name: str, data: dict[str, Any], seq: int | None) -> None:
+            # In the gateway's read loop: hand over, never wait. An interaction first (its
+            # 3 seconds run), then the spool (in order, for the followers), then the lane.
             if name == "INTERACTION_CREATE":
-                await self._handler.on_interaction(data)
+                self._deliver(name, data)
             if name in RELAYED:
-                writer.append(name, data, seq, session=gateway.session.session_id)
+                try:
+                    writer.append(name, data, seq, session=gateway.session.session_id)
+                except OSError as exc:
+                    log.warning("could not spool %s for the other processes: %s", name, exc)
             if name != "INTERACTION_CREATE":
-                await self._deliver(name, data)
+                self._deliver(name, data)
 
         gateway = Gateway(
             self._settings.token,

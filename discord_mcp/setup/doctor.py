@@ -4,7 +4,9 @@ Each check prints ``OK``, ``WARN`` or ``FAIL`` with what was found and, when som
 exactly what to do. The exit status is non-zero when any check fails. Checks:
 
 1. configuration: the variables load (token, channel, owners...);
-2. token: ``GET /users/@me`` accepts it;
+2. token: ``GET /users/@me`` accepts it; before it, the invalid requests this machine sent in
+   the last 10 minutes (a warning from a quarter of Discord's limit) and Cloudflare's ban, which
+   doctor respects like every other process (nothing is sent while it lasts);
 3. Message Content intent: the application's flags, and a gateway login (close 4014 means the
    intent is off) unless a live session on this machine already proves it;
 4. channel: reachable, and the bot's effective permissions there include everything needed;
@@ -49,8 +51,10 @@ from discord_mcp.errors import (
 from discord_mcp.relay.budget import IdentifyBudget
 from discord_mcp.relay.holder import read_status
 from discord_mcp.setup.approvals import hook_state
+from discord_mcp.setup.channel_kinds import USABLE, channel_problem
 from discord_mcp.setup.checks import Check, Verdict
 from discord_mcp.setup.clients import CLIENTS, config_location, entries, is_ours, read_document
+from discord_mcp.setup.edge import edge_check
 from discord_mcp.setup.permissions import NEEDED, effective_permissions, missing
 from discord_mcp.setup.session_hooks import session_hooks_state
 from discord_mcp.setup.state_checks import project_checks, quarantine_checks
@@ -58,13 +62,13 @@ from discord_mcp.state.files import ensure_dir
 from discord_mcp.transport.cdn import download
 from discord_mcp.transport.gateway import Gateway
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.transport.shared_ledger import shared_limiter
 
 __all__ = ["Check", "Verdict", "probe_gateway", "run_doctor"]
 
 MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19)
 """GATEWAY_MESSAGE_CONTENT and GATEWAY_MESSAGE_CONTENT_LIMITED application flags."""
 GATEWAY_PROBE_S = 15.0
-TEXT_CHANNEL_TYPES = {0: "text", 5: "announcement", 15: "forum"}
 
 
 GatewayProbe = Callable[[Settings, str], Awaitable[str | None]]
@@ -75,7 +79,7 @@ async def probe_gateway(settings: Settings, url: str) -> str | None:
     """Identify once (counted in the machine's identify budget), then leave."""
     ready = asyncio.Event()
 
-    async def dispatched(name: str, _data: dict[str, Any], _seq: int | None) -> None:
+    def dispatched(name: str, _data: dict[str, Any], _seq: int | None) -> None:
         if name == "READY":
             ready.set()
 
@@ -152,8 +156,15 @@ async def _all_checks(
     checks.append(
         Check("OK", "configuration", f"project {settings.project_name}, state {settings.home}")
     )
-    async with RestClient(settings.token, api_base=settings.api_base) as rest:
-        checks.extend(await _discord_checks(settings, rest, probe))
+    edge = await edge_check(settings)
+    checks.append(edge)
+    if edge.verdict != "FAIL":
+        async with RestClient(
+            settings.token,
+            api_base=settings.api_base,
+            limiter=shared_limiter(settings.home, settings.token),
+        ) as rest:
+            checks.extend(await _discord_checks(settings, rest, probe))
     exposure = await emulator_exposure(settings.api_base)
     if exposure is not None:
         checks.append(exposure)
@@ -277,14 +288,10 @@ async def _channel_check(settings: Settings, rest: RestClient, bot_id: str) -> C
         )
     except DiscordError as exc:
         return Check("WARN", name, f"could not read channel {channel_id}: {exc}")
-    kind = TEXT_CHANNEL_TYPES.get(int(channel.get("type", -1)))
-    if kind is None:
-        return Check(
-            "FAIL",
-            name,
-            f"#{channel.get('name')} is not a text channel (type {channel.get('type')})",
-            "Use a text channel: questions open threads in it",
-        )
+    problem = channel_problem(cast(dict[str, Any], channel))
+    if problem is not None:
+        return problem
+    kind = USABLE[int(channel.get("type", -1))]
     guild_id = channel.get("guild_id")
     if not guild_id:
         return Check("FAIL", name, "the channel is not in a server", "Use a server text channel")

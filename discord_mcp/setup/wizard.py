@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from discord_mcp.config import DEFAULT_API_BASE, Secret, parse_token
 from discord_mcp.errors import ConfigError, DiscordError, NotFound, Unauthorized
+from discord_mcp.setup.channel_kinds import POSTS_ONLY, posts_only_reason
 from discord_mcp.setup.permissions import NEEDED, invite_url
 from discord_mcp.transport.rest import RestClient
 
@@ -31,6 +32,8 @@ Discord side, once (https://discord.com/developers/applications):
 """
 
 Ask = Callable[[str], str]
+ChannelKind = Callable[[Secret, str, str], Awaitable[int | None]]
+"""(token, API base, channel id) -> the channel's type, or None when the bot cannot see it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +72,16 @@ async def run_setup(
     env_file: Path,
     api_base: str = DEFAULT_API_BASE,
     check: Callable[[Secret, str], Awaitable[str]] | None = None,
+    channel_kind: ChannelKind | None = None,
     program: str = "discord-mcp",
     default_env: Path | None = None,
 ) -> Answers:
     """Walk through setup and write ``env_file``; returns what was entered.
 
-    ``check`` verifies a token and returns the application id (default: ask Discord).
+    ``check`` verifies a token and returns the application id (default: ask Discord);
+    ``channel_kind`` says a channel's type, or None when the bot cannot see it (default: ask
+    Discord): a forum or media channel is refused, since questions, notifications and notes
+    need a channel that holds messages.
     ``program`` is how this person runs discord-mcp (the "Next:" lines are run as printed);
     ``default_env`` is where the programs look without ``--env-file``.
     """
@@ -105,8 +112,23 @@ async def run_setup(
             + invite_url(application_id)
             + "\n\n"
         )
+    kind_of = channel_kind or _channel_kind
     where = "the emulator's channel id" if local else "right-click channel > Copy ID"
-    (channel_id,) = _ask_id(ask, out, f"Channel id for questions ({where}): ")
+    while True:
+        (channel_id,) = _ask_id(ask, out, f"Channel id for questions ({where}): ")
+        kind = await kind_of(token, api_base, channel_id) if application_id else None
+        if kind in POSTS_ONLY:
+            out.write(
+                f"  That channel will not do: {posts_only_reason(POSTS_ONLY[kind])}. Pick a "
+                "text channel (or an announcement channel).\n"
+            )
+            continue
+        if kind is None and application_id and not local:
+            out.write(
+                "  (The bot cannot see that channel yet: invite it with the URL above; "
+                "`discord-mcp doctor` checks it afterwards.)\n"
+            )
+        break
     who = "the emulator's owner id" if local else "right-click your name > Copy User ID"
     owners = _ask_id(ask, out, f"Your user id(s), comma-separated ({who}): ", many=True)
     answers = Answers(token, channel_id, owners)
@@ -138,6 +160,16 @@ async def _verify_token(token: Secret, api_base: str) -> str:
             return str(application.get("id") or me["id"])
         except NotFound:
             return me["id"]
+
+
+async def _channel_kind(token: Secret, api_base: str, channel_id: str) -> int | None:
+    try:
+        async with RestClient(token, api_base=api_base) as rest:
+            channel = await rest.get_channel(channel_id)
+    except DiscordError:
+        return None  # not invited yet, or no access: doctor checks it later
+    kind = channel.get("type")
+    return kind if isinstance(kind, int) else None
 
 
 def write_env_file(path: Path, values: Mapping[str, str | None]) -> None:

@@ -31,6 +31,11 @@ network errors, handshake failures      back off exponentially with jitter (cap 
 
 Every identify goes through an injected guard that enforces the machine-wide identify budget.
 websockets' exceptions never leave this module.
+
+Nothing waits inside the read loop: ``on_dispatch`` is a plain function, called in order for
+every dispatch, which must only hand the event over (:mod:`discord_mcp.relay.lanes` runs the
+handlers). A loop that awaited a handler would read no heartbeat ACK meanwhile (and close a
+healthy connection as a zombie) and no interaction (which Discord fails after 3 s).
 """
 
 from __future__ import annotations
@@ -84,7 +89,8 @@ BACKOFF_CAP_S = 60.0
 STABLE_AFTER_S = 60.0
 """A connection that stays up this long resets the backoff."""
 
-Dispatch = Callable[[str, dict[str, Any], int | None], Awaitable[None]]
+Dispatch = Callable[[str, dict[str, Any], int | None], None]
+"""Told each dispatch (name, data, sequence) in order; returns at once (it cannot await)."""
 
 
 class IdentifyGuard(Protocol):
@@ -121,7 +127,8 @@ class Gateway:
     Args:
         token: the bot token.
         url: the gateway URL (from ``GET /gateway/bot`` or DISCORD_GATEWAY_URL).
-        on_dispatch: called with (event name, data, sequence) for every dispatch, in order.
+        on_dispatch: called with (event name, data, sequence) for every dispatch, in order;
+            it must return at once (hand the event over, never handle it there).
         identify_guard: enforces the identify budget.
         intents: the gateway intents.
         session: a session to resume first (handed over by a previous holder).
@@ -300,7 +307,7 @@ class Gateway:
             payload = json.loads(raw)
             op = payload.get("op")
             if op == 0:
-                await self._dispatch(payload)
+                self._dispatch(payload)
             elif op == 11:
                 self._last_ack = self._clock()
             elif op == 1:
@@ -310,7 +317,7 @@ class Gateway:
             elif op == 9:
                 raise _Reconnect(resume=bool(payload.get("d")), reason="invalid session (op 9)")
 
-    async def _dispatch(self, payload: dict[str, Any]) -> None:
+    def _dispatch(self, payload: dict[str, Any]) -> None:
         name = str(payload.get("t") or "")
         raw_data = payload.get("d")
         data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
@@ -329,7 +336,7 @@ class Gateway:
             log.info("gateway resumed")
         self._session_changed()
         try:
-            await self._on_dispatch(name, data, seq if isinstance(seq, int) else None)
+            self._on_dispatch(name, data, seq if isinstance(seq, int) else None)
         except Exception:
             # A handler's bug must not take the connection down with it.
             log.exception("gateway: handling %s failed", name)

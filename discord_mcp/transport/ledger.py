@@ -28,6 +28,11 @@ them atomically: :class:`MemoryLedger` for one process (and tests), and
 :class:`~discord_mcp.transport.shared_ledger.FileLedger` for every process of a state directory.
 Times are the ledger's own clock (``time.monotonic``, the same for every process of a machine);
 what a ledger hands back is durations.
+
+The ledger also keeps Cloudflare's ban and the count of invalid answers that leads to one
+(:mod:`~discord_mcp.transport.ban`): :func:`reserve` and :func:`admit` (for the routes without a
+rate limit, such as interaction callbacks) hold every request while a ban is known, and let one
+probe through when it should be over.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from discord_mcp.transport import ban as edge
+from discord_mcp.transport.ban import BanState, BanStatus
 from discord_mcp.transport.routes import Route
 
 RESERVATION_S = 30.0
@@ -55,6 +62,7 @@ RATE_LIMIT_HEADERS = (
     "x-ratelimit-remaining",
     "x-ratelimit-reset",
     "x-ratelimit-reset-after",
+    "x-ratelimit-scope",
 )
 """The response headers the ledger reads (lower case)."""
 FORMAT_VERSION = 1
@@ -101,6 +109,8 @@ class LedgerState:
     global_until: float = 0.0
     global_sent: list[float] = field(default_factory=list)
     """Ledger times of the global-limited sends of the last second, oldest first."""
+    ban: BanState = field(default_factory=BanState)
+    """Cloudflare's ban and the invalid-request count (:mod:`~discord_mcp.transport.ban`)."""
 
     def to_json(self) -> dict[str, Any]:
         """The document a file ledger stores (``version`` 1)."""
@@ -120,6 +130,7 @@ class LedgerState:
             },
             "global_until": self.global_until,
             "global_sent": list(self.global_sent),
+            "ban": self.ban.to_json(),
         }
 
     @classmethod
@@ -148,6 +159,7 @@ class LedgerState:
                 buckets=buckets,
                 global_until=float(document["global_until"]),
                 global_sent=sorted(float(t) for t in document["global_sent"]),
+                ban=BanState.from_json(document.get("ban")),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed ledger: {exc!r}") from None
@@ -157,21 +169,32 @@ class LedgerState:
         self.buckets.clear()
         self.global_until = 0.0
         self.global_sent.clear()
+        # The ban's times are on the old clock too; a ban still on shows again at the first
+        # request (which records it for everyone).
+        self.ban = BanState()
 
 
 @dataclass(frozen=True, slots=True)
 class Grant:
-    """The request may go now; settle ``ticket`` in bucket ``key`` with its response."""
+    """The request may go now; settle ``ticket`` in bucket ``key`` with its response.
+
+    ``probe``: it is the one request sent to see whether Cloudflare's ban is over.
+    """
 
     key: str
+    probe: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Hold:
-    """Not yet: wait ``seconds`` (0: until a response in flight tells the new window)."""
+    """Not yet: wait ``seconds`` (0: until a response in flight tells the new window).
+
+    ``banned``: Cloudflare's ban is why (the caller fails rather than wait an hour).
+    """
 
     seconds: float
     is_global: bool = False
+    banned: bool = False
 
 
 class Ledger(Protocol):
@@ -250,6 +273,9 @@ def reserve(
     state: LedgerState, now: float, *, route: Route, ticket: str, global_per_second: int
 ) -> Grant | Hold:
     """Reserve a place for one request on ``route``, or say how long to wait for one."""
+    banned = edge.blocked(state.ban, now)
+    if banned is not None:
+        return Hold(banned, banned=True)
     key = bucket_key(state, route)
     bucket = state.buckets.get(key) or _fresh(state, route)
     delay = _bucket_delay(bucket, now)
@@ -263,7 +289,48 @@ def reserve(
     bucket.remaining -= 1
     bucket.in_flight[ticket] = now + RESERVATION_S
     state.buckets[key] = bucket
-    return Grant(key)
+    return Grant(key, probe=edge.take_probe(state.ban, now, ticket))
+
+
+def admit(state: LedgerState, now: float, *, ticket: str) -> Grant | Hold:
+    """For a route without a rate limit (interaction callbacks): only a ban can hold it."""
+    banned = edge.blocked(state.ban, now)
+    if banned is not None:
+        return Hold(banned, banned=True)
+    return Grant("", probe=edge.take_probe(state.ban, now, ticket))
+
+
+def settle_unlimited(
+    state: LedgerState,
+    now: float,
+    *,
+    ticket: str,
+    status: int | None,
+    scope: str | None = None,
+    cloudflare: bool = False,
+    invalid_limit: int = edge.INVALID_LIMIT,
+) -> int | None:
+    """Record the outcome of a request without a rate limit (the ban and the invalid count);
+    returns the warning percentage just passed, if any (:func:`~.ban.answered`)."""
+    return edge.answered(
+        state.ban,
+        now,
+        ticket=ticket,
+        status=status,
+        scope=scope,
+        cloudflare=cloudflare,
+        limit=invalid_limit,
+    )
+
+
+def banned(state: LedgerState, now: float) -> None:
+    """Cloudflare refused a request: hold every request of every process for the ban."""
+    edge.start_ban(state.ban, now)
+
+
+def status_of(state: LedgerState, now: float) -> BanStatus:
+    """The invalid-request count and the ban, for ``doctor`` (read only)."""
+    return edge.status(state.ban, now)
 
 
 def settle(
@@ -274,8 +341,36 @@ def settle(
     key: str,
     ticket: str,
     headers: Mapping[str, str] | None,
+    status: int | None = None,
+    cloudflare: bool = False,
+    invalid_limit: int = edge.INVALID_LIMIT,
+) -> int | None:
+    """Record the response to ``ticket`` (``headers=None``: the request failed unanswered).
+
+    Returns the warning percentage of the invalid-request limit just passed, if any.
+    """
+    warning = settle_unlimited(
+        state,
+        now,
+        ticket=ticket,
+        status=status,
+        scope=(headers or {}).get("x-ratelimit-scope"),
+        cloudflare=cloudflare,
+        invalid_limit=invalid_limit,
+    )
+    _settle_bucket(state, now, route=route, key=key, ticket=ticket, headers=headers)
+    return warning
+
+
+def _settle_bucket(
+    state: LedgerState,
+    now: float,
+    *,
+    route: Route,
+    key: str,
+    ticket: str,
+    headers: Mapping[str, str] | None,
 ) -> None:
-    """Record the response to ``ticket`` (``headers=None``: the request failed unanswered)."""
     reserved = state.buckets.get(key)
     # The reservation is where it was made, or where the bucket moved when another response
     # named the route's hash meanwhile.

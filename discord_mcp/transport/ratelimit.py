@@ -13,8 +13,11 @@ Theory (https://discord.com/developers/docs/topics/rate-limits):
 * On top, a bot may send about 50 requests per second in total (the *global* limit). Interaction
   callbacks are exempt from everything; interaction followups from the global limit.
 * A 429 carries ``retry_after`` in its JSON body; ``global: true`` means every request must
-  pause. A 429 without that body comes from Cloudflare and means a temporary IP ban (handled by
-  the REST client, which fails fast).
+  pause. A 429 without that body comes from Cloudflare and means a temporary IP ban: recorded in
+  the ledger, it holds every request of every process (:mod:`~discord_mcp.transport.ban`), and
+  a request that would wait for it longer than its bound fails at once with
+  :class:`~discord_mcp.errors.CloudflareBanned`. The invalid answers that lead to a ban (401,
+  403, unshared 429) are counted there too, with a warning at a quarter and three quarters.
 
 Policy here: requests wait *before* they are sent when a bucket is empty; a bucket whose limit
 is not known yet lets one request through and holds the rest until its response tells the limit,
@@ -36,12 +39,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
-from discord_mcp.errors import RateLimited
+from discord_mcp.errors import CloudflareBanned, RateLimited
 from discord_mcp.transport import ledger as book
+from discord_mcp.transport.ban import INVALID_LIMIT, INVALID_WINDOW_S
 from discord_mcp.transport.ledger import Grant, Hold, Ledger, LedgerState, MemoryLedger
 from discord_mcp.transport.routes import Route
 
@@ -72,6 +77,8 @@ class Ticket:
     key: str | None
     """The bucket it was reserved in (None: the route is not rate limited)."""
     id: str = ""
+    probe: bool = False
+    """The one request sent to see whether Cloudflare's ban is over."""
 
 
 class RateLimiter:
@@ -82,6 +89,8 @@ class RateLimiter:
         sleep: how to wait (injectable for tests).
         global_per_second: the global request budget.
         ledger: where the counts live; default an in-memory ledger on ``clock`` (one process).
+        invalid_limit: Discord's invalid requests per 10 minutes before a ban (tests lower it
+            to see the warnings).
     """
 
     def __init__(
@@ -91,8 +100,10 @@ class RateLimiter:
         sleep: Sleep = asyncio.sleep,
         global_per_second: int = GLOBAL_REQUESTS_PER_SECOND,
         ledger: Ledger | None = None,
+        invalid_limit: int = INVALID_LIMIT,
     ) -> None:
         self._sleep = sleep
+        self._invalid_limit = invalid_limit
         self._global_per_second = global_per_second
         self._ledger: Ledger = ledger if ledger is not None else MemoryLedger(clock=clock)
         self._waiters: dict[str, _Waiters] = {}
@@ -109,7 +120,7 @@ class RateLimiter:
             RateLimited: the wait would exceed ``max_wait`` seconds.
         """
         if not route.rate_limited:
-            return Ticket(route, None)
+            return await self._admit(route, max_wait)
         local_key = self._local_key(route)
         waiters = self._waiters.get(local_key)
         if waiters is None:
@@ -134,7 +145,10 @@ class RateLimiter:
             waiters.changed.clear()  # before asking: a response from now on wakes us
             outcome = await self._ask(reserve, route, ticket)
             if isinstance(outcome, Grant):
-                return Ticket(route, outcome.key, ticket)
+                return Ticket(route, outcome.key, ticket, outcome.probe)
+            if outcome.banned:
+                await self._wait_out_ban(route, outcome.seconds, max_wait)
+                continue
             if outcome.seconds > max_wait:
                 raise RateLimited(
                     method=route.method,
@@ -162,6 +176,21 @@ class RateLimiter:
             except TimeoutError:
                 pass
 
+    async def _admit(self, route: Route, max_wait: float) -> Ticket:
+        """A route without a rate limit still waits out Cloudflare's ban."""
+        while True:
+            ticket = book.new_ticket()
+            outcome = await self._ledger.apply(functools.partial(book.admit, ticket=ticket))
+            if isinstance(outcome, Grant):
+                return Ticket(route, None, ticket, outcome.probe)
+            await self._wait_out_ban(route, outcome.seconds, max_wait)
+
+    async def _wait_out_ban(self, route: Route, seconds: float, max_wait: float) -> None:
+        """Wait a ban's end out if it is near; fail at once if not (it lasts about an hour)."""
+        if seconds > max_wait:
+            raise CloudflareBanned(route.method, route.template, seconds=seconds)
+        await self._sleep(max(seconds, 0.05))
+
     async def _ask(
         self, reserve: Callable[[LedgerState, float], Grant | Hold], route: Route, ticket: str
     ) -> Grant | Hold:
@@ -187,18 +216,63 @@ class RateLimiter:
         if isinstance(outcome, Grant):
             await self.release(Ticket(route, outcome.key, ticket), None)
 
-    async def release(self, ticket: Ticket, headers: Mapping[str, str] | None) -> None:
-        """Record a response (or a failed send, with ``headers=None``) for ``ticket``."""
-        if ticket.key is None:
-            return
+    async def release(
+        self,
+        ticket: Ticket,
+        headers: Mapping[str, str] | None,
+        *,
+        status: int | None = None,
+        cloudflare: bool = False,
+    ) -> None:
+        """Record a response (or a failed send, with ``headers=None``) for ``ticket``: its
+        rate-limit headers, and its ``status`` for the invalid-request count (``cloudflare``:
+        it was Cloudflare's ban, which now holds every process)."""
         known = None
         if headers is not None:
             known = {name: headers[name] for name in book.RATE_LIMIT_HEADERS if name in headers}
-        await self._ledger.apply(
-            functools.partial(
-                book.settle, route=ticket.route, key=ticket.key, ticket=ticket.id, headers=known
+        if cloudflare:
+            log.error(
+                "Discord's edge (Cloudflare) banned this IP: no process of this state directory "
+                "sends anything for an hour, then one request checks whether the ban is over"
             )
-        )
+        warning: int | None = None
+        if ticket.key is not None:
+            warning = await self._ledger.apply(
+                functools.partial(
+                    book.settle,
+                    route=ticket.route,
+                    key=ticket.key,
+                    ticket=ticket.id,
+                    headers=known,
+                    status=status,
+                    cloudflare=cloudflare,
+                    invalid_limit=self._invalid_limit,
+                )
+            )
+        elif ticket.probe or cloudflare or status in (401, 403, 429):
+            warning = await self._ledger.apply(
+                functools.partial(
+                    book.settle_unlimited,
+                    ticket=ticket.id,
+                    status=status,
+                    scope=(known or {}).get("x-ratelimit-scope"),
+                    cloudflare=cloudflare,
+                    invalid_limit=self._invalid_limit,
+                )
+            )
+        if warning is not None:
+            log.warning(
+                "%d%% of Discord's invalid requests limit is used: %d of the %d invalid requests "
+                "(401, 403, 429) allowed in %d minutes were sent from this machine. At the limit "
+                "Discord's edge bans the IP for an hour: look for a wrong token, a missing "
+                "permission or a retry loop (see `discord-mcp doctor`)",
+                warning,
+                math.ceil(warning * self._invalid_limit / 100),
+                self._invalid_limit,
+                int(INVALID_WINDOW_S // 60),
+            )
+        if ticket.key is None:
+            return
         waiters = self._waiters.get(self._local_key(ticket.route))
         if waiters is not None:
             waiters.changed.set()

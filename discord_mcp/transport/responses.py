@@ -37,6 +37,13 @@ def json_body(response: httpx.Response) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
+def is_cloudflare_ban(response: httpx.Response) -> bool:
+    """Whether a 429 is Cloudflare's ban rather than Discord's rate limit: its body is not
+    Discord's JSON with ``retry_after`` (an HTML page, or a JSON notice without it)."""
+    body = json_body(response)
+    return body is None or not isinstance(body.get("retry_after"), int | float)
+
+
 def parse_429(response: httpx.Response, route: Route) -> tuple[float, bool]:
     """``(retry_after, is_global)`` from a 429; a 429 without Discord's body is Cloudflare's.
 
@@ -44,7 +51,7 @@ def parse_429(response: httpx.Response, route: Route) -> tuple[float, bool]:
         CloudflareBanned: the body is not Discord's rate-limit JSON.
     """
     body = json_body(response)
-    if body is None or not isinstance(body.get("retry_after"), int | float):
+    if body is None or is_cloudflare_ban(response):
         raise CloudflareBanned(route.method, route.template)
     retry_after = max(float(body["retry_after"]), 0.0)
     is_global = bool(body.get("global")) or response.headers.get("x-ratelimit-scope") == "global"

@@ -13,7 +13,8 @@ Retry policy:
   global limit, everything) and try again, at most :data:`MAX_429_RETRIES` times; a wait longer
   than the caller's ``max_wait`` raises :class:`~discord_mcp.errors.RateLimited` at once.
 * 429 without that body: Cloudflare banned the IP; :class:`~discord_mcp.errors.CloudflareBanned`
-  at once, and nothing is retried (retrying extends the ban).
+  at once, and nothing is retried (retrying extends the ban). The limiter records the ban in
+  the ledger every process shares, so no process sends anything until it should be over.
 * 401: the token is wrong; every later request fails fast without being sent, to protect the
   invalid-request budget.
 * 5xx and transport failures: bounded retries with exponential backoff, but only for requests
@@ -46,8 +47,9 @@ from discord_mcp.errors import BadRequest, DiscordTransportError, RateLimited, U
 from discord_mcp.transport.chunking import MESSAGE_LIMIT, split_message
 from discord_mcp.transport.outgoing import OutboundFilter, filtered, without_token
 from discord_mcp.transport.ratelimit import RateLimiter
-from discord_mcp.transport.responses import backoff, http_error, parse_429
+from discord_mcp.transport.responses import backoff, http_error, is_cloudflare_ban, parse_429
 from discord_mcp.transport.rest_commands import CommandCalls
+from discord_mcp.transport.rest_threads import ThreadCalls
 from discord_mcp.transport.routes import Route
 from discord_mcp.transport.wire import Channel, GatewayBot, Message, User
 
@@ -81,10 +83,11 @@ class Upload:
     content_type: str = "application/octet-stream"
 
 
-class RestClient(CommandCalls):
+class RestClient(CommandCalls, ThreadCalls):
     """An async Discord REST v10 client for one bot token.
 
-    Application commands and interaction answers are in :mod:`.rest_commands` (inherited).
+    Application commands and interaction answers are in :mod:`.rest_commands`, threads in
+    :mod:`.rest_threads` (inherited).
 
     Args:
         token: the bot token (without ``Bot ``).
@@ -115,6 +118,8 @@ class RestClient(CommandCalls):
         self._limiter = limiter or RateLimiter(sleep=sleep)
         self._sleep = sleep
         self._dead: Unauthorized | None = None
+        self._thread_types: dict[str, int] = {}
+        """Per parent channel, the type of thread :meth:`create_thread` opens there."""
         self._http = httpx.AsyncClient(
             base_url=api_base.rstrip("/"),
             transport=transport,
@@ -177,6 +182,8 @@ class RestClient(CommandCalls):
         while True:
             ticket = await self._limiter.acquire(route, max_wait=max_wait)
             headers: Mapping[str, str] | None = None
+            status: int | None = None
+            banned = False
             try:
                 response = await self._http.request(
                     route.method,
@@ -185,7 +192,8 @@ class RestClient(CommandCalls):
                     headers={"Authorization": f"Bot {self._token.reveal()}"},
                     **body,
                 )
-                headers = response.headers
+                headers, status = response.headers, response.status_code
+                banned = status == 429 and is_cloudflare_ban(response)
             except httpx.TransportError as exc:
                 never_sent = isinstance(
                     exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout
@@ -200,9 +208,8 @@ class RestClient(CommandCalls):
                     f"({type(exc).__name__}: {exc}). Check the network and DISCORD_API_BASE"
                 ) from exc
             finally:
-                await self._limiter.release(ticket, headers)
+                await self._limiter.release(ticket, headers, status=status, cloudflare=banned)
 
-            status = response.status_code
             log.debug("%s %s -> %d", route.method, route.template, status)
             if status < 300:
                 return response.json() if response.content else None
@@ -282,47 +289,6 @@ class RestClient(CommandCalls):
         """A channel or thread."""
         route = Route.of("GET", "/channels/{channel_id}", channel_id=channel_id)
         return cast(Channel, await self.request(route))
-
-    async def modify_channel(self, channel_id: str, **fields: Any) -> Channel:
-        """Change a channel or thread (name, archived, locked, auto_archive_duration...)."""
-        route = Route.of("PATCH", "/channels/{channel_id}", channel_id=channel_id)
-        return cast(Channel, await self.request(route, json=fields))
-
-    async def archive_thread(self, thread_id: str) -> Channel:
-        """Archive a thread (it stays readable and reopens when someone writes in it)."""
-        return await self.modify_channel(thread_id, archived=True)
-
-    async def unarchive_thread(self, thread_id: str) -> Channel:
-        """Reopen an archived thread."""
-        return await self.modify_channel(thread_id, archived=False)
-
-    async def create_thread(
-        self, channel_id: str, name: str, *, auto_archive_duration: int = 1440
-    ) -> Channel:
-        """A public thread (type 11) without a starter message.
-
-        Discord's default type for this endpoint is a *private* thread, so the type is explicit.
-        """
-        route = Route.of("POST", "/channels/{channel_id}/threads", channel_id=channel_id)
-        body = {
-            "name": _thread_name(name),
-            "type": 11,
-            "auto_archive_duration": auto_archive_duration,
-        }
-        return cast(Channel, await self.request(route, json=body))
-
-    async def create_thread_from_message(
-        self, channel_id: str, message_id: str, name: str, *, auto_archive_duration: int = 1440
-    ) -> Channel:
-        """A thread started from a message; its id equals the message's id."""
-        route = Route.of(
-            "POST",
-            "/channels/{channel_id}/messages/{message_id}/threads",
-            channel_id=channel_id,
-            message_id=message_id,
-        )
-        body = {"name": _thread_name(name), "auto_archive_duration": auto_archive_duration}
-        return cast(Channel, await self.request(route, json=body))
 
     async def trigger_typing(self, channel_id: str) -> None:
         """Show "bot is typing..." in a channel for about ten seconds."""
@@ -522,8 +488,3 @@ class RestClient(CommandCalls):
         log.info("thread %s is archived; reopening it", channel_id)
         await self.unarchive_thread(channel_id)
         return await self.request(route, json=body, files=files)
-
-
-def _thread_name(name: str) -> str:
-    name = " ".join(name.split()) or "thread"
-    return name if len(name) <= 100 else name[:99] + "…"

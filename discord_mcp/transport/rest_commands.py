@@ -29,6 +29,8 @@ DEFERRED_CHANNEL_MESSAGE = 5
 AUTOCOMPLETE_RESULT = 8
 EPHEMERAL = 64
 CHOICES_MAX = 25
+CHOICE_MAX = 100
+"""Characters of an autocomplete choice's name, and of a string value."""
 NO_PINGS: dict[str, Any] = {"parse": []}
 USER_PINGS: dict[str, Any] = {"parse": ["users"]}
 """The default of the decision cards' followups: a user mention may ping, nothing else."""
@@ -107,11 +109,17 @@ class CommandCalls:
     async def suggest(
         self, interaction_id: str, token: str, choices: Sequence[tuple[str, str]]
     ) -> None:
-        """Answer an autocomplete (type 8) with up to 25 ``(name, value)`` choices."""
+        """Answer an autocomplete (type 8) with up to 25 ``(name, value)`` choices.
+
+        A name longer than Discord's 100 characters is clipped (it is only shown); a choice
+        whose value is longer is left out: a clipped value, once picked, would name something
+        else than what was shown.
+        """
+        fitting = [(name, value) for name, value in choices if 0 < len(value) <= CHOICE_MAX]
         data = {
             "choices": [
-                {"name": _clip(name, 100), "value": _clip(value, 100)}
-                for name, value in list(choices)[:CHOICES_MAX]
+                {"name": _clip(name or value, CHOICE_MAX), "value": value}
+                for name, value in fitting[:CHOICES_MAX]
             ]
         }
         await self._callback(interaction_id, token, {"type": AUTOCOMPLETE_RESULT, "data": data})

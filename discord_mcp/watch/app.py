@@ -205,6 +205,7 @@ async def run_daemon(
                     program="discord-watch",
                     preferred=True,
                     changes=changes,
+                    on_overflow=watcher.catch_up_soon,
                 )
             log.info(
                 "discord-watch running: channel %s, state %s", settings.channel_id, settings.home
@@ -230,7 +231,9 @@ async def run_daemon(
                 if display is not None:
                     group.create_task(_display(settings, display), name="display")
                 if "link" in holder:
-                    group.create_task(_register_commands(rest, controls), name="commands")
+                    group.create_task(
+                        _register_commands(rest, controls, options.commands_for), name="commands"
+                    )
                 group.create_task(heartbeats.run(), name="schedules")
                 group.create_task(ShellRequests(controls).run(), name="shell-requests")
                 group.create_task(downtime.beat(), name="alive")
@@ -240,10 +243,10 @@ async def run_daemon(
                 )
 
 
-async def _register_commands(rest: RestClient, controls: Controls) -> None:
+async def _register_commands(rest: RestClient, controls: Controls, visible_to: str) -> None:
     """The slash commands, registered for the channel's guild (text commands work regardless)."""
     try:
-        registered = await register(rest, controls.settings.channel_id)
+        registered = await register(rest, controls.settings.channel_id, visible_to=visible_to)
     except (DiscordError, KeyError, TypeError) as exc:
         log.warning(
             "registering the slash commands failed (%s); the ! text commands still work", exc

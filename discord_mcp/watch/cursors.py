@@ -16,6 +16,7 @@ start no earlier than that point.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,8 @@ class Cursors:
         self._retired: set[str] = set()
         self._floor: str | None = None
         self._dirty = False
+        self._writing = asyncio.Lock()
+        """Channels are handled side by side: one write at a time, the newest state last."""
         self.lost: StateCorrupt | None = None
         """Set when the file was corrupt (and quarantined): nothing is known of what was read."""
         self._load()
@@ -76,6 +79,10 @@ class Cursors:
 
     async def flush(self) -> None:
         """Write the changes made since the last flush, off the event loop."""
+        async with self._writing:
+            await self._write()
+
+    async def _write(self) -> None:
         if not self._dirty:
             return
         channels: dict[str, Any] = {

@@ -2,21 +2,7 @@
 
 Every message in the configured channel and its threads is handled once, whether it arrives
 live (the daemon is the preferred gateway holder) or on catch-up after downtime (REST history
-from each cursor). Where it goes:
-
-===============================  ===========================================================
-where, what                      becomes
-===============================  ===========================================================
-a bot's message (ours too)       nothing
-someone else's ``!command``      a short refusal (E_OWNER_ONLY); the attempt is logged
-the owner's ``!command``         the command (:mod:`discord_mcp.watch.control`, the same
-                                 dispatcher as the slash commands)
-channel, anything else           an inbox item for every agent
-run thread, anything else        a job for that thread's agent session
-thread with a pending decision   left to the decision (an answer, even in a run thread)
-decision thread, answered        an inbox item for that decision's project
-other thread under the channel   an inbox item
-===============================  ===========================================================
+from each cursor); where it goes is :mod:`discord_mcp.watch.routing`'s table.
 
 One channel that cannot be read never stops the others: the log names it, and a thread that is
 gone (deleted: 10003 Unknown Channel or 404; or the bot was removed from it: 50001 Missing
@@ -32,7 +18,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -50,22 +35,30 @@ from discord_mcp.errors import (
     Unauthorized,
 )
 from discord_mcp.files.store import OwnerFiles
-from discord_mcp.inbox import Inbox, InboxItem
+from discord_mcp.inbox import Inbox
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.watch.commands import Command, parse_command
+from discord_mcp.transport.wire import text_of
 from discord_mcp.watch.control import Dispatcher, SlashCommands
 from discord_mcp.watch.cursors import Cursors
 from discord_mcp.watch.recovery import (
     FALLBACK_WINDOW_S,
-    INBOX_MAX_PAGES,
     INBOX_WINDOW_S,
     Alive,
     iso,
     last_snowflake_at,
     snowflake_at,
+)
+from discord_mcp.watch.routing import (
+    CONTENT_HIDDEN_TEXT,
+    ENABLE_INTENT,
+    Route,
+    author_name,
+    destination,
+    history,
+    inbox_item,
 )
 
 log = logging.getLogger(__name__)
@@ -156,7 +149,11 @@ class Watcher:
         """Commands with an id up to this may have run before the cursors were lost."""
         self._parents: dict[str, str | None] = {}
         self._refused_at: dict[str, float] = {}
-        self._lock = asyncio.Lock()
+        self._locks: dict[str, asyncio.Lock] = {}
+        """One per channel: a message is handled once, live or on catch-up, and a channel's
+        messages one at a time; a slow one never holds up another channel's."""
+        self._wake = asyncio.Event()
+        self._told_content_hidden = False
         self.caught_up_messages = 0
         """Messages by people handled on catch-up (not live) since the start."""
         self.caught_up = asyncio.Event()
@@ -181,11 +178,20 @@ class Watcher:
                 await self._alive.record(caught_up_at=began if complete else None)
             self.caught_up.set()
             live = self.link is not None and self.link.is_live()
-            await asyncio.sleep(
+            pause = (
                 max(SAFETY_CATCH_UP_S, self._settings.poll_interval)
                 if live
                 else self._settings.poll_interval
             )
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(pause):
+                    await self._wake.wait()
+
+    def catch_up_soon(self, name: str = "", data: dict[str, Any] | None = None) -> None:
+        """Read history at once rather than at the next pass: a live event could not be handled
+        live (its channel's lane was full; :mod:`discord_mcp.relay.lanes`)."""
+        self._wake.set()
 
     async def _watch_main_channel(self) -> None:
         channel = self._settings.channel_id
@@ -310,13 +316,13 @@ class Watcher:
             if self._engine.session(channel_id) is not None:
                 continue  # a run thread's messages are jobs, not notes
             try:
-                messages = await self._history(channel_id, since)
+                messages = await history(self._rest, channel_id, since)
             except DiscordError as exc:
                 failed.append(channel_id)
                 log.warning("re-reading channel %s for the inbox failed: %s", channel_id, exc)
                 continue
             notes = [
-                self._inbox_item(message, route.project)
+                inbox_item(message, route.project, channel=self._settings.channel_id)
                 for message in messages
                 if (route := self._destination(message, channel_id, decisions)).kind == "inbox"
             ]
@@ -330,17 +336,6 @@ class Watcher:
             added,
             f" (could not read {', '.join(failed)})" if failed else "",
         )
-
-    async def _history(self, channel_id: str, after: str) -> list[dict[str, Any]]:
-        """Up to :data:`INBOX_MAX_PAGES` pages of a channel's messages after ``after``."""
-        found: list[dict[str, Any]] = []
-        for _ in range(INBOX_MAX_PAGES):
-            page = await self._rest.list_messages(channel_id, after=after, limit=100)
-            found.extend(dict(m) for m in page)
-            if len(page) < 100:
-                break
-            after = max((str(m["id"]) for m in page), key=int)
-        return sorted(found, key=lambda m: int(m["id"]))
 
     # ---- live events (LiveHandler) ------------------------------------------------------------
 
@@ -374,7 +369,7 @@ class Watcher:
             return
         if not await self._is_watched(channel_id):
             return
-        async with self._lock:
+        async with self._locks.setdefault(channel_id, asyncio.Lock()):
             if self._cursors.seen(channel_id, message_id):
                 return
             replay = not live and self._replay_until is not None
@@ -419,35 +414,14 @@ class Watcher:
     def _destination(
         self, message: dict[str, Any], channel_id: str, decisions: list[Decision]
     ) -> Route:
-        """Where a message goes (the table in the module doc); no side effects."""
-        author = message.get("author") or {}
-        if author.get("bot") or message.get("webhook_id"):
-            return Route("ignore")
-        if message.get("type", 0) not in (0, 19):
-            return Route("ignore")
-        content = str(message.get("content") or "")
-        command = parse_command(content)
-        if str(author.get("id") or "") not in self._settings.owner_ids:
-            return Route("refuse" if command is not None else "ignore", command)
-        if channel_id == self._settings.channel_id:
-            if command is not None:
-                return Route("channel_command", command)
-            return Route("inbox" if content.strip() or message.get("attachments") else "ignore")
-        mine = [d for d in decisions if d.thread_id == channel_id]
-        if command is None and any(
-            (d.status == "pending" and not d.gave_up_at) or d.handled(str(message["id"]))
-            for d in mine
-        ):
-            # An answer to a question (a run's agent asks in its own thread too): the
-            # decision service judges it; it is not a new job or an inbox note.
-            return Route("ignore")
-        if self._engine.session(channel_id) is not None:
-            if command is not None:
-                return Route("thread_command", command)
-            return Route("job" if content.strip() or message.get("attachments") else "ignore")
-        if not content.strip() and not message.get("attachments"):
-            return Route("ignore")
-        return Route("inbox", project=mine[-1].project if mine else None)
+        return destination(
+            message,
+            channel_id,
+            decisions,
+            channel=self._settings.channel_id,
+            owners=self._settings.owner_ids,
+            run_thread=self._engine.session(channel_id) is not None,
+        )
 
     async def _route(self, message: dict[str, Any], channel_id: str, *, replay: bool) -> None:
         if channel_id == self._settings.channel_id:
@@ -477,14 +451,24 @@ class Watcher:
                 if reply.text and not reply.quiet_in_text:
                     await self._reply(channel_id, message_id, reply.text)
         elif route.kind == "job":
-            author = _name(message.get("author") or {})
+            author = author_name(message.get("author") or {})
             files = await self._files.keep(message)  # the owner's files go to the agent
-            await self._engine.submit(
-                channel_id, message_id, str(message.get("content") or ""), author, files
-            )
+            await self._engine.submit(channel_id, message_id, text_of(message), author, files)
         elif route.kind == "inbox":
             files = await self._files.keep(message)
-            await off_loop(self._inbox.add, [self._inbox_item(message, route.project, files)])
+            await off_loop(
+                self._inbox.add,
+                [inbox_item(message, route.project, files, channel=self._settings.channel_id)],
+            )
+        elif route.kind == "content_hidden" and not self._told_content_hidden:
+            self._told_content_hidden = True
+            log.warning(
+                "an owner's message in %s arrived without its text: the Message Content intent "
+                "is off, so the owner's commands, jobs and notes cannot be read (%s)",
+                channel_id,
+                ENABLE_INTENT,
+            )
+            await self._reply(channel_id, message_id, CONTENT_HIDDEN_TEXT)
 
     def _discover_thread_of(self, message: dict[str, Any]) -> None:
         """A channel message that started a thread, or says one was created: watch the thread."""
@@ -495,26 +479,6 @@ class Watcher:
         )
         if thread_id and str(thread_id) != self._settings.channel_id:
             self._cursors.watch(str(thread_id), parent_id=self._settings.channel_id, start=None)
-
-    def _inbox_item(
-        self,
-        message: dict[str, Any],
-        project: str | None,
-        attachments: Sequence[Mapping[str, Any]] = (),
-    ) -> InboxItem:
-        author = message.get("author") or {}
-        channel_id = str(message["channel_id"])
-        return InboxItem(
-            message_id=str(message["id"]),
-            channel_id=channel_id,
-            thread_id=None if channel_id == self._settings.channel_id else channel_id,
-            author_id=str(author.get("id") or ""),
-            author=_name(author),
-            content=str(message.get("content") or ""),
-            timestamp=str(message.get("timestamp") or ""),
-            project=project,
-            attachments=tuple(dict(a) for a in attachments),  # the owner's files, kept locally
-        )
 
     async def _refuse(self, channel_id: str, message_id: str, user_id: str) -> None:
         log.warning("refused a command from %s in %s", user_id, channel_id)
@@ -543,17 +507,3 @@ class Watcher:
         self._parents[thread_id] = self._settings.channel_id
         self._cursors.watch(thread_id, parent_id=self._settings.channel_id, start=None)
         await self._cursors.flush()
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """Where one message goes: ``ignore``, ``refuse`` (a stranger's command),
-    ``channel_command``, ``thread_command``, ``job``, or ``inbox`` (for ``project``)."""
-
-    kind: str
-    command: Command | None = None
-    project: str | None = None
-
-
-def _name(author: dict[str, Any]) -> str:
-    return str(author.get("global_name") or author.get("username") or author.get("id") or "?")

@@ -4,6 +4,9 @@
   in one run thread become one job; ``0`` turns it off.
 - ``DISCORD_WATCH_MENTION`` (default ``failures``): mention the owners when a job fails or is
   lost in a crash; ``all``: also when a job is done; ``none``: never.
+- ``DISCORD_WATCH_COMMANDS_FOR`` (default ``admins``): who Discord offers the slash commands to.
+  ``admins``: the server's administrators (and its owner); ``everyone``: every member, for
+  owners who are not administrators. Either way only the owners' commands are obeyed.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from discord_mcp.errors import ConfigError
+from discord_mcp.watch.control.spec import VISIBLE_TO
 from discord_mcp.watch.notifier import Mention
 
 DEBOUNCE_MAX_S = 60.0
@@ -23,6 +27,7 @@ DEBOUNCE_MAX_S = 60.0
 class WatchOptions:
     debounce: float = 2.0
     mention: Mention = "failures"
+    commands_for: str = "admins"
 
 
 def watch_options(environ: Mapping[str, str] | None = None) -> WatchOptions:
@@ -53,4 +58,14 @@ def watch_options(environ: Mapping[str, str] | None = None) -> WatchOptions:
             f"{mention!r} is not one of failures, all, none",
             "Use failures (the default), all or none",
         )
-    return WatchOptions(debounce=debounce, mention=cast(Mention, mention))
+    commands_for = env.get("DISCORD_WATCH_COMMANDS_FOR", "").strip().lower() or "admins"
+    if commands_for not in VISIBLE_TO:
+        raise ConfigError(
+            "DISCORD_WATCH_COMMANDS_FOR",
+            f"{commands_for!r} is not one of {', '.join(VISIBLE_TO)}",
+            "Use admins (the default: only the server's administrators see the slash commands) "
+            "or everyone (every member sees them; only the owners are obeyed)",
+        )
+    return WatchOptions(
+        debounce=debounce, mention=cast(Mention, mention), commands_for=commands_for
+    )

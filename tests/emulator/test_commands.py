@@ -375,6 +375,20 @@ def test_permissions_and_contexts_are_kept_as_discord_shows_them(
     assert command["integration_types"] == [0]
 
 
+def test_a_guild_commands_contexts_are_ignored_as_discord_does(
+    emulator: RunningEmulator, api: httpx.Client
+) -> None:
+    # Only global commands take contexts; Discord keeps none for a guild's.
+    body = _command("status", contexts=[0, 1])
+
+    created = api.post(_guild(emulator), json=body).json()
+    again = api.put(_guild(emulator), json=[_command("status")]).json()
+
+    assert created["contexts"] is None
+    assert again[0]["contexts"] is None
+    assert again[0]["version"] == created["version"]  # nothing that counts changed
+
+
 def test_another_applications_commands_are_out_of_reach(
     emulator: RunningEmulator, api: httpx.Client, control: httpx.Client
 ) -> None:

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from discord_mcp.emulator import RunningEmulator
+from discord_mcp.emulator.ratelimit import RateLimiter
 from discord_mcp.emulator.rest import major_parameter
 from tests.emulator.conftest import bot_client, control_client, until_not_429
 
@@ -254,7 +255,7 @@ def test_shared_scope_429s_do_not_count_toward_the_ban(
     assert after.status_code == 200
 
 
-def test_the_ban_lifts_after_one_invalid_request_window(
+def test_the_ban_lifts_an_hour_after_the_last_request_sent_during_it(
     make_emulator: Callable[..., RunningEmulator],
 ) -> None:
     running = make_emulator(invalid_request_limit=1)
@@ -262,11 +263,54 @@ def test_the_ban_lifts_after_one_invalid_request_window(
     with bot_client(running) as api, control_client(running) as control:
         assert api.get("/users/@me").status_code == 429
 
-        # The ban lasts one (scaled) 10-minute window: 10 min x 0.00001 is 6 ms.
+        # An hour x 0.00001 is 36 ms; the control API's reads are not requests to Discord.
         control.post("/faults", json={"rate_limit_scale": 0.00001})
-        response = until_not_429(lambda: api.get("/users/@me"))
+        deadline = time.monotonic() + 5
+        while control.get("/state").json()["stats"]["cloudflare_banned"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        response = api.get("/users/@me")
 
     assert response.status_code == 200
+
+
+def test_each_request_during_the_ban_starts_its_hour_again() -> None:
+    now = [1000.0]
+    limiter = RateLimiter(invalid_limit=2, clock=lambda: now[0])
+    limiter.record_invalid()
+    limiter.record_invalid()
+    assert limiter.banned()
+    assert limiter.ban_remaining() == 3600.0
+
+    now[0] += 3000.0
+    assert limiter.refuse_banned()  # a request 50 minutes in
+    now[0] += 3000.0
+    assert limiter.banned()  # so 100 minutes in, still banned
+    assert limiter.ban_remaining() == 600.0
+    now[0] += 600.0
+    assert not limiter.banned()
+    assert not limiter.refuse_banned()
+
+
+def test_the_control_api_starts_and_lifts_a_ban(
+    make_emulator: Callable[..., RunningEmulator],
+) -> None:
+    running = make_emulator()
+    with bot_client(running) as api, control_client(running) as control:
+        started = control.post("/faults", json={"cloudflare_ban": True})
+        banned = api.get("/users/@me")
+        during = control.get("/state").json()["stats"]
+        control.post("/faults", json={"cloudflare_ban": False})
+        after = api.get("/users/@me")
+        refused = control.post("/faults", json={"cloudflare_ban": "yes"})
+
+    assert started.status_code == 200
+    assert banned.status_code == 429
+    assert banned.headers["Content-Type"].startswith("text/html")
+    assert during["cloudflare_banned"] is True
+    assert during["cloudflare_ban_remaining"] > 3500
+    assert after.status_code == 200
+    assert refused.status_code == 400
 
 
 def test_the_major_parameter_is_the_channel_guild_or_webhook_and_token() -> None:

@@ -244,11 +244,10 @@ async def test_a_follower_takes_over_at_once_from_a_killed_holder_after_its_last
             # No lock attempt is due for an hour: the dead holder's closed presence file is what
             # sends this follower to the lock.
             await eventually(link.holding.is_set)
-            assert [(d["n"], holding) for _, d, holding in recorder.events if "n" in d] == [
-                (0, False),
-                (1, False),
-                (2, False),
-            ]
+            # Relayed before it held; handled in their lane (in order, once) as the handler's
+            # pace allows, which may be after the gateway was taken.
+            await eventually(lambda: len(recorder.numbers()) == 3)
+            assert recorder.numbers() == [0, 1, 2]
     finally:
         if holder.poll() is None:
             holder.kill()

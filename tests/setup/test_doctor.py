@@ -11,10 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from discord_mcp.config import Secret
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.setup.doctor import Check, run_doctor
 from discord_mcp.setup.install import install
 from discord_mcp.setup.wizard import write_env_file
+from discord_mcp.transport.ban import BanState
+from discord_mcp.transport.ledger import LedgerState
+from discord_mcp.transport.shared_ledger import FileLedger
 from tests.support.people import People
 from tests.support.settings import env_for
 
@@ -47,6 +51,7 @@ async def test_a_healthy_setup_passes_every_check(
     checks = await doctor(discord, tmp_path, home)
     assert {name: c.verdict for name, c in checks.items()} == {
         "configuration": "OK",
+        "invalid requests": "OK",
         "token": "OK",
         "message content intent": "OK",
         "channel": "OK",
@@ -267,6 +272,58 @@ async def test_every_quarantined_state_file_is_a_line_with_what_to_do(
     projects = next(c for c in checks if c.name == "projects")
     assert projects.verdict == "FAIL"
     assert "E_CONFIG_CORRUPT" in projects.detail
+
+
+async def _set_edge(discord: RunningEmulator, tmp_path: Path, ban: BanState) -> None:
+    ledger = FileLedger.for_token(tmp_path / "state", Secret(discord.token))
+
+    def change(state: LedgerState, now: float) -> None:
+        state.ban = BanState(
+            invalid_since=now if ban.invalid_count else 0.0,
+            invalid_count=ban.invalid_count,
+            banned_until=now + ban.banned_until if ban.banned_until else 0.0,
+        )
+
+    await ledger.apply(change)
+
+
+async def test_invalid_requests_are_shown_and_warned_about_from_a_quarter_of_the_limit(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    checks = await doctor(discord, tmp_path, home)
+    assert checks["invalid requests"].verdict == "OK"
+    assert checks["invalid requests"].detail.startswith("0 of the 10,000")
+
+    await _set_edge(discord, tmp_path, BanState(invalid_count=2600))
+    checks = await doctor(discord, tmp_path, home)
+    assert checks["invalid requests"].verdict == "WARN"
+    assert checks["invalid requests"].detail.startswith("2600 of the 10,000")
+    assert "bans this IP for an hour" in checks["invalid requests"].fix
+
+
+async def test_a_cloudflare_ban_fails_and_doctor_sends_nothing_during_it(
+    discord: RunningEmulator, tmp_path: Path, home: Path, people: People
+) -> None:
+    await _set_edge(discord, tmp_path, BanState(banned_until=1800.0))
+    checks = await doctor(discord, tmp_path, home)
+    assert checks["invalid requests"].verdict == "FAIL"
+    assert "about 30 minutes to go" in checks["invalid requests"].detail
+    assert "token" not in checks
+    assert people.state()["stats"]["rest_requests"] == 0
+
+
+async def test_a_forum_channel_is_refused_with_what_to_use_and_an_announcement_channel_passes(
+    discord: RunningEmulator, tmp_path: Path, home: Path, people: People
+) -> None:
+    forum = people.new_channel(15, "questions")
+    news = people.new_channel(5, "news")
+    refused = await doctor(discord, tmp_path, home, DISCORD_CHANNEL_ID=forum)
+    accepted = await doctor(discord, tmp_path, home, DISCORD_CHANNEL_ID=news)
+    assert refused["channel"].verdict == "FAIL"
+    assert "is a forum channel" in refused["channel"].detail
+    assert "Use a text channel" in refused["channel"].fix
+    assert accepted["channel"].verdict == "OK"
+    assert "(announcement)" in accepted["channel"].detail
 
 
 async def test_doctor_run_where_no_settings_are_says_where_it_looked_and_how_to_point_it(

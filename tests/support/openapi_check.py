@@ -39,6 +39,10 @@ Deliberate allowances, where Discord's docs and the spec part ways or the spec i
 - **DM recipients.** ``POST /users/@me/channels``'s ``recipient_id`` is a snowflake string in
   the spec; Discord reads snowflakes from JSON numbers too, and discord.py sends one. A
   non-negative integer is judged as its string.
+- **Forwards.** The docs define ``message_reference.type`` 1 (FORWARD), whose message carries
+  the original in ``message_snapshots``; the spec's ``MessageReferenceType`` lists only 0. A
+  response's reference of type 1 on a message with snapshots is judged as type 0 (everything
+  else about it, the snapshots included, against the spec).
 - **Attachment ids.** In a request's ``attachments`` the docs allow a "snowflake or number"
   (the ``n`` of ``files[n]``; discord.py sends ``0``, ``1``...), the spec a snowflake string.
   A non-negative integer is judged as its string.
@@ -340,6 +344,7 @@ class OpenAPIChecker:
         if status >= 400 and isinstance(body, dict) and "errors" in body:
             body, problems = _with_docs_error_codes(body)
             found += [_violation(exchange, "response body", problem) for problem in problems]
+        body = _forwards_as_default(body)
         for message in spec.errors((*pointer, "content", _JSON, "schema"), body):
             found.append(_violation(exchange, "response body", message))
         return found
@@ -379,6 +384,20 @@ def _absolute_refs(node: Any) -> Any:
     if isinstance(node, list):
         return [_absolute_refs(item) for item in node]
     return node
+
+
+def _forwards_as_default(node: Any) -> Any:
+    """Messages forwarding another (reference type 1 with snapshots) with the reference's type
+    as the spec knows it (0); everything else as it is."""
+    if isinstance(node, list):
+        return [_forwards_as_default(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _forwards_as_default(value) for key, value in node.items()}
+    reference = out.get("message_reference")
+    if isinstance(reference, dict) and reference.get("type") == 1 and out.get("message_snapshots"):
+        out["message_reference"] = reference | {"type": 0}
+    return out
 
 
 def _with_docs_error_codes(body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -49,6 +49,21 @@ class People:
         response.raise_for_status()
         return dict(response.json())
 
+    def forward(
+        self, channel_id: str, message_id: str, *, author: str | None = None
+    ) -> dict[str, Any]:
+        """Forward message ``message_id`` (from any channel) into ``channel_id``, as a person
+        would with Discord's Forward: no text of its own, the original in its snapshot."""
+        response = self._http.post(
+            f"/channels/{channel_id}/messages",
+            json={
+                "author_id": author or self._emulator.owner_user_id,
+                "message_reference": {"message_id": message_id, "type": 1},
+            },
+        )
+        response.raise_for_status()
+        return dict(response.json())
+
     def send_files(
         self,
         channel_id: str,
@@ -94,6 +109,12 @@ class People:
             },
         )
         response.raise_for_status()
+
+    def new_channel(self, kind: int, name: str) -> str:
+        """A new channel of the guild: 0 text, 5 announcement, 15 forum, 16 media."""
+        response = self._http.post("/channels", json={"type": kind, "name": name})
+        response.raise_for_status()
+        return str(response.json()["id"])
 
     def messages(self, channel_id: str) -> list[dict[str, Any]]:
         """Every message of a channel or thread, oldest first."""

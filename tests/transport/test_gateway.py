@@ -29,7 +29,7 @@ class Seen:
     events: list[tuple[str, dict[str, Any], int | None]] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def __call__(self, name: str, data: dict[str, Any], seq: int | None) -> None:
+    def __call__(self, name: str, data: dict[str, Any], seq: int | None) -> None:
         self.events.append((name, data, seq))
         self.changed.set()
 

@@ -12,6 +12,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from discord_mcp.config import Settings
 from discord_mcp.emulator import Exchange, RunningEmulator
 from discord_mcp.runs.projects import ProjectRegistry
@@ -108,6 +110,55 @@ async def test_a_member_without_permission_is_not_even_offered_the_commands(
     async with live_daemon(live_settings, fake_spawner, discord):
         response = await slash.post(slash.body("status", user=stranger))
     assert response.status_code == 400  # Discord's client hides them (default_member_permissions)
+
+
+async def test_commands_can_be_shown_to_every_member_and_still_answer_only_owners(
+    discord: RunningEmulator,
+    watch_env: Path,
+    fake_spawner: FakeSpawner,
+    slash: Slash,
+    people: People,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A second owner who is no administrator of the server: hidden commands would not show.
+    teammate = people.new_user("teammate")
+    stranger = people.new_user("mallory")
+    owners = f"{discord.owner_user_id},{teammate}"
+    settings = await asyncio.to_thread(watch_settings, discord, watch_env, DISCORD_OWNER_IDS=owners)
+    async with live_daemon(settings, fake_spawner, discord):
+        hidden = await slash.post(slash.body("status", user=teammate))
+    monkeypatch.setenv("DISCORD_WATCH_COMMANDS_FOR", "everyone")
+    async with live_daemon(settings, fake_spawner, discord):
+        # Registered again, now for everyone (the first start's set was already there).
+        async with asyncio.timeout(15):
+            while any(c["default_member_permissions"] for c in await slash.commands()):
+                await asyncio.sleep(0.05)
+        commands = await slash.commands()
+        answered = await slash.text("status", user=teammate)
+        refused = await slash.text("status", user=stranger)
+    assert hidden.status_code == 400  # by default only administrators see them
+    assert all(c["default_member_permissions"] is None for c in commands)
+    assert not answered.startswith("**E_OWNER_ONLY**")
+    assert refused.startswith("**E_OWNER_ONLY**")
+
+
+async def test_in_an_announcement_channel_start_opens_an_announcement_thread(
+    discord: RunningEmulator,
+    watch_env: Path,
+    fake_spawner: FakeSpawner,
+    slash: Slash,
+    people: People,
+) -> None:
+    news = people.new_channel(5, "news")
+    settings = await asyncio.to_thread(watch_settings, discord, watch_env, DISCORD_CHANNEL_ID=news)
+    async with live_daemon(settings, fake_spawner, discord):
+        started = await slash.text("start", channel=news, project="app", prompt="look around")
+        thread_id = started.split("<#")[1].split(">")[0]
+        await until(lambda: len(fake_spawner.runs()) == 1)
+    [thread] = [t for t in people.state()["channels"] if t["id"] == thread_id]
+    assert thread["type"] == 10
+    assert thread["parent_id"] == news
+    assert fake_spawner.runs()[0]["prompt"] == "look around"
 
 
 async def test_every_command_refuses_a_stranger_even_an_administrator(
@@ -315,6 +366,39 @@ async def test_autocomplete_offers_projects_sessions_tools_and_models(
     assert [c["value"] for c in tools] == ["claude", "codex", "gemini"]
     assert models
     assert all(c["value"].startswith("gemini-2.5") for c in models)
+
+
+async def test_autocomplete_never_offers_a_clipped_value(
+    discord: RunningEmulator,
+    watch_env: Path,
+    fake_spawner: FakeSpawner,
+    slash: Slash,
+    people: People,
+) -> None:
+    # A project whose gemini arguments name a model longer than a choice's value may be (100).
+    long_model = "gemini-2.5-" + "x" * 120
+    (watch_env / "big").mkdir()
+    settings = await asyncio.to_thread(watch_settings, discord, watch_env)
+    await asyncio.to_thread(
+        ProjectRegistry(settings.home, allowed_roots=[watch_env]).add,
+        "big",
+        watch_env / "big",
+        ["gemini"],
+        "gemini",
+        args={"gemini": ["--model", long_model]},
+    )
+    async with live_daemon(settings, fake_spawner, discord):
+        started = await slash.text("start", project="big", prompt="look around")
+        thread_id = started.split("<#")[1].split(">")[0]
+        models = await slash.choices("model", "model", channel=thread_id, model="gemini-2.5")
+    assert models
+    # A clipped value would set another model than the one shown: it is left out instead.
+    assert all(len(c["value"]) <= 100 and not c["value"].endswith("…") for c in models)
+    assert {c["value"] for c in models} == {
+        "gemini-2.5-pro",
+        "gemini-2.5-flash",
+        "gemini-2.5-flash-lite",
+    }
 
 
 async def test_a_command_that_takes_longer_is_deferred_then_answered(

@@ -19,7 +19,7 @@ from discord_mcp.watch.control.spec import discord_commands
 
 log = logging.getLogger(__name__)
 
-_COMMAND_KEYS = ("type", "name", "description", "default_member_permissions", "contexts")
+_COMMAND_KEYS = ("type", "name", "description", "default_member_permissions")
 _OPTION_KEYS = ("type", "name", "description", "required", "autocomplete", "choices")
 
 
@@ -30,12 +30,16 @@ class Registered:
     changed: bool
 
 
-async def register(rest: RestClient, channel_id: str) -> Registered:
-    """Make the guild's commands ours (bulk overwrite only when they differ)."""
+async def register(rest: RestClient, channel_id: str, *, visible_to: str = "admins") -> Registered:
+    """Make the guild's commands ours (bulk overwrite only when they differ).
+
+    ``visible_to``: who Discord offers them to, ``admins`` or ``everyone``
+    (:func:`~discord_mcp.watch.control.spec.discord_commands`).
+    """
     application = await rest.get_current_application()
     channel = await rest.get_channel(channel_id)
     application_id, guild_id = str(application["id"]), str(channel.get("guild_id") or "")
-    wanted = discord_commands()
+    wanted = discord_commands(visible_to)
     current = await rest.list_guild_commands(application_id, guild_id)
     if same_commands(wanted, current):
         log.info("slash commands are up to date in guild %s", guild_id)

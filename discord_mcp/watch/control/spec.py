@@ -22,10 +22,11 @@ from discord_mcp.watch.commands import Command as TextCommand
 from discord_mcp.watch.commands import split_word
 
 STRING, SUB_COMMAND = 3, 1
-GUILD_CONTEXT = 0
 HIDDEN_FROM_MEMBERS = "0"
 """``default_member_permissions``: only administrators see the commands by default (the guild
 owner always does). A convenience, never the check: every handler checks the owner ids."""
+VISIBLE_TO = ("admins", "everyone")
+"""Who Discord offers the commands to (``DISCORD_WATCH_COMMANDS_FOR``); only owners are obeyed."""
 
 
 @dataclass(frozen=True)
@@ -189,8 +190,14 @@ SPECS: tuple[Spec, ...] = (
 BY_PATH = {spec.path: spec for spec in SPECS}
 
 
-def discord_commands() -> list[dict[str, Any]]:
-    """The CHAT_INPUT commands to register (the body of a bulk overwrite)."""
+def discord_commands(visible_to: str = "admins") -> list[dict[str, Any]]:
+    """The CHAT_INPUT commands to register (the body of a bulk overwrite of a guild's).
+
+    ``visible_to``: ``admins`` (Discord offers them to administrators only) or ``everyone``
+    (every member sees them; the handlers still answer only the owners). No ``contexts``: only
+    global commands take it, and Discord keeps none for a guild's, so sending it would make
+    every start see a difference and register again.
+    """
     commands: dict[str, dict[str, Any]] = {}
     for spec in SPECS:
         head, _, sub = spec.path.partition(" ")
@@ -200,8 +207,9 @@ def discord_commands() -> list[dict[str, Any]]:
                 "name": head,
                 "description": GROUPS.get(head, spec.description),
                 "options": [],
-                "default_member_permissions": HIDDEN_FROM_MEMBERS,
-                "contexts": [GUILD_CONTEXT],
+                "default_member_permissions": (
+                    HIDDEN_FROM_MEMBERS if visible_to == "admins" else None
+                ),
             }
         options = [option.to_discord() for option in spec.options]
         if sub:

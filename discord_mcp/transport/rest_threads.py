@@ -1,0 +1,108 @@
+"""Threads: creating, archiving and reopening them, the REST calls questions and runs need.
+
+A part of :class:`~discord_mcp.transport.rest.RestClient` (it inherits these methods), kept in
+its own module so ``rest.py`` stays readable; every call still goes through the one
+:meth:`RestClient.request`. From Discord's documentation (resources/channel, topics/threads):
+
+- a thread without a starter message (``POST /channels/{channel.id}/threads``) is private unless
+  its ``type`` says otherwise; in an announcement channel (5) its threads are announcement
+  threads (10), in a text channel public ones (11). We ask for a public one and, when that is
+  refused under an announcement channel, for an announcement thread (remembered per channel),
+  so a text channel costs no extra request;
+- a thread from a message (``POST .../messages/{message.id}/threads``) takes its parent's kind
+  by itself, and its id is the message's;
+- an archived thread stays readable and reopens when someone writes in it (a bot's message to
+  it fails with 50083 instead; :meth:`RestClient.create_message` reopens it and sends again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from discord_mcp.errors import BadRequest
+from discord_mcp.transport.routes import Route
+from discord_mcp.transport.wire import Channel
+
+ANNOUNCEMENT = 5
+"""A guild announcement channel: its threads are announcement threads."""
+ANNOUNCEMENT_THREAD, PUBLIC_THREAD = 10, 11
+
+
+class ThreadCalls:
+    """Thread calls; mixed into ``RestClient``."""
+
+    _thread_types: dict[str, int]
+
+    async def request(
+        self,
+        route: Route,
+        *,
+        json: Any = None,
+        params: Mapping[str, str | int] | None = None,
+        max_wait: float = 30.0,
+    ) -> Any:
+        raise NotImplementedError  # RestClient.request is the one that runs
+
+    async def get_channel(self, channel_id: str) -> Channel:
+        raise NotImplementedError  # RestClient.get_channel is the one that runs
+
+    async def modify_channel(self, channel_id: str, **fields: Any) -> Channel:
+        """Change a channel or thread (name, archived, locked, auto_archive_duration...)."""
+        route = Route.of("PATCH", "/channels/{channel_id}", channel_id=channel_id)
+        return cast(Channel, await self.request(route, json=fields))
+
+    async def archive_thread(self, thread_id: str) -> Channel:
+        """Archive a thread (it stays readable and reopens when someone writes in it)."""
+        return await self.modify_channel(thread_id, archived=True)
+
+    async def unarchive_thread(self, thread_id: str) -> Channel:
+        """Reopen an archived thread."""
+        return await self.modify_channel(thread_id, archived=False)
+
+    async def create_thread(
+        self, channel_id: str, name: str, *, auto_archive_duration: int = 1440
+    ) -> Channel:
+        """A public thread without a starter message: type 11 in a text channel, 10 (an
+        announcement thread, the only kind it takes) in an announcement channel.
+
+        Discord's default type for this endpoint is a *private* thread, so the type is explicit.
+        A refused public thread makes us look at the parent once: under an announcement
+        channel the thread is asked for again as an announcement thread, and every later one
+        is asked for as one at once.
+        """
+        route = Route.of("POST", "/channels/{channel_id}/threads", channel_id=channel_id)
+        body = {
+            "name": _thread_name(name),
+            "type": self._thread_types.get(channel_id, PUBLIC_THREAD),
+            "auto_archive_duration": auto_archive_duration,
+        }
+        try:
+            return cast(Channel, await self.request(route, json=body))
+        except BadRequest:
+            if body["type"] != PUBLIC_THREAD:
+                raise
+            parent = await self.get_channel(channel_id)
+            if parent.get("type") != ANNOUNCEMENT:
+                raise
+        self._thread_types[channel_id] = ANNOUNCEMENT_THREAD
+        body["type"] = ANNOUNCEMENT_THREAD
+        return cast(Channel, await self.request(route, json=body))
+
+    async def create_thread_from_message(
+        self, channel_id: str, message_id: str, name: str, *, auto_archive_duration: int = 1440
+    ) -> Channel:
+        """A thread started from a message; its id equals the message's id."""
+        route = Route.of(
+            "POST",
+            "/channels/{channel_id}/messages/{message_id}/threads",
+            channel_id=channel_id,
+            message_id=message_id,
+        )
+        body = {"name": _thread_name(name), "auto_archive_duration": auto_archive_duration}
+        return cast(Channel, await self.request(route, json=body))
+
+
+def _thread_name(name: str) -> str:
+    name = " ".join(name.split()) or "thread"
+    return name if len(name) <= 100 else name[:99] + "…"
