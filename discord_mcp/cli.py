@@ -21,7 +21,8 @@ from discord_mcp.errors import ConfigError
 _EMULATOR_HELP = "run a local Discord (REST, gateway, interactions) on 127.0.0.1"
 _DEMO_HELP = "see the whole loop in a browser: local Discord, discord-watch, a scripted agent"
 _HOOK_HELP = (
-    "run as an agent CLI's hook: permission-request, before-tool, pre-tool-use, stop, session-start"
+    "run as an agent CLI's hook: permission-request, before-tool, pre-tool-use, stop, "
+    "session-start, network"
 )
 
 

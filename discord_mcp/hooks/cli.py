@@ -9,7 +9,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from discord_mcp.errors import DiscordMCPError
-from discord_mcp.hooks import before_tool, permission_request, pre_tool_use, session_start, stop
+from discord_mcp.hooks import (
+    before_tool,
+    network,
+    permission_request,
+    pre_tool_use,
+    session_start,
+    stop,
+)
 from discord_mcp.hooks.runner import QUIET_EVENTS, HookOptions, parse_options, read_payload
 
 Handler = Callable[[Mapping[str, Any], HookOptions, Mapping[str, str]], dict[str, Any] | None]
@@ -19,7 +26,10 @@ HANDLERS: dict[str, Handler] = {
     "pre-tool-use": pre_tool_use.handle,
     "stop": stop.handle,
     "session-start": session_start.handle,
+    "network": network.handle,
 }
+FAIL_CLOSED = frozenset({"network"})
+"""Hooks whose every failure must refuse the call (the CLIs run a call whose hook failed)."""
 
 
 def main(
@@ -39,6 +49,10 @@ def main(
     try:
         payload = read_payload(stdin)
     except ValueError as exc:
+        if options.event in FAIL_CLOSED:
+            stdout.write(json.dumps(network.deny(options.client, f"unreadable event: {exc}")))
+            stdout.write("\n")
+            return 0
         if options.event in QUIET_EVENTS:
             return 0
         stderr.write(f"discord-mcp hook: cannot read the event: {exc}\n")

@@ -38,7 +38,14 @@ from discord_mcp.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
-EVENTS = ("permission-request", "before-tool", "pre-tool-use", "stop", "session-start")
+EVENTS = (
+    "permission-request",
+    "before-tool",
+    "pre-tool-use",
+    "stop",
+    "session-start",
+    "network",
+)
 QUIET_EVENTS = frozenset({"stop", "session-start"})
 """Hooks that never fail loudly: any error means no output and exit code 0 (the agent goes on
 as it would without us)."""

@@ -35,6 +35,9 @@ from discord_mcp.runs.views import (
 )
 
 TOOLS: tuple[Tool, ...] = get_args(Tool)
+STOPPED_CODE = "E_STOPPED"
+"""The error code of a job stopped on request: it ends the job, but it is no failure (no ping,
+no retry hint; a run folder's result says ``stopped``)."""
 FINISHED_STATES: frozenset[str] = frozenset(
     {"success", "failed", "unknown_after_crash", "cancelled"}
 )
@@ -206,6 +209,10 @@ class Session:
     finished_job_ids: list[str] = field(default_factory=list)
     model: str | None = None  # passed as --model to every job (None: the CLI's default)
     closed: bool = False
+    # Issue 23: the run this session is (its folder ``runs/<run_id>/``), and the constraints
+    # every job of it runs under (``allow_network``, ``timeout_s``; None: the project's).
+    run_id: str | None = None
+    constraints: dict[str, Any] | None = None
 
     def session_key(self, tool: Tool) -> str | None:
         return self.adapter_state.get(tool, {}).get(SESSION_KEY_NAMES[tool])
@@ -293,7 +300,7 @@ class RunState(ControlReducers):
         last = self.jobs.get(session.last_job_id) if session.last_job_id else None
         if last is not None and last.state == "unknown_after_crash":
             return "unknown_after_crash"
-        if last is not None and last.state == "failed":
+        if last is not None and last.state == "failed" and last.error_code != STOPPED_CODE:
             return "failed"
         return "idle"
 
@@ -301,7 +308,12 @@ class RunState(ControlReducers):
         last = self.jobs.get(session.last_job_id) if session.last_job_id else None
         key = session.session_key(session.tool)
         retry = None
-        if last is not None and last.state in RETRYABLE_STATES and last.retried_by is None:
+        if (
+            last is not None
+            and last.state in RETRYABLE_STATES
+            and last.retried_by is None
+            and last.error_code != STOPPED_CODE  # a stop the owner asked for is not a failure
+        ):
             retry = last.job_id
         created, updated, active = (
             parse_iso(session.created_at),
@@ -334,6 +346,8 @@ class RunState(ControlReducers):
             model=session.model,
             closed=session.closed,
             held_until=self._held_until(session),
+            run_id=session.run_id,
+            constraints=dict(session.constraints or {}),
         )
 
     def _held_until(self, session: Session) -> dt.datetime | None:
@@ -383,7 +397,16 @@ class RunState(ControlReducers):
             updated_at=ts,
             last_activity_at=ts,
             model=p.get("model"),
+            run_id=_run_id(p.get("run_id")),
+            constraints=_constraints(p.get("constraints")),
         )
+
+    def session_of_run(self, run_id: str) -> Session | None:
+        """The session that is the run ``run_id`` (None: no such run)."""
+        for session in self.sessions.values():
+            if session.run_id == run_id:
+                return session
+        return None
 
     def _tool_changed(self, p: Mapping[str, Any], ts: str) -> None:
         session = self._session(p["thread_id"])
@@ -502,3 +525,19 @@ class RunState(ControlReducers):
         # The dedupe keys of dropped jobs stay: a redelivered old message is still refused.
         while len(session.finished_job_ids) > self.keep_finished:
             self.jobs.pop(session.finished_job_ids.pop(0), None)
+
+
+def _run_id(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise InvalidEvent(f"run_id {value!r} is not a string")
+    return value
+
+
+def _constraints(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InvalidEvent(f"constraints {value!r} is not an object")
+    return dict(value)

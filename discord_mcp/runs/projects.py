@@ -24,6 +24,9 @@ README's approvals).
 ``job_timeout_seconds`` is optional (absent: the engine's default, 15 minutes): how long one job
 may run, not counting the time its agent waits for the owner's answer.
 
+``allow_network`` is optional (written only when false, issue 23): false runs every run of the
+project as with ``discord-watch submit --no-network`` (:mod:`discord_mcp.runs.constraints`).
+
 Other top-level keys (``owner_id``, ...) are kept as they are. The file may be changed by
 another process (the ``discord-watch`` command line) while the daemon runs: every change is a
 read-modify-write under the file's lock, and reads always see the current file.
@@ -74,6 +77,8 @@ class Project:
     approvals: str = "ask"
     job_timeout: float | None = None
     """Seconds one job may run (waits for the owner not counted); None: the engine's default."""
+    allow_network: bool = True
+    """False: every run of the project runs without network (issue 23)."""
 
     def args_for(self, tool: Tool) -> tuple[str, ...]:
         return self.args.get(tool, ())
@@ -92,6 +97,8 @@ class Project:
             document["approvals"] = self.approvals
         if self.job_timeout is not None:
             document["job_timeout_seconds"] = self.job_timeout
+        if not self.allow_network:
+            document["allow_network"] = False
         return document
 
     @classmethod
@@ -121,6 +128,7 @@ class Project:
             updated_at=str(data.get("updated_at", "")),
             approvals=approvals,
             job_timeout=timeout,
+            allow_network=data.get("allow_network") is not False,
         )
 
 
@@ -165,6 +173,8 @@ class ProjectRegistry:
         args: Mapping[str, Sequence[str]] | None = None,
         job_timeout: float | None = None,
         approvals: str = "ask",
+        *,
+        allow_network: bool = True,
     ) -> Project:
         """Create a project; ``default`` is the first tool when not given; ``job_timeout`` in
         seconds (None: the engine's default).
@@ -209,6 +219,7 @@ class ProjectRegistry:
             updated_at=now,
             approvals=approvals,
             job_timeout=job_timeout,
+            allow_network=allow_network,
         )
         with locked(self.path):
             document = self._read()

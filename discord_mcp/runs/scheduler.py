@@ -25,6 +25,7 @@ from discord_mcp.runs.adapters.base import (
     check_no_secrets_in_argv,
     truncate,
 )
+from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.contract import Clock, OwnerWait, RunLimits
 from discord_mcp.runs.controls import with_model
 from discord_mcp.runs.failures import Failure, classify
@@ -197,6 +198,8 @@ class Scheduler:
         project = self.projects.get(session.project_name)
         check_tool_enabled(tool, project.name, project.tools)
         cwd = self.projects.check_path(project.path)
+        constraints = Constraints.from_dict(session.constraints)
+        offline = not (constraints.allow_network and project.allow_network)
         base = {k: v for k, v in self._env.items() if k not in WITHHELD_VARIABLES}
         env = {**base, **self._tool_env.get(tool, {}), THREAD_VARIABLE: session.thread_id}
         private_dirs(paths.job_dir)
@@ -214,6 +217,7 @@ class Scheduler:
                 mcp=self.mcp,
                 attachments=attached_files(job.attachments),
                 approvals=project.approvals,
+                allow_network=not offline,
             )
         )
         secrets = {**(self.mcp.env if self.mcp else {}), **invocation.env}
@@ -234,11 +238,15 @@ class Scheduler:
             stderr_path=paths.stderr,
             status_path=paths.status,
         )
-        return spec, project.job_timeout or self.limits.job_timeout
+        return spec, self._timeout_for(session)
 
-    def _timeout_for(self, project_name: str) -> float:
+    def _timeout_for(self, session: Session) -> float:
+        """The run's own timeout, else its project's, else the default."""
+        asked = Constraints.from_dict(session.constraints).timeout_s
+        if asked is not None:
+            return asked
         try:
-            return self.projects.get(project_name).job_timeout or self.limits.job_timeout
+            return self.projects.get(session.project_name).job_timeout or self.limits.job_timeout
         except RunError:
             return self.limits.job_timeout
 
@@ -453,7 +461,7 @@ class Scheduler:
                     process,
                     paths,
                     started=self.clock.monotonic() - max(0.0, ran),
-                    timeout=self._timeout_for(session.project_name),
+                    timeout=self._timeout_for(session),
                     reattached=True,
                 )
                 log.info("reattached job %s (pid %d)", job.job_id, process.pid)

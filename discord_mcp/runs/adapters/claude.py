@@ -19,6 +19,11 @@ With approvals on (the project's ``ask``, the default, or ``ask-all``),
 ``PreToolUse`` hook (``--settings``, a per-job file) answering "ask" for every other tool, so
 reads go to the owner too.
 
+Without network (:mod:`discord_mcp.runs.constraints`): ``--disallowedTools WebFetch
+WebSearch``, ``--strict-mcp-config`` (the user's MCP servers are not started; ours is, when
+registered) and a ``PreToolUse`` hook, ``discord-mcp hook network``, in the same per-job
+settings file, denying shell commands that use the network.
+
 Events: ``system/init`` (``session_id``, MCP server status), ``assistant`` (text and
 ``tool_use`` blocks, one block per event), ``user`` (tool results), ``system/api_retry``,
 ``system/permission_denied``, ``rate_limit_event`` (a ``rejected`` one means the quota is spent
@@ -43,7 +48,10 @@ from discord_mcp.runs.adapters.base import (
     prompt_with_files,
     token_usage,
 )
+from discord_mcp.runs.constraints import claude_network_check
 from discord_mcp.runs.views import Tool
+
+WEB_TOOLS = ("WebFetch", "WebSearch")
 
 
 class ClaudeDecoder(Decoder):
@@ -73,7 +81,11 @@ class ClaudeDecoder(Decoder):
                 self.session_key = event["session_id"]
             result = event.get("result")
             self.final_text = result if isinstance(result, str) else self.last_text
-            self.usage = token_usage(event.get("usage"), cached_key="cache_read_input_tokens")
+            self.usage = token_usage(
+                event.get("usage"),
+                cached_key="cache_read_input_tokens",
+                cache_write_key="cache_creation_input_tokens",
+            )
             cost = event.get("total_cost_usd")
             self.cost_usd = float(cost) if isinstance(cost, int | float) else None
             return True
@@ -138,10 +150,9 @@ class ClaudeDecoder(Decoder):
         return "No conversation found" in text
 
 
-def _ask_all_settings(server_argv: Sequence[str]) -> dict[str, Any]:
-    command = shlex.join([*server_argv, "hook", "pre-tool-use"])
-    hook = {"type": "command", "command": command, "timeout": 30}
-    return {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]}}
+def _hook_group(server_argv: Sequence[str], *args: str) -> dict[str, Any]:
+    command = shlex.join([*server_argv, "hook", *args])
+    return {"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 30}]}
 
 
 class ClaudeAdapter:
@@ -165,10 +176,17 @@ class ClaudeAdapter:
             argv += ["--allowedTools", f"mcp__{MCP_SERVER_NAME}"]
             if request.approvals != "off":
                 argv += ["--permission-prompt-tool", f"mcp__{MCP_SERVER_NAME}__approve"]
-            if request.approvals == "ask-all":
-                settings_path = request.job_dir / "claude-settings.json"
-                files[settings_path] = json.dumps(_ask_all_settings(request.mcp.argv), indent=1)
-                argv += ["--settings", str(settings_path)]
+        groups = []
+        if request.mcp is not None and request.approvals == "ask-all":
+            groups.append(_hook_group(request.mcp.argv, "pre-tool-use"))
+        if not request.allow_network:
+            claude_network_check(request.default_args)
+            argv += ["--strict-mcp-config", "--disallowedTools", *WEB_TOOLS]
+            groups.append(_hook_group(request.hook_argv(), "network", "--client", "claude"))
+        if groups:
+            settings_path = request.job_dir / "claude-settings.json"
+            files[settings_path] = json.dumps({"hooks": {"PreToolUse": groups}}, indent=1)
+            argv += ["--settings", str(settings_path)]
         if request.attachments:
             argv += ["--add-dir", *file_dirs(request.attachments)]
         prompt = prompt_with_files(request.prompt, request.attachments)

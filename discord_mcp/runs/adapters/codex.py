@@ -26,6 +26,11 @@ TUI), and ``--approve-for-me``, which sends a command that must leave the sandbo
 ``PermissionRequest`` hook instead of refusing it. The hooks inherit Codex's environment (the
 server's variables, ``DISCORD_MCP_APPROVALS``).
 
+Without network (:mod:`discord_mcp.runs.constraints`): ``-c mcp_servers={}`` first (the
+user's MCP servers run outside the sandbox; ours is added back after it), the sandbox's
+network off, web search disabled, and no ``--approve-for-me`` (nothing leaves the sandbox);
+project arguments that would open it are refused (E_NETWORK_NOT_ENFORCEABLE).
+
 Events: ``thread.started`` (``thread_id``), ``turn.started``, ``item.started`` /
 ``item.updated`` / ``item.completed`` (``agent_message``, ``mcp_tool_call``,
 ``command_execution``, ``file_change``, ``web_search``, ...), ``error`` (also transient ones
@@ -51,6 +56,7 @@ from discord_mcp.runs.adapters.base import (
     token_usage,
     truncate,
 )
+from discord_mcp.runs.constraints import codex_network_args
 from discord_mcp.runs.views import Tool
 
 
@@ -149,14 +155,18 @@ _SANDBOX_FLAGS = (
 )
 
 
-def _approval_args(mcp: McpRegistration, default_args: Sequence[str]) -> list[str]:
+def _approval_args(
+    mcp: McpRegistration, default_args: Sequence[str], *, escalate: bool = True
+) -> list[str]:
     """Hooks that ask the owner: ``PreToolUse`` for every call that writes or executes, and
     ``PermissionRequest`` for a call that must leave the sandbox (``--approve-for-me`` routes
-    those to it instead of refusing them; unless the project chose its own sandbox)."""
+    those to it instead of refusing them; unless the project chose its own sandbox, or the run
+    must stay in it: ``escalate`` False)."""
     wait = float(mcp.env.get("DISCORD_MCP_APPROVAL_WAIT_SECONDS") or DEFAULT_APPROVAL_WAIT_S)
     timeout = int(wait) + HOOK_MARGIN_S
     args = ["--dangerously-bypass-hook-trust"]  # our own hooks, added for this run only
-    if not any(a in _SANDBOX_FLAGS or a.startswith("--sandbox=") for a in default_args):
+    own_sandbox = any(a in _SANDBOX_FLAGS or a.startswith("--sandbox=") for a in default_args)
+    if escalate and not own_sandbox:
         args.append("--approve-for-me")
     for event, name in (
         ("PreToolUse", "pre-tool-use"),
@@ -178,6 +188,9 @@ class CodexAdapter:
             argv += images
         argv += ["--json", "--skip-git-repo-check"]
         env: dict[str, str] = {}
+        if not request.allow_network:
+            offline = codex_network_args(request.default_args)  # refuses what would open it
+            argv += ["-c", "mcp_servers={}", *offline]
         if request.mcp is not None:
             server_env = request.mcp_env()
             prefix = f"mcp_servers.{MCP_SERVER_NAME}"
@@ -192,7 +205,9 @@ class CodexAdapter:
                 argv += ["-c", f"{prefix}.{key}={_toml(value)}"]
             env.update(server_env)
             if request.approvals != "off":
-                argv += _approval_args(request.mcp, request.default_args)
+                argv += _approval_args(
+                    request.mcp, request.default_args, escalate=request.allow_network
+                )
                 env[APPROVALS_VARIABLE] = request.approvals
         argv += list(request.default_args)
         if request.resume_key:
