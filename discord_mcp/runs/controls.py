@@ -107,6 +107,7 @@ class EngineControls:
         not_before: float | None = None,
         reason: str | None = None,
         front: bool = False,
+        timeout_s: float | None = None,
     ) -> JobView:
         raise NotImplementedError
 
@@ -292,6 +293,7 @@ class EngineControls:
                 not_before=not_before,
                 reason=failure.kind,
                 front=True,
+                timeout_s=job.timeout_s,
             )
         except RunError as exc:
             log.warning("could not retry job %s on its own: %s", job_id, exc)

@@ -330,12 +330,17 @@ class RunEngine(EngineViews, EngineControls):
         prompt: str,
         author: str,
         attachments: Sequence[Mapping[str, Any]] = (),
+        *,
+        timeout_s: float | None = None,
+        debounce: bool = True,
     ) -> JobView:
         """Queue an owner message as a job; a message already queued returns its job; within
-        the debounce window it joins the thread's waiting job (see :mod:`.controls`).
+        the debounce window it joins the thread's waiting job (see :mod:`.controls`), unless
+        ``debounce`` is False (a request from the command line: one message, one job).
 
         ``attachments``: the owner's files kept locally (entries of
         :mod:`discord_mcp.files.store`); the CLI gets them in its prompt, its own way.
+        ``timeout_s``: this job's own time limit (default: the run's, else the project's).
 
         Raises:
             RunError: E_NOT_IN_MANAGED_THREAD, E_QUEUE_FULL, E_DUPLICATE_MESSAGE,
@@ -355,9 +360,12 @@ class RunEngine(EngineViews, EngineControls):
                 )
             return job.view()
         self._check_accepting(session)
-        merged = self._debounced(session, str(message_id), prompt, str(author), key, attachments)
-        if merged is not None:
-            return merged
+        if debounce:
+            merged = self._debounced(
+                session, str(message_id), prompt, str(author), key, attachments
+            )
+            if merged is not None:
+                return merged
         return self._enqueue(
             session,
             str(message_id),
@@ -367,7 +375,8 @@ class RunEngine(EngineViews, EngineControls):
             None,
             key,
             attachments,
-            not_before=self._debounce_until(),
+            not_before=self._debounce_until() if debounce else None,
+            timeout_s=timeout_s,
         )
 
     async def set_tool(self, thread_id: str, tool: str) -> SessionView:
@@ -422,6 +431,7 @@ class RunEngine(EngineViews, EngineControls):
             job.job_id,
             None,
             job.attachments,
+            timeout_s=job.timeout_s,
         )
 
     async def stop(self, thread_id: str) -> JobView | None:
@@ -498,6 +508,7 @@ class RunEngine(EngineViews, EngineControls):
         not_before: float | None = None,
         reason: str | None = None,
         front: bool = False,
+        timeout_s: float | None = None,
     ) -> JobView:
         if len(session.queue) >= self.limits.queue_cap:
             raise RunError(
@@ -522,6 +533,8 @@ class RunEngine(EngineViews, EngineControls):
         }
         if attachments:
             payload["attachments"] = [dict(a) for a in attachments]
+        if timeout_s is not None:
+            payload["timeout_s"] = timeout_s
         if not_before is not None:  # issue 11: debounce windows and held retries
             payload |= {"not_before": utc_iso(not_before), "reason": reason, "front": front}
         self.journal.append("JobEnqueued", payload)

@@ -141,6 +141,7 @@ class Job:
     message_ids: list[str] = field(default_factory=list)  # more messages merged into it
     attachments: list[dict[str, Any]] = field(default_factory=list)
     """The owner's files for this job (entries of :mod:`discord_mcp.files.store`)."""
+    timeout_s: float | None = None  # this turn's own time limit (``resume --timeout``)
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -442,6 +443,7 @@ class RunState(ControlReducers):
             not_before=p.get("not_before"),
             reason=p.get("reason"),
             attachments=[dict(a) for a in p.get("attachments") or [] if isinstance(a, Mapping)],
+            timeout_s=float(p["timeout_s"]) if p.get("timeout_s") is not None else None,
         )
         if original is not None:
             original.retried_by = job_id

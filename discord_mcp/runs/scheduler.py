@@ -238,11 +238,11 @@ class Scheduler:
             stderr_path=paths.stderr,
             status_path=paths.status,
         )
-        return spec, self._timeout_for(session)
+        return spec, self._timeout_for(session, job)
 
-    def _timeout_for(self, session: Session) -> float:
-        """The run's own timeout, else its project's, else the default."""
-        asked = Constraints.from_dict(session.constraints).timeout_s
+    def _timeout_for(self, session: Session, job: Job) -> float:
+        """The job's own timeout, else its run's, else its project's, else the default."""
+        asked = job.timeout_s or Constraints.from_dict(session.constraints).timeout_s
         if asked is not None:
             return asked
         try:
@@ -461,7 +461,7 @@ class Scheduler:
                     process,
                     paths,
                     started=self.clock.monotonic() - max(0.0, ran),
-                    timeout=self._timeout_for(session),
+                    timeout=self._timeout_for(session, job),
                     reattached=True,
                 )
                 log.info("reattached job %s (pid %d)", job.job_id, process.pid)

@@ -39,6 +39,7 @@ from discord_mcp.watch.notifier import DiscordNotifier
 from discord_mcp.watch.options import watch_options
 from discord_mcp.watch.requests import ShellRequests
 from discord_mcp.watch.resumes import LateAnswers
+from discord_mcp.watch.run_desk import calls_not_run
 from discord_mcp.watch.waiting import owner_wait
 
 log = logging.getLogger(__name__)
@@ -134,6 +135,7 @@ async def run_daemon(
     projects = ProjectRegistry(settings.home, allowed_roots=watch_roots(environ))
     await asyncio.to_thread(write_server_env_file, settings)
     holder: dict[str, LiveLink] = {}
+    links: list[Controls] = []  # the controls, once made (a run folder's thread link)
     async with (
         RestClient(
             settings.token,
@@ -172,6 +174,8 @@ async def run_daemon(
             env=cli_environment(os.environ if environ is None else environ, settings),
             tool_env=tool_env,
             owner_wait=owner_wait(DecisionStore(settings.home), time.time),
+            thread_url=lambda thread_id: links[0].link(thread_id) if links else None,
+            not_run=calls_not_run(DecisionStore(settings.home)),
         )
         async with engine:
             controls = Controls(
@@ -182,6 +186,7 @@ async def run_daemon(
                 schedules=ScheduleStore(settings.home),
                 wall=clock.time,
             )
+            links.append(controls)  # run folders link to their threads
             late = LateAnswers(store=decisions.store, engine=engine, rest=rest)
             decisions.on_change = late.poke
             watcher = Watcher(
@@ -230,7 +235,10 @@ async def run_daemon(
                 if "link" in holder:
                     group.create_task(_register_commands(rest, controls), name="commands")
                 group.create_task(heartbeats.run(), name="schedules")
-                group.create_task(ShellRequests(controls).run(), name="shell-requests")
+                group.create_task(
+                    ShellRequests(engine, settings.home, controls=controls).run(),
+                    name="shell-requests",
+                )
                 group.create_task(downtime.beat(), name="alive")
                 group.create_task(
                     _after_catch_up(watcher, notifier, engine, downtime, controls),
