@@ -7,14 +7,13 @@ import asyncio
 import contextlib
 import http.server
 import json
-
 import signal
 import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -188,7 +187,7 @@ def _at_rest(home: Path, run_id: str) -> dict[str, Any] | None:
 
 
 class Recorder(http.server.BaseHTTPRequestHandler):
-    seen: list[str] = []
+    seen: ClassVar[list[str]] = []
 
     def _any(self) -> None:
         Recorder.seen.append(f"{self.command} {self.path}")
@@ -275,6 +274,6 @@ def test_the_recording_server_would_see_a_request(recorder: str) -> None:
     import urllib.request
 
     with contextlib.suppress(OSError):
-        urllib.request.urlopen(f"{recorder}/api/v10/users/@me", timeout=5)  # noqa: S310
+        urllib.request.urlopen(f"{recorder}/api/v10/users/@me", timeout=5)
     assert Recorder.seen == ["GET /api/v10/users/@me"]
     Recorder.seen = []
