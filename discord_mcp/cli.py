@@ -65,12 +65,22 @@ def _parser() -> argparse.ArgumentParser:
         help="also send the client's tool permission prompts to Discord (its approval hook)",
     )
     install.add_argument(
+        "--skills",
+        action="store_true",
+        help="also place our Agent Skills (delegate-coding: hand a task to discord-watch) where "
+        "the client loads skills; needs no .env",
+    )
+    install.add_argument(
         "--hooks",
         action="store_true",
         help="also wire the Stop and SessionStart hooks: no turn ends while a question is "
         "open, and a new session gets the answers that came while away",
     )
     sub.add_parser("doctor", help="check token, intents, channel, owners, state and clients")
+    schema = sub.add_parser(
+        "schema", help="print the JSON Schema of a run folder's request, session or result"
+    )
+    schema.add_argument("name", choices=["request", "session", "result"])
     return parser
 
 
@@ -96,8 +106,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _setup(Path(parsed.env_file))
     if parsed.command == "install":
         return _install(
-            parsed.client, parsed.scope, Path(parsed.env_file), parsed.approvals, parsed.hooks
+            parsed.client,
+            parsed.scope,
+            Path(parsed.env_file),
+            parsed.approvals,
+            parsed.hooks,
+            skills=parsed.skills,
         )
+    if parsed.command == "schema":
+        import json
+
+        from discord_mcp.runs.folders import schema
+
+        sys.stdout.write(json.dumps(schema(parsed.name), indent=2) + "\n")
+        return 0
     if parsed.command == "doctor":
         return _doctor()
     return 2  # argparse rejects unknown commands before this
@@ -124,7 +146,13 @@ def _setup(env_file: Path) -> int:
 
 
 def _install(
-    client: str, scope: str, env_file: Path, approvals: bool = False, hooks: bool = False
+    client: str,
+    scope: str,
+    env_file: Path,
+    approvals: bool = False,
+    hooks: bool = False,
+    *,
+    skills: bool = False,
 ) -> int:
     import os
 
@@ -132,9 +160,19 @@ def _install(
     from discord_mcp.setup.clients import Client, Scope
     from discord_mcp.setup.install import install
     from discord_mcp.setup.session_hooks import install_session_hooks
+    from discord_mcp.setup.skills import install_skills
 
     home, cwd, environ = Path.home(), Path.cwd(), dict(os.environ)
     chosen, scoped = cast(Client, client), cast(Scope, scope)
+    if skills:
+        placed = install_skills(chosen, scoped, home=home, cwd=cwd, environ=environ)
+        sys.stdout.write(placed.describe() + "\n")
+        if not env_file.expanduser().is_file() and not (approvals or hooks):
+            sys.stdout.write(
+                f"no {env_file} (discord-mcp setup writes it): the discord MCP server was not "
+                "registered; the skill works without Discord (discord-watch --local)\n"
+            )
+            return 0
     try:
         result = install(chosen, scoped, env_file=env_file, home=home, cwd=cwd, environ=environ)
         hook = None

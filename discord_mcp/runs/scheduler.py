@@ -18,6 +18,7 @@ from pathlib import Path
 from discord_mcp.errors import RunError
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import (
+    ARTIFACTS_VARIABLE,
     THREAD_VARIABLE,
     InvocationRequest,
     McpRegistration,
@@ -29,6 +30,7 @@ from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.contract import Clock, OwnerWait, RunLimits
 from discord_mcp.runs.controls import with_model
 from discord_mcp.runs.failures import Failure, classify
+from discord_mcp.runs.folders import RunFolder
 from discord_mcp.runs.journal import Journal
 from discord_mcp.runs.launch import (
     attached_files,
@@ -202,6 +204,8 @@ class Scheduler:
         offline = not (constraints.allow_network and project.allow_network)
         base = {k: v for k, v in self._env.items() if k not in WITHHELD_VARIABLES}
         env = {**base, **self._tool_env.get(tool, {}), THREAD_VARIABLE: session.thread_id}
+        if session.run_id:  # Gemini's shared settings name it as ${...}: each run's own
+            env[ARTIFACTS_VARIABLE] = str(RunFolder.of(self.state_dir, session.run_id).artifacts)
         private_dirs(paths.job_dir)
         private_dirs(paths.stdout.parent)
         invocation = adapter_for(tool).invocation(
@@ -218,6 +222,9 @@ class Scheduler:
                 attachments=attached_files(job.attachments),
                 approvals=project.approvals,
                 allow_network=not offline,
+                artifacts_dir=RunFolder.of(self.state_dir, session.run_id).artifacts
+                if session.run_id
+                else None,
             )
         )
         secrets = {**(self.mcp.env if self.mcp else {}), **invocation.env}

@@ -15,14 +15,17 @@ from typing import Any
 
 import pytest
 
+from discord_mcp.chat.messages import keep_in_run
 from discord_mcp.errors import RunError
+from discord_mcp.outbound.files import Prepared
 from discord_mcp.runs import RunEngine
-from discord_mcp.runs.adapters.base import InvocationRequest
+from discord_mcp.runs.adapters.base import InvocationRequest, McpRegistration
 from discord_mcp.runs.adapters.claude import ClaudeAdapter
 from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.error_codes import CODES, is_retryable, result_code
 from discord_mcp.runs.folders import RunFolder, RunQueue, new_run_id, read_status
 from discord_mcp.state.files import off_loop
+from discord_mcp.transport.rest import Upload
 from tests.runs.conftest import FAST, EngineFactory
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario
 from tests.support.run_schemas import checked_files, problems
@@ -404,3 +407,27 @@ def test_the_schema_check_finds_a_file_that_breaks_its_schema(tmp_path: Path) ->
     assert any("'sleeping' is not one of" in p for p in found)
     assert any("'engine' is a required property" in p for p in found)
     folder.session.unlink()  # (the autouse check would fail this test otherwise)
+
+
+def test_files_a_runs_agent_sends_are_kept_in_its_artifacts(tmp_path: Path) -> None:
+    artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()
+    prepared = Prepared(uploads=(Upload("report.txt", b"one"), Upload("report.txt", b"two")))
+    keep_in_run(prepared, {"DISCORD_MCP_RUN_ARTIFACTS": str(artifacts)})
+    keep_in_run(prepared, {})  # not a run: nothing anywhere
+    assert (artifacts / "report.txt").read_bytes() == b"one"
+    assert (artifacts / "report-2.txt").read_bytes() == b"two"
+    request = InvocationRequest(
+        executable="claude",
+        prompt="p",
+        resume_key=None,
+        default_args=(),
+        job_dir=tmp_path,
+        shared_dir=tmp_path,
+        thread_id="t",
+        env={},
+        mcp=McpRegistration(argv=["discord-mcp"]),
+        artifacts_dir=artifacts,
+    )
+    config = json.loads(ClaudeAdapter().invocation(request).files[tmp_path / "claude-mcp.json"])
+    assert config["mcpServers"]["discord"]["env"]["DISCORD_MCP_RUN_ARTIFACTS"] == str(artifacts)

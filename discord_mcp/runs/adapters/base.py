@@ -45,6 +45,7 @@ from discord_mcp.runs.views import Tool, ToolCallSummary, Usage
 
 MCP_SERVER_NAME = "discord"
 THREAD_VARIABLE = "DISCORD_THREAD_ID"
+ARTIFACTS_VARIABLE = "DISCORD_MCP_RUN_ARTIFACTS"
 _SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 _KEEP_TOOL_CALLS = 20
 _TEXT_LIMIT = 400
@@ -144,6 +145,7 @@ class InvocationRequest:
     attachments: tuple[AttachedFile, ...] = ()  # the owner's files sent with this job
     approvals: str = "off"  # the project's setting: ask | ask-all | off (needs ``mcp``)
     allow_network: bool = True  # False: keep the CLI off the network (runs/constraints.py)
+    artifacts_dir: Path | None = None  # the run folder's artifacts/ (files sent are kept there)
 
     def hook_argv(self) -> tuple[str, ...]:
         """How the CLI runs ``discord-mcp`` for a hook: as the MCP server is run, else with
@@ -153,9 +155,11 @@ class InvocationRequest:
         )
 
     def mcp_env(self) -> dict[str, str]:
-        """The MCP server's environment: the registration's plus the thread id."""
+        """The MCP server's environment: the registration's plus the thread id (and where the
+        run keeps the files its agent sends)."""
         base = dict(self.mcp.env) if self.mcp else {}
-        return {**base, THREAD_VARIABLE: self.thread_id}
+        run = {ARTIFACTS_VARIABLE: str(self.artifacts_dir)} if self.artifacts_dir else {}
+        return {**base, THREAD_VARIABLE: self.thread_id, **run}
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ from typing import Any
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
 from discord_mcp.hooks import before_tool
 from discord_mcp.runs.adapters.base import (
+    ARTIFACTS_VARIABLE,
     MCP_SERVER_NAME,
     THREAD_VARIABLE,
     Decoder,
@@ -220,7 +221,11 @@ class GeminiAdapter:
                 servers[MCP_SERVER_NAME] = {
                     "command": request.mcp.argv[0],
                     "args": list(request.mcp.argv[1:]),
-                    "env": {**request.mcp.env, THREAD_VARIABLE: f"${{{THREAD_VARIABLE}}}"},
+                    "env": {
+                        **request.mcp.env,
+                        THREAD_VARIABLE: f"${{{THREAD_VARIABLE}}}",
+                        ARTIFACTS_VARIABLE: f"${{{ARTIFACTS_VARIABLE}}}",
+                    },
                     "trust": True,
                 }
                 hooks = _with_approval_hook(hooks, request.mcp)
