@@ -14,9 +14,9 @@ CLI          enforcement   how
 ===========  ============  ===================================================================
 codex        ``sandbox``   its own sandbox, network off (``sandbox_workspace_write.
                            network_access=false``; read-only has none), web search disabled,
-                           the user's MCP servers not started (they run outside the sandbox),
-                           no way out of the sandbox (no ``--approve-for-me``); arguments that
-                           turn the sandbox off or the network on are refused
+                           the MCP servers of its config files turned off (they run outside
+                           the sandbox), no way out of the sandbox (no ``--approve-for-me``);
+                           arguments that turn the sandbox off or the network on are refused
 claude       ``tools``     web tools removed (``--disallowedTools WebFetch WebSearch``), only
                            our MCP server (``--strict-mcp-config``), and a ``PreToolUse`` hook
                            that denies shell commands using the network (:func:`network_use`)

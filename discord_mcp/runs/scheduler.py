@@ -222,6 +222,7 @@ class Scheduler:
                 attachments=attached_files(job.attachments),
                 approvals=project.approvals,
                 allow_network=not offline,
+                workdir=cwd,
                 artifacts_dir=RunFolder.of(self.state_dir, session.run_id).artifacts
                 if session.run_id
                 else None,

@@ -10,14 +10,16 @@ install claude --skills``, uses it to hand a task to Codex and reports Codex's a
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -37,6 +39,7 @@ from tests.support.model_server import (
     ScriptError,
     ShellCall,
     Text,
+    quote_tool_result,
     wait_until,
 )
 
@@ -291,3 +294,101 @@ def test_claude_uses_the_skill_to_delegate_a_task_to_codex_and_reports_its_resul
     codex_turns = model_server.turn_requests("openai")
     assert codex_turns
     assert "Add fixed.txt saying fixed" in codex_turns[0].user_texts()
+
+
+class Hits(http.server.BaseHTTPRequestHandler):
+    seen: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        Hits.seen.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"NETWORK-OK")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+@pytest.fixture
+def listener() -> Iterator[str]:
+    """A local web server that counts the requests that reached it."""
+    Hits.seen = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hits)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+OFFLINE_ARGS: dict[str, list[str]] = {
+    "claude": ["--model", CLAUDE_MODEL, "--allowedTools", "Bash"],
+    "codex": ["-s", "workspace-write"],
+    "gemini": ["-m", GEMINI_MODEL, "--approval-mode", "yolo"],
+}
+
+
+@pytest.mark.parametrize(
+    ("cli", "enforcement"), [("claude", "tools"), ("codex", "sandbox"), ("gemini", "tools")]
+)
+def test_no_network_keeps_each_cli_off_the_network(
+    cli: str,
+    enforcement: str,
+    script: Script,
+    model_server: ModelServer,
+    tmp_path: Path,
+    listener: str,
+) -> None:
+    workdir = project(tmp_path, "app")
+    # Codex's sandbox is tried with a program the agent runs itself; the others' guard (not a
+    # sandbox) with the command a CLI's shell tool is given.
+    command = (
+        f"python3 -c \"import urllib.request as u; print(u.urlopen('{listener}').read())\""
+        if cli == "codex"
+        else f"curl -s {listener}"
+    )
+    model_server.script(ShellCall(command), quote_tool_result("Fetched: {result}"))
+    script.start_daemon()
+    added = script.run(
+        "project", "add", "app", str(workdir), "--tools", cli, "--args",
+        f"{cli}={json.dumps(OFFLINE_ARGS[cli])}",
+    )  # fmt: skip
+    code, result = script.json("submit", "app", "Fetch the page", "--no-network", "--wait")
+    script.stop_daemon()
+    assert added.returncode == 0, added.stderr
+    assert code == 0, result
+    assert Hits.seen == []  # nothing reached the listener
+    assert "NETWORK-OK" not in (result["summary"] or "")
+    assert result["constraints"]["allow_network"] is False
+    assert result["constraints"]["network_enforcement"] == enforcement
+    [tool_result] = [r for r in model_server.tool_results() if r.text]
+    if cli == "codex":
+        assert "Operation not permitted" in tool_result.text
+    else:
+        assert "no network" in tool_result.text
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex"])
+def test_with_network_the_same_command_reaches_the_listener(
+    cli: str, script: Script, model_server: ModelServer, tmp_path: Path, listener: str
+) -> None:
+    """The control for the test above: its commands do reach the network when allowed."""
+    workdir = project(tmp_path, "app")
+    args = OFFLINE_ARGS[cli]
+    if cli == "codex":
+        args = [*args, "-c", "sandbox_workspace_write.network_access=true"]
+    command = (
+        f"python3 -c \"import urllib.request as u; print(u.urlopen('{listener}').read())\""
+        if cli == "codex"
+        else f"curl -s {listener}"
+    )
+    model_server.script(ShellCall(command), quote_tool_result("Fetched: {result}"))
+    script.start_daemon()
+    script.run(
+        "project", "add", "app", str(workdir), "--tools", cli, "--args", f"{cli}={json.dumps(args)}"
+    )
+    code, result = script.json("submit", "app", "Fetch the page", "--wait")
+    script.stop_daemon()
+    assert code == 0, result
+    assert Hits.seen == ["/"]
+    assert "NETWORK-OK" in result["summary"]

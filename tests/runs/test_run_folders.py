@@ -21,6 +21,7 @@ from discord_mcp.outbound.files import Prepared
 from discord_mcp.runs import RunEngine
 from discord_mcp.runs.adapters.base import InvocationRequest, McpRegistration
 from discord_mcp.runs.adapters.claude import ClaudeAdapter
+from discord_mcp.runs.adapters.codex import CodexAdapter
 from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.error_codes import CODES, is_retryable, result_code
 from discord_mcp.runs.folders import RunFolder, RunQueue, new_run_id, read_status
@@ -277,7 +278,6 @@ async def test_without_network_each_cli_is_kept_off_it_or_the_run_is_refused(
     assert "--settings" in argv["claude"]  # its hook: see the adapter test below
     assert "sandbox_workspace_write.network_access=false" in argv["codex"]
     assert 'web_search="disabled"' in argv["codex"]
-    assert "mcp_servers={}" in argv["codex"]
     assert "--approve-for-me" not in argv["codex"]
     gemini_home = Path(spawner.specs[2].env["GEMINI_CLI_HOME"])
     assert gemini_home.name == "gemini-offline"
@@ -431,3 +431,31 @@ def test_files_a_runs_agent_sends_are_kept_in_its_artifacts(tmp_path: Path) -> N
     )
     config = json.loads(ClaudeAdapter().invocation(request).files[tmp_path / "claude-mcp.json"])
     assert config["mcpServers"]["discord"]["env"]["DISCORD_MCP_RUN_ARTIFACTS"] == str(artifacts)
+
+
+def test_codex_without_network_turns_off_the_mcp_servers_of_its_config(tmp_path: Path) -> None:
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(
+        '[mcp_servers.fetch]\ncommand = "fetch-server"\n[mcp_servers.discord]\ncommand = "x"\n',
+        encoding="utf-8",
+    )
+    request = InvocationRequest(
+        executable="codex",
+        prompt="p",
+        resume_key=None,
+        default_args=(),
+        job_dir=tmp_path,
+        shared_dir=tmp_path,
+        thread_id="t",
+        env={"CODEX_HOME": str(codex_home)},
+        mcp=None,
+        allow_network=False,
+    )
+    argv = CodexAdapter().invocation(request).argv
+    assert "mcp_servers.fetch.enabled=false" in argv
+    assert "mcp_servers.discord.enabled=false" not in argv
+    (codex_home / "config.toml").write_text('[mcp_servers."odd name"]\ncommand = "x"\n')
+    with pytest.raises(RunError) as refused:
+        CodexAdapter().invocation(request)
+    assert refused.value.code == "E_NETWORK_NOT_ENFORCEABLE"

@@ -146,6 +146,7 @@ class InvocationRequest:
     approvals: str = "off"  # the project's setting: ask | ask-all | off (needs ``mcp``)
     allow_network: bool = True  # False: keep the CLI off the network (runs/constraints.py)
     artifacts_dir: Path | None = None  # the run folder's artifacts/ (files sent are kept there)
+    workdir: Path | None = None  # where the CLI runs (the project's folder)
 
     def hook_argv(self) -> tuple[str, ...]:
         """How the CLI runs ``discord-mcp`` for a hook: as the MCP server is run, else with

@@ -26,10 +26,12 @@ TUI), and ``--approve-for-me``, which sends a command that must leave the sandbo
 ``PermissionRequest`` hook instead of refusing it. The hooks inherit Codex's environment (the
 server's variables, ``DISCORD_MCP_APPROVALS``).
 
-Without network (:mod:`discord_mcp.runs.constraints`): ``-c mcp_servers={}`` first (the
-user's MCP servers run outside the sandbox; ours is added back after it), the sandbox's
-network off, web search disabled, and no ``--approve-for-me`` (nothing leaves the sandbox);
-project arguments that would open it are refused (E_NETWORK_NOT_ENFORCEABLE).
+Without network (:mod:`discord_mcp.runs.constraints`): every MCP server of the user's and the
+project's ``config.toml`` turned off (``-c mcp_servers.<name>.enabled=false``: they run outside
+the sandbox; an empty ``mcp_servers={}`` override does not remove them), the sandbox's network
+off, web search disabled, and no ``--approve-for-me`` (nothing leaves the sandbox); project
+arguments that would open it, or a config that cannot be read, refuse the run
+(E_NETWORK_NOT_ENFORCEABLE).
 
 Events: ``thread.started`` (``thread_id``), ``turn.started``, ``item.started`` /
 ``item.updated`` / ``item.completed`` (``agent_message``, ``mcp_tool_call``,
@@ -40,11 +42,15 @@ such as "Reconnecting..."), and the final ``turn.completed`` (with usage) or ``t
 from __future__ import annotations
 
 import json
+import re
 import shlex
+import tomllib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
+from discord_mcp.errors import RunError
 from discord_mcp.runs.adapters.base import (
     MCP_SERVER_NAME,
     Decoder,
@@ -178,6 +184,47 @@ def _approval_args(
     return args
 
 
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _configured_servers(request: InvocationRequest) -> list[str]:
+    """The MCP servers Codex would start from its config files (the user's and the project's).
+
+    Raises:
+        RunError: E_NETWORK_NOT_ENFORCEABLE when a config file cannot be read.
+    """
+    home = request.env.get("CODEX_HOME") or str(
+        Path(request.env.get("HOME") or Path.home()) / ".codex"
+    )
+    files = [Path(home) / "config.toml"]
+    if request.workdir is not None:
+        files.append(request.workdir / ".codex" / "config.toml")
+    names: list[str] = []
+    for path in files:
+        try:
+            document = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            raise RunError(
+                "E_NETWORK_NOT_ENFORCEABLE",
+                f"the run asks for no network, but {path} cannot be read ({exc}) to turn its "
+                "MCP servers off: fix the file, or run with network",
+            ) from None
+        servers = document.get("mcp_servers")
+        if isinstance(servers, dict):
+            names += [str(name) for name in servers if str(name) not in names]
+    odd = [name for name in names if not _BARE_KEY.match(name)]
+    if odd:  # a -c path takes bare keys only (a quoted one makes Codex exit 1)
+        raise RunError(
+            "E_NETWORK_NOT_ENFORCEABLE",
+            f"the run asks for no network, but the MCP server {odd[0]!r} in Codex's config "
+            "cannot be turned off for one run (its name is not a bare TOML key): rename it, or "
+            "run with network",
+        )
+    return names
+
+
 class CodexAdapter:
     tool: Tool = "codex"
 
@@ -190,7 +237,10 @@ class CodexAdapter:
         env: dict[str, str] = {}
         if not request.allow_network:
             offline = codex_network_args(request.default_args)  # refuses what would open it
-            argv += ["-c", "mcp_servers={}", *offline]
+            for name in _configured_servers(request):
+                if name != MCP_SERVER_NAME:
+                    argv += ["-c", f"mcp_servers.{name}.enabled=false"]
+            argv += offline
         if request.mcp is not None:
             server_env = request.mcp_env()
             prefix = f"mcp_servers.{MCP_SERVER_NAME}"
