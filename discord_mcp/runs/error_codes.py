@@ -75,8 +75,8 @@ CODES: dict[str, ErrorCode] = {
         ErrorCode(
             "E_NETWORK_NOT_ENFORCEABLE",
             False,
-            "--no-network was asked, but the project's arguments for this CLI open its "
-            "sandbox (the run was not started)",
+            "--no-network was asked, but this CLI cannot be kept off the network with the "
+            "project's arguments or its config (the run was not started)",
         ),
         # -- the request
         ErrorCode("E_PROJECT_NOT_FOUND", False, "no project of that name"),
@@ -97,6 +97,12 @@ CODES: dict[str, ErrorCode] = {
         ),
         ErrorCode("E_DISCORD", True, "Discord refused a step (opening the run's thread)"),
         ErrorCode("E_STATE", False, "a state file is unreadable (the message says which)"),
+        ErrorCode("E_CONFIG_CORRUPT", False, "the project list was corrupt and set aside"),
+        ErrorCode("E_INVALID_PROJECT", False, "the project's entry is invalid: add it again"),
+        ErrorCode("E_NOT_FOUND", False, "stop: neither a run, a job nor a run thread"),
+        ErrorCode("E_JOB_NOT_FOUND", False, "no job of that id (or too old to show)"),
+        ErrorCode("E_JOB_NOT_RUNNING", False, "stop: the job is over already"),
+        ErrorCode("E_UNKNOWN_COMMAND", False, "the running daemon is older than this command"),
         ErrorCode("E_DAEMON_NOT_RUNNING", True, "discord-watch is not running: start it"),
         ErrorCode("E_NO_ANSWER", True, "discord-watch took the request but did not answer"),
     )
