@@ -211,10 +211,10 @@ def recorder() -> Iterator[str]:
     server.server_close()
 
 
-def fake_claude(directory: Path, record: Path) -> Path:
+def fake_claude(directory: Path, record: Path, scenario_: Scenario | None = None) -> Path:
     """A ``claude`` on PATH that replays the recorded sample (tests/support/fake_cli.py)."""
     directory.mkdir(parents=True, exist_ok=True)
-    scenario = json.dumps(Scenario().document("claude", record))
+    scenario = json.dumps((scenario_ or Scenario()).document("claude", record))
     script = directory / "claude"
     script.write_text(
         f"#!{sys.executable}\n"
@@ -277,3 +277,57 @@ def test_the_recording_server_would_see_a_request(recorder: str) -> None:
         urllib.request.urlopen(f"{recorder}/api/v10/users/@me", timeout=5)
     assert Recorder.seen == ["GET /api/v10/users/@me"]
     Recorder.seen = []
+
+
+def start_daemon(env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", CLI, "--local"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+        text=True,
+    )
+
+
+async def test_a_run_outlives_a_killed_local_daemon_and_is_reattached(
+    home: Path, tmp_path: Path
+) -> None:
+    gate, record = tmp_path / "gate", tmp_path / "claude-runs.jsonl"
+    bin_dir = fake_claude(tmp_path / "bin", record, Scenario(gate=gate, sample="claude-mcp.jsonl"))
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "DISCORD_MCP_HOME": str(home),
+        "DISCORD_WATCH_ROOTS": str(tmp_path),
+    }
+    first = start_daemon(env, tmp_path)
+    second = None
+    try:
+        await until(lambda: (home / "watch" / "alive.json").exists(), 30)
+        code, receipt = await as_json(home, "submit", "app", "long job")
+        folder = RunFolder.of(home, receipt["run_id"])
+        await until(lambda: '"running"' in _text(folder.session), 30)
+        first.kill()  # kill -9: no goodbye, the CLI keeps running
+        first.wait(timeout=30)
+        (home / "watch" / "alive.json").unlink()
+        second = start_daemon(env, tmp_path)
+        await until(lambda: (home / "watch" / "alive.json").exists(), 30)
+        gate.touch()
+        result = await until(lambda: _at_rest(home, receipt["run_id"]), 30)
+    finally:
+        for daemon in (first, second):
+            if daemon is not None and daemon.poll() is None:
+                daemon.send_signal(signal.SIGTERM)
+                daemon.wait(timeout=30)
+    assert code == 0
+    assert result["status"] == "completed"
+    assert result["summary"] == "tool said: A (is_error=False)"
+    assert len(record.read_text(encoding="utf-8").splitlines()) == 1  # nothing ran twice
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
