@@ -31,14 +31,14 @@ from typing import Any
 
 from discord_mcp.errors import DiscordMCPError
 from discord_mcp.runs.adapters import adapter_for
-from discord_mcp.runs.constraints import Constraints, enforcement
-from discord_mcp.runs.error_codes import is_retryable, result_code
+from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.folders import AT_REST, RunFolder, read_document
-from discord_mcp.runs.model import STOPPED_CODE, is_tool, utc_iso
+from discord_mcp.runs.model import is_tool, utc_iso
 from discord_mcp.runs.patches import snapshot, write_patch
+from discord_mcp.runs.results import not_started, run_result, turn_entry
 from discord_mcp.runs.runner import JobPaths
 from discord_mcp.runs.transcript import render_turn
-from discord_mcp.runs.views import JobView, SessionView, Usage
+from discord_mcp.runs.views import JobView, SessionView
 from discord_mcp.state.files import off_loop
 
 log = logging.getLogger(__name__)
@@ -48,37 +48,6 @@ NotRun = Callable[[str, dt.datetime | None, dt.datetime | None], list[dict[str, 
 denied or unanswered approvals), each a JSON object; blocking (called off the loop)."""
 ThreadUrl = Callable[[str], str | None]
 DRAIN_S = 10.0
-
-
-def turn_status(job: JobView) -> str:
-    """``completed``, ``failed`` or ``stopped``: a finished job as a turn of its run."""
-    if job.state == "success":
-        return "completed"
-    if job.state == "cancelled" or job.error_code == STOPPED_CODE:
-        return "stopped"
-    return "failed"
-
-
-def token_usage(usage: Usage | None) -> dict[str, int | None] | None:
-    if usage is None:
-        return None
-    return {
-        "input": usage.input_tokens,
-        "output": usage.output_tokens,
-        "cache_read": usage.cached_input_tokens,
-        "cache_write": usage.cache_write_tokens,
-    }
-
-
-def _sum_usage(turns: list[dict[str, Any]]) -> dict[str, int | None] | None:
-    counted = [t["token_usage"] for t in turns if t.get("token_usage")]
-    if not counted:
-        return None
-    total: dict[str, int | None] = {}
-    for name in ("input", "output", "cache_read", "cache_write"):
-        values = [u[name] for u in counted if u.get(name) is not None]
-        total[name] = sum(values) if values else None
-    return total
 
 
 def context_files(folder: RunFolder) -> list[dict[str, Any]]:
@@ -348,34 +317,7 @@ class RunRecorder:
         not_run: list[dict[str, Any]] = []
         if self._not_run is not None and ran:
             not_run = await off_loop(self._not_run, job.thread_id, job.started_at, job.finished_at)
-        status = turn_status(job)
-        code = None
-        if status == "failed":
-            resets = job.resets_at.timestamp() if job.resets_at else None
-            code = result_code(job.error_code, job.error_message, resets)
-        entry: dict[str, Any] = {
-            "turn": turn if ran else None,
-            "job_id": job.job_id,
-            "message": job.prompt,
-            "status": status,
-            "engine": job.tool,
-            "started_at": _iso(job.started_at),
-            "finished_at": _iso(job.finished_at),
-            "duration_ms": round((job.duration or 0.0) * 1000) if ran else 0,
-            "token_usage": token_usage(job.usage),
-            "cost_usd": job.cost_usd,
-            "summary": final_text,
-            "error": (
-                {
-                    "code": code,
-                    "message": job.error_message or code,
-                    "retryable": is_retryable(code),
-                }
-                if code is not None
-                else None
-            ),
-            "calls_not_run": not_run,
-        }
+        entry = turn_entry(job, turn if ran else None, final_text, not_run)
         turns.append(entry)
         turns.sort(key=lambda t: (t.get("turn") is None, t.get("turn") or 0, t["job_id"]))
         session_id = job.session_key or document.get("session_id")
@@ -389,33 +331,21 @@ class RunRecorder:
         elif folder.patch.exists():
             artifacts.append(folder.patch.name)
         await off_loop(self._write_events, folder, turns)
-        tool = job.tool or session.tool
-        constraints = Constraints.from_dict(session.constraints)
-        started = [t["started_at"] for t in turns if t.get("started_at")]
-        last = entry  # the run stands as its latest event left it
-        said = [t["summary"] for t in turns if t.get("turn") and t.get("summary")]
-        result_document = {
-            "run_id": folder.run_id,
-            "status": last["status"],
-            "engine": tool,
-            "project": session.project_name,
-            "session_id": session_id,
-            "thread_url": self._url(session.thread_id),
-            "started_at": min(started) if started else None,
-            "finished_at": last.get("finished_at") or utc_iso(self._wall()),
-            "duration_ms": sum(int(t.get("duration_ms") or 0) for t in turns),
-            "token_usage": _sum_usage(turns),
-            "cost_usd": _sum_cost(turns),
-            "summary": said[-1] if said else None,
-            "calls_not_run": [c for t in turns for c in t.get("calls_not_run") or []],
-            "error": last.get("error"),
-            "turns": turns,
-            "constraints": {**constraints.to_dict(), **enforcement(tool, constraints)},
-            "artifacts": sorted({*artifacts, *await off_loop(_artifacts, folder)}),
-        }
+        result_document = run_result(
+            folder.run_id,
+            session,
+            job.tool or session.tool,
+            turns,
+            entry,
+            session_id=session_id,
+            thread_url=self._url(session.thread_id),
+            artifacts=sorted({*artifacts, *await off_loop(_artifacts, folder)}),
+            now=self._wall(),
+        )
         await off_loop(folder.write, folder.result, result_document)
         state = "running"
         if at_rest:
+            status = entry["status"]
             state = status if status in ("completed", "stopped") else "failed"
         await off_loop(
             self._update_session,
@@ -502,39 +432,6 @@ class RunRecorder:
                 if request.get("mode") == "resume":
                     continue
                 folder.write(folder.result, not_started(folder.run_id, request, self._wall()))
-
-
-def not_started(run_id: str, request: Mapping[str, Any], now: float) -> dict[str, Any]:
-    """The result of a run whose request was taken but never started."""
-    message = "discord-watch took the request but stopped before starting it: submit it again"
-    return {
-        "run_id": run_id,
-        "status": "failed",
-        "engine": request.get("engine"),
-        "project": request.get("project"),
-        "session_id": None,
-        "thread_url": None,
-        "started_at": None,
-        "finished_at": utc_iso(now),
-        "duration_ms": 0,
-        "token_usage": None,
-        "cost_usd": None,
-        "summary": None,
-        "calls_not_run": [],
-        "error": {"code": "E_NOT_STARTED", "message": message, "retryable": True},
-        "turns": [],
-        "constraints": Constraints.from_dict(request.get("constraints")).to_dict(),
-        "artifacts": [],
-    }
-
-
-def _iso(moment: dt.datetime | None) -> str | None:
-    return utc_iso(moment.timestamp()) if moment is not None else None
-
-
-def _sum_cost(turns: list[dict[str, Any]]) -> float | None:
-    costs = [float(t["cost_usd"]) for t in turns if t.get("cost_usd") is not None]
-    return round(sum(costs), 6) if costs else None
 
 
 def _artifacts(folder: RunFolder) -> list[str]:
