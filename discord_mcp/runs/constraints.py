@@ -38,6 +38,8 @@ from typing import Any
 
 from discord_mcp.errors import RunError
 
+TIMEOUT_RANGE_S = (1.0, 86_400.0)
+"""The shortest and longest a run's turn may be limited to (as a project's job timeout)."""
 NETWORK_ENFORCEMENT: Mapping[str, str] = {"codex": "sandbox", "claude": "tools", "gemini": "tools"}
 NETWORK_NOTES: Mapping[str, str] = {
     "sandbox": "the CLI's own sandbox has no network",
@@ -60,12 +62,29 @@ class Constraints:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Constraints:
+        """Read constraints; a doubtful ``allow_network`` (anything but ``true``, when given)
+        means no network."""
         data = data or {}
         timeout = data.get("timeout_s")
         return cls(
-            allow_network=data.get("allow_network") is not False,
+            allow_network=data.get("allow_network", True) is True,
             timeout_s=float(timeout) if isinstance(timeout, int | float) else None,
         )
+
+    def checked(self) -> Constraints:
+        """These constraints, if they are acceptable.
+
+        Raises:
+            RunError: E_INVALID_TIMEOUT.
+        """
+        low, high = TIMEOUT_RANGE_S
+        if self.timeout_s is not None and not low <= self.timeout_s <= high:
+            raise RunError(
+                "E_INVALID_TIMEOUT",
+                f"a timeout of {self.timeout_s:g} s is not allowed: use {low:g} s to "
+                f"{high / 3600:g} h",
+            )
+        return self
 
 
 def enforcement(tool: str, constraints: Constraints) -> dict[str, Any]:

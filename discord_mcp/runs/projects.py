@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import RunError, StateCorrupt
+from discord_mcp.runs.constraints import TIMEOUT_RANGE_S
 from discord_mcp.runs.model import TOOLS, is_tool, utc_iso
 from discord_mcp.runs.views import Tool
 from discord_mcp.state.files import locked, read_json, write_json
@@ -59,8 +60,6 @@ from discord_mcp.state.quarantine import MARKER
 CONFIG_VERSION = 1
 _NAME = re.compile(r"^[a-z0-9_-]{1,40}$")
 APPROVAL_MODES = ("ask", "ask-all", "off")
-TIMEOUT_RANGE_S = (1.0, 86_400.0)
-"""The shortest and longest job timeout a project may set."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +127,7 @@ class Project:
             updated_at=str(data.get("updated_at", "")),
             approvals=approvals,
             job_timeout=timeout,
-            allow_network=data.get("allow_network") is not False,
+            allow_network=data.get("allow_network", True) is True,  # in doubt: no network
         )
 
 

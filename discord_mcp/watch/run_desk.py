@@ -98,7 +98,7 @@ class RunDesk:
     ) -> tuple[JobView | None, SessionView]:
         if self.engine.session_of_run(folder.run_id) is not None:
             raise RunError("E_BAD_ARGUMENTS", f"run {folder.run_id} exists already")
-        constraints = Constraints.from_dict(document.get("constraints"))
+        constraints = Constraints.from_dict(document.get("constraints")).checked()
         prompt = str(document["message"])
         tool = document.get("engine")
         model = document.get("model")
@@ -143,7 +143,7 @@ class RunDesk:
                 "or the run is older than it keeps): submit a new run",
             )
         prompt = str(document["message"])
-        timeout = Constraints.from_dict(document.get("constraints")).timeout_s
+        timeout = Constraints.from_dict(document.get("constraints")).checked().timeout_s
         run_timeout = session.constraints.get("timeout_s")
         turn_timeout = timeout if timeout != run_timeout else None
         if self.controls is not None:

@@ -459,3 +459,15 @@ def test_codex_without_network_turns_off_the_mcp_servers_of_its_config(tmp_path:
     with pytest.raises(RunError) as refused:
         CodexAdapter().invocation(request)
     assert refused.value.code == "E_NETWORK_NOT_ENFORCEABLE"
+
+
+def test_a_doubtful_network_setting_means_no_network_and_timeouts_are_bounded() -> None:
+    assert Constraints.from_dict(None).allow_network is True
+    assert Constraints.from_dict({"allow_network": True}).allow_network is True
+    for doubtful in (False, "true", "false", None, 1):
+        assert Constraints.from_dict({"allow_network": doubtful}).allow_network is False
+    for bad in (0.0, -5.0, 90_000.0):
+        with pytest.raises(RunError) as refused:
+            Constraints(timeout_s=bad).checked()
+        assert refused.value.code == "E_INVALID_TIMEOUT"
+    assert Constraints(timeout_s=30.0).checked().timeout_s == 30.0
