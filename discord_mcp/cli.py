@@ -22,7 +22,8 @@ _EMULATOR_HELP = "run a local Discord (REST, gateway, interactions) on 127.0.0.1
 _DEMO_HELP = "see the whole loop in a browser: local Discord, discord-watch, a scripted agent"
 _ENV_HELP = "~/.config/discord-mcp/.env, or under $XDG_CONFIG_HOME"
 _HOOK_HELP = (
-    "run as an agent CLI's hook: permission-request, before-tool, pre-tool-use, stop, session-start"
+    "run as an agent CLI's hook: permission-request, before-tool, pre-tool-use, stop, "
+    "session-start, network"
 )
 
 
@@ -63,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
         help="also send the client's tool permission prompts to Discord (its approval hook)",
     )
     install.add_argument(
+        "--skills",
+        action="store_true",
+        help="also place our Agent Skills (delegate-coding: hand a task to discord-watch) where "
+        "the client loads skills; needs no .env",
+    )
+    install.add_argument(
         "--hooks",
         action="store_true",
         help="also wire the Stop and SessionStart hooks: no turn ends while a question is "
@@ -74,6 +81,10 @@ def _parser() -> argparse.ArgumentParser:
         help="the .env written by setup (default: DISCORD_MCP_ENV_FILE, else ./.env and "
         f"{_ENV_HELP})",
     )
+    schema = sub.add_parser(
+        "schema", help="print the JSON Schema of a run folder's request, session or result"
+    )
+    schema.add_argument("name", choices=["request", "session", "result"])
     return parser
 
 
@@ -110,8 +121,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _setup(_env_file(parsed.env_file))
     if parsed.command == "install":
         return _install(
-            parsed.client, parsed.scope, _env_file(parsed.env_file), parsed.approvals, parsed.hooks
+            parsed.client,
+            parsed.scope,
+            _env_file(parsed.env_file),
+            parsed.approvals,
+            parsed.hooks,
+            skills=parsed.skills,
         )
+    if parsed.command == "schema":
+        import json
+
+        from discord_mcp.runs.folders import schema
+
+        sys.stdout.write(json.dumps(schema(parsed.name), indent=2) + "\n")
+        return 0
     if parsed.command == "doctor":
         return _doctor(parsed.env_file)
     return 2  # argparse rejects unknown commands before this
@@ -162,7 +185,13 @@ def _runnable_self(prefix: list[str]) -> str:
 
 
 def _install(
-    client: str, scope: str, env_file: Path, approvals: bool = False, hooks: bool = False
+    client: str,
+    scope: str,
+    env_file: Path,
+    approvals: bool = False,
+    hooks: bool = False,
+    *,
+    skills: bool = False,
 ) -> int:
     import os
 
@@ -170,9 +199,19 @@ def _install(
     from discord_mcp.setup.clients import Client, Scope
     from discord_mcp.setup.install import Backups, install
     from discord_mcp.setup.session_hooks import install_session_hooks
+    from discord_mcp.setup.skills import install_skills
 
     home, cwd, environ = Path.home(), Path.cwd(), dict(os.environ)
     chosen, scoped = cast(Client, client), cast(Scope, scope)
+    if skills:
+        placed = install_skills(chosen, scoped, home=home, cwd=cwd, environ=environ)
+        sys.stdout.write(placed.describe() + "\n")
+        if not env_file.expanduser().is_file() and not (approvals or hooks):
+            sys.stdout.write(
+                f"no {env_file} (discord-mcp setup writes it): the discord MCP server was not "
+                "registered; the skill works without Discord (discord-watch --local)\n"
+            )
+            return 0
     backups = Backups()  # one per run: each file's backup is the file as it was before it
     try:
         result = install(

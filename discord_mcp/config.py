@@ -508,3 +508,9 @@ def describe_value(value: str) -> str:
         kinds.append("punctuation")
     what = ", ".join(kinds[:-1]) + (" and " if len(kinds) > 1 else "") + kinds[-1] if kinds else ""
     return f"the value given has {len(value)} characters" + (f": {what}" if what else "")
+
+
+def has_token(environ: Mapping[str, str] | None = None, *, cwd: Path | None = None) -> bool:
+    """Whether a bot token is configured at all (``discord-watch`` runs local-only without)."""
+    cwd = cwd or Path.cwd()
+    return bool(_get(_merged_env(environ, cwd, read_dotenv=True), "DISCORD_BOT_TOKEN"))

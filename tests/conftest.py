@@ -63,6 +63,18 @@ def _no_reports_from_other_tests() -> Iterator[None]:
     take_reports()
 
 
+@pytest.fixture(autouse=True)
+def _run_folders_follow_their_schemas(tmp_path: Path) -> Iterator[None]:
+    """Every request.json, session.json and result.json a test leaves under its tmp_path
+    validates against the schemas the package ships (issue 23)."""
+    yield
+    from tests.support.run_schemas import problems
+
+    found = problems(tmp_path)
+    if found:
+        pytest.fail("run folder files break their schema:\n" + "\n".join(found[:20]))
+
+
 @pytest.fixture
 def make_emulator() -> Iterator[Callable[..., RunningEmulator]]:
     """Start local Discords for this test: ``discord = make_emulator(rate_limit_scale=0.01)``.

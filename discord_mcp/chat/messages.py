@@ -9,16 +9,21 @@ nobody.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from discord_mcp.config import Settings
-from discord_mcp.errors import BadRequest, DiscordError, MessageError, NotFound
+from discord_mcp.errors import BadRequest, DiscordError, MessageError, NotFound, StateError
 from discord_mcp.outbound.files import Prepared
 from discord_mcp.outbound.guard import Scrubber
+from discord_mcp.state.files import off_loop, write_bytes
 from discord_mcp.transport.rest import RestClient
 
+log = logging.getLogger(__name__)
 QUIET: dict[str, Any] = {"parse": []}
 _CUSTOM_EMOJI = re.compile(r"^<a?:(?P<name>\w{2,32}):(?P<id>\d{15,21})>$")
 UNKNOWN_EMOJI = 10014
@@ -61,6 +66,8 @@ async def send_message(
             f"(Discord error {exc.code}). Use a thread_id from ask_decision or read_history, or "
             "omit it"
         ) from exc
+    if prepared.uploads:
+        await off_loop(keep_in_run, prepared)
     return scrub.noted(
         {
             "ok": True,
@@ -70,6 +77,30 @@ async def send_message(
             "files": _files(prepared, sent[-1] if sent else None),
         }
     )
+
+
+RUN_ARTIFACTS = "DISCORD_MCP_RUN_ARTIFACTS"
+"""Set by ``discord-watch`` for a run's server: the run folder's ``artifacts/``."""
+
+
+def keep_in_run(prepared: Prepared, environ: Mapping[str, str] | None = None) -> None:
+    """In a ``discord-watch`` run, a copy of every file sent (as sent: redacted) goes to the run
+    folder's ``artifacts/`` (issue 23); a name already there gets a number. Never fails the
+    message: a copy that cannot be made is logged."""
+    directory = (os.environ if environ is None else environ).get(RUN_ARTIFACTS, "").strip()
+    if not directory or not Path(directory).is_dir():
+        return
+    for upload in prepared.uploads:
+        name = Path(upload.filename).name or "file"
+        target = Path(directory) / name
+        number = 1
+        while target.exists():
+            number += 1
+            target = Path(directory) / f"{Path(name).stem}-{number}{Path(name).suffix}"
+        try:
+            write_bytes(target, upload.data)
+        except StateError as exc:
+            log.warning("could not keep %s in the run's artifacts: %s", name, exc)
 
 
 def _files(prepared: Prepared, last: Any) -> list[dict[str, Any]]:

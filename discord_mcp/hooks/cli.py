@@ -10,7 +10,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
-from discord_mcp.hooks import before_tool, permission_request, pre_tool_use, session_start, stop
+from discord_mcp.hooks import (
+    before_tool,
+    network,
+    permission_request,
+    pre_tool_use,
+    session_start,
+    stop,
+)
 from discord_mcp.hooks.guard import (
     GUARD_EVENTS,
     BadCommandLine,
@@ -35,6 +42,7 @@ HANDLERS: dict[str, Handler] = {
     "pre-tool-use": pre_tool_use.handle,
     "stop": stop.handle,
     "session-start": session_start.handle,
+    "network": network.handle,
 }
 
 

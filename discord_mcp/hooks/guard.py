@@ -64,7 +64,7 @@ from discord_mcp.errors import (
 
 log = logging.getLogger(__name__)
 
-GUARD_EVENTS = frozenset({"permission-request", "before-tool", "pre-tool-use"})
+GUARD_EVENTS = frozenset({"permission-request", "before-tool", "pre-tool-use", "network"})
 DEFAULT_TIMEOUT_S = {"claude": 600.0, "codex": 600.0, "gemini": 60.0}
 """Each CLI's hook timeout when the hook's configuration names none, in seconds (Claude Code
 2.1.330 and Codex 0.169.0: 600; Gemini CLI 0.61.0: 60 000 ms)."""
@@ -119,7 +119,7 @@ def blocked(event: str, client: str, reason: str, *, attended: bool) -> Reply:
     if event == "permission-request" and client == "claude" and attended:
         return Reply(None, reason + "\n", 0)  # no decision: the terminal's dialog asks
     denial: dict[str, Any]
-    if event == "before-tool":
+    if event == "before-tool" or (event == "network" and client == "gemini"):
         denial = {"decision": "deny", "reason": reason}
     elif event == "permission-request":
         decision = {"behavior": "deny", "message": reason}

@@ -42,7 +42,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EVENTS = ("permission-request", "before-tool", "pre-tool-use", "stop", "session-start")
+EVENTS = (
+    "permission-request",
+    "before-tool",
+    "pre-tool-use",
+    "stop",
+    "session-start",
+    "network",
+)
 QUIET_EVENTS = frozenset({"stop", "session-start"})
 """Hooks that never fail loudly: any error means no output and exit code 0 (the agent goes on
 as it would without us)."""

@@ -5,12 +5,17 @@ No Discord code lives here: the watch daemon calls :class:`RunEngine` and implem
 :class:`RunNotifier` to post what happens.
 
 - ``projects``: the project catalog (``runs/config.json``).
-- ``model``: sessions, jobs, the state machine and its one reducer; ``views``: what callers see.
+- ``model``: the state machine and its one reducer; ``records``: sessions and jobs in it;
+  ``views``: what callers see.
 - ``journal``: ``runs/events.ndjson`` + ``runs/snapshot.json``, replay at startup.
 - ``contract``: the limits, the clock, and the notifier the Discord side implements.
-- ``engine``: the commands and views; ``scheduler``: starting, following, finishing and
-  recovering jobs; ``runner``: one running job's log and process; ``notices``: delivering
-  notifications; ``launch``: private files and the engine lock.
+- ``engine``: the commands (``controls``: the owner's) and views (``engine_views``);
+  ``scheduler``: starting, following and finishing jobs (``recovery``: after a restart);
+  ``runner``: one running job's log and process; ``notices``: delivering notifications;
+  ``launch``: private files and the engine lock.
+- Run folders (issue 23): ``folders`` (the layout, the request queue, reading), ``recorder``
+  (keeping them up to date), ``results``, ``transcript``, ``patches``, ``schemas/``;
+  ``constraints`` (network, time) and ``error_codes`` (stable codes, ``retryable``).
 - ``spawner``: the one place child processes start; ``wrap``: the per-job wrapper process.
 - ``adapters``: one per CLI (argv, tolerant decoding, success judgement).
 """

@@ -11,7 +11,8 @@
   ``limits.max_holds`` times in a row). Either way the retry is a new job (``attempt + 1``,
   ``retry_of``, ``reason``) placed at the FRONT of its thread's queue, so the owner's later
   messages still run after it; the failed job's ``retried_by`` names it.
-- ``set_model``, ``cancel`` (waiting jobs), ``close_session`` / ``reopen_session``, and the
+- ``retry``, ``stop`` (a thread's running job), ``stop_run`` (a whole run: issue 23),
+  ``set_model``, ``cancel`` (waiting jobs), ``close_session`` / ``reopen_session``, and the
   usage ledger (:meth:`EngineControls.usage_rows`).
 """
 
@@ -29,6 +30,7 @@ from discord_mcp.runs.contract import Clock, RunLimits
 from discord_mcp.runs.failures import Failure
 from discord_mcp.runs.journal import Journal
 from discord_mcp.runs.model import RunState, Session, parse_iso, utc_iso
+from discord_mcp.runs.recorder import RunRecorder
 from discord_mcp.runs.views import JobView, SessionView
 
 log = logging.getLogger(__name__)
@@ -80,6 +82,7 @@ class EngineControls:
     journal: Journal
     limits: RunLimits
     clock: Clock
+    recorder: RunRecorder
 
     @property
     def state(self) -> RunState:
@@ -103,14 +106,98 @@ class EngineControls:
         attempt: int,
         retry_of: str | None,
         dedupe_key: str | None,
+        attachments: Sequence[Mapping[str, Any]] = (),
         *,
         not_before: float | None = None,
         reason: str | None = None,
         front: bool = False,
+        timeout_s: float | None = None,
     ) -> JobView:
         raise NotImplementedError
 
+    async def _stop_job(self, job_id: str) -> None:
+        raise NotImplementedError
+
     # -- commands
+
+    async def retry(self, thread_id: str, job_id: str) -> JobView:
+        """Run a failed or crash-lost job again, as a new job with ``attempt + 1``.
+
+        Raises:
+            RunError: E_NOT_IN_MANAGED_THREAD, E_JOB_NOT_FOUND, E_JOB_NOT_RETRYABLE,
+                E_QUEUE_FULL.
+        """
+        self._require_open()
+        session = self._session(str(thread_id))
+        job = self.state.jobs.get(job_id)
+        if job is None or job.thread_id != session.thread_id:
+            raise RunError(
+                "E_JOB_NOT_FOUND",
+                f"thread {session.thread_id} has no job {job_id!r}: check the id in the "
+                "thread's status",
+            )
+        if job.retried_by is not None:
+            raise RunError(
+                "E_JOB_NOT_RETRYABLE",
+                f"job {job_id} was retried already as {job.retried_by}: retry that one if it "
+                "failed too",
+            )
+        if job.state not in ("failed", "unknown_after_crash"):
+            raise RunError(
+                "E_JOB_NOT_RETRYABLE",
+                f"job {job_id} is {job.state}; only failed jobs and jobs lost in a crash can "
+                "be retried",
+            )
+        return self._enqueue(
+            session,
+            job.message_id,
+            job.prompt,
+            job.author,
+            job.attempt + 1,
+            job.job_id,
+            None,
+            job.attachments,
+            timeout_s=job.timeout_s,
+        )
+
+    async def stop(self, thread_id: str) -> JobView | None:
+        """End the thread's running job (its whole process group); it fails with E_STOPPED.
+
+        Returns the finished job, or None when nothing was running. Waiting jobs stay queued.
+
+        Raises:
+            RunError: E_NOT_IN_MANAGED_THREAD.
+        """
+        self._require_open()
+        session = self._session(str(thread_id))
+        job_id = session.running_job_id
+        if job_id is None:
+            return None
+        await self._stop_job(job_id)
+        job = self.state.jobs.get(job_id)
+        return job.view() if job else None
+
+    async def stop_run(self, run_id: str) -> SessionView:
+        """End a run: its waiting turns are taken back and its running one is stopped; its
+        result says ``stopped`` (a stop asked for is no failure).
+
+        Raises:
+            RunError: E_RUN_NOT_FOUND.
+        """
+        self._require_open()
+        found = self.state.session_of_run(run_id)
+        if found is None:
+            raise RunError("E_RUN_NOT_FOUND", f"there is no run {run_id}: check the id")
+        thread_id = found.thread_id
+        busy = found.running_job_id is not None or bool(found.queue)
+        if busy:
+            self.recorder.stopping(self._session_view(thread_id))
+        running = found.running_job_id
+        for job in await self.cancel(thread_id):
+            self.recorder.cancelled(job, self._session_view(thread_id))
+        if running is not None:
+            await self._stop_job(running)
+        return self._session_view(thread_id)
 
     async def set_model(self, thread_id: str, model: str | None) -> SessionView:
         """The model the thread's next jobs ask for (None or "default": the CLI's default).
@@ -292,6 +379,7 @@ class EngineControls:
                 not_before=not_before,
                 reason=failure.kind,
                 front=True,
+                timeout_s=job.timeout_s,
             )
         except RunError as exc:
             log.warning("could not retry job %s on its own: %s", job_id, exc)

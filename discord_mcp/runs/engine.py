@@ -49,29 +49,30 @@ from types import TracebackType
 from typing import Any, Self
 
 from discord_mcp.errors import RunError
-from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import (
     McpRegistration,
 )
+from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.contract import (
     Clock,
     OwnerWait,
-    ProjectStatus,
     RunLimits,
     RunNotifier,
     SystemClock,
 )
 from discord_mcp.runs.controls import EngineControls, check_model
+from discord_mcp.runs.engine_views import EngineViews
+from discord_mcp.runs.folders import check_run_id, new_run_id
 from discord_mcp.runs.journal import Journal
 from discord_mcp.runs.launch import (
     check_tool_enabled,
     lock_engine,
     unlock,
 )
-from discord_mcp.runs.model import RunState, Session, parse_iso, utc_iso
+from discord_mcp.runs.model import Session, utc_iso
 from discord_mcp.runs.notices import Notices
 from discord_mcp.runs.projects import ProjectRegistry
-from discord_mcp.runs.runner import JobPaths
+from discord_mcp.runs.recorder import NotRun, RunRecorder, ThreadUrl
 from discord_mcp.runs.scheduler import Scheduler
 from discord_mcp.runs.spawner import (
     ProcessSpawner,
@@ -82,7 +83,7 @@ from discord_mcp.runs.views import JobView, SessionView, Tool
 log = logging.getLogger(__name__)
 
 
-class RunEngine(EngineControls):
+class RunEngine(EngineViews, EngineControls):
     """Runs agent CLI jobs for Discord threads. Use as ``async with RunEngine(...) as engine``.
 
     Args:
@@ -99,6 +100,8 @@ class RunEngine(EngineControls):
         tool_env: extra variables per tool, on top of ``env``.
         owner_wait: how long a thread's agent has waited for the owner (see the module doc;
             None: never, every job's clock runs on).
+        thread_url: a run thread's link, for its run folder (None: runs have no thread).
+        not_run: a turn's tool calls that were not run, for its run folder (None: none).
     """
 
     def __init__(
@@ -114,6 +117,8 @@ class RunEngine(EngineControls):
         env: Mapping[str, str] | None = None,
         tool_env: Mapping[Tool, Mapping[str, str]] | None = None,
         owner_wait: OwnerWait | None = None,
+        thread_url: ThreadUrl | None = None,
+        not_run: NotRun | None = None,
     ) -> None:
         self.state_dir = state_dir
         self._owner_wait = owner_wait
@@ -133,6 +138,9 @@ class RunEngine(EngineControls):
             snapshot_every_seconds=self.limits.snapshot_every_seconds,
             keep_finished=self.limits.keep_finished_jobs,
         )
+        self._thread_url = thread_url
+        self._not_run = not_run
+        self.recorder = self._new_recorder()
         self._group: asyncio.TaskGroup | None = None
         self._background: list[asyncio.Task[None]] = []
         self._notices = self._new_notices()
@@ -145,6 +153,7 @@ class RunEngine(EngineControls):
 
     async def __aenter__(self) -> Self:
         self._lock_fd = lock_engine(self.state_dir / "runs" / "engine.lock")
+        self.recorder = self._new_recorder()
         self._notices = self._new_notices()
         self._scheduler = self._new_scheduler()
         try:
@@ -160,10 +169,12 @@ class RunEngine(EngineControls):
             group.create_task(self._notices.run(), name="runs-notifier"),
             group.create_task(self._snapshot_timer(), name="runs-snapshots"),
             group.create_task(self._scheduler.timers(), name="runs-timers"),
+            group.create_task(self.recorder.run(), name="runs-folders"),
         ]
         try:
             self._scheduler.cleanup_job_dirs()
             self._scheduler.recover()  # nothing new starts before every old job is accounted for
+            self.recorder.reconcile(self.sessions(), self.jobs)
             self._open = self._scheduler.open = True
             self._scheduler.pump()
         except BaseException as exc:
@@ -182,6 +193,8 @@ class RunEngine(EngineControls):
         try:
             await self._scheduler.detach()  # the CLIs keep running (see the module doc)
             self._notices.close()
+            await self.recorder.drain(self.limits.shutdown_timeout)
+            self.recorder.close()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.limits.shutdown_timeout):
                     await self._background[0]
@@ -202,12 +215,26 @@ class RunEngine(EngineControls):
             unlock(self._lock_fd)
             self._lock_fd = None
 
+    def _new_recorder(self) -> RunRecorder:
+        return RunRecorder(
+            self.state_dir,
+            project_path=self._project_path,
+            thread_url=self._thread_url,
+            not_run=self._not_run,
+            wall=self.clock.time,
+        )
+
     def _new_notices(self) -> Notices:
         def running_view(job_id: str) -> JobView | None:
             job = self.state.jobs.get(job_id)
             return job.view() if job is not None and job.state == "running" else None
 
-        return Notices(self.notifier, timeout=self.limits.notify_timeout, running_view=running_view)
+        return Notices(
+            self.notifier,
+            timeout=self.limits.notify_timeout,
+            running_view=running_view,
+            tap=self.recorder.observe,
+        )
 
     def _new_scheduler(self) -> Scheduler:
         scheduler = Scheduler(
@@ -237,14 +264,23 @@ class RunEngine(EngineControls):
     # Commands
 
     async def start_session(
-        self, thread_id: str, project: str, tool: str | None = None, model: str | None = None
+        self,
+        thread_id: str,
+        project: str,
+        tool: str | None = None,
+        model: str | None = None,
+        *,
+        run_id: str | None = None,
+        constraints: Constraints | None = None,
     ) -> SessionView:
         """Bind a thread to a project (and a tool, default: the project's default tool; and a
-        model, default: the CLI's).
+        model, default: the CLI's). The session is a run with a folder of its own
+        (:mod:`discord_mcp.runs.folders`): ``run_id`` (default: a new one) and its
+        ``constraints`` (default: the project's).
 
         Raises:
             RunError: E_SESSION_EXISTS, E_PROJECT_NOT_FOUND, E_TOOL_NOT_ENABLED,
-                E_INVALID_MODEL.
+                E_INVALID_MODEL, E_RUN_NOT_FOUND (a malformed run id).
         """
         self._require_open()
         thread_id = str(thread_id)
@@ -258,8 +294,31 @@ class RunEngine(EngineControls):
         found = self.projects.get(project)
         chosen = tool if tool is not None else found.default_tool
         check_tool_enabled(chosen, found.name, found.tools)
-        created = {"thread_id": thread_id, "project_name": found.name, "tool": chosen}
-        if (chosen_model := check_model(model)) is not None:
+        chosen_model = check_model(model)
+        run = check_run_id(run_id) if run_id is not None else new_run_id(self.clock.time())
+        if self.state.session_of_run(run) is not None:
+            raise RunError("E_SESSION_EXISTS", f"run {run} has a session already")
+        asked = constraints or Constraints()
+        held = Constraints(
+            allow_network=asked.allow_network and found.allow_network,
+            timeout_s=asked.timeout_s,
+        )
+        await self.recorder.prepare(
+            run,
+            project=found.name,
+            project_path=self.projects.check_path(found.path),
+            engine=chosen,
+            thread_id=thread_id,
+            constraints=held,
+        )
+        created: dict[str, Any] = {
+            "thread_id": thread_id,
+            "project_name": found.name,
+            "tool": chosen,
+            "run_id": run,
+            "constraints": held.to_dict(),
+        }
+        if chosen_model is not None:
             created["model"] = chosen_model
         self.journal.append("SessionCreated", created)
         return self._session_view(thread_id)
@@ -271,12 +330,17 @@ class RunEngine(EngineControls):
         prompt: str,
         author: str,
         attachments: Sequence[Mapping[str, Any]] = (),
+        *,
+        timeout_s: float | None = None,
+        debounce: bool = True,
     ) -> JobView:
         """Queue an owner message as a job; a message already queued returns its job; within
-        the debounce window it joins the thread's waiting job (see :mod:`.controls`).
+        the debounce window it joins the thread's waiting job (see :mod:`.controls`), unless
+        ``debounce`` is False (a request from the command line: one message, one job).
 
         ``attachments``: the owner's files kept locally (entries of
         :mod:`discord_mcp.files.store`); the CLI gets them in its prompt, its own way.
+        ``timeout_s``: this job's own time limit (default: the run's, else the project's).
 
         Raises:
             RunError: E_NOT_IN_MANAGED_THREAD, E_QUEUE_FULL, E_DUPLICATE_MESSAGE,
@@ -296,9 +360,12 @@ class RunEngine(EngineControls):
                 )
             return job.view()
         self._check_accepting(session)
-        merged = self._debounced(session, str(message_id), prompt, str(author), key, attachments)
-        if merged is not None:
-            return merged
+        if debounce:
+            merged = self._debounced(
+                session, str(message_id), prompt, str(author), key, attachments
+            )
+            if merged is not None:
+                return merged
         return self._enqueue(
             session,
             str(message_id),
@@ -308,7 +375,8 @@ class RunEngine(EngineControls):
             None,
             key,
             attachments,
-            not_before=self._debounce_until(),
+            not_before=self._debounce_until() if debounce else None,
+            timeout_s=timeout_s,
         )
 
     async def set_tool(self, thread_id: str, tool: str) -> SessionView:
@@ -326,125 +394,14 @@ class RunEngine(EngineControls):
             self.journal.append("ToolChanged", {"thread_id": session.thread_id, "tool": tool})
         return self._session_view(session.thread_id)
 
-    async def retry(self, thread_id: str, job_id: str) -> JobView:
-        """Run a failed or crash-lost job again, as a new job with ``attempt + 1``.
-
-        Raises:
-            RunError: E_NOT_IN_MANAGED_THREAD, E_JOB_NOT_FOUND, E_JOB_NOT_RETRYABLE,
-                E_QUEUE_FULL.
-        """
-        self._require_open()
-        session = self._session(str(thread_id))
-        job = self.state.jobs.get(job_id)
-        if job is None or job.thread_id != session.thread_id:
-            raise RunError(
-                "E_JOB_NOT_FOUND",
-                f"thread {session.thread_id} has no job {job_id!r}: check the id in the "
-                "thread's status",
-            )
-        if job.retried_by is not None:
-            raise RunError(
-                "E_JOB_NOT_RETRYABLE",
-                f"job {job_id} was retried already as {job.retried_by}: retry that one if it "
-                "failed too",
-            )
-        if job.state not in ("failed", "unknown_after_crash"):
-            raise RunError(
-                "E_JOB_NOT_RETRYABLE",
-                f"job {job_id} is {job.state}; only failed jobs and jobs lost in a crash can "
-                "be retried",
-            )
-        return self._enqueue(
-            session,
-            job.message_id,
-            job.prompt,
-            job.author,
-            job.attempt + 1,
-            job.job_id,
-            None,
-            job.attachments,
-        )
-
-    async def stop(self, thread_id: str) -> JobView | None:
-        """End the thread's running job (its whole process group); it fails with E_STOPPED.
-
-        Returns the finished job, or None when nothing was running. Waiting jobs stay queued.
-
-        Raises:
-            RunError: E_NOT_IN_MANAGED_THREAD.
-        """
-        self._require_open()
-        session = self._session(str(thread_id))
-        job_id = session.running_job_id
-        if job_id is None:
-            return None
+    async def _stop_job(self, job_id: str) -> None:
         await self._scheduler.stop(job_id)
-        job = self.state.jobs.get(job_id)
-        return job.view() if job else None
 
-    # ---------------------------------------------------------------------------------------
-    # Views
-
-    @property
-    def state(self) -> RunState:
-        return self.journal.state
-
-    def session(self, thread_id: str) -> SessionView | None:
-        """The thread's session, or None if the thread is not bound to a project."""
-        session = self.state.sessions.get(str(thread_id))
-        return self.state.session_view(session) if session else None
-
-    def sessions(self, project: str | None = None) -> list[SessionView]:
-        """All sessions (of one project), most recently active first."""
-        views = [
-            self.state.session_view(s)
-            for s in self.state.sessions.values()
-            if project is None or s.project_name == project
-        ]
-        return sorted(views, key=lambda v: v.last_activity_at, reverse=True)
-
-    def jobs(self, thread_id: str | None = None) -> list[JobView]:
-        """Jobs the state still holds (of one thread), oldest first."""
-        jobs = sorted(self.state.jobs.values(), key=lambda j: j.number)
-        return [j.view() for j in jobs if thread_id is None or j.thread_id == str(thread_id)]
-
-    def job(self, job_id: str) -> JobView | None:
-        job = self.state.jobs.get(job_id)
-        return job.view() if job else None
-
-    def final_text(self, job_id: str) -> str | None:
-        """The final answer of a finished job, decoded again from its stdout log."""
-        job = self.state.jobs.get(job_id)
-        if job is None or job.tool is None:
-            return None
-        decoder = adapter_for(job.tool).decoder()
+    def _project_path(self, name: str) -> Path | None:
         try:
-            with open(JobPaths.for_job(self.state_dir, job_id).stdout, "rb") as handle:
-                for raw in handle:
-                    decoder.feed(raw.decode("utf-8", errors="replace"))
-        except OSError:
+            return self.projects.check_path(self.projects.get(name).path)
+        except RunError:
             return None
-        return decoder.final_text
-
-    def project_status(self, project: str) -> ProjectStatus:
-        """Seed 000 §11.3: how busy a project is and its latest error."""
-        sessions = [s for s in self.state.sessions.values() if s.project_name == project]
-        threads = {s.thread_id for s in sessions}
-        jobs = [j for j in self.state.jobs.values() if j.thread_id in threads]
-        since = dt.datetime.fromtimestamp(self.clock.time(), tz=dt.UTC) - dt.timedelta(days=1)
-        failed = [j for j in jobs if j.state in ("failed", "unknown_after_crash")]
-        recent = [j for j in failed if (parse_iso(j.finished_at) or since) > since]
-        latest = max(failed, key=lambda j: j.number, default=None)
-        return ProjectStatus(
-            project_name=project,
-            session_total=len(sessions),
-            running_sessions=sum(1 for s in sessions if s.running_job_id),
-            queued_jobs=sum(len(s.queue) for s in sessions),
-            failed_jobs_24h=len(recent),
-            last_error=(
-                f"{latest.error_code}: {latest.error_message}" if latest is not None else None
-            ),
-        )
 
     def _session(self, thread_id: str) -> Session:
         session = self.state.sessions.get(thread_id)
@@ -475,6 +432,7 @@ class RunEngine(EngineControls):
         not_before: float | None = None,
         reason: str | None = None,
         front: bool = False,
+        timeout_s: float | None = None,
     ) -> JobView:
         if len(session.queue) >= self.limits.queue_cap:
             raise RunError(
@@ -499,6 +457,8 @@ class RunEngine(EngineControls):
         }
         if attachments:
             payload["attachments"] = [dict(a) for a in attachments]
+        if timeout_s is not None:
+            payload["timeout_s"] = timeout_s
         if not_before is not None:  # issue 11: debounce windows and held retries
             payload |= {"not_before": utc_iso(not_before), "reason": reason, "front": front}
         self.journal.append("JobEnqueued", payload)

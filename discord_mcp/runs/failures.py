@@ -87,6 +87,26 @@ def classify(outcome: Outcome, now: float, *, tz: dt.tzinfo | None = None) -> Fa
     return None
 
 
+def classify_text(code: str, message: str, resets_at: float | None = None) -> Kind | None:
+    """The kind of a journaled failure (its code, message and reset time), as :func:`classify`
+    judged it when it happened; a usage limit whose reset time the message does not carry
+    counts as one when it had a ``resets_at``."""
+    if code not in RETRIABLE_CODES:
+        return None
+    if resets_at is not None:
+        return "usage_limit"
+    if _LIMIT.search(message):
+        return "usage_limit" if reset_time(message, 0.0, tz=dt.UTC) is not None else None
+    if _SERVER_STATUS.search(message) or _TEMPORARY.search(message):
+        return "temporary"
+    return None
+
+
+def limit_without_reset(message: str) -> bool:
+    """A rate or usage limit that did not say when it resets (not retried on its own)."""
+    return bool(_LIMIT.search(message)) and reset_time(message, 0.0, tz=dt.UTC) is None
+
+
 def reset_time(text: str, now: float, *, tz: dt.tzinfo | None = None) -> float | None:
     """When a usage limit stated in ``text`` resets (epoch seconds), if it says."""
     epoch = _EPOCH.search(text)

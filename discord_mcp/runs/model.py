@@ -19,32 +19,30 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from discord_mcp.runs.model_controls import ControlReducers, add_usage
 from discord_mcp.runs.model_controls import InvalidEvent as InvalidEvent
+from discord_mcp.runs.records import SESSION_KEY_NAMES as SESSION_KEY_NAMES
+from discord_mcp.runs.records import Job as Job
+from discord_mcp.runs.records import ProcessInfo as ProcessInfo
+from discord_mcp.runs.records import Session as Session
+from discord_mcp.runs.records import parse_iso as parse_iso
+from discord_mcp.runs.records import utc_iso as utc_iso
 from discord_mcp.runs.views import (
     RETRYABLE_STATES,
-    JobState,
-    JobView,
     SessionState,
     SessionView,
     Tool,
-    Usage,
 )
 
 TOOLS: tuple[Tool, ...] = get_args(Tool)
+STOPPED_CODE = "E_STOPPED"
+"""The error code of a job stopped on request: it ends the job, but it is no failure (no ping,
+no retry hint; a run folder's result says ``stopped``)."""
 FINISHED_STATES: frozenset[str] = frozenset(
     {"success", "failed", "unknown_after_crash", "cancelled"}
 )
-
-# The name each CLI gives its session key (seed 000 §4.2).
-SESSION_KEY_NAMES: Mapping[str, str] = {
-    "claude": "session_id",
-    "codex": "thread_id",
-    "gemini": "session_id",
-}
 
 EVENT_TYPES = (
     "SessionCreated",
@@ -68,162 +66,6 @@ EVENT_TYPES = (
 
 def is_tool(value: object) -> bool:
     return value in TOOLS
-
-
-def utc_iso(seconds: float) -> str:
-    """``2026-02-26T14:21:00.000Z`` for a wall-clock time in seconds since the epoch."""
-    moment = dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-def parse_iso(text: str | None) -> dt.datetime | None:
-    if text is None:
-        return None
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-# --------------------------------------------------------------------------------------------
-# Mutable records (internal)
-
-
-@dataclass
-class ProcessInfo:
-    """Who runs a job's CLI: the wrapper process (group leader), told apart from a reused pid
-    by its start time (``/proc/<pid>/stat`` field 22) and the boot it belongs to."""
-
-    pid: int
-    start_time: int | None
-    boot_id: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"pid": self.pid, "start_time": self.start_time, "boot_id": self.boot_id}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ProcessInfo:
-        return cls(int(data["pid"]), data.get("start_time"), data.get("boot_id"))
-
-
-@dataclass
-class Job:
-    job_id: str
-    number: int  # enqueue order, across all threads
-    thread_id: str
-    message_id: str
-    author: str
-    prompt: str
-    attempt: int
-    retry_of: str | None
-    enqueued_at: str
-    state: JobState = "queued"
-    retried_by: str | None = None
-    tool: Tool | None = None
-    project_name: str | None = None
-    resume_key: str | None = None
-    started_at: str | None = None
-    finished_at: str | None = None
-    duration: float | None = None
-    session_key: str | None = None
-    error_code: str | None = None
-    error_message: str | None = None
-    result_excerpt: str | None = None
-    usage: dict[str, int] | None = None
-    cost_usd: float | None = None
-    exit_code: int | None = None
-    process: ProcessInfo | None = None
-    reattached: bool = False
-    # The owner's controls (issue 11).
-    not_before: str | None = None  # held (debounce window, usage limit) until then
-    reason: str | None = None  # why a retry exists: "manual", "temporary", "usage_limit"
-    resets_at: str | None = None  # a usage limit's reset time the CLI reported
-    message_ids: list[str] = field(default_factory=list)  # more messages merged into it
-    attachments: list[dict[str, Any]] = field(default_factory=list)
-    """The owner's files for this job (entries of :mod:`discord_mcp.files.store`)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
-        data["discord_message_id"] = data.pop("message_id")
-        data["process"] = self.process.to_dict() if self.process else None
-        data["message_ids"] = list(self.message_ids)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Job:
-        fields_ = dict(data)
-        fields_["message_id"] = fields_.pop("discord_message_id")
-        process = fields_.pop("process", None)
-        job = cls(**fields_)
-        job.process = ProcessInfo.from_dict(process) if process else None
-        return job
-
-    def view(self, *, final_text: str | None = None) -> JobView:
-        enqueued = parse_iso(self.enqueued_at)
-        assert enqueued is not None
-        return JobView(
-            job_id=self.job_id,
-            thread_id=self.thread_id,
-            message_id=self.message_id,
-            author=self.author,
-            prompt=self.prompt,
-            state=self.state,
-            attempt=self.attempt,
-            retry_of=self.retry_of,
-            retried_by=self.retried_by,
-            tool=self.tool,
-            project_name=self.project_name,
-            error_code=self.error_code,
-            error_message=self.error_message,
-            enqueued_at=enqueued,
-            started_at=parse_iso(self.started_at),
-            finished_at=parse_iso(self.finished_at),
-            duration=self.duration,
-            session_key=self.session_key,
-            resumed=self.resume_key is not None,
-            result_excerpt=self.result_excerpt,
-            usage=Usage.from_dict(self.usage),
-            cost_usd=self.cost_usd,
-            exit_code=self.exit_code,
-            pid=self.process.pid if self.process else None,
-            reattached=self.reattached,
-            final_text=final_text,
-            not_before=parse_iso(self.not_before),
-            reason=self.reason,
-            resets_at=parse_iso(self.resets_at),
-        )
-
-
-@dataclass
-class Session:
-    thread_id: str
-    project_name: str
-    tool: Tool
-    created_at: str
-    updated_at: str
-    last_activity_at: str
-    adapter_state: dict[str, dict[str, str]] = field(default_factory=dict)
-    queue: list[str] = field(default_factory=list)
-    running_job_id: str | None = None
-    last_job_id: str | None = None
-    finished_job_ids: list[str] = field(default_factory=list)
-    model: str | None = None  # passed as --model to every job (None: the CLI's default)
-    closed: bool = False
-
-    def session_key(self, tool: Tool) -> str | None:
-        return self.adapter_state.get(tool, {}).get(SESSION_KEY_NAMES[tool])
-
-    def to_dict(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
-        data["adapter_state"] = {k: dict(v) for k, v in self.adapter_state.items()}
-        data["queue"] = list(self.queue)
-        data["finished_job_ids"] = list(self.finished_job_ids)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Session:
-        session = cls(**dict(data))
-        session.adapter_state = {k: dict(v) for k, v in session.adapter_state.items()}
-        session.queue = list(session.queue)
-        session.finished_job_ids = list(session.finished_job_ids)
-        return session
 
 
 # --------------------------------------------------------------------------------------------
@@ -334,7 +176,7 @@ class RunState(ControlReducers):
         last = self.jobs.get(session.last_job_id) if session.last_job_id else None
         if last is not None and last.state == "unknown_after_crash":
             return "unknown_after_crash"
-        if last is not None and last.state == "failed":
+        if last is not None and last.state == "failed" and last.error_code != STOPPED_CODE:
             return "failed"
         return "idle"
 
@@ -342,7 +184,12 @@ class RunState(ControlReducers):
         last = self.jobs.get(session.last_job_id) if session.last_job_id else None
         key = session.session_key(session.tool)
         retry = None
-        if last is not None and last.state in RETRYABLE_STATES and last.retried_by is None:
+        if (
+            last is not None
+            and last.state in RETRYABLE_STATES
+            and last.retried_by is None
+            and last.error_code != STOPPED_CODE  # a stop the owner asked for is not a failure
+        ):
             retry = last.job_id
         created, updated, active = (
             parse_iso(session.created_at),
@@ -375,6 +222,8 @@ class RunState(ControlReducers):
             model=session.model,
             closed=session.closed,
             held_until=self._held_until(session),
+            run_id=session.run_id,
+            constraints=dict(session.constraints or {}),
         )
 
     def _held_until(self, session: Session) -> dt.datetime | None:
@@ -424,7 +273,16 @@ class RunState(ControlReducers):
             updated_at=ts,
             last_activity_at=ts,
             model=p.get("model"),
+            run_id=_run_id(p.get("run_id")),
+            constraints=_constraints(p.get("constraints")),
         )
+
+    def session_of_run(self, run_id: str) -> Session | None:
+        """The session that is the run ``run_id`` (None: no such run)."""
+        for session in self.sessions.values():
+            if session.run_id == run_id:
+                return session
+        return None
 
     def _tool_changed(self, p: Mapping[str, Any], ts: str) -> None:
         session = self._session(p["thread_id"])
@@ -460,6 +318,7 @@ class RunState(ControlReducers):
             not_before=p.get("not_before"),
             reason=p.get("reason"),
             attachments=[dict(a) for a in p.get("attachments") or [] if isinstance(a, Mapping)],
+            timeout_s=float(p["timeout_s"]) if p.get("timeout_s") is not None else None,
         )
         if original is not None:
             original.retried_by = job_id
@@ -563,3 +422,19 @@ class RunState(ControlReducers):
             self.jobs.pop(oldest, None)
             if owner is not None and oldest in owner.finished_job_ids:
                 owner.finished_job_ids.remove(oldest)
+
+
+def _run_id(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise InvalidEvent(f"run_id {value!r} is not a string")
+    return value
+
+
+def _constraints(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InvalidEvent(f"constraints {value!r} is not an object")
+    return dict(value)

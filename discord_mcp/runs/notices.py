@@ -28,8 +28,10 @@ class Notices:
         *,
         timeout: float,
         running_view: Callable[[str], JobView | None],
+        tap: Callable[[str, tuple[Any, ...]], None] | None = None,
     ) -> None:
         self.notifier = notifier
+        self._tap = tap  # told of every post at once (the run folders' recorder)
         self.timeout = timeout
         self._running_view = running_view
         self._queue: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
@@ -37,6 +39,8 @@ class Notices:
 
     def post(self, method: str, *args: Any) -> None:
         """Queue ``notifier.<method>(*args)``."""
+        if self._tap is not None:
+            self._tap(method, args)
         self._queue.put_nowait((method, args))
 
     def activity(self, job_id: str, activity: Activity) -> None:

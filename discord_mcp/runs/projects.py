@@ -24,6 +24,9 @@ README's approvals).
 ``job_timeout_seconds`` is optional (absent: the engine's default, 15 minutes): how long one job
 may run, not counting the time its agent waits for the owner's answer.
 
+``allow_network`` is optional (written only when false, issue 23): false runs every run of the
+project as with ``discord-watch submit --no-network`` (:mod:`discord_mcp.runs.constraints`).
+
 Other top-level keys (``owner_id``, ...) are kept as they are. The file may be changed by
 another process (the ``discord-watch`` command line) while the daemon runs: every change is a
 read-modify-write under the file's lock, and reads always see the current file.
@@ -50,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import RunError, StateCorrupt
+from discord_mcp.runs.constraints import TIMEOUT_RANGE_S
 from discord_mcp.runs.model import TOOLS, is_tool, utc_iso
 from discord_mcp.runs.views import Tool
 from discord_mcp.state.files import locked, read_json, write_json
@@ -58,8 +62,6 @@ from discord_mcp.state.quarantine import MARKER
 CONFIG_VERSION = 1
 _NAME = re.compile(r"^[a-z0-9_-]{1,40}$")
 APPROVAL_MODES = ("ask", "ask-all", "off")
-TIMEOUT_RANGE_S = (1.0, 86_400.0)
-"""The shortest and longest job timeout a project may set."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,8 @@ class Project:
     approvals: str = "ask"
     job_timeout: float | None = None
     """Seconds one job may run (waits for the owner not counted); None: the engine's default."""
+    allow_network: bool = True
+    """False: every run of the project runs without network (issue 23)."""
 
     def args_for(self, tool: Tool) -> tuple[str, ...]:
         return self.args.get(tool, ())
@@ -94,6 +98,8 @@ class Project:
             document["approvals"] = self.approvals
         if self.job_timeout is not None:
             document["job_timeout_seconds"] = self.job_timeout
+        if not self.allow_network:
+            document["allow_network"] = False
         return document
 
     @classmethod
@@ -123,6 +129,7 @@ class Project:
             updated_at=str(data.get("updated_at", "")),
             approvals=approvals,
             job_timeout=timeout,
+            allow_network=data.get("allow_network", True) is True,  # in doubt: no network
         )
 
 
@@ -168,6 +175,8 @@ class ProjectRegistry:
         args: Mapping[str, Sequence[str]] | None = None,
         job_timeout: float | None = None,
         approvals: str = "ask",
+        *,
+        allow_network: bool = True,
     ) -> Project:
         """Create a project; ``default`` is the first tool when not given; ``job_timeout`` in
         seconds (None: the engine's default).
@@ -212,6 +221,7 @@ class ProjectRegistry:
             updated_at=now,
             approvals=approvals,
             job_timeout=job_timeout,
+            allow_network=allow_network,
         )
         with locked(self.path):
             document = self._read()

@@ -18,6 +18,7 @@ from pathlib import Path
 from discord_mcp.errors import RunError
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import (
+    ARTIFACTS_VARIABLE,
     THREAD_VARIABLE,
     InvocationRequest,
     McpRegistration,
@@ -25,27 +26,26 @@ from discord_mcp.runs.adapters.base import (
     check_no_secrets_in_argv,
     truncate,
 )
+from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.contract import Clock, OwnerWait, RunLimits
 from discord_mcp.runs.controls import with_model
 from discord_mcp.runs.failures import Failure, classify
+from discord_mcp.runs.folders import RunFolder
 from discord_mcp.runs.journal import Journal
 from discord_mcp.runs.launch import (
     attached_files,
     check_tool_enabled,
     private_dirs,
-    process_from_status,
     write_private,
 )
 from discord_mcp.runs.model import Job, ProcessInfo, RunState, Session, parse_iso, utc_iso
 from discord_mcp.runs.notices import Notices
 from discord_mcp.runs.projects import ProjectRegistry
+from discord_mcp.runs.recovery import Recovery
 from discord_mcp.runs.runner import JobPaths, JobRun, sweep_group
 from discord_mcp.runs.spawner import (
     Spawner,
     SpawnSpec,
-    exit_code_from_status,
-    group_members,
-    is_alive,
 )
 from discord_mcp.runs.views import SessionView, Tool
 
@@ -56,7 +56,7 @@ WITHHELD_VARIABLES = frozenset({"DISCORD_BOT_TOKEN"})
 gets the token by reference (``DISCORD_MCP_ENV_FILE``)."""
 
 
-class Scheduler:
+class Scheduler(Recovery):
     """Starts, follows and finishes jobs for one engine (whose lifecycle drives it)."""
 
     def __init__(
@@ -197,8 +197,12 @@ class Scheduler:
         project = self.projects.get(session.project_name)
         check_tool_enabled(tool, project.name, project.tools)
         cwd = self.projects.check_path(project.path)
+        constraints = Constraints.from_dict(session.constraints)
+        offline = not (constraints.allow_network and project.allow_network)
         base = {k: v for k, v in self._env.items() if k not in WITHHELD_VARIABLES}
         env = {**base, **self._tool_env.get(tool, {}), THREAD_VARIABLE: session.thread_id}
+        if session.run_id:  # Gemini's shared settings name it as ${...}: each run's own
+            env[ARTIFACTS_VARIABLE] = str(RunFolder.of(self.state_dir, session.run_id).artifacts)
         private_dirs(paths.job_dir)
         private_dirs(paths.stdout.parent)
         invocation = adapter_for(tool).invocation(
@@ -214,6 +218,11 @@ class Scheduler:
                 mcp=self.mcp,
                 attachments=attached_files(job.attachments),
                 approvals=project.approvals,
+                allow_network=not offline,
+                workdir=cwd,
+                artifacts_dir=RunFolder.of(self.state_dir, session.run_id).artifacts
+                if session.run_id
+                else None,
             )
         )
         secrets = {**(self.mcp.env if self.mcp else {}), **invocation.env}
@@ -234,11 +243,15 @@ class Scheduler:
             stderr_path=paths.stderr,
             status_path=paths.status,
         )
-        return spec, project.job_timeout or self.limits.job_timeout
+        return spec, self._timeout_for(session, job)
 
-    def _timeout_for(self, project_name: str) -> float:
+    def _timeout_for(self, session: Session, job: Job) -> float:
+        """The job's own timeout, else its run's, else its project's, else the default."""
+        asked = job.timeout_s or Constraints.from_dict(session.constraints).timeout_s
+        if asked is not None:
+            return asked
         try:
-            return self.projects.get(project_name).job_timeout or self.limits.job_timeout
+            return self.projects.get(session.project_name).job_timeout or self.limits.job_timeout
         except RunError:
             return self.limits.job_timeout
 
@@ -424,90 +437,6 @@ class Scheduler:
                 "job_finished", job.view(final_text=final_text), self._session_view(job.thread_id)
             )
         self.pump()
-
-    # -- recovery after a restart
-
-    def recover(self) -> None:
-        """Reattach, complete from the log, or mark unknown: every job the journal shows as
-        running (see the module doc)."""
-        for job in sorted(self.state.running_jobs(), key=lambda j: j.number):
-            paths = JobPaths.for_job(self.state_dir, job.job_id)
-            tool = job.tool or self.state.sessions[job.thread_id].tool
-            process = job.process or process_from_status(paths.status)
-            # A group with members whose leader is gone cannot have had its id reused.
-            alive = process is not None and (
-                is_alive(process) or (job.process is not None and bool(group_members(process.pid)))
-            )
-            if process is not None and alive:
-                if job.process is None:
-                    self.journal.append(
-                        "JobProcessStarted", {"job_id": job.job_id, **process.to_dict()}
-                    )
-                self.journal.append("JobReattached", {"job_id": job.job_id, "pid": process.pid})
-                started_at = parse_iso(job.started_at)
-                ran = self.clock.time() - started_at.timestamp() if started_at else 0.0
-                session = self.state.sessions[job.thread_id]
-                self._watch(
-                    job,
-                    tool,
-                    process,
-                    paths,
-                    started=self.clock.monotonic() - max(0.0, ran),
-                    timeout=self._timeout_for(session.project_name),
-                    reattached=True,
-                )
-                log.info("reattached job %s (pid %d)", job.job_id, process.pid)
-                self._notices.post("job_started", job.view(), self._session_view(job.thread_id))
-                continue
-            run = JobRun(
-                job_id=job.job_id,
-                thread_id=job.thread_id,
-                tool=tool,
-                process=process or ProcessInfo(0, None, None),
-                paths=paths,
-                decoder=adapter_for(tool).decoder(),
-                resumed=job.resume_key is not None,
-                started=0.0,
-                deadline=0.0,
-                monotonic=self.clock.monotonic,
-            )
-            run.read_new(final=True)
-            run.close()
-            code = exit_code_from_status(paths.status)
-            if run.decoder.final_seen or code is not None:
-                log.info("job %s ended while the daemon was down; completing it", job.job_id)
-                self._finish(job.job_id, run.outcome(code))
-                continue
-            self._mark_unknown(job.job_id, tool, run.decoder.session_key)
-
-    def _mark_unknown(self, job_id: str, tool: Tool, session_key: str | None) -> None:
-        log.warning("job %s was running when the daemon stopped; outcome unknown", job_id)
-        self.journal.append(
-            "JobMarkedUnknownAfterCrash",
-            {
-                "job_id": job_id,
-                "state": "unknown_after_crash",
-                "error_code": "E_UNKNOWN_AFTER_CRASH",
-                "error_message": (
-                    f"the daemon stopped while {tool} ran this job, and the CLI left no result: "
-                    "it may or may not have done its work. Check, then retry the job if it "
-                    "should run again"
-                ),
-                "session_key": session_key,
-                "session_key_action": "keep",
-            },
-        )
-        self._after_finish(job_id, None)
-
-    def cleanup_job_dirs(self) -> None:
-        # Private per-job files (they may hold secrets) of jobs that are over.
-        directory = self.state_dir / "runs" / "jobs"
-        if not directory.is_dir():
-            return
-        for entry in directory.iterdir():
-            job = self.state.jobs.get(entry.name)
-            if job is None or job.state != "running":
-                shutil.rmtree(entry, ignore_errors=True)
 
 
 def _held_until(job: Job) -> float:

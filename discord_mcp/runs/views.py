@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Tool = Literal["claude", "codex", "gemini"]
@@ -24,6 +24,7 @@ class Usage:
     output_tokens: int | None = None
     cached_input_tokens: int | None = None
     total_tokens: int | None = None
+    cache_write_tokens: int | None = None  # input written to the prompt cache (Claude only)
 
     def to_dict(self) -> dict[str, int]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -35,7 +36,9 @@ class Usage:
         return cls(**{k: int(v) for k, v in data.items() if k in _USAGE_FIELDS})
 
 
-_USAGE_FIELDS = frozenset({"input_tokens", "output_tokens", "cached_input_tokens", "total_tokens"})
+_USAGE_FIELDS = frozenset(
+    {"input_tokens", "output_tokens", "cached_input_tokens", "total_tokens", "cache_write_tokens"}
+)
 
 
 @dataclass(frozen=True)
@@ -143,3 +146,5 @@ class SessionView:
     model: str | None = None  # None: the CLI's own default
     closed: bool = False  # closed sessions take no new jobs until reopened
     held_until: dt.datetime | None = None  # the next job waits until then
+    run_id: str | None = None  # the run folder ``runs/<run_id>/`` (issue 23)
+    constraints: Mapping[str, Any] = field(default_factory=dict)  # allow_network, timeout_s

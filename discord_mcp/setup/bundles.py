@@ -7,7 +7,7 @@ file                                          what it holds
 ``.claude-plugin/plugin.json``                the server (``uvx --from ${CLAUDE_PLUGIN_ROOT}
                                               discord-mcp``), the ``PermissionRequest`` and
                                               ``Stop`` hooks, the skills folder
-                                              (``.claude/skills/``: one folder per skill)
+                                              (``discord_mcp/skills/``: one folder per skill)
 ``.claude-plugin/marketplace.json``           a marketplace of one plugin: this repository
 ``gemini-extension.json``                     the server (``${extensionPath}``), the context
                                               file (the decisions skill)
@@ -49,9 +49,9 @@ DESCRIPTION = (
 )
 CLAUDE_ROOT = "${CLAUDE_PLUGIN_ROOT}"
 GEMINI_ROOT = "${extensionPath}"
-SKILLS = "./.claude/skills/"
+SKILLS = "./discord_mcp/skills/"
 """The plugin's skills: every folder here with a ``SKILL.md`` (adding a skill is one file)."""
-CONTEXT_FILE = ".claude/skills/discord-decisions/SKILL.md"
+CONTEXT_FILE = "discord_mcp/skills/discord-decisions/SKILL.md"
 """Gemini CLI's context file for the extension: the same words as the Claude Code skill."""
 AUTHOR = {"name": "The discord-mcp authors"}
 

@@ -40,6 +40,7 @@ from discord_mcp.watch.notifier import DiscordNotifier
 from discord_mcp.watch.options import watch_options
 from discord_mcp.watch.requests import ShellRequests
 from discord_mcp.watch.resumes import LateAnswers
+from discord_mcp.watch.run_desk import calls_not_run
 from discord_mcp.watch.waiting import owner_wait
 
 log = logging.getLogger(__name__)
@@ -135,6 +136,7 @@ async def run_daemon(
     projects = ProjectRegistry(settings.home, allowed_roots=watch_roots(environ))
     await asyncio.to_thread(write_server_env_file, settings)
     holder: dict[str, LiveLink] = {}
+    links: list[Controls] = []  # the controls, once made (a run folder's thread link)
     async with (
         RestClient(
             settings.token,
@@ -174,6 +176,8 @@ async def run_daemon(
             env=cli_environment(os.environ if environ is None else environ, settings),
             tool_env=tool_env,
             owner_wait=owner_wait(DecisionStore(settings.home), time.time),
+            thread_url=lambda thread_id: links[0].link(thread_id) if links else None,
+            not_run=calls_not_run(DecisionStore(settings.home)),
         )
         async with engine:
             controls = Controls(
@@ -184,6 +188,7 @@ async def run_daemon(
                 schedules=ScheduleStore(settings.home),
                 wall=clock.time,
             )
+            links.append(controls)  # run folders link to their threads
             late = LateAnswers(store=decisions.store, engine=engine, rest=rest)
             decisions.on_change = late.poke
             watcher = Watcher(
@@ -235,7 +240,10 @@ async def run_daemon(
                         _register_commands(rest, controls, options.commands_for), name="commands"
                     )
                 group.create_task(heartbeats.run(), name="schedules")
-                group.create_task(ShellRequests(controls).run(), name="shell-requests")
+                group.create_task(
+                    ShellRequests(engine, settings.home, controls=controls).run(),
+                    name="shell-requests",
+                )
                 group.create_task(downtime.beat(), name="alive")
                 group.create_task(
                     _after_catch_up(watcher, notifier, engine, downtime, controls),

@@ -2,19 +2,21 @@
 
 ::
 
-    discord-watch [run]                      run the daemon (Ctrl-C or SIGTERM stops it)
-    discord-watch status                     open decisions, running and queued jobs
+    discord-watch [--local] [run]            run the daemon (Ctrl-C or SIGTERM stops it); local
+                                             only (no Discord) with --local or without a token
+    discord-watch status [RUN_ID] [--json]   open decisions, running and queued jobs; a run
     discord-watch project add NAME PATH --tools claude,codex,gemini --default claude
                                              [--args TOOL=JSON_ARGV ...] [--timeout 30m]
-                                             [--approvals ask|ask-all|off]
+                                             [--approvals ask|ask-all|off] [--no-network]
     discord-watch project list
     discord-watch project remove NAME
-    discord-watch submit PROJECT PROMPT [--tool T] [--model M] [--wait] [--timeout S] [--json]
-    discord-watch resume THREAD PROMPT [--wait] [--timeout S] [--json]
-    discord-watch stop JOB|THREAD [--json]
-    discord-watch logs JOB|THREAD [--lines N] [--json]
+    discord-watch submit PROJECT MESSAGE [--tool T] [--model M] [--context FILE ...]
+                         [--no-network] [--timeout S] [--wait [--wait-timeout S]] [--json]
+    discord-watch resume RUN_ID MESSAGE [--timeout S] [--wait [--wait-timeout S]] [--json]
+    discord-watch stop RUN_ID|JOB|THREAD [--json]
+    discord-watch logs RUN_ID [--raw] | JOB|THREAD [--lines N] [--json]
 
-The last four are in :mod:`discord_mcp.watch.shell` (their output and exit codes are there).
+The run commands are in :mod:`discord_mcp.watch.shell` (their output and exit codes are there).
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ from discord_mcp.watch.shell import main as shell_main
 
 _DURATION = re.compile(r"^\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*$")
 
+_LOCAL_HELP = (
+    "local only: runs from `discord-watch submit`, nothing reaches Discord (also the case when "
+    "no bot token is configured)"
+)
 _DESCRIPTION = (
     "Watch Discord for the owner: fill the agents' inbox, run claude / codex / gemini when the "
     "owner writes in a run thread, and hold the machine's gateway connection. Configuration "
@@ -47,9 +53,15 @@ _DESCRIPTION = (
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="discord-watch", description=_DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"discord-watch {__version__}")
+    parser.add_argument("--local", action="store_true", help=_LOCAL_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("run", help="run the daemon (the default)")
-    sub.add_parser("status", help="open decisions, running and queued jobs")
+    run = sub.add_parser("run", help="run the daemon (the default)")
+    run.add_argument("--local", dest="local_run", action="store_true", help=_LOCAL_HELP)
+    status = sub.add_parser(
+        "status", help="open decisions, running and queued jobs; or one run (read-only)"
+    )
+    status.add_argument("run_id", nargs="?", metavar="RUN_ID", help="a run's status")
+    status.add_argument("--json", action="store_true", help="print one JSON object")
     project = sub.add_parser("project", help="manage projects agents run in")
     actions = project.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = actions.add_parser("add", help="register a project")
@@ -79,6 +91,11 @@ def _parser() -> argparse.ArgumentParser:
         help="tool approvals from Discord: ask (default: writes and commands ask you), "
         "ask-all (every tool asks), off (the CLI's own configuration decides)",
     )
+    add.add_argument(
+        "--no-network",
+        action="store_true",
+        help="every run of the project is kept off the network (as submit --no-network)",
+    )
     actions.add_parser("list", help="list projects")
     remove = actions.add_parser("remove", help="remove a project")
     remove.add_argument("name")
@@ -99,10 +116,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "status":
             from discord_mcp.config import state_home
             from discord_mcp.watch.display import render_status
+            from discord_mcp.watch.shell import status_main
 
+            if args.run_id is not None:
+                return status_main(state_home(), args.run_id, args.json)
             sys.stdout.write(render_status(state_home()) + "\n")
             return 0
-        return _run()
+        return _run(local=args.local or bool(getattr(args, "local_run", False)))
     except RunError as exc:
         sys.stderr.write(f"discord-watch: {exc.code}: {exc.message}\n")
         return 2
@@ -162,6 +182,7 @@ def _project(args: argparse.Namespace) -> int:
                 f"\ttimeout={timeout}"
                 + (f"\targs={json.dumps(extra)}" if extra else "")
                 + (f"\tapprovals={p.approvals}" if p.approvals != "ask" else "")
+                + ("" if p.allow_network else "\tnetwork=off")
                 + "\n"
             )
         return 0
@@ -193,20 +214,25 @@ def _project(args: argparse.Namespace) -> int:
         tool_args,
         job_timeout,
         approvals=args.approvals,
+        allow_network=not args.no_network,
     )
     shown = format_duration(project.job_timeout or default_timeout)
     sys.stdout.write(
         f"added project {project.name}: {project.path}, tools {','.join(project.tools)}, "
-        f"default {project.default_tool}, job timeout {shown}, approvals {project.approvals}\n"
+        f"default {project.default_tool}, job timeout {shown}, approvals {project.approvals}"
+        + ("" if project.allow_network else ", no network")
+        + "\n"
     )
     return 0
 
 
-def _run() -> int:
-    from discord_mcp.config import Settings
+def _run(*, local: bool) -> int:
+    from discord_mcp.config import Settings, has_token
     from discord_mcp.log import configure
     from discord_mcp.watch.app import run_daemon
 
+    if local or not has_token():
+        return _run_local()
     settings = Settings.from_env()
     configure(program="discord-watch", home=settings.home, secrets=[settings.token.reveal()])
     display = sys.stdout if sys.stdout.isatty() else None
@@ -219,6 +245,35 @@ def _run() -> int:
                 loop.add_signal_handler(signum, task.cancel)
         with contextlib.suppress(asyncio.CancelledError):
             await run_daemon(settings, display=display)
+
+    try:
+        asyncio.run(main())
+    except (DiscordMCPError, BaseExceptionGroup) as exc:
+        sys.stderr.write(f"discord-watch: {_first_error(exc)}\n")
+        return 1
+    return 0
+
+
+def _run_local() -> int:
+    """The daemon without Discord (:mod:`discord_mcp.watch.local`); its first line says so."""
+    from discord_mcp.config import state_home
+    from discord_mcp.log import configure
+    from discord_mcp.watch.local import first_line, run_local
+
+    home = state_home()
+    sys.stdout.write(first_line(home) + "\n")
+    sys.stdout.flush()
+    configure(program="discord-watch", home=home, secrets=[])
+    display = sys.stdout if sys.stdout.isatty() else None
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if task is not None:
+                loop.add_signal_handler(signum, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await run_local(home, display=display)
 
     try:
         asyncio.run(main())

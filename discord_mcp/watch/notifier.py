@@ -28,6 +28,7 @@ from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DiscordError, StateError
 from discord_mcp.i18n import text
 from discord_mcp.runs import Activity, JobView, SessionView
+from discord_mcp.runs.model import STOPPED_CODE
 from discord_mcp.state.files import off_loop
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
@@ -195,8 +196,8 @@ class DiscordNotifier:
             log.warning("posting to thread %s failed: %s", job.thread_id, exc)
 
     def _pings(self, job: JobView) -> list[str]:
-        if self._mention == "none" or job.retried_by is not None:
-            return []  # a job the engine retries on its own needs nobody yet
+        if self._mention == "none" or job.retried_by is not None or stopped(job):
+            return []  # a job retried on its own needs nobody yet; a stop was asked for
         if self._mention == "all" or job.state in ("failed", "unknown_after_crash"):
             return list(self._owners)
         return []
@@ -254,6 +255,8 @@ def final_head(job: JobView, not_run: list[Decision] | None = None, language: st
         return text(lang, "run.done", **took)
     if job.state == "unknown_after_crash":
         return text(lang, "run.unknown_after_crash")
+    if stopped(job):
+        return text(lang, "run.stopped")
     if job.retried_by is not None and job.resets_at is not None:
         return text(lang, "run.usage_limit")
     if job.retried_by is not None:
@@ -274,6 +277,8 @@ def final_message(job: JobView, not_run: list[Decision] | None = None, language:
         return f"{body}\n\n{text(lang, 'run.continue')}"
     if job.state == "unknown_after_crash":
         return text(lang, "run.crashed", job=job.job_id)
+    if stopped(job):
+        return text(lang, "run.stopped_message", job=job.job_id)
     message = _clip(job.error_message or text(lang, "run.cli_failed"), 1500)
     if job.retried_by is not None and job.resets_at is not None:
         return text(
@@ -296,6 +301,11 @@ def final_message(job: JobView, not_run: list[Decision] | None = None, language:
     if section:
         message = _clip(message, max(1500 - len(section), 200)) + f"\n{section}"
     return text(lang, "run.failed_message", job=job.job_id, code=code, message=message)
+
+
+def stopped(job: JobView) -> bool:
+    """A job stopped on request: not a failure (no ping, no retry hint)."""
+    return job.state == "failed" and job.error_code == STOPPED_CODE
 
 
 def _clip_block(text: str, limit: int) -> str:

@@ -1,4 +1,6 @@
-"""How ``discord-watch submit|stop|resume`` reach the running daemon: request files.
+"""How ``discord-watch stop`` (and the ``job`` request) reach the running daemon, and where it
+answers every shell request (``submit`` and ``resume`` are queued in ``runs/queue/`` instead:
+:class:`~discord_mcp.runs.folders.RunQueue`): request files.
 
 Theory. The daemon owns the run engine (its lock), so a shell command asks it instead of
 touching the journal: it writes ``<state>/watch/requests/<id>.json`` (atomically: a temporary
@@ -11,7 +13,7 @@ dropped unanswered, so a stale ``submit`` never starts a job nobody waits for. F
 than a Unix socket: no path-length limit (108 bytes) on deep state directories, nothing to
 clean up after a crash, and the same atomic-rename discipline as every other state file.
 
-A request (version 1): ``{"version": 1, "id", "command": "submit" | "resume" | "stop" | "job",
+A request (version 1): ``{"version": 1, "id", "command": "stop" | "job",
 "args": {...}, "expires_at": <epoch seconds>}``. A reply: ``{"version": 1, "id", "ok": true,
 "result": {...}}`` or ``{"version": 1, "id", "ok": false, "code": "E_...", "message"}``.
 """

@@ -1,29 +1,40 @@
-"""``discord-watch submit|logs|stop|resume``: driving runs from a shell (seed 001), so a script
-or another agent can do what the owner does in Discord.
+"""``discord-watch submit|resume|stop|logs|status RUN_ID``: runs from a shell (seed 001, issue
+23), so a script or another agent can hand a coding task to a CLI and read the result.
 
 ::
 
-    discord-watch submit PROJECT PROMPT [--tool T] [--model M] [--wait] [--timeout S] [--json]
-    discord-watch resume THREAD PROMPT [--wait] [--timeout S] [--json]
-    discord-watch stop JOB|THREAD [--json]
-    discord-watch logs JOB|THREAD [--lines N] [--json]
+    discord-watch submit PROJECT MESSAGE [--tool T] [--model M] [--context FILE ...]
+                         [--no-network] [--timeout S] [--wait [--wait-timeout S]] [--json]
+    discord-watch resume RUN_ID MESSAGE [--timeout S] [--wait [--wait-timeout S]] [--json]
+    discord-watch stop RUN_ID|JOB|THREAD [--json]
+    discord-watch logs RUN_ID [--raw] | JOB|THREAD [--lines N] [--json]
+    discord-watch status RUN_ID [--json]
 
-``submit``, ``resume`` and ``stop`` ask the running daemon (:mod:`.request_files`); ``logs``
-reads the state directory itself, so it works with or without a daemon. Without ``--wait`` a
-submit returns once the job is queued (a new run thread in Discord shows it); with it, once
-the job is over, following an automatic retry or a usage-limit hold to the end.
+``submit`` and ``resume`` hand the request to the running daemon
+(:mod:`.run_client`, :mod:`.run_desk`) and return as soon as it took it, printing
+``{run_id, status, created_at, run_dir, thread_url}`` (with ``--json``, plus ``"ok": true``).
+With ``--wait`` they return when the run is at rest and print its ``result.json``. ``--timeout
+S`` limits the run (each of its turns; ``resume --timeout`` this turn): the CLI is stopped
+after S seconds of its own time, not counting waits for the owner; with ``--wait``, the wait
+ends S + 60 s after the request (``--wait-timeout S`` sets the wait alone). When the wait runs
+out, the command prints the run's status (as ``status --json``), says so on stderr, and exits
+4: the run goes on. ``stop RUN_ID`` ends a run as ``stopped``. ``status`` and ``logs`` read the
+run's folder and change nothing, daemon or not. A ``resume``, ``stop`` or ``logs`` of a run
+thread's id (the older form) works too.
 
-Output: one line of text, or with ``--json`` one JSON object (``"ok": true`` and the job:
-``job_id``, ``thread_id``, ``thread_url``, ``project``, ``tool``, ``state``, ``attempt``,
-``retried_by``, ``error_code``, ``error_message``, ``final_text``, ``duration``, ``usage``,
-``cost_usd``; or ``"ok": false``, ``code``, ``message``). Exit codes:
+Output: text, or with ``--json`` one JSON object; a refusal is ``{"ok": false, "code",
+"message", "retryable"}``. Exit codes:
 
 ====  ===========================================================================
-0     done: queued, stopped, logs shown; with ``--wait``, the job succeeded
-1     with ``--wait``: the job failed, was cancelled, or was lost in a crash
-2     refused: bad arguments or an engine error code (E_PROJECT_NOT_FOUND, ...)
-3     no daemon answered (it is not running): start ``discord-watch`` first
-4     with ``--wait --timeout``: the time ran out; the job goes on (its state is printed)
+0     done: the request was taken, the run stopped, logs shown; with ``--wait``, the
+      run completed
+1     with ``--wait``: the run failed, and trying it again unchanged will not help
+2     refused: bad arguments, an unknown project or run (not retryable)
+3     no daemon answered: start ``discord-watch`` (or ``discord-watch --local``)
+4     with ``--wait``: the wait ran out; the run goes on (its status is printed)
+5     failed or refused, but retryable: a usage or rate limit, the model's server, a
+      full queue (the result's ``error.retryable`` is true)
+6     with ``--wait``: the run was stopped on request
 ====  ===========================================================================
 """
 
@@ -32,103 +43,175 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import RunError, StateError
+from discord_mcp.watch import run_client
 from discord_mcp.watch.request_files import ANSWER_WITHIN_S, RequestBox
+from discord_mcp.watch.run_client import (
+    NO_DAEMON,
+    OK,
+    REFUSED,
+    TIMED_OUT,
+    WAIT_GRACE_S,
+    ShellError,
+    WaitRanOut,
+    no_daemon,
+)
 
 COMMANDS = ("submit", "resume", "stop", "logs")
 FINISHED = frozenset({"success", "failed", "unknown_after_crash", "cancelled"})
-ALIVE_WITHIN_S = 90.0
-"""A daemon that has not noted it is alive for this long is not running (it notes every 20 s)."""
-WAIT_POLL_S = 0.5
-OK, FAILED, REFUSED, NO_DAEMON, TIMED_OUT = 0, 1, 2, 3, 4
-
-
-class ShellError(Exception):
-    def __init__(self, code: str, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.code, self.message, self.exit_code = code, message, exit_code
 
 
 def add_commands(sub: Any) -> None:
     """Add the shell commands to ``discord-watch``'s subcommands."""
-    submit = sub.add_parser("submit", help="start a run in a new thread of a project")
+    submit = sub.add_parser("submit", help="start a run in a project (prints its run id)")
     submit.add_argument("project")
-    submit.add_argument("prompt")
+    submit.add_argument("prompt", metavar="MESSAGE")
     submit.add_argument("--tool", help="claude, codex or gemini (default: the project's)")
     submit.add_argument("--model", help="the model (default: the CLI's)")
-    resume = sub.add_parser("resume", help="give a run thread its next job")
-    resume.add_argument("thread", help="the run thread's id")
-    resume.add_argument("prompt")
+    submit.add_argument(
+        "--context",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="files for the agent (copied into the run's context/ folder)",
+    )
+    submit.add_argument(
+        "--no-network",
+        action="store_true",
+        help="keep the CLI off the network (see the README for what each CLI enforces)",
+    )
+    resume = sub.add_parser("resume", help="give a run its next turn (the same session)")
+    resume.add_argument("thread", metavar="RUN_ID", help="the run (or, as before, its thread)")
+    resume.add_argument("prompt", metavar="MESSAGE")
     for parser in (submit, resume):
-        parser.add_argument("--wait", action="store_true", help="return when the job is over")
         parser.add_argument(
-            "--timeout", type=float, default=0.0, help="with --wait: at most this many seconds"
+            "--timeout",
+            type=_seconds,
+            default=None,
+            metavar="S",
+            help="stop the CLI after S seconds (its own time; waits for the owner not "
+            "counted); with --wait, the wait ends S + 60 s after the request",
         )
-    stop = sub.add_parser("stop", help="stop a running job (or cancel a waiting one)")
-    stop.add_argument("target", metavar="JOB|THREAD")
-    logs = sub.add_parser("logs", help="the tail of a job's log (a thread: its latest job)")
-    logs.add_argument("target", metavar="JOB|THREAD")
-    logs.add_argument("--lines", type=int, default=40, help="stdout lines to show (default 40)")
+        parser.add_argument("--wait", action="store_true", help="return with the run's result")
+        parser.add_argument(
+            "--wait-timeout",
+            type=_seconds,
+            default=None,
+            metavar="S",
+            help="with --wait: wait at most S seconds (exit 4; the run goes on)",
+        )
+    stop = sub.add_parser("stop", help="stop a run (or a job, or a thread's running job)")
+    stop.add_argument("target", metavar="RUN_ID|JOB|THREAD")
+    logs = sub.add_parser("logs", help="a run's transcript (or the tail of a job's log)")
+    logs.add_argument("target", metavar="RUN_ID|JOB|THREAD")
+    logs.add_argument("--raw", action="store_true", help="a run's raw CLI output (JSON lines)")
+    logs.add_argument("--lines", type=int, default=40, help="a job's stdout lines (default 40)")
     for parser in (submit, resume, stop, logs):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _seconds(text: str) -> float:
+    from discord_mcp.watch.cli import parse_duration
+
+    try:
+        value = parse_duration(text)
+    except RunError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("a timeout must be more than 0 seconds")
+    return value
 
 
 def main(args: argparse.Namespace, home: Path) -> int:
     """Run one shell command; print its result; return the exit code."""
     try:
         if args.command == "logs":
-            result, code = _logs(home, args.target, args.lines), OK
-        elif args.command == "stop":
+            return _logs(home, args)
+        if args.command == "stop":
             result, code = _ask(home, "stop", {"target": args.target}), OK
         else:
-            result, code = _run(home, args)
+            return _run(home, args)
     except ShellError as exc:
-        if args.json:
-            _print({"ok": False, "code": exc.code, "message": exc.message})
-        else:
-            sys.stderr.write(f"discord-watch: {exc.code}: {exc.message}\n")
-        return exc.exit_code
-    if args.json:
-        _print({"ok": True, **result})
-    else:
-        sys.stdout.write(_text(args.command, result) + "\n")
-        if code == TIMED_OUT:
-            sys.stderr.write(
-                f"discord-watch: --timeout {args.timeout:g} s ran out before the job ended; "
-                f"it goes on ({result.get('state')}): discord-watch logs {result.get('job_id')}\n"
-            )
+        return fail(exc, as_json=args.json)
+    _out(args.json, {"ok": True, **result}, _stop_text(result))
     return code
 
 
-def _run(home: Path, args: argparse.Namespace) -> tuple[dict[str, Any], int]:
-    if args.command == "submit":
-        request = {"project": args.project, "prompt": args.prompt}
-        request |= {k: v for k in ("tool", "model") if (v := getattr(args, k))}
-        job = _ask(home, "submit", request)
+def status_main(home: Path, target: str, as_json: bool) -> int:
+    """``discord-watch status RUN_ID [--json]``: read-only."""
+    try:
+        found = run_client.status(home, target)
+    except ShellError as exc:
+        return fail(exc, as_json=as_json)
+    _out(as_json, found, _status_text(found))
+    return OK
+
+
+def fail(exc: ShellError, *, as_json: bool) -> int:
+    if as_json:
+        _print(exc.document())
     else:
-        job = _ask(home, "resume", {"thread": args.thread, "prompt": args.prompt})
+        sys.stderr.write(f"discord-watch: {exc.code}: {exc.message}\n")
+    return exc.exit_code
+
+
+def _run(home: Path, args: argparse.Namespace) -> int:
+    if args.command == "submit":
+        receipt = run_client.submit(
+            home,
+            args.project,
+            args.prompt,
+            tool=args.tool,
+            model=args.model,
+            context=args.context,
+            allow_network=not args.no_network,
+            timeout_s=args.timeout,
+        )
+    else:
+        receipt = run_client.resume(home, args.thread, args.prompt, timeout_s=args.timeout)
     if not args.wait:
-        return job, OK
-    deadline = time.monotonic() + args.timeout if args.timeout > 0 else None
-    while True:
-        if job["state"] in FINISHED and not job.get("retried_by"):
-            return job, OK if job["state"] == "success" else FAILED
-        if job["state"] in FINISHED:  # retried on its own: follow the retry
-            job = _ask(home, "job", {"job_id": job["retried_by"]})
-            continue
-        if deadline is not None and time.monotonic() >= deadline:
-            return job, TIMED_OUT
-        time.sleep(WAIT_POLL_S)
-        job = _ask(home, "job", {"job_id": job["job_id"]})
+        _out(args.json, {"ok": True, **receipt.document()}, _receipt_text(receipt.document()))
+        return OK
+    within = args.wait_timeout
+    if within is None and args.timeout is not None:
+        within = args.timeout + WAIT_GRACE_S
+    try:
+        result, code = run_client.wait(home, receipt, within=within)
+    except WaitRanOut as out:
+        _print(out.status) if args.json else sys.stdout.write(_status_text(out.status) + "\n")
+        sys.stderr.write(
+            f"discord-watch: the wait ran out after {out.waited:g} s; run {receipt.run_id} goes "
+            f"on ({out.status['status']}): `discord-watch status {receipt.run_id}`\n"
+        )
+        return TIMED_OUT
+    _out(args.json, result, _result_text(result))
+    return code
+
+
+def _logs(home: Path, args: argparse.Namespace) -> int:
+    from discord_mcp.runs.folders import RUN_ID
+
+    if RUN_ID.match(args.target):
+        text = run_client.logs(home, args.target, raw=args.raw)
+        if args.json:
+            key = "stdout" if args.raw else "events_md"
+            _print({"ok": True, "run_id": run_client.run_of(home, args.target), key: text})
+        else:
+            sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+        return OK
+    result = _job_logs(home, args.target, args.lines)
+    _out(args.json, {"ok": True, **result}, _job_logs_text(result))
+    return OK
 
 
 def _ask(home: Path, command: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Ask the daemon; its result, or a ShellError."""
-    _check_alive(home)
+    """Ask the daemon (``watch/requests/``); its result, or a ShellError."""
+    import time
+
+    run_client.check_alive(home)
     box = RequestBox(home)
     request_id = box.send(command, args)
     limit = time.monotonic() + ANSWER_WITHIN_S
@@ -137,30 +220,14 @@ def _ask(home: Path, command: str, args: dict[str, Any]) -> dict[str, Any]:
         if reply is not None:
             if reply.get("ok"):
                 return dict(reply.get("result") or {})
-            raise ShellError(str(reply.get("code")), str(reply.get("message")), REFUSED)
+            raise run_client.refused(str(reply.get("code")), str(reply.get("message")))
         time.sleep(0.05)
     if box.withdraw(request_id):
-        raise _no_daemon(f"it did not answer within {ANSWER_WITHIN_S:g} s")
+        raise no_daemon(f"it did not answer within {ANSWER_WITHIN_S:g} s")
     raise ShellError("E_NO_ANSWER", "the daemon took the request but did not answer", NO_DAEMON)
 
 
-def _check_alive(home: Path) -> None:
-    from discord_mcp.watch.downtime import Downtime
-
-    last = Downtime(home, wall=time.time).down_since  # its last note that it was alive
-    if last is None or time.time() - last > ALIVE_WITHIN_S:
-        raise _no_daemon("no recent sign of life in the state directory")
-
-
-def _no_daemon(why: str) -> ShellError:
-    return ShellError(
-        "E_DAEMON_NOT_RUNNING",
-        f"discord-watch is not running ({why}): start it first (discord-watch run)",
-        NO_DAEMON,
-    )
-
-
-def _logs(home: Path, target: str, lines: int) -> dict[str, Any]:
+def _job_logs(home: Path, target: str, lines: int) -> dict[str, Any]:
     from discord_mcp.runs.journal import load
     from discord_mcp.runs.runner import JobPaths
 
@@ -226,26 +293,52 @@ def _tail(path: Path, lines: int) -> list[str]:
     return text.splitlines()[-lines:]
 
 
-def _text(command: str, result: dict[str, Any]) -> str:
-    if command == "logs":
-        head = f"# {result['job_id']} ({result['state']}) in thread {result['thread_id']}"
-        body = "\n".join(result["text"]) or "(no output)"
-        err = "\n".join(result["stderr"])
-        return head + "\n" + body + (f"\n# stderr\n{err}" if err else "")
-    if command == "stop":
-        if result.get("stopped") is None:
-            return f"nothing is running in thread {result['thread_id']}"
-        return f"stopped {result['stopped']} ({result.get('was', 'running')})"
-    if result["state"] in FINISHED:
-        if result["state"] == "success":
-            return str(result.get("final_text") or "(the agent gave no text)")
-        failure = f"{result['error_code']}: {result['error_message']}"
-        return f"{result['job_id']} {result['state']}: {failure}"
-    return (
-        f"{result['job_id']} {result['state']} in thread {result['thread_id']} "
-        f"({result['project']}, {result['tool'] or 'its tool'}): {result['thread_url']}"
-    )
+# -- output
+
+
+def _out(as_json: bool, document: dict[str, Any], text: str) -> None:
+    if as_json:
+        _print(document)
+    else:
+        sys.stdout.write(text + "\n")
 
 
 def _print(document: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+
+
+def _receipt_text(receipt: dict[str, Any]) -> str:
+    where = f"; thread {receipt['thread_url']}" if receipt.get("thread_url") else ""
+    return f"{receipt['run_id']} {receipt['status']}: {receipt['run_dir']}{where}"
+
+
+def _result_text(result: dict[str, Any]) -> str:
+    if result.get("status") == "completed":
+        return str(result.get("summary") or "(the agent gave no text)")
+    if result.get("status") == "stopped":
+        return f"{result['run_id']} stopped on request"
+    error = result.get("error") or {}
+    again = " (retryable)" if error.get("retryable") else ""
+    return f"{result['run_id']} failed: {error.get('code')}: {error.get('message')}{again}"
+
+
+def _status_text(status: dict[str, Any]) -> str:
+    head = f"{status['run_id']} {status['status']} ({status.get('engine')}, turn {status['turn']})"
+    result = status.get("result") or {}
+    tail = f"\n{_result_text(result)}" if result and status["status"] != "running" else ""
+    return f"{head}: {status['run_dir']}{tail}"
+
+
+def _stop_text(result: dict[str, Any]) -> str:
+    if result.get("run_id"):
+        return f"stopped run {result['run_id']}"
+    if result.get("stopped") is None:
+        return f"nothing is running in thread {result['thread_id']}"
+    return f"stopped {result['stopped']} ({result.get('was', 'running')})"
+
+
+def _job_logs_text(result: dict[str, Any]) -> str:
+    head = f"# {result['job_id']} ({result['state']}) in thread {result['thread_id']}"
+    body = "\n".join(result["text"]) or "(no output)"
+    err = "\n".join(result["stderr"])
+    return head + "\n" + body + (f"\n# stderr\n{err}" if err else "")

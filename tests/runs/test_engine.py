@@ -425,14 +425,19 @@ async def test_each_run_gets_the_discord_server_and_its_thread(
     # Even when the daemon's own environment holds the token, no CLI gets it.
     daemon_env = {"PATH": "/usr/bin:/bin", "DISCORD_BOT_TOKEN": "tok-123456"}
     async with make_engine(mcp=mcp, env=daemon_env) as engine:
-        await engine.start_session("777", "app")
+        view = await engine.start_session("777", "app")
+        artifacts = str(engine.state_dir / "runs" / str(view.run_id) / "artifacts")
         job = await engine.submit("777", "m1", "claude job", "owner")
         [run] = await notifier.wait_for(spawner.runs)
         config = Path(run["argv"][run["argv"].index("--mcp-config") + 1])
         assert stat.S_IMODE(config.stat().st_mode) == 0o600
         server = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["discord"]
         # The server gets the token by reference; the CLI's environment never has it.
-        assert server["env"] == {"DISCORD_MCP_ENV_FILE": env_file, "DISCORD_THREAD_ID": "777"}
+        assert server["env"] == {
+            "DISCORD_MCP_ENV_FILE": env_file,
+            "DISCORD_THREAD_ID": "777",
+            "DISCORD_MCP_RUN_ARTIFACTS": artifacts,  # files it sends are kept in the run folder
+        }
         assert run["env"] == {
             "DISCORD_THREAD_ID": "777",
             "DISCORD_BOT_TOKEN": None,

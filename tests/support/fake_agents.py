@@ -56,6 +56,7 @@ class Scenario:
     max_wait: float = 60.0
     env_names: tuple[str, ...] = ("DISCORD_THREAD_ID",)
     secret: str | None = None  # record which variables' values contain it ("secret_in")
+    writes: tuple[tuple[str, str], ...] = ()  # files written in the project (path, text)
 
     def document(self, tool: Tool, record: Path) -> dict[str, Any]:
         sample = self.sample or f"{tool}-new.jsonl"
@@ -75,6 +76,7 @@ class Scenario:
             "record": str(record),
             "env_names": list(self.env_names),
             "secret": self.secret,
+            "writes": [list(w) for w in self.writes],
         }
 
 

@@ -20,6 +20,8 @@ printed it, and can be told to misbehave. The scenario (a JSON object, see
 - ``record``: a JSONL file; one line per run with pid, pgid, argv, cwd, selected env, the
   monotonic start time and the grandchild's pid.
 - ``secret``: a value; the record's ``secret_in`` names every variable that contains it.
+- ``writes``: ``[[path, text], ...]``: files to write (relative to the working directory)
+  before the output, as an agent changing its project would.
 """
 
 from __future__ import annotations
@@ -119,6 +121,9 @@ def main() -> int:
             )
         with open(scenario["record"], "a", encoding="utf-8") as log:
             log.write(json.dumps(record) + "\n")
+    for path, text in scenario.get("writes") or []:
+        with open(path, "w", encoding="utf-8") as written:
+            written.write(text)
     if scenario.get("stderr"):
         sys.stderr.write(scenario["stderr"])
         sys.stderr.flush()

@@ -15,7 +15,9 @@ from discord_mcp.decisions.store import DecisionStore
 WATCH = [sys.executable, "-c", "from discord_mcp.watch.cli import main; raise SystemExit(main())"]
 
 
-def watch(*args: str, home: Path, roots: Path) -> subprocess.CompletedProcess[str]:
+def watch(
+    *args: str, home: Path, roots: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*WATCH, *args],
         capture_output=True,
@@ -27,6 +29,7 @@ def watch(*args: str, home: Path, roots: Path) -> subprocess.CompletedProcess[st
             "HOME": str(home),
             "DISCORD_MCP_HOME": str(home / "state"),
             "DISCORD_WATCH_ROOTS": str(roots),
+            **(env or {}),
         },
         cwd=home,
     )
@@ -177,8 +180,11 @@ def test_status_shows_open_decisions_runs_and_the_gateway(home: Path) -> None:
     assert "inbox: 0 unread" in result.stdout
 
 
-def test_run_without_configuration_names_the_missing_variable(home: Path) -> None:
-    result = watch("run", home=home, roots=home)
+def test_run_with_a_token_but_no_channel_names_the_missing_variable(home: Path) -> None:
+    # (Without a token at all it runs local-only: tests/watch/test_local.py.)
+    token = "x" * 24 + "." + "y" * 6 + "." + "z" * 27
+    result = watch("run", home=home, roots=home, env={"DISCORD_BOT_TOKEN": token})
     assert result.returncode == 2
-    assert "DISCORD_BOT_TOKEN" in result.stderr
+    assert "DISCORD_CHANNEL_ID" in result.stderr
     assert result.stdout == ""
+    assert token not in result.stderr

@@ -1,5 +1,6 @@
-"""``discord-watch submit|resume|stop|logs`` from a shell, against a running daemon (their
-output and exit codes are a contract: see discord_mcp/watch/shell.py and the CHANGELOG)."""
+"""``discord-watch submit|resume|stop|logs|status`` from a shell, against a daemon with Discord
+(the emulator): each run has its thread, and an owner's message there is a resume of the same
+run (their output and exit codes are a contract: discord_mcp/watch/shell.py, the CHANGELOG)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
+from discord_mcp.runs.folders import RunFolder
 from tests.support.fake_agents import FakeSpawner, Scenario
 from tests.support.people import People
 from tests.watch.conftest import live_daemon, until
@@ -43,107 +45,111 @@ async def as_json(settings: Settings, *args: str) -> tuple[int, dict[str, Any]]:
     return code, json.loads(out)
 
 
-async def test_submit_opens_a_thread_and_wait_returns_the_answer(
+def result_of(settings: Settings, run_id: str) -> dict[str, Any] | None:
+    folder = RunFolder.of(settings.home, run_id)
+    try:
+        session = json.loads(folder.session.read_text(encoding="utf-8"))
+        result = json.loads(folder.result.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return dict(result) if session["state"] in ("completed", "failed", "stopped") else None
+
+
+def thread_of(receipt: dict[str, Any]) -> str:
+    return str(receipt["thread_url"]).rsplit("/", 1)[-1]
+
+
+async def test_submit_returns_at_once_with_its_run_and_thread_and_wait_returns_the_result(
     live_settings: Settings, fake_spawner: FakeSpawner, discord: RunningEmulator, people: People
 ) -> None:
     async with live_daemon(live_settings, fake_spawner, discord):
-        code, queued = await as_json(live_settings, "submit", "app", "fix the build")
+        code, receipt = await as_json(live_settings, "submit", "app", "fix the build")
         code_wait, done = await as_json(
             live_settings, "submit", "app", "and the docs", "--tool", "codex", "--wait"
         )
         text_code, text, _ = await watch(live_settings, "submit", "app", "say it", "--wait")
     assert code == 0
-    assert queued["ok"] is True
-    assert (queued["project"], queued["tool"]) == ("app", "claude")
-    assert queued["state"] in ("queued", "running")
-    assert queued["job_id"].startswith("job_")
-    assert queued["thread_url"] == (
-        f"{discord.base_url}/channels/{discord.guild_id}/{queued['thread_id']}"
-    )  # the emulator's page, since the bot talks to the emulator
+    assert set(receipt) == {"ok", "run_id", "status", "created_at", "run_dir", "thread_url"}
+    assert receipt["run_dir"] == str(live_settings.home / "runs" / receipt["run_id"])
+    # the emulator's page, since the bot talks to the emulator
+    assert receipt["thread_url"].startswith(f"{discord.base_url}/channels/{discord.guild_id}/")
+    assert "**From the shell**" in texts(people, thread_of(receipt))[0]
     assert code_wait == 0
-    assert (done["state"], done["tool"]) == ("success", "codex")
-    assert "pong" in done["final_text"]
-    assert done["usage"]["input_tokens"] > 0
+    assert (done["status"], done["engine"]) == ("completed", "codex")
+    assert "pong" in done["summary"]
+    assert done["token_usage"]["input"] > 0
+    assert done["thread_url"].endswith(f"/{discord.guild_id}/{thread_of(done)}")
     assert text_code == 0
     assert "pong" in text
-    thread = [t for t in people.threads() if t["id"] == queued["thread_id"]]
-    assert thread
-    assert "**From the shell**" in texts(people, queued["thread_id"])[0]
 
 
-async def test_resume_continues_a_thread_and_a_failure_exits_1(
+async def test_resume_and_the_owners_message_in_its_thread_are_turns_of_the_same_run(
     live_settings: Settings, fake_spawner: FakeSpawner, discord: RunningEmulator, people: People
 ) -> None:
     fake_spawner.script("break", Scenario(sample="claude-fail-401-noretry.jsonl"))
     async with live_daemon(live_settings, fake_spawner, discord):
         _, first = await as_json(live_settings, "submit", "app", "one", "--wait")
-        thread = first["thread_id"]
-        code, second = await as_json(live_settings, "resume", thread, "two", "--wait")
-        failed_code, failed = await as_json(live_settings, "resume", thread, "break", "--wait")
-        missing_code, missing = await as_json(live_settings, "resume", "12345", "three")
+        run_id, thread = first["run_id"], thread_of(first)
+        code, second = await as_json(live_settings, "resume", run_id, "two", "--wait")
+        people.say(thread, "three, from my phone")
+        third = await until(
+            lambda: (r := result_of(live_settings, run_id)) and len(r["turns"]) == 3 and r
+        )
+        old_code, old_form = await as_json(live_settings, "resume", thread, "four", "--wait")
+        failed_code, failed = await as_json(live_settings, "resume", run_id, "break", "--wait")
+        missing_code, missing = await as_json(live_settings, "resume", "12345", "x")
     assert code == 0
-    assert (second["thread_id"], second["state"]) == (thread, "success")
+    assert (second["run_id"], second["status"]) == (run_id, "completed")
+    assert second["session_id"] == first["session_id"]
     runs = fake_spawner.runs()
-    assert "--resume" in runs[1]["argv"]  # the same agent session, continued
+    assert runs[1]["resume"] == first["session_id"]  # the same agent session, continued
+    assert [t["message"] for t in third["turns"]] == ["one", "two", "three, from my phone"]
+    assert third["session_id"] == first["session_id"]
+    assert old_code == 0  # a run thread's id still names its run
+    assert len(old_form["turns"]) == 4
     assert failed_code == 1
-    assert (failed["state"], failed["error_code"]) == ("failed", "E_CLI_ERROR")
+    assert failed["error"]["code"] == "E_CLI_ERROR"
+    assert failed["error"]["retryable"] is False
     assert missing_code == 2
-    assert missing == {
-        "ok": False,
-        "code": "E_NOT_IN_MANAGED_THREAD",
-        "message": missing["message"],
-    }
+    assert (missing["ok"], missing["code"]) == (False, "E_RUN_NOT_FOUND")
 
 
-async def test_stop_ends_a_running_job_and_logs_show_its_output(
+async def test_stop_ends_a_run_as_stopped_without_a_ping_and_logs_show_it(
     live_settings: Settings, fake_spawner: FakeSpawner, discord: RunningEmulator, people: People
 ) -> None:
     fake_spawner.script("long", Scenario(hang=True))
     async with live_daemon(live_settings, fake_spawner, discord):
-        timeout_code, job = await as_json(
-            live_settings, "submit", "app", "long", "--wait", "--timeout", "1"
+        timeout_code, out, err = await watch(
+            live_settings, "submit", "app", "long", "--wait", "--wait-timeout", "1", "--json"
         )
-        await until(lambda: any("**Running**" in t for t in texts(people, job["thread_id"])))
-        code, stopped = await as_json(live_settings, "stop", job["job_id"])
-        again_code, again = await as_json(live_settings, "stop", job["thread_id"])
-        await until(lambda: any("E_STOPPED" in t for t in texts(people, job["thread_id"])))
-        log_code, logs = await as_json(live_settings, "logs", job["thread_id"])
-    text_code, text, _ = await watch(live_settings, "logs", job["job_id"])  # no daemon needed
+        running = json.loads(out)
+        thread = thread_of(running)
+        await until(lambda: any("**Running**" in t for t in texts(people, thread)))
+        code, stopped = await as_json(live_settings, "stop", running["run_id"])
+        done = await until(lambda: result_of(live_settings, running["run_id"]))
+        await until(lambda: any("stopped on request" in t for t in texts(people, thread)))
+        log_code, logs = await as_json(live_settings, "logs", running["run_id"], "--raw")
+        job_id = done["turns"][0]["job_id"]
+    text_code, text, _ = await watch(live_settings, "logs", job_id)  # no daemon needed
+    status_code, status = await as_json(live_settings, "status", running["run_id"])
     assert timeout_code == 4
-    assert job["state"] == "running"  # the time ran out; the job goes on
+    assert running["status"] == "running"  # the status JSON; the run goes on
+    assert "the wait ran out" in err
     assert code == 0
-    assert stopped == {
-        "ok": True,
-        "thread_id": job["thread_id"],
-        "stopped": job["job_id"],
-        "was": "running",
-    }
-    assert again_code == 0
-    assert again["stopped"] is None
+    assert stopped["stopped"] is True
+    assert done["status"] == "stopped"
+    assert done["error"] is None
+    final = [m for m in people.messages(thread) if "stopped on request" in m["content"]]
+    assert final
+    assert not final[-1]["mentions"]  # a stop the owner asked for pings nobody
+    assert "!retry" not in final[-1]["content"]
     assert log_code == 0
-    assert logs["job_id"] == job["job_id"]
-    assert logs["stdout"]
-    assert json.loads(logs["stdout"][0])["type"] == "system"
+    assert json.loads(logs["stdout"].splitlines()[0])["type"] == "system"
     assert text_code == 0
-    assert text.startswith(f"# {job['job_id']} (failed) in thread {job['thread_id']}")
+    assert text.startswith(f"# {job_id} (failed) in thread {thread}")
     assert '{"type"' not in text  # the CLI's events, read: not its raw JSON
-    assert logs["text"]
-    assert all(not line.startswith("{") for line in logs["text"])
-
-
-async def test_submit_wait_says_on_stderr_when_its_timeout_ran_out(
-    live_settings: Settings, fake_spawner: FakeSpawner, discord: RunningEmulator, people: People
-) -> None:
-    fake_spawner.script("long", Scenario(hang=True))
-    async with live_daemon(live_settings, fake_spawner, discord):
-        code, out, err = await watch(
-            live_settings, "submit", "app", "long", "--wait", "--timeout", "1"
-        )
-        job_id = out.split()[0]
-        await as_json(live_settings, "stop", job_id)
-    assert code == 4
-    assert "--timeout 1 s ran out before the job ended; it goes on" in err
-    assert f"discord-watch logs {job_id}" in err
+    assert status_code == 0
+    assert status["status"] == "stopped"
 
 
 async def test_without_a_daemon_the_commands_say_so_and_exit_3(
@@ -158,6 +164,6 @@ async def test_without_a_daemon_the_commands_say_so_and_exit_3(
     assert "discord-watch is not running" in err
     assert logs_code == 2
     assert "E_JOB_NOT_FOUND" in logs_err
-    assert not (live_settings.home / "watch" / "requests").exists() or not list(
-        (live_settings.home / "watch" / "requests").iterdir()
-    )
+    assert not list((live_settings.home / "runs").glob("run_*"))
+    queue = live_settings.home / "runs" / "queue"
+    assert not queue.exists() or not list(queue.iterdir())

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ from discord_mcp.runs.views import Tool, ToolCallSummary, Usage
 
 MCP_SERVER_NAME = "discord"
 THREAD_VARIABLE = "DISCORD_THREAD_ID"
+ARTIFACTS_VARIABLE = "DISCORD_MCP_RUN_ARTIFACTS"
 _SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 _KEEP_TOOL_CALLS = 20
 _TEXT_LIMIT = 400
@@ -142,11 +144,23 @@ class InvocationRequest:
     mcp: McpRegistration | None
     attachments: tuple[AttachedFile, ...] = ()  # the owner's files sent with this job
     approvals: str = "off"  # the project's setting: ask | ask-all | off (needs ``mcp``)
+    allow_network: bool = True  # False: keep the CLI off the network (runs/constraints.py)
+    artifacts_dir: Path | None = None  # the run folder's artifacts/ (files sent are kept there)
+    workdir: Path | None = None  # where the CLI runs (the project's folder)
+
+    def hook_argv(self) -> tuple[str, ...]:
+        """How the CLI runs ``discord-mcp`` for a hook: as the MCP server is run, else with
+        this Python (local mode registers no server)."""
+        return (
+            tuple(self.mcp.argv) if self.mcp is not None else (sys.executable, "-m", "discord_mcp")
+        )
 
     def mcp_env(self) -> dict[str, str]:
-        """The MCP server's environment: the registration's plus the thread id."""
+        """The MCP server's environment: the registration's plus the thread id (and where the
+        run keeps the files its agent sends)."""
         base = dict(self.mcp.env) if self.mcp else {}
-        return {**base, THREAD_VARIABLE: self.thread_id}
+        run = {ARTIFACTS_VARIABLE: str(self.artifacts_dir)} if self.artifacts_dir else {}
+        return {**base, THREAD_VARIABLE: self.thread_id, **run}
 
 
 @dataclass(frozen=True)
@@ -365,9 +379,10 @@ def as_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def token_usage(usage: Any, *, cached_key: str) -> Usage:
+def token_usage(usage: Any, *, cached_key: str, cache_write_key: str | None = None) -> Usage:
     """Token counts from a CLI's usage object (``input_tokens``, ``output_tokens`` and, under
-    a name of its own, the cached input); the total when both counts are known."""
+    names of their own, the input read from and written to the prompt cache); the total when
+    both counts are known."""
     fields = usage if isinstance(usage, dict) else {}
     inputs = as_int(fields.get("input_tokens"))
     outputs = as_int(fields.get("output_tokens"))
@@ -376,6 +391,7 @@ def token_usage(usage: Any, *, cached_key: str) -> Usage:
         output_tokens=outputs,
         cached_input_tokens=as_int(fields.get(cached_key)),
         total_tokens=inputs + outputs if inputs is not None and outputs is not None else None,
+        cache_write_tokens=as_int(fields.get(cache_write_key)) if cache_write_key else None,
     )
 
 

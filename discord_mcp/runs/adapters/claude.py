@@ -20,6 +20,11 @@ With approvals on (the project's ``ask``, the default, or ``ask-all``),
 reads go to the owner too; the hook blocks the call when it fails, and so does Claude Code when
 the hook cannot even start or times out (``onFailure: "block"``).
 
+Without network (:mod:`discord_mcp.runs.constraints`): ``--disallowedTools WebFetch
+WebSearch``, ``--strict-mcp-config`` (the user's MCP servers are not started; ours is, when
+registered) and a ``PreToolUse`` hook, ``discord-mcp hook network``, in the same per-job
+settings file, denying shell commands that use the network.
+
 Events: ``system/init`` (``session_id``, MCP server status), ``assistant`` (text and
 ``tool_use`` blocks, one block per event), ``user`` (tool results), ``system/api_retry``,
 ``system/permission_denied``, ``rate_limit_event`` (a ``rejected`` one means the quota is spent
@@ -44,7 +49,10 @@ from discord_mcp.runs.adapters.base import (
     prompt_with_files,
     token_usage,
 )
+from discord_mcp.runs.constraints import claude_network_check
 from discord_mcp.runs.views import Tool
+
+WEB_TOOLS = ("WebFetch", "WebSearch")
 
 
 class ClaudeDecoder(Decoder):
@@ -74,7 +82,11 @@ class ClaudeDecoder(Decoder):
                 self.session_key = event["session_id"]
             result = event.get("result")
             self.final_text = result if isinstance(result, str) else self.last_text
-            self.usage = token_usage(event.get("usage"), cached_key="cache_read_input_tokens")
+            self.usage = token_usage(
+                event.get("usage"),
+                cached_key="cache_read_input_tokens",
+                cache_write_key="cache_creation_input_tokens",
+            )
             cost = event.get("total_cost_usd")
             self.cost_usd = float(cost) if isinstance(cost, int | float) else None
             return True
@@ -139,22 +151,21 @@ class ClaudeDecoder(Decoder):
         return "No conversation found" in text
 
 
-ASK_ALL_TIMEOUT_S = 30
+HOOK_TIMEOUT_S = 30
 
 
-def _ask_all_settings(server_argv: Sequence[str]) -> dict[str, Any]:
-    command = shlex.join(
-        [*server_argv, "hook", "pre-tool-use", "--timeout", str(ASK_ALL_TIMEOUT_S)]
-    )
+def _hook_group(server_argv: Sequence[str], *args: str) -> dict[str, Any]:
+    """A ``PreToolUse`` group running ``discord-mcp hook ARGS`` for every tool call."""
+    command = shlex.join([*server_argv, "hook", *args, "--timeout", str(HOOK_TIMEOUT_S)])
     # onFailure "block" (Claude Code 2.1.330): a hook that cannot start, fails or times out
     # blocks the call instead of letting it run unasked.
     hook = {
         "type": "command",
         "command": command,
-        "timeout": ASK_ALL_TIMEOUT_S,
+        "timeout": HOOK_TIMEOUT_S,
         "onFailure": "block",
     }
-    return {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]}}
+    return {"matcher": "*", "hooks": [hook]}
 
 
 class ClaudeAdapter:
@@ -178,10 +189,17 @@ class ClaudeAdapter:
             argv += ["--allowedTools", f"mcp__{MCP_SERVER_NAME}"]
             if request.approvals != "off":
                 argv += ["--permission-prompt-tool", f"mcp__{MCP_SERVER_NAME}__approve"]
-            if request.approvals == "ask-all":
-                settings_path = request.job_dir / "claude-settings.json"
-                files[settings_path] = json.dumps(_ask_all_settings(request.mcp.argv), indent=1)
-                argv += ["--settings", str(settings_path)]
+        groups = []
+        if request.mcp is not None and request.approvals == "ask-all":
+            groups.append(_hook_group(request.mcp.argv, "pre-tool-use"))
+        if not request.allow_network:
+            claude_network_check(request.default_args)
+            argv += ["--strict-mcp-config", "--disallowedTools", *WEB_TOOLS]
+            groups.append(_hook_group(request.hook_argv(), "network", "--client", "claude"))
+        if groups:
+            settings_path = request.job_dir / "claude-settings.json"
+            files[settings_path] = json.dumps({"hooks": {"PreToolUse": groups}}, indent=1)
+            argv += ["--settings", str(settings_path)]
         if request.attachments:
             argv += ["--add-dir", *file_dirs(request.attachments)]
         prompt = prompt_with_files(request.prompt, request.attachments)

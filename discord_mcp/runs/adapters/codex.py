@@ -29,6 +29,13 @@ killed at its timeout, so the hooks fail closed themselves (:mod:`discord_mcp.ho
 ``--timeout`` tells them the timeout written here, and any failure (settings missing from the
 environment included) is a block.
 
+Without network (:mod:`discord_mcp.runs.constraints`): every MCP server of the user's and the
+project's ``config.toml`` turned off (``-c mcp_servers.<name>.enabled=false``: they run outside
+the sandbox; an empty ``mcp_servers={}`` override does not remove them), the sandbox's network
+off, web search disabled, and no ``--approve-for-me`` (nothing leaves the sandbox); project
+arguments that would open it, or a config that cannot be read, refuse the run
+(E_NETWORK_NOT_ENFORCEABLE).
+
 Events: ``thread.started`` (``thread_id``), ``turn.started``, ``item.started`` /
 ``item.updated`` / ``item.completed`` (``agent_message``, ``mcp_tool_call``,
 ``command_execution``, ``file_change``, ``web_search``, ...), ``error`` (also transient ones
@@ -38,11 +45,15 @@ such as "Reconnecting..."), and the final ``turn.completed`` (with usage) or ``t
 from __future__ import annotations
 
 import json
+import re
 import shlex
+import tomllib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
+from discord_mcp.errors import RunError
 from discord_mcp.runs.adapters.base import (
     MCP_SERVER_NAME,
     Decoder,
@@ -54,6 +65,7 @@ from discord_mcp.runs.adapters.base import (
     token_usage,
     truncate,
 )
+from discord_mcp.runs.constraints import codex_network_args
 from discord_mcp.runs.views import Tool
 
 
@@ -152,14 +164,18 @@ _SANDBOX_FLAGS = (
 )
 
 
-def _approval_args(mcp: McpRegistration, default_args: Sequence[str]) -> list[str]:
+def _approval_args(
+    mcp: McpRegistration, default_args: Sequence[str], *, escalate: bool = True
+) -> list[str]:
     """Hooks that ask the owner: ``PreToolUse`` for every call that writes or executes, and
     ``PermissionRequest`` for a call that must leave the sandbox (``--approve-for-me`` routes
-    those to it instead of refusing them; unless the project chose its own sandbox)."""
+    those to it instead of refusing them; unless the project chose its own sandbox, or the run
+    must stay in it: ``escalate`` False)."""
     wait = float(mcp.env.get("DISCORD_MCP_APPROVAL_WAIT_SECONDS") or DEFAULT_APPROVAL_WAIT_S)
     timeout = int(wait) + HOOK_MARGIN_S
     args = ["--dangerously-bypass-hook-trust"]  # our own hooks, added for this run only
-    if not any(a in _SANDBOX_FLAGS or a.startswith("--sandbox=") for a in default_args):
+    own_sandbox = any(a in _SANDBOX_FLAGS or a.startswith("--sandbox=") for a in default_args)
+    if escalate and not own_sandbox:
         args.append("--approve-for-me")
     for event, name in (
         ("PreToolUse", "pre-tool-use"),
@@ -172,6 +188,47 @@ def _approval_args(mcp: McpRegistration, default_args: Sequence[str]) -> list[st
     return args
 
 
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _configured_servers(request: InvocationRequest) -> list[str]:
+    """The MCP servers Codex would start from its config files (the user's and the project's).
+
+    Raises:
+        RunError: E_NETWORK_NOT_ENFORCEABLE when a config file cannot be read.
+    """
+    home = request.env.get("CODEX_HOME") or str(
+        Path(request.env.get("HOME") or Path.home()) / ".codex"
+    )
+    files = [Path(home) / "config.toml"]
+    if request.workdir is not None:
+        files.append(request.workdir / ".codex" / "config.toml")
+    names: list[str] = []
+    for path in files:
+        try:
+            document = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            raise RunError(
+                "E_NETWORK_NOT_ENFORCEABLE",
+                f"the run asks for no network, but {path} cannot be read ({exc}) to turn its "
+                "MCP servers off: fix the file, or run with network",
+            ) from None
+        servers = document.get("mcp_servers")
+        if isinstance(servers, dict):
+            names += [str(name) for name in servers if str(name) not in names]
+    odd = [name for name in names if not _BARE_KEY.match(name)]
+    if odd:  # a -c path takes bare keys only (a quoted one makes Codex exit 1)
+        raise RunError(
+            "E_NETWORK_NOT_ENFORCEABLE",
+            f"the run asks for no network, but the MCP server {odd[0]!r} in Codex's config "
+            "cannot be turned off for one run (its name is not a bare TOML key): rename it, or "
+            "run with network",
+        )
+    return names
+
+
 class CodexAdapter:
     tool: Tool = "codex"
 
@@ -182,6 +239,12 @@ class CodexAdapter:
             argv += images
         argv += ["--json", "--skip-git-repo-check"]
         env: dict[str, str] = {}
+        if not request.allow_network:
+            offline = codex_network_args(request.default_args)  # refuses what would open it
+            for name in _configured_servers(request):
+                if name != MCP_SERVER_NAME:
+                    argv += ["-c", f"mcp_servers.{name}.enabled=false"]
+            argv += offline
         if request.mcp is not None:
             server_env = request.mcp_env()
             prefix = f"mcp_servers.{MCP_SERVER_NAME}"
@@ -196,7 +259,9 @@ class CodexAdapter:
                 argv += ["-c", f"{prefix}.{key}={_toml(value)}"]
             env.update(server_env)
             if request.approvals != "off":
-                argv += _approval_args(request.mcp, request.default_args)
+                argv += _approval_args(
+                    request.mcp, request.default_args, escalate=request.allow_network
+                )
                 env[APPROVALS_VARIABLE] = request.approvals
         argv += list(request.default_args)
         if request.resume_key:

@@ -37,6 +37,13 @@ here, and a failure, settings missing from its ``env`` included, is a deny. The 
 unchanged and runs go without the discord server (logged), rather than without the user's
 settings.
 
+Without network (:mod:`discord_mcp.runs.constraints`) a run gets an overlay home of its own
+kind, ``<state>/runs/cli-homes/gemini-offline`` (a run's constraints never change, so its
+sessions stay in one home), even without Discord: its settings keep no MCP server but ours,
+exclude the web tools (``tools.exclude``), and add a ``BeforeTool`` hook, ``discord-mcp hook
+network``, that denies shell commands using the network. Extensions (which may bring MCP
+servers) are not linked into it.
+
 Events: ``init`` (``session_id``), ``message`` (user echo; assistant text as deltas),
 ``tool_use`` / ``tool_result``, ``error`` (warnings), and the final ``result`` with
 ``status`` ``success`` or ``error``. When Gemini ends on an API error its exit code is the
@@ -56,6 +63,7 @@ from typing import Any
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
 from discord_mcp.hooks import before_tool
 from discord_mcp.runs.adapters.base import (
+    ARTIFACTS_VARIABLE,
     MCP_SERVER_NAME,
     THREAD_VARIABLE,
     Decoder,
@@ -77,6 +85,10 @@ APPROVALS_VARIABLE = "DISCORD_MCP_APPROVALS"
 """The project's approvals setting, read by the hook (the overlay settings are shared by every
 project's runs, so the hook matches every tool and decides per run)."""
 APPROVAL_HOOK_NAME = "discord-mcp approvals"
+NETWORK_HOOK_NAME = "discord-mcp network"
+WEB_TOOLS = ("google_web_search", "web_fetch")
+_OFFLINE_SKIPPED = frozenset({"extensions", "mcp-oauth-tokens.json"})
+"""Not linked into the home of runs without network: extensions may bring MCP servers."""
 HOOK_MARGIN_S = 30.0
 """Gemini CLI's hook timeout is our wait plus this: the hook always answers first."""
 SETTINGS_FILE = "settings.json"
@@ -182,18 +194,23 @@ class GeminiAdapter:
             argv += [f"--include-directories={d}" for d in file_dirs(request.attachments)]
         prompt = prompt_with_files(request.prompt, request.attachments, _at_reference)
         argv += [*request.default_args, f"--prompt={prompt}"]
-        if request.mcp is None:
+        offline = not request.allow_network
+        if request.mcp is None and not offline:
             return Invocation(argv=tuple(argv))
         real = real_gemini_dir(request.env)
-        overlay_home = request.shared_dir / "gemini"
+        overlay_home = request.shared_dir / ("gemini-offline" if offline else "gemini")
         overlay = overlay_home / ".gemini"
+        skipped = _OWN_ENTRIES | (_OFFLINE_SKIPPED if offline else frozenset())
         links = {
             overlay / entry.name: entry
             for entry in _entries(real)
-            if entry.name not in _OWN_ENTRIES and not entry.name.endswith(".tmp")
+            if entry.name not in skipped and not entry.name.endswith(".tmp")
         }
         files: dict[Path, str] = {}
         settings = read_settings(real / SETTINGS_FILE)
+        if settings is None and offline:
+            settings = {}  # never the user's servers unfiltered: start from nothing
+            log.warning("cannot read %s; Gemini runs without network use none of it", real)
         if settings is None:
             log.warning(
                 "cannot read %s; Gemini runs use it unchanged, without the discord MCP server",
@@ -201,15 +218,28 @@ class GeminiAdapter:
             )
             links[overlay / SETTINGS_FILE] = real / SETTINGS_FILE
         else:
-            servers = dict(settings.get("mcpServers") or {})
-            servers[MCP_SERVER_NAME] = {
-                "command": request.mcp.argv[0],
-                "args": list(request.mcp.argv[1:]),
-                "env": {**request.mcp.env, THREAD_VARIABLE: f"${{{THREAD_VARIABLE}}}"},
-                "trust": True,
-            }
+            servers = {} if offline else dict(settings.get("mcpServers") or {})
+            hooks = settings.get("hooks")
+            if request.mcp is not None:
+                servers[MCP_SERVER_NAME] = {
+                    "command": request.mcp.argv[0],
+                    "args": list(request.mcp.argv[1:]),
+                    "env": {
+                        **request.mcp.env,
+                        THREAD_VARIABLE: f"${{{THREAD_VARIABLE}}}",
+                        ARTIFACTS_VARIABLE: f"${{{ARTIFACTS_VARIABLE}}}",
+                    },
+                    "trust": True,
+                }
+                hooks = _with_approval_hook(hooks, request.mcp)
+            if offline:
+                hooks = _with_network_hook(hooks, request.hook_argv())
+                tools = dict(settings.get("tools") or {})
+                tools["exclude"] = sorted({*(tools.get("exclude") or []), *WEB_TOOLS})
+                settings["tools"] = tools
             settings["mcpServers"] = servers
-            settings["hooks"] = _with_approval_hook(settings.get("hooks"), request.mcp)
+            if hooks is not None:
+                settings["hooks"] = hooks
             files[overlay / SETTINGS_FILE] = json.dumps(settings, indent=1)
         env = {HOME_VARIABLE: str(overlay_home), APPROVALS_VARIABLE: request.approvals}
         return Invocation(argv=tuple(argv), env=env, files=files, links=links)
@@ -221,6 +251,30 @@ class GeminiAdapter:
 def _at_reference(path: Path) -> str:
     """``@path`` as Gemini's prompt reads it (spaces escaped with a backslash)."""
     return "@" + str(path).replace(" ", "\\ ")
+
+
+def _with_network_hook(hooks: Any, hook_argv: tuple[str, ...]) -> dict[str, Any]:
+    """The hooks plus our network guard, which judges every tool call (but our server's)."""
+    merged = dict(hooks) if isinstance(hooks, dict) else {}
+    command = shlex.join([*hook_argv, "hook", "network", "--client", "gemini"])
+    ours = {
+        "matcher": before_tool.matcher(ask_all=True),
+        "hooks": [{"type": "command", "name": NETWORK_HOOK_NAME, "command": command,
+                   "timeout": 30_000}],
+    }  # fmt: skip
+    groups = [
+        group
+        for group in merged.get("BeforeTool") or []
+        if not (
+            isinstance(group, dict)
+            and any(
+                isinstance(h, dict) and h.get("name") == NETWORK_HOOK_NAME
+                for h in group.get("hooks") or []
+            )
+        )
+    ]
+    merged["BeforeTool"] = [ours, *groups]
+    return merged
 
 
 def _with_approval_hook(hooks: Any, mcp: McpRegistration) -> dict[str, Any]:

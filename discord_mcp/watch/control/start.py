@@ -14,6 +14,7 @@ from typing import Any
 
 from discord_mcp.errors import BadRequest, RunError
 from discord_mcp.runs import JobView, SessionView
+from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.controls import check_model
 from discord_mcp.runs.launch import check_tool_enabled
 from discord_mcp.watch.control.base import Controls, Reply, Request
@@ -58,12 +59,17 @@ async def open_session(
     author: str,
     starter: str | None = None,
     files: Sequence[Mapping[str, Any]] = (),
+    run_id: str | None = None,
+    constraints: Constraints | None = None,
+    debounce: bool = True,
 ) -> tuple[SessionView, JobView | None]:
     """A new run thread for ``project`` whose first job is ``prompt`` and ``files`` (the
     owner's attachments, kept locally), if any.
 
     ``starter``: the channel message the thread grows out of (``!start``); without one the
-    thread stands alone and its first message repeats the prompt, signed ``by``.
+    thread stands alone and its first message repeats the prompt, signed ``by``. ``run_id``
+    and ``constraints``: the run's (``discord-watch submit``; default: a new run, the
+    project's constraints).
 
     Raises:
         RunError: E_PROJECT_NOT_FOUND, E_INVALID_TOOLSET, E_TOOL_NOT_ENABLED, E_INVALID_MODEL.
@@ -87,7 +93,7 @@ async def open_session(
     if c.watch_thread is not None:
         await c.watch_thread(thread_id)
     session = c.engine.session(thread_id) or await c.engine.start_session(
-        thread_id, found.name, chosen, model
+        thread_id, found.name, chosen, model, run_id=run_id, constraints=constraints
     )
     how = f" (model `{session.model}`)" if session.model else ""
     text = (
@@ -100,12 +106,19 @@ async def open_session(
     job = None
     if prompt or files:
         carrier = starter or str(posted[0]["id"])  # the message the job is deduplicated on
-        job = await c.engine.submit(thread_id, carrier, prompt, author, files)
+        job = await c.engine.submit(thread_id, carrier, prompt, author, files, debounce=debounce)
     return c.engine.session(thread_id) or session, job
 
 
 async def continue_session(
-    c: Controls, thread_id: str, prompt: str, *, by: str, author: str
+    c: Controls,
+    thread_id: str,
+    prompt: str,
+    *,
+    by: str,
+    author: str,
+    timeout_s: float | None = None,
+    debounce: bool = True,
 ) -> JobView:
     """Give an existing run thread its next job, showing the prompt in the thread first.
 
@@ -124,4 +137,6 @@ async def continue_session(
     posted = await c.rest.send_text(
         thread_id, f"{by}:\n>>> {clip(prompt, 1800)}", allowed_mentions=NO_PINGS
     )
-    return await c.engine.submit(thread_id, str(posted[0]["id"]), prompt, author)
+    return await c.engine.submit(
+        thread_id, str(posted[0]["id"]), prompt, author, timeout_s=timeout_s, debounce=debounce
+    )

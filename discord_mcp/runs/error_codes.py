@@ -1,0 +1,133 @@
+"""The stable error codes of runs, and whether trying the same thing again may help.
+
+Theory (issue 23). A caller that delegates work (another agent, a script, cron) needs two
+things from a failure: a code it can branch on, and whether to try again. ``retryable`` means
+"the same request may succeed later without changes" (a usage limit that resets, a model API
+that was down, a daemon that was not running); a failure that needs a change first (a missing
+CLI, a refused path, a timeout too short) is not retryable. Every code a run folder's
+``result.json`` or ``discord-watch submit|resume`` can report is in :data:`CODES`, and the
+README's table is checked against it (tests/runs/test_run_folders.py).
+
+The engine journals the code the CLI's output called for (``E_CLI_ERROR``, ...); for the
+result a failure the model's side caused is named by what it was (:func:`result_code`):
+``E_USAGE_LIMIT``, ``E_RATE_LIMITED`` or ``E_MODEL_UNAVAILABLE``. One automatic retry of such
+a failure is still made by the engine (:mod:`discord_mcp.runs.controls`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from discord_mcp.runs.failures import RETRIABLE_CODES, limit_without_reset
+from discord_mcp.runs.failures import classify_text as classify_failure
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    code: str
+    retryable: bool
+    meaning: str
+
+
+CODES: dict[str, ErrorCode] = {
+    entry.code: entry
+    for entry in (
+        # -- the model's side: try again later
+        ErrorCode(
+            "E_USAGE_LIMIT",
+            True,
+            "the account's usage limit is spent; it resets later (held and run again by "
+            "itself when the CLI said when)",
+        ),
+        ErrorCode("E_RATE_LIMITED", True, "the model API refused: too many requests (429)"),
+        ErrorCode(
+            "E_MODEL_UNAVAILABLE",
+            True,
+            "the model API failed or could not be reached (5xx, overloaded, connection "
+            "refused); already tried once more by itself",
+        ),
+        # -- the CLI's run
+        ErrorCode("E_CLI_ERROR", False, "the CLI reported an error of its own (e.g. its login)"),
+        ErrorCode("E_CLI_EXIT_NONZERO", False, "the CLI ended with a non-zero exit code"),
+        ErrorCode("E_ADAPTER_MISSING_RESULT", False, "the CLI ended without its final result"),
+        ErrorCode(
+            "E_ADAPTER_SESSION_KEY_MISSING",
+            False,
+            "the CLI did not report its session id, so the run cannot be resumed",
+        ),
+        ErrorCode(
+            "E_RESUME_FAILED",
+            False,
+            "the CLI no longer knows the run's session: submit a new run",
+        ),
+        ErrorCode("E_CLI_TIMEOUT", False, "ran longer than its timeout: raise --timeout"),
+        ErrorCode(
+            "E_UNKNOWN_AFTER_CRASH",
+            True,
+            "discord-watch stopped while the CLI ran and its result was lost: check the work "
+            "tree, then resume",
+        ),
+        ErrorCode("E_INTERNAL", False, "discord-watch lost track of the run (its log says why)"),
+        # -- starting the CLI
+        ErrorCode("E_CLI_NOT_FOUND", False, "the CLI is not on discord-watch's PATH"),
+        ErrorCode("E_SPAWN_FAILED", True, "the CLI could not be started (an OS error)"),
+        ErrorCode("E_SECRET_IN_ARGV", False, "the project's arguments carry a secret's value"),
+        ErrorCode(
+            "E_NETWORK_NOT_ENFORCEABLE",
+            False,
+            "--no-network was asked, but this CLI cannot be kept off the network with the "
+            "project's arguments or its config (the run was not started)",
+        ),
+        # -- the request
+        ErrorCode("E_PROJECT_NOT_FOUND", False, "no project of that name"),
+        ErrorCode("E_INVALID_PATH", False, "the project's folder is refused (outside the roots)"),
+        ErrorCode("E_TOOL_NOT_ENABLED", False, "the project does not enable that CLI"),
+        ErrorCode("E_INVALID_TOOLSET", False, "not a CLI we can run (claude, codex, gemini)"),
+        ErrorCode("E_INVALID_MODEL", False, "not a model name"),
+        ErrorCode("E_INVALID_TIMEOUT", False, "not a timeout"),
+        ErrorCode("E_CONTEXT_FILE", False, "a --context file cannot be read"),
+        ErrorCode("E_BAD_ARGUMENTS", False, "a malformed request"),
+        ErrorCode("E_RUN_NOT_FOUND", False, "no run of that id"),
+        ErrorCode("E_SESSION_CLOSED", False, "the run's session was closed in Discord"),
+        ErrorCode("E_QUEUE_FULL", True, "20 messages already wait for this run"),
+        ErrorCode(
+            "E_NOT_STARTED",
+            True,
+            "discord-watch took the request but stopped before starting it",
+        ),
+        ErrorCode("E_DISCORD", True, "Discord refused a step (opening the run's thread)"),
+        ErrorCode("E_STATE", False, "a state file is unreadable (the message says which)"),
+        ErrorCode("E_CONFIG_CORRUPT", False, "the project list was corrupt and set aside"),
+        ErrorCode("E_INVALID_PROJECT", False, "the project's entry is invalid: add it again"),
+        ErrorCode("E_NOT_FOUND", False, "stop: neither a run, a job nor a run thread"),
+        ErrorCode("E_JOB_NOT_FOUND", False, "no job of that id (or too old to show)"),
+        ErrorCode("E_JOB_NOT_RUNNING", False, "stop: the job is over already"),
+        ErrorCode("E_UNKNOWN_COMMAND", False, "the running daemon is older than this command"),
+        ErrorCode("E_DAEMON_NOT_RUNNING", True, "discord-watch is not running: start it"),
+        ErrorCode("E_NO_ANSWER", True, "discord-watch took the request but did not answer"),
+    )
+}
+
+
+def is_retryable(code: str | None) -> bool:
+    """Whether a failure with ``code`` may succeed if tried again unchanged (unknown: no)."""
+    entry = CODES.get(code or "")
+    return entry.retryable if entry is not None else False
+
+
+def result_code(
+    error_code: str | None, error_message: str | None, resets_at: float | None = None
+) -> str:
+    """The code a failed job has in its run's result (see the module doc)."""
+    code = error_code or "E_INTERNAL"
+    if code not in RETRIABLE_CODES:
+        return code
+    message = error_message or ""
+    kind = classify_failure(code, message, resets_at)
+    if kind == "usage_limit":
+        return "E_USAGE_LIMIT"
+    if kind == "temporary":
+        return "E_MODEL_UNAVAILABLE"
+    if limit_without_reset(message):
+        return "E_RATE_LIMITED"
+    return code

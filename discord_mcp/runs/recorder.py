@@ -1,0 +1,455 @@
+"""Keeping each run's folder (:mod:`discord_mcp.runs.folders`) up to date as its jobs run.
+
+Theory. Every job of a run is one turn. The engine tells the recorder what happens, at the
+moment it happens and without waiting (:meth:`RunRecorder.observe`: the same events the
+notifier gets, with the views of that moment); one worker writes the folder in that order, off
+the event loop: ``session.json`` when a turn starts, is being stopped, or ends; and when it ends
+its logs (hard links to the engine's job logs, so they grow while the CLI writes), the
+transcript ``events.md``, ``artifacts/changes.patch`` and ``result.json``. ``result.json`` is
+written before ``session.json`` says the run is at rest, so a reader that sees a run at rest
+finds its result.
+
+Nothing is lost to a crash: at startup :meth:`RunRecorder.reconcile` compares the journal (the
+truth) with each folder and writes what a previous daemon could not (a turn that ended while
+no daemon ran; a request claimed but never started, which fails as E_NOT_STARTED). The journal
+forgets old jobs (``keep_finished``); the folders keep every turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import mimetypes
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from discord_mcp.errors import DiscordMCPError
+from discord_mcp.runs.adapters import adapter_for
+from discord_mcp.runs.constraints import Constraints
+from discord_mcp.runs.folders import AT_REST, RunFolder, read_document
+from discord_mcp.runs.model import is_tool, utc_iso
+from discord_mcp.runs.patches import snapshot, write_patch
+from discord_mcp.runs.results import not_started, run_result, turn_entry
+from discord_mcp.runs.runner import JobPaths
+from discord_mcp.runs.transcript import render_turn
+from discord_mcp.runs.views import JobView, SessionView
+from discord_mcp.state.files import off_loop
+
+log = logging.getLogger(__name__)
+
+NotRun = Callable[[str, dt.datetime | None, dt.datetime | None], list[dict[str, Any]]]
+"""``not_run(thread_id, started, finished)``: the tool calls of a turn that were not run (its
+denied or unanswered approvals), each a JSON object; blocking (called off the loop)."""
+ThreadUrl = Callable[[str], str | None]
+DRAIN_S = 10.0
+
+
+def context_files(folder: RunFolder) -> list[dict[str, Any]]:
+    """The run's context files as attachments (how the owner's files reach a CLI's prompt)."""
+    files = []
+    with contextlib.suppress(OSError):
+        for entry in sorted(folder.context.iterdir()):
+            if entry.is_file():
+                kind = mimetypes.guess_type(entry.name)[0] or "application/octet-stream"
+                files.append({"path": str(entry), "content_type": kind, "filename": entry.name})
+    return files
+
+
+@dataclass(frozen=True)
+class _Event:
+    kind: str  # created | started | stopping | finished | reconcile
+    job: JobView | None = None
+    session: SessionView | None = None
+    document: Mapping[str, Any] | None = None
+
+
+class RunRecorder:
+    """Writes run folders for one engine (see the module doc).
+
+    Args:
+        home: the state directory.
+        project_path: the directory of a project by name (None: unknown now).
+        thread_url: a run thread's link (None: local mode, or no thread).
+        not_run: the turn's tool calls that were not run (None: none are counted).
+    """
+
+    def __init__(
+        self,
+        home: Path,
+        *,
+        project_path: Callable[[str], Path | None],
+        thread_url: ThreadUrl | None = None,
+        not_run: NotRun | None = None,
+        wall: Callable[[], float],
+    ) -> None:
+        self.home = home
+        self._project_path = project_path
+        self._thread_url = thread_url
+        self._not_run = not_run
+        self._wall = wall
+        self._queue: asyncio.Queue[_Event | None] = asyncio.Queue()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    # -- what the engine calls (never waits)
+
+    def observe(self, method: str, args: tuple[Any, ...]) -> None:
+        """A notification the engine posts (``job_started``, ``job_finished``, ...)."""
+        if method == "job_started":
+            job, session = args
+            self._put(_Event("started", job, session))
+        elif method == "job_finished":
+            job, session = args
+            self._put(_Event("finished", job, session))
+
+    def stopping(self, session: SessionView) -> None:
+        self._put(_Event("stopping", session=session))
+
+    def cancelled(self, job: JobView, session: SessionView) -> None:
+        """A waiting turn was taken back by a stop: it ends the run as ``stopped``."""
+        self._put(_Event("finished", job, session))
+
+    def reconcile(self, sessions: list[SessionView], jobs: Callable[[str], list[JobView]]) -> None:
+        """At startup: write what the folders miss (see the module doc)."""
+        self._put(_Event("reconcile", document={"sessions": sessions, "jobs": jobs}))
+
+    def _put(self, event: _Event) -> None:
+        if event.kind != "reconcile" and (event.session is None or not event.session.run_id):
+            return  # a session from before run folders
+        self._idle.clear()
+        self._queue.put_nowait(event)
+
+    # -- preparing a run (awaited by the engine before the run's session exists)
+
+    async def prepare(
+        self,
+        run_id: str,
+        *,
+        project: str,
+        project_path: Path,
+        engine: str,
+        thread_id: str,
+        constraints: Constraints,
+    ) -> None:
+        """Make the folder, and the snapshot its patch is made against; ``session.json``
+        ``created``."""
+        folder = RunFolder.of(self.home, run_id)
+        await off_loop(folder.make)
+        base = await snapshot(project_path, folder.root / ".scratch")
+        now = utc_iso(self._wall())
+        document = {
+            "run_id": run_id,
+            "engine": engine,
+            "session_id": None,
+            "state": "created",
+            "pid": None,
+            "created_at": now,
+            "last_active_at": now,
+            "project": project,
+            "thread_id": thread_id,
+            "thread_url": self._url(thread_id),
+            "turn": 0,
+            "job_id": None,
+            "base_tree": base,
+            "constraints": constraints.to_dict(),
+        }
+        await off_loop(folder.write, folder.session, document)
+
+    # -- the worker
+
+    async def run(self) -> None:
+        """Write folders until :meth:`close`; one event at a time, in order."""
+        while True:
+            if self._queue.empty():
+                self._idle.set()
+            event = await self._queue.get()
+            if event is None:
+                self._idle.set()
+                return
+            try:
+                await self._handle(event)
+            except Exception:  # a bug here must not take the engine down
+                log.exception("writing the run folder (%s) failed; carrying on", event.kind)
+
+    def close(self) -> None:
+        self._queue.put_nowait(None)
+
+    async def drain(self, within: float = DRAIN_S) -> None:
+        """Wait (bounded) until everything queued is written."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(within):
+                await self._idle.wait()
+
+    async def _handle(self, event: _Event) -> None:
+        if event.kind == "reconcile":
+            assert event.document is not None
+            await self._reconcile(event.document["sessions"], event.document["jobs"])
+            return
+        session = event.session
+        assert session is not None
+        assert session.run_id is not None
+        folder = RunFolder.of(self.home, session.run_id)
+        if event.kind == "stopping":
+            await off_loop(self._update_session, folder, session, {"state": "stopping"})
+        elif event.kind == "started" and event.job is not None:
+            await off_loop(self._started, folder, event.job, session)
+        elif event.kind == "finished" and event.job is not None:
+            await self._finished(folder, event.job, session)
+
+    # -- session.json
+
+    def _session_document(self, folder: RunFolder, session: SessionView) -> dict[str, Any]:
+        found = read_document(folder.session)
+        if found is not None:
+            return found
+        now = utc_iso(self._wall())
+        return {
+            "run_id": folder.run_id,
+            "engine": session.tool,
+            "session_id": None,
+            "state": "created",
+            "pid": None,
+            "created_at": now,
+            "last_active_at": now,
+            "project": session.project_name,
+            "thread_id": session.thread_id,
+            "thread_url": self._url(session.thread_id),
+            "turn": 0,
+            "job_id": None,
+            "base_tree": None,
+            "constraints": dict(session.constraints),
+        }
+
+    def _update_session(
+        self, folder: RunFolder, session: SessionView, changes: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        document = self._session_document(folder, session)
+        document.pop("version", None)
+        document.update(changes)
+        document["last_active_at"] = utc_iso(self._wall())
+        folder.make()
+        folder.write(folder.session, document)
+        return document
+
+    def _url(self, thread_id: str) -> str | None:
+        return self._thread_url(thread_id) if self._thread_url is not None else None
+
+    # -- a turn starts
+
+    def _started(self, folder: RunFolder, job: JobView, session: SessionView) -> None:
+        document = self._session_document(folder, session)
+        turn = int(document.get("turn") or 0)
+        if document.get("job_id") != job.job_id:
+            turn += 1  # a new turn (a reattached job keeps its own)
+        self._link_logs(folder, job.job_id, turn)
+        if read_document(folder.request) is None:
+            self._write_request(folder, job, session, turn)
+        self._update_session(
+            folder,
+            session,
+            {
+                "state": "running",
+                "engine": job.tool or session.tool,
+                "pid": job.pid,
+                "job_id": job.job_id,
+                "turn": turn,
+                "session_id": job.session_key or document.get("session_id"),
+            },
+        )
+
+    def _write_request(
+        self, folder: RunFolder, job: JobView, session: SessionView, turn: int
+    ) -> None:
+        """The request of a run that did not come as one (a ``/start`` in Discord)."""
+        folder.write(
+            folder.request,
+            {
+                "run_id": folder.run_id,
+                "project": session.project_name,
+                "engine": job.tool or session.tool,
+                "mode": "new" if turn == 1 else "resume",
+                "session_id": session.session_key if turn > 1 else None,
+                "message": job.prompt,
+                "created_at": utc_iso(job.enqueued_at.timestamp()),
+                "constraints": Constraints.from_dict(session.constraints).to_dict(),
+                "via": "discord",
+            },
+        )
+
+    def _link_logs(self, folder: RunFolder, job_id: str, turn: int) -> None:
+        """The turn's logs are the job's own (hard links: the same file, growing as the CLI
+        writes); a copy where a link cannot be made."""
+        paths = JobPaths.for_job(self.home, job_id)
+        folder.make()
+        for source, target in (
+            (paths.stdout, folder.stdout(turn)),
+            (paths.stderr, folder.stderr(turn)),
+        ):
+            if target.exists() or not source.exists():
+                continue
+            try:
+                os.link(source, target)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    shutil.copyfile(source, target)
+
+    # -- a turn ends
+
+    async def _finished(self, folder: RunFolder, job: JobView, session: SessionView) -> None:
+        document = await off_loop(self._session_document, folder, session)
+        result = await off_loop(read_document, folder.result) or {}
+        turns = [t for t in result.get("turns") or [] if t.get("job_id") != job.job_id]
+        ran = job.started_at is not None
+        turn = int(document.get("turn") or 0)
+        if document.get("job_id") != job.job_id:
+            turn = max([turn, *(int(t.get("turn") or 0) for t in turns)]) + (1 if ran else 0)
+        if ran:
+            await off_loop(self._link_logs, folder, job.job_id, turn)
+        final_text = job.final_text
+        if final_text is None and ran and job.tool is not None:
+            final_text = await off_loop(_final_text, job.tool, folder.stdout(turn))
+        not_run: list[dict[str, Any]] = []
+        if self._not_run is not None and ran:
+            not_run = await off_loop(self._not_run, job.thread_id, job.started_at, job.finished_at)
+        entry = turn_entry(job, turn if ran else None, final_text, not_run)
+        turns.append(entry)
+        turns.sort(key=lambda t: (t.get("turn") is None, t.get("turn") or 0, t["job_id"]))
+        session_id = job.session_key or document.get("session_id")
+        at_rest = session.running_job_id is None and not session.queued_job_ids
+        project_path = self._project_path(session.project_name)
+        artifacts = []
+        base = document.get("base_tree")
+        if isinstance(base, str) and project_path is not None and ran:
+            if await write_patch(project_path, base, folder.patch, folder.root / ".scratch"):
+                artifacts.append(folder.patch.name)
+        elif folder.patch.exists():
+            artifacts.append(folder.patch.name)
+        await off_loop(self._write_events, folder, turns)
+        result_document = run_result(
+            folder.run_id,
+            session,
+            job.tool or session.tool,
+            turns,
+            entry,
+            session_id=session_id,
+            thread_url=self._url(session.thread_id),
+            artifacts=sorted({*artifacts, *await off_loop(_artifacts, folder)}),
+            now=self._wall(),
+        )
+        await off_loop(folder.write, folder.result, result_document)
+        state = "running"
+        if at_rest:
+            status = entry["status"]
+            state = status if status in ("completed", "stopped") else "failed"
+        await off_loop(
+            self._update_session,
+            folder,
+            session,
+            {
+                "state": state,
+                "pid": None,
+                "session_id": session_id,
+                "turn": turn,
+                "job_id": job.job_id,
+            },
+        )
+
+    def _write_events(self, folder: RunFolder, turns: list[dict[str, Any]]) -> None:
+        parts = [f"# Run {folder.run_id}\n"]
+        for entry in turns:
+            number = entry.get("turn")
+            if number is None:
+                continue
+            lines: list[str] = []
+            with contextlib.suppress(OSError):
+                lines = (
+                    folder.stdout(number).read_text(encoding="utf-8", errors="replace").splitlines()
+                )
+            parts.append(
+                render_turn(
+                    str(entry.get("engine") or "claude"),
+                    number,
+                    str(entry.get("message") or ""),
+                    lines,
+                    status=str(entry.get("status")),
+                )
+            )
+        folder.make()
+        temporary = folder.events.with_name(".events.md.tmp")
+        temporary.write_text("\n".join(parts), encoding="utf-8")
+        os.replace(temporary, folder.events)
+
+    # -- startup
+
+    async def _reconcile(
+        self, sessions: list[SessionView], jobs: Callable[[str], list[JobView]]
+    ) -> None:
+        known = set()
+        for session in sessions:
+            if not session.run_id:
+                continue
+            known.add(session.run_id)
+            folder = RunFolder.of(self.home, session.run_id)
+            result = await off_loop(read_document, folder.result) or {}
+            recorded = {t.get("job_id") for t in result.get("turns") or []}
+            for job in jobs(session.thread_id):
+                if job.state in ("queued", "running") or job.job_id in recorded:
+                    continue
+                if job.state == "cancelled":
+                    continue
+                await self._finished(folder, job, session)
+            document = await off_loop(read_document, folder.session)
+            at_rest = session.running_job_id is None and not session.queued_job_ids
+            if document is not None and at_rest and document.get("state") not in AT_REST:
+                last = (await off_loop(read_document, folder.result) or {}).get("status")
+                if last is not None:
+                    state = last if last in ("completed", "stopped") else "failed"
+                    await off_loop(
+                        self._update_session, folder, session, {"state": state, "pid": None}
+                    )
+        await off_loop(self._orphans, known)
+
+    def _orphans(self, known: set[str]) -> None:
+        """Runs whose request was claimed but never became a session (a crash in between)."""
+        runs = self.home / "runs"
+        with contextlib.suppress(OSError):
+            for entry in runs.iterdir():
+                if not entry.name.startswith("run_") or entry.name in known:
+                    continue
+                try:
+                    folder = RunFolder.of(self.home, entry.name)
+                except DiscordMCPError:
+                    continue
+                request = read_document(folder.request)
+                if request is None or folder.session.exists() or folder.result.exists():
+                    continue
+                if request.get("mode") == "resume":
+                    continue
+                folder.write(folder.result, not_started(folder.run_id, request, self._wall()))
+
+
+def _artifacts(folder: RunFolder) -> list[str]:
+    with contextlib.suppress(OSError):
+        return [
+            e.name for e in folder.artifacts.iterdir() if e.is_file() and not e.name.startswith(".")
+        ]
+    return []
+
+
+def _final_text(tool: str, stdout: Path) -> str | None:
+    if not is_tool(tool):
+        return None
+    decoder = adapter_for(tool).decoder()  # type: ignore[arg-type]
+    try:
+        with open(stdout, "rb") as handle:
+            for raw in handle:
+                decoder.feed(raw.decode("utf-8", errors="replace"))
+    except OSError:
+        return None
+    return decoder.final_text
