@@ -56,6 +56,7 @@ from discord_mcp.runs.adapters.base import (
 from discord_mcp.runs.contract import (
     Clock,
     OwnerWait,
+    PermissionAsker,
     ProjectStatus,
     RunLimits,
     RunNotifier,
@@ -99,6 +100,8 @@ class RunEngine(EngineControls):
         tool_env: extra variables per tool, on top of ``env``.
         owner_wait: how long a thread's agent has waited for the owner (see the module doc;
             None: never, every job's clock runs on).
+        permissions: asks the owner when an ACP agent requests permission (None: every
+            request is cancelled, never allowed).
     """
 
     def __init__(
@@ -114,9 +117,11 @@ class RunEngine(EngineControls):
         env: Mapping[str, str] | None = None,
         tool_env: Mapping[Tool, Mapping[str, str]] | None = None,
         owner_wait: OwnerWait | None = None,
+        permissions: PermissionAsker | None = None,
     ) -> None:
         self.state_dir = state_dir
         self._owner_wait = owner_wait
+        self._permissions = permissions
         self.projects = projects
         self.notifier = notifier
         self.spawner: Spawner = spawner or ProcessSpawner()
@@ -160,6 +165,7 @@ class RunEngine(EngineControls):
             group.create_task(self._notices.run(), name="runs-notifier"),
             group.create_task(self._snapshot_timer(), name="runs-snapshots"),
             group.create_task(self._scheduler.timers(), name="runs-timers"),
+            group.create_task(self._scheduler.acp.idle(), name="runs-agents-idle"),
         ]
         try:
             self._scheduler.cleanup_job_dirs()
@@ -222,6 +228,7 @@ class RunEngine(EngineControls):
             tool_env=self._tool_env,
             notices=self._notices,
             owner_wait=self._owner_wait,
+            permissions=self._permissions,
         )
         scheduler.after_failure = self._on_failure
         return scheduler
@@ -299,7 +306,8 @@ class RunEngine(EngineControls):
         merged = self._debounced(session, str(message_id), prompt, str(author), key, attachments)
         if merged is not None:
             return merged
-        return self._enqueue(
+        running = session.running_job_id
+        queued = self._enqueue(
             session,
             str(message_id),
             prompt,
@@ -310,6 +318,18 @@ class RunEngine(EngineControls):
             attachments,
             not_before=self._debounce_until(),
         )
+        if running is not None and self._busy(session) == "interrupt":
+            self._scheduler.interrupt(running)  # the new message runs once it has stopped
+        return queued
+
+    def _busy(self, session: Session) -> str:
+        try:
+            return self.projects.get(session.project_name).busy
+        except RunError:
+            return "queue"
+
+    async def _session_ended(self, thread_id: str) -> None:
+        await self._scheduler.acp.release(thread_id)
 
     async def set_tool(self, thread_id: str, tool: str) -> SessionView:
         """Switch the thread's tool; the running job is unaffected, the next job uses it.
