@@ -159,7 +159,13 @@ class ProjectRegistry:
     default: the user's home directory.
     """
 
-    def __init__(self, state_dir: Path, allowed_roots: Sequence[Path] | None = None) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        allowed_roots: Sequence[Path] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self._environ = environ  # where DISCORD_WATCH_AGENT_COMMAND is read (default: ours)
         self.path = state_dir / "runs" / "config.json"
         self.state_dir = state_dir
         roots = list(allowed_roots) if allowed_roots is not None else [Path.home()]
@@ -287,7 +293,7 @@ class ProjectRegistry:
         """The ACP agents a project may name as tools (stored, and the environment's)."""
         stored = self._read().get("agents")
         names = set(stored) if isinstance(stored, dict) else set()
-        extra = environment_agent()
+        extra = environment_agent(self._environ)
         if extra is not None:
             names.add(extra.name)
         return tuple(sorted(names))

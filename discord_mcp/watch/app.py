@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from discord_mcp.approvals.acp import AcpPermissions
 from discord_mcp.config import Settings, watch_roots
 from discord_mcp.decisions.reminders import ReminderSender
 from discord_mcp.decisions.service import DecisionService
@@ -132,7 +133,11 @@ async def run_daemon(
     options = watch_options(environ)
     clock = clock or SystemClock()
     downtime = Downtime(settings.home, wall=clock.time)
-    projects = ProjectRegistry(settings.home, allowed_roots=watch_roots(environ))
+    projects = ProjectRegistry(
+        settings.home,
+        allowed_roots=watch_roots(environ),
+        environ=os.environ if environ is None else environ,
+    )
     await asyncio.to_thread(write_server_env_file, settings)
     holder: dict[str, LiveLink] = {}
     async with (
@@ -174,6 +179,7 @@ async def run_daemon(
             env=cli_environment(os.environ if environ is None else environ, settings),
             tool_env=tool_env,
             owner_wait=owner_wait(DecisionStore(settings.home), time.time),
+            permissions=AcpPermissions(settings=settings, decisions=decisions, rest=rest),
         )
         async with engine:
             controls = Controls(

@@ -7,12 +7,15 @@
     discord-watch project add NAME PATH --tools claude,codex,gemini --default claude
                                              [--args TOOL=JSON_ARGV ...] [--timeout 30m]
                                              [--approvals ask|ask-all|off]
+                                             [--stream on|off] [--busy queue|interrupt|steer]
+    discord-watch project set NAME [--stream on|off] [--busy queue|interrupt|steer]
     discord-watch project list
     discord-watch project remove NAME
     discord-watch submit PROJECT PROMPT [--tool T] [--model M] [--wait] [--timeout S] [--json]
     discord-watch resume THREAD PROMPT [--wait] [--timeout S] [--json]
     discord-watch stop JOB|THREAD [--json]
     discord-watch logs JOB|THREAD [--lines N] [--json]
+    discord-watch agent add NAME [--mode M] -- COMMAND [ARGS...] | agent list | agent remove NAME
 
 The last four are in :mod:`discord_mcp.watch.shell` (their output and exit codes are there).
 """
@@ -30,6 +33,7 @@ from collections.abc import Sequence
 
 from discord_mcp import __version__
 from discord_mcp.errors import ConfigError, DiscordMCPError, RunError, StateError
+from discord_mcp.watch.agent_cli import add_agent_commands, agent_main
 from discord_mcp.watch.shell import COMMANDS as SHELL_COMMANDS
 from discord_mcp.watch.shell import add_commands
 from discord_mcp.watch.shell import main as shell_main
@@ -79,9 +83,26 @@ def _parser() -> argparse.ArgumentParser:
         help="tool approvals from Discord: ask (default: writes and commands ask you), "
         "ask-all (every tool asks), off (the CLI's own configuration decides)",
     )
+    change = actions.add_parser("set", help="change a project's stream or busy setting")
+    change.add_argument("name")
+    for parser_ in (add, change):
+        parser_.add_argument(
+            "--stream",
+            choices=["on", "off"],
+            default=None if parser_ is change else "on",
+            help="show the agent's answer while it is written (default on)",
+        )
+        parser_.add_argument(
+            "--busy",
+            choices=["queue", "interrupt", "steer"],
+            default=None if parser_ is change else "queue",
+            help="a message while a turn runs: queue (default), interrupt the turn, or steer "
+            "it where the agent takes prompts mid-turn (else queue)",
+        )
     actions.add_parser("list", help="list projects")
     remove = actions.add_parser("remove", help="remove a project")
     remove.add_argument("name")
+    add_agent_commands(sub)
     add_commands(sub)
     return parser
 
@@ -92,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "project":
             return _project(args)
+        if args.command == "agent":
+            return agent_main(args)
         if args.command in SHELL_COMMANDS:
             from discord_mcp.config import state_home
 
@@ -162,12 +185,19 @@ def _project(args: argparse.Namespace) -> int:
                 f"\ttimeout={timeout}"
                 + (f"\targs={json.dumps(extra)}" if extra else "")
                 + (f"\tapprovals={p.approvals}" if p.approvals != "ask" else "")
+                + (f"\tstream={p.stream}" if p.stream != "on" else "")
+                + (f"\tbusy={p.busy}" if p.busy != "queue" else "")
                 + "\n"
             )
         return 0
     if args.action == "remove":
         removed = registry.remove(args.name)
         sys.stdout.write(f"removed project {removed.name} ({removed.path})\n")
+        return 0
+    if args.action == "set":
+        wanted = {k: v for k, v in (("stream", args.stream), ("busy", args.busy)) if v}
+        changed = registry.update(args.name, **wanted)
+        sys.stdout.write(f"project {changed.name}: stream {changed.stream}, busy {changed.busy}\n")
         return 0
     tool_args: dict[str, list[str]] = {}
     for spec in args.args:
@@ -193,6 +223,8 @@ def _project(args: argparse.Namespace) -> int:
         tool_args,
         job_timeout,
         approvals=args.approvals,
+        stream=args.stream,
+        busy=args.busy,
     )
     shown = format_duration(project.job_timeout or default_timeout)
     sys.stdout.write(
