@@ -162,7 +162,24 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
     )
     brain = Brain()
     model_server.script(brain, repeat=True)
-    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
+    # IS_SANDBOX (set on some CI machines) makes Claude's agent pick its permission-skipping
+    # mode, which it refuses to run as root; the agents get a plain environment here.
+    environ = {k: v for k, v in os.environ.items() if k != "IS_SANDBOX"}
+    environ["DISCORD_WATCH_ROOTS"] = str(tmp_path)
+    thread = ""
+
+    def context() -> str:
+        logs = sorted((settings.home / "logs").rglob("*"))
+        tails = [
+            f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}"
+            for p in logs
+            if p.is_file() and (p.suffix in (".stderr", ".stdout") or "agents" in str(p))
+        ]
+        shown = texts(people, thread) if thread else []
+        return "\n".join(
+            ["thread:", *shown, "model:", model_server.describe(), *model_server.errors, *tails]
+        )
+
     try:
         with FeedRecorder(discord) as feed:
             async with watching(settings, environ, {agent: cli.env()}):
@@ -220,5 +237,7 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
                 )
                 assert "too late" not in " ".join(texts(people, thread))
                 assert stopped
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{context()}") from None
     finally:
         brain.release.set()
