@@ -227,7 +227,9 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
                 people.say(thread, "once more please")
                 await until(lambda: any(FOLLOW_UP in t for t in texts(people, thread)))
                 [asked] = [
-                    r for r in model_server.turn_requests() if "once more" in " ".join(r.user_texts())
+                    r
+                    for r in model_server.turn_requests()
+                    if "once more" in " ".join(r.user_texts())
                 ][-1:]
                 assert any("hello agent" in t for t in asked.user_texts()), asked.user_texts()
 
