@@ -158,6 +158,28 @@ async def spawn_piped(spec: PipedSpec, *, limit: int) -> asyncio.subprocess.Proc
         os.close(fd)
 
 
+async def run_once(argv: list[str], *, within: float) -> tuple[int | None, str]:
+    """Run a short helper command to its end (``git init``): argv only, no shell, stdin from
+    /dev/null, bounded by ``within`` seconds (then killed); (exit code, its output)."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+    except OSError as exc:
+        return None, str(exc)
+    try:
+        async with asyncio.timeout(within):
+            output, _ = await process.communicate()
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        return None, f"{argv[0]} did not finish within {within:g} s"
+    return process.returncode, output.decode("utf-8", errors="replace")
+
+
 def resolve_executable(command: str, env: Mapping[str, str]) -> str:
     """The full path of ``command`` on ``env["PATH"]`` (a path is checked as it is).
 

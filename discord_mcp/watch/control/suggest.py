@@ -77,7 +77,10 @@ def _tools(c: Controls, options: Mapping[str, str], channel: str) -> tuple[str, 
             return c.projects.get(name).tools
         except RunError:
             pass
-    return TOOLS
+    try:
+        return (*TOOLS, *c.projects.agent_names())
+    except RunError:
+        return TOOLS
 
 
 def _models(c: Controls, options: Mapping[str, str], channel: str) -> list[Choice]:
