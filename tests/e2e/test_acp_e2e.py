@@ -233,6 +233,14 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
                 ][-1:]
                 assert any("hello agent" in t for t in asked.user_texts()), asked.user_texts()
 
+                # /usage shows the context window where the agent reports it (usage_update).
+                if which in ("claude", "codex"):
+                    people.say(thread, "!usage")
+                    await until(
+                        lambda: any("context window" in t for t in texts(people, thread)),
+                        what="the context window in /usage",
+                    )
+
                 # 3. A permission request, answered from the approval card. codex-acp 0.16 runs
                 # this command in its sandbox without asking (in every mode it offers), so it
                 # never sends session/request_permission here: see the README's ACP agents.
