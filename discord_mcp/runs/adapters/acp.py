@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 
 STREAM_LIMIT = 50 * 1024 * 1024
 """The biggest JSON-RPC line read from an agent (a file or an image may be large)."""
+_EXIT_SETTLE_S = 2.0
+"""After a request failed with a closed pipe, how long to wait for the process's exit."""
 OK_STOPS = frozenset({"end_turn", "max_tokens", "max_turn_requests"})
 
 UpdateSink = Callable[[dict[str, Any]], None]
@@ -298,6 +300,11 @@ class AgentProcess:
             task.cancel()
             raise
         if task in done:
+            if task.exception() is not None and not isinstance(task.exception(), acp.RequestError):
+                # The pipe closed under the request: was it the process ending?
+                await asyncio.wait({self._exited}, timeout=_EXIT_SETTLE_S)
+                if self._exited.done():
+                    raise AgentGone(f"the agent process ended (exit code {self.exit_code})")
             return task.result()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
