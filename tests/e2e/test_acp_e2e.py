@@ -103,6 +103,8 @@ class Brain:
             return Text(MADE)
         said = request.user_texts()
         last = said[-1] if said else ""
+        if "Write the title" in last:  # Claude's agent names its session on the side
+            return Text("A short title")
         if "wait for it" in last:
             self.held.set()
             self.release.wait(60)  # the turn hangs here until the test lets go
@@ -226,12 +228,13 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
                 # 2. A follow-up in the same session: the model sees the first exchange.
                 people.say(thread, "once more please")
                 await until(lambda: any(FOLLOW_UP in t for t in texts(people, thread)))
-                [asked] = [
+                asked = [
                     r
                     for r in model_server.turn_requests()
-                    if "once more" in " ".join(r.user_texts())
-                ][-1:]
-                assert any("hello agent" in t for t in asked.user_texts()), asked.user_texts()
+                    if isinstance(r.reply, Text) and r.reply.text == FOLLOW_UP
+                ]
+                assert asked
+                assert all(any("hello agent" in t for t in r.user_texts()) for r in asked)
 
                 # /usage shows the context window where the agent reports it (usage_update).
                 if which in ("claude", "codex"):
