@@ -223,6 +223,7 @@ class AcpRun:
         self.stream_sent = 0
         self.stream_on = True
         self.host: AgentHost | None = None
+        self._prompts: list[asyncio.Future[Any]] = []
         self._log = open(stdout, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
 
     # -- the transcript
@@ -265,21 +266,41 @@ class AcpRun:
         host.notes.clear()
         process.client.on_update = lambda update: self.write("acp_update", update=update)
         process.client.on_permission = self._permission_sink(ask, host, cwd)
-        prompt = asyncio.ensure_future(process.call(process.prompt(self.prompt), within=1e9))
+        self._prompts = [self._send(self.prompt)]
         try:
-            while not prompt.done():
+            while not all(p.done() for p in self._prompts):
                 self.wakeup.clear()
                 waiter = asyncio.ensure_future(self.wakeup.wait())
-                await asyncio.wait({prompt, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                pending = {p for p in self._prompts if not p.done()}
+                await asyncio.wait({*pending, waiter}, return_when=asyncio.FIRST_COMPLETED)
                 waiter.cancel()
-                if self.stop_reason is not None and not prompt.done():
-                    return await self._cancel(host, prompt)
-            return self._ended(host, prompt)
+                if self.stop_reason is not None and pending:
+                    return await self._cancel(host, self._prompts[-1])
+            failed = next((p for p in self._prompts if p.exception() is not None), None)
+            return self._ended(host, failed or self._prompts[-1])
         finally:
             process.client.on_update = None
             process.client.on_permission = None
-            if not prompt.done():
-                prompt.cancel()
+            for prompt in self._prompts:
+                if not prompt.done():
+                    prompt.cancel()
+
+    def _send(self, text: str) -> asyncio.Future[Any]:
+        assert self.host is not None
+        process = self.host.process
+        return asyncio.ensure_future(process.call(process.prompt(text), within=1e9))
+
+    def steer(self, text: str) -> bool:
+        """Send ``text`` into the live turn (the agent says it takes prompts mid-turn: it reads
+        it at its next step); False when it cannot (no turn, or an agent without steering)."""
+        host = self.host
+        if host is None or not host.process.steering or self.stop_reason is not None:
+            return False
+        if not self._prompts or all(p.done() for p in self._prompts):
+            return False
+        self._prompts.append(self._send(text))
+        self.wakeup.set()
+        return True
 
     async def _cancel(self, host: AgentHost, prompt: asyncio.Future[Any]) -> Outcome:
         await host.process.cancel()

@@ -307,6 +307,18 @@ class RunEngine(EngineControls):
         if merged is not None:
             return merged
         running = session.running_job_id
+        steering = running is not None and self._busy(session) == "steer"
+        if steering and self._scheduler.steer(str(running), prompt):  # the live turn takes it
+            self.journal.append(
+                "JobSteered",
+                {
+                    "job_id": running,
+                    "message_id": str(message_id),
+                    "prompt": prompt,
+                    "dedupe_key": key,
+                },
+            )
+            return self.state.jobs[str(running)].view()
         queued = self._enqueue(
             session,
             str(message_id),

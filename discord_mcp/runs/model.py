@@ -64,6 +64,7 @@ EVENT_TYPES = (
     # The owner's controls (issue 11): see discord_mcp/runs/controls.py.
     "JobAmended",
     "JobCancelled",
+    "JobSteered",
     "ModelChanged",
     "SessionClosed",
     "SessionReopened",

@@ -143,6 +143,13 @@ class Scheduler:
             run.stop_reason = "E_INTERRUPTED"
             run.wakeup.set()
 
+    def steer(self, job_id: str, prompt: str) -> bool:
+        """Hand ``prompt`` to the running job's live turn, where its engine can (an ACP agent
+        that says it takes prompts mid-turn); False: it cannot, the message queues."""
+        run = self.runs.get(job_id)
+        steer = getattr(run, "steer", None)
+        return bool(steer(prompt)) if steer is not None else False
+
     async def detach(self) -> None:
         """Stop following every running job WITHOUT stopping it (daemon shutdown)."""
         self.open = False

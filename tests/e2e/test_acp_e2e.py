@@ -273,3 +273,85 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
     finally:
         brain.release.set()
         brain.streaming.set()
+
+
+async def test_a_message_steers_the_running_turn_of_an_agent_that_takes_it(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    """``busy: steer`` with Claude's agent (it says ``steering.supported``): the second message
+    joins the running job, and the model sees it before the job ends."""
+    binaries = bin_dir()
+    if not (binaries / "claude-agent-acp").exists():
+        missing("claude-agent-acp is not installed; run scripts/install-agent-clis")
+    workdir = tmp_path / "app"
+    workdir.mkdir()
+    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
+    cli = ClaudeCli(
+        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
+    )
+    await off_loop(
+        AgentRegistry(settings.home).add,
+        "claude-acp",
+        [str(binaries / "claude-agent-acp")],
+        "default",
+    )
+    await off_loop(
+        ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add,
+        "app",
+        workdir,
+        ["claude-acp"],
+        "claude-acp",
+        busy="steer",
+    )
+    release = threading.Event()
+    asked = threading.Event()
+
+    def brain(request: ModelRequest) -> Reply:
+        said = request.user_texts()
+        last = said[-1] if said else ""
+        if "Write the title" in last:
+            return Text("A short title")
+        if "first task" in last:
+            asked.set()
+            release.wait(60)
+            return Text("Working on the first task.")
+        return Text("Steered: " + " | ".join(t for t in said if "thought" in t or "task" in t))
+
+    model_server.script(brain, repeat=True)
+    environ = {k: v for k, v in os.environ.items() if k != "IS_SANDBOX"}
+    environ["DISCORD_WATCH_ROOTS"] = str(tmp_path)
+    try:
+        async with watching(settings, environ, {"claude-acp": cli.env()}):
+            await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1)
+            thread = people.say(discord.channel_id, "!start app")["id"]
+            await until(lambda: any("Session started" in t for t in texts(people, thread)))
+            people.say(thread, "first task please")
+            await until(asked.is_set, what="the first model request")
+            people.say(thread, "a second thought")
+            jobs = await until(
+                lambda: _job_of_message(settings.home, "a second thought"), what="the steer"
+            )
+            release.set()
+            final = await until(
+                lambda: [t for t in texts(people, thread) if "Steered:" in t and "\n\n" in t],
+                what="the answer that saw the second message",
+            )
+    finally:
+        release.set()
+    assert "a second thought" in final[0]
+    assert jobs == 1  # one job took both messages
+    assert not any("waiting" in t.lower() for t in texts(people, thread))
+
+
+def _job_of_message(home: Path, text: str) -> int | None:
+    """How many jobs the journal holds once ``text`` was steered into one (None before)."""
+    import json
+
+    events = [
+        json.loads(line)
+        for line in (home / "runs" / "events.ndjson").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    if not any(e.get("type") == "JobSteered" and text in json.dumps(e) for e in events):
+        return None
+    return sum(1 for e in events if e.get("type") == "JobEnqueued")

@@ -92,3 +92,45 @@ async def test_stop_ends_an_agent_that_ignores_the_cancel_and_the_next_message_s
         env_next = await engine.submit("t1", "m2", "quick die", "owner")
         assert (await notifier.wait_finished(env_next.job_id)).error_code == "E_AGENT_EXITED"
         assert engine.state.jobs[env_next.job_id].process != pid
+
+
+async def test_busy_interrupt_cancels_the_running_turn_and_runs_the_new_message(
+    make_engine: EngineFactory,
+    notifier: RecordingNotifier,
+    state_dir: Path,
+    registry: ProjectRegistry,
+    workdir: Path,
+) -> None:
+    await asyncio.to_thread(AgentRegistry(state_dir).add, "fake", [sys.executable, str(FAKE)])
+    await asyncio.to_thread(registry.add, "acp", workdir, ["fake"], "fake", busy="interrupt")
+    limits = dataclasses.replace(FAST, agent_cancel_grace=0.5)
+    async with make_engine(
+        env={"PATH": "/usr/bin:/bin", "FAKE_ACP_PAUSE": "30"}, limits=limits
+    ) as engine:
+        await engine.start_session("t1", "acp")
+        first = await engine.submit("t1", "m1", "a long one", "owner")
+        await notifier.wait_for(lambda: engine.state.jobs[first.job_id].process is not None)
+        second = await engine.submit("t1", "m2", "die instead", "owner")
+        assert second.job_id != first.job_id
+        interrupted = await notifier.wait_finished(first.job_id)
+        assert interrupted.error_code == "E_INTERRUPTED"
+        assert (await notifier.wait_finished(second.job_id)).error_code == "E_AGENT_EXITED"
+
+
+async def test_busy_steer_queues_for_an_agent_that_does_not_take_prompts_mid_turn(
+    make_engine: EngineFactory,
+    notifier: RecordingNotifier,
+    state_dir: Path,
+    registry: ProjectRegistry,
+    workdir: Path,
+) -> None:
+    await asyncio.to_thread(AgentRegistry(state_dir).add, "fake", [sys.executable, str(FAKE)])
+    await asyncio.to_thread(registry.add, "acp", workdir, ["fake"], "fake", busy="steer")
+    async with make_engine(env={"PATH": "/usr/bin:/bin", "FAKE_ACP_PAUSE": "1"}) as engine:
+        await engine.start_session("t1", "acp")
+        first = await engine.submit("t1", "m1", "one", "owner")
+        await notifier.wait_for(lambda: engine.state.jobs[first.job_id].process is not None)
+        second = await engine.submit("t1", "m2", "two", "owner")
+        assert second.job_id != first.job_id  # queued as its own job
+        assert (await notifier.wait_finished(first.job_id)).state == "success"
+        assert (await notifier.wait_finished(second.job_id)).state == "success"
