@@ -250,10 +250,20 @@ def late_allow_words(decision: Decision, lang: str = "en") -> str:
     return i18n.text(lang, "approval.late_next_request")
 
 
-def components(decision_id: str, lang: str = "en") -> list[dict[str, Any]]:
+def components(
+    decision_id: str,
+    lang: str = "en",
+    *,
+    shown: frozenset[str] | set[str] | None = None,
+    extra: Iterable[tuple[str, str]] = (),
+) -> list[dict[str, Any]]:
     """One row: Allow once, Allow for this session, Deny, Deny with a note… (each followed by
-    its translation for a card in another language, see :func:`button_label`)."""
-    row = [
+    its translation for a card in another language, see :func:`button_label`).
+
+    ``shown``: only these of the four (default: all); ``extra``: more buttons as (part, label),
+    an ACP agent's own options (see :mod:`~discord_mcp.approvals.acp`), five to a row.
+    """
+    buttons = [
         {
             "type": 2,
             "style": style,
@@ -261,8 +271,18 @@ def components(decision_id: str, lang: str = "en") -> list[dict[str, Any]]:
             "custom_id": f"dmcp:{decision_id}:{part}",
         }
         for label, part, style in zip(LABELS, PARTS, _STYLES, strict=True)
+        if shown is None or part in shown
     ]
-    return [{"type": 1, "components": row}]
+    buttons += [
+        {
+            "type": 2,
+            "style": SECONDARY,
+            "label": _clip(label, BUTTON_LIMIT) or part,
+            "custom_id": f"dmcp:{decision_id}:{part}",
+        }
+        for part, label in extra
+    ]
+    return [{"type": 1, "components": buttons[i : i + 5]} for i in range(0, len(buttons), 5)]
 
 
 def note_modal(decision_id: str, summary: str, lang: str = "en") -> dict[str, Any]:

@@ -14,6 +14,7 @@ from collections.abc import Set
 from typing import Any
 
 from discord_mcp import i18n
+from discord_mcp.approvals.acp_parts import OPTION_PART, option_for_part
 from discord_mcp.approvals.cards import (
     ALLOW_ONCE,
     ALLOW_SESSION,
@@ -160,4 +161,25 @@ def judge_click(
         return denied(user_id, username, via)
     if part == "modal" and note and note.strip():
         return denied(user_id, username, via, note)
+    option = option_for_part(decision, part) if OPTION_PART.match(part) else None
+    if option is not None:  # an ACP agent's own option, by its name
+        return _option_chosen(decision, option, user_id, username)
     return IGNORE
+
+
+def _option_chosen(
+    decision: Decision, option: dict[str, str], user_id: str, username: str
+) -> Verdict:
+    allows = option.get("kind", "").startswith("allow")
+    verdict = (
+        allowed(user_id, username, "button") if allows else denied(user_id, username, "button")
+    )
+    approval = {**(decision.approval or {}), "acp_choice": option["option_id"]}
+    return Verdict(
+        "resolve",
+        {
+            **verdict.changes,
+            "selected_option": option.get("name") or option["part"],
+            "approval": approval,
+        },
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Iterable, Set
 from typing import TYPE_CHECKING, Any
 
+from discord_mcp.approvals import acp_parts as acp
 from discord_mcp.approvals import cards, judging
 from discord_mcp.approvals.live import answer_approval_click
 from discord_mcp.decisions.answers import Verdict
@@ -32,7 +33,16 @@ class ApprovalKind:
         return cards.render_final(decision)
 
     def components(self, decision: Decision) -> list[dict[str, Any]]:
-        return cards.components(decision.id, decision.language)
+        if not (decision.approval or {}).get("acp"):
+            return cards.components(decision.id, decision.language)
+        extra = [
+            (o["part"], o.get("name") or o["part"])
+            for o in acp.stored_options(decision)
+            if acp.OPTION_PART.match(o["part"])
+        ]
+        return cards.components(
+            decision.id, decision.language, shown=acp.parts(decision), extra=extra
+        )
 
     def judge_message(
         self, decision: Decision, message: dict[str, Any], owner_ids: Set[str]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from discord_mcp.approvals.acp_parts import OPTION_PART
 from discord_mcp.approvals.cards import note_modal, note_text, render_final
 from discord_mcp.approvals.judging import judge_click
 from discord_mcp.decisions.clicks import settle_click
@@ -36,12 +37,15 @@ async def answer_approval_click(
         return note_modal(decision.id, decision.question, decision.language)
     if data.get("type") == MODAL_SUBMIT:
         part = "modal"
+    known = ("allow", "session", "deny", "modal")
+    if part not in known and not OPTION_PART.match(part):
+        part = "unknown"
     verdict = judge_click(
         decision,
         user_id,
         username,
         owners,
-        part=part if part in ("allow", "session", "deny", "modal") else "unknown",
+        part=part,
         note=note_text(payload) if part == "modal" else None,
     )
     return await settle_click(

@@ -30,8 +30,8 @@ from discord_mcp.approvals.changes import file_change
 from discord_mcp.approvals.risk import command_risks
 from discord_mcp.approvals.shell import rules as shell_rules
 
-Client = Literal["claude", "codex", "gemini"]
-CLIENTS: tuple[Client, ...] = ("claude", "codex", "gemini")
+Client = Literal["claude", "codex", "gemini", "acp"]
+CLIENTS: tuple[Client, ...] = ("claude", "codex", "gemini", "acp")
 SHELL_TOOLS = frozenset({"Bash", "run_shell_command", "shell", "exec_command", "local_shell"})
 _WORDS_OF_THE_AGENT = frozenset({"description", "justification"})
 """Input keys that explain a call rather than make it (Codex adds ``description`` to the

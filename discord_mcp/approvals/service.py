@@ -20,9 +20,9 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from discord_mcp import i18n
 from discord_mcp.approvals import cards
@@ -100,6 +100,7 @@ class ApprovalService:
         progress: Progress | None = None,
         elsewhere: Callable[[], Awaitable[str]] | None = None,
         deadline: float | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> Outcome:
         """Answer ``request``: from a precedent, else from the owner within ``max_wait``.
 
@@ -107,6 +108,7 @@ class ApprovalService:
         answer another way, e.g. at the terminal; the approval is then closed as cancelled.
         ``deadline`` (``time.monotonic``): the wait ends by then at the latest, however long the
         card took to post (a hook must answer before its CLI's timeout).
+        ``extra``: more fields stored with the approval (an ACP agent's options).
         """
         store = self._decisions.store
         found = await off_loop(precedent, store, request)
@@ -116,7 +118,7 @@ class ApprovalService:
             )
             return Outcome("allow", "", found.how, found.decision)
         max_wait = _until(deadline, max_wait)
-        decision = await self.ask(request, max_wait=max_wait, label=label)
+        decision = await self.ask(request, max_wait=max_wait, label=label, extra=extra)
         max_wait = _until(deadline, max_wait)
         waiting = asyncio.create_task(
             self._decisions.wait(
@@ -160,7 +162,14 @@ class ApprovalService:
         await cancel_and_wait(waiting, within=5)
         return await self.answered_elsewhere(decision.id, other.result())
 
-    async def ask(self, request: ToolRequest, *, max_wait: float, label: str) -> Decision:
+    async def ask(
+        self,
+        request: ToolRequest,
+        *,
+        max_wait: float,
+        label: str,
+        extra: Mapping[str, Any] | None = None,
+    ) -> Decision:
         """Post the approval (or find the same request pending) and return it."""
         settings = self._settings
         action = await off_loop(describe, request)
@@ -177,6 +186,7 @@ class ApprovalService:
             "action": dataclasses.asdict(action),
             "wait_seconds": max_wait,
             "resume": self._resume,
+            **(extra or {}),
         }
         # The owner's language, as far as an approval shows it: the agent's own reason.
         language = i18n.choose(settings.language, action.reason or "")

@@ -4,9 +4,9 @@ notifier the Discord side implements, and the project summary."""
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from discord_mcp.runs.views import Activity, JobView, SessionView
 
@@ -35,6 +35,10 @@ class RunLimits:
     retry_pause: float = 5.0  # seconds before that second attempt
     max_holds: int = 5  # usage-limit holds in a row before a job just fails
     timer_tick: float = 1.0  # how often waiting jobs' start times are checked at most
+    # ACP agents (issue 24), see discord_mcp/runs/acp_runs.py.
+    agent_idle: float = 600.0  # an agent process with no turn for this long is ended
+    agent_cancel_grace: float = 10.0  # after session/cancel, how long until the process ends
+    agent_request_timeout: float = 120.0  # initialize, session/new, session/load
 
 
 class Clock(Protocol):
@@ -78,6 +82,10 @@ class RunNotifier(Protocol):
         """Progress of a running job, at most every ``limits.status_interval`` per job."""
         ...
 
+    async def job_text(self, job: JobView, text: str) -> None:
+        """The agent's answer so far (the project streams it): the whole text, newest only."""
+        ...
+
     async def job_finished(self, job: JobView, session: SessionView) -> None:
         """success, failed (``error_code``, ``error_message``) or unknown_after_crash;
         ``job.final_text`` holds the CLI's whole answer when there is one."""
@@ -94,3 +102,48 @@ class ProjectStatus:
     queued_jobs: int
     failed_jobs_24h: int
     last_error: str | None
+
+
+@dataclass(frozen=True)
+class PermissionOption:
+    """One answer an ACP agent offers for a permission request (``kind``: ``allow_once``,
+    ``allow_always``, ``reject_once``, ``reject_always``, or one the protocol adds later)."""
+
+    option_id: str
+    name: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class PermissionAsk:
+    """An ACP agent asks the owner before it acts (``session/request_permission``).
+
+    Everything but the ids comes from the agent: untrusted, shown as its own words.
+    """
+
+    thread_id: str
+    job_id: str
+    project_name: str
+    agent: str  # the agent's registered name
+    session_id: str
+    cwd: str
+    title: str
+    kind: str  # the tool call's kind: read, edit, execute, fetch, ... ("other" when unsaid)
+    raw_input: Mapping[str, Any]
+    options: tuple[PermissionOption, ...]
+    tool_call_id: str = ""
+
+
+@dataclass(frozen=True)
+class PermissionChoice:
+    """The answer: one of the agent's options, or None (the request is cancelled: nobody
+    answered, the answer did not fit the options, or something failed). Never an allow by
+    default."""
+
+    option_id: str | None
+    reason: str = ""
+    note: str | None = None
+
+
+PermissionAsker = Callable[[PermissionAsk], Awaitable[PermissionChoice]]
+"""Asks the owner (the daemon wires it to the approval cards); bounded by the approval wait."""

@@ -257,7 +257,11 @@ class EngineControls:
         await self.cancel(session.thread_id)
         if not session.closed:
             self.journal.append("SessionClosed", {"thread_id": session.thread_id})
+        await self._session_ended(session.thread_id)
         return self._session_view(session.thread_id)
+
+    async def _session_ended(self, thread_id: str) -> None:
+        """The session closed: whatever the engine keeps alive for it may go (ACP agents)."""
 
     async def reopen_session(self, thread_id: str) -> SessionView:
         """Let a closed session take jobs again.

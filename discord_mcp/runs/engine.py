@@ -56,6 +56,7 @@ from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.contract import (
     Clock,
     OwnerWait,
+    PermissionAsker,
     RunLimits,
     RunNotifier,
     SystemClock,
@@ -102,6 +103,8 @@ class RunEngine(EngineViews, EngineControls):
             None: never, every job's clock runs on).
         thread_url: a run thread's link, for its run folder (None: runs have no thread).
         not_run: a turn's tool calls that were not run, for its run folder (None: none).
+        permissions: asks the owner when an ACP agent requests permission (None: every
+            request is cancelled, never allowed).
     """
 
     def __init__(
@@ -119,9 +122,11 @@ class RunEngine(EngineViews, EngineControls):
         owner_wait: OwnerWait | None = None,
         thread_url: ThreadUrl | None = None,
         not_run: NotRun | None = None,
+        permissions: PermissionAsker | None = None,
     ) -> None:
         self.state_dir = state_dir
         self._owner_wait = owner_wait
+        self._permissions = permissions
         self.projects = projects
         self.notifier = notifier
         self.spawner: Spawner = spawner or ProcessSpawner()
@@ -170,6 +175,7 @@ class RunEngine(EngineViews, EngineControls):
             group.create_task(self._snapshot_timer(), name="runs-snapshots"),
             group.create_task(self._scheduler.timers(), name="runs-timers"),
             group.create_task(self.recorder.run(), name="runs-folders"),
+            group.create_task(self._scheduler.acp.idle(), name="runs-agents-idle"),
         ]
         try:
             self._scheduler.cleanup_job_dirs()
@@ -249,6 +255,7 @@ class RunEngine(EngineViews, EngineControls):
             tool_env=self._tool_env,
             notices=self._notices,
             owner_wait=self._owner_wait,
+            permissions=self._permissions,
         )
         scheduler.after_failure = self._on_failure
         return scheduler
@@ -366,7 +373,20 @@ class RunEngine(EngineViews, EngineControls):
             )
             if merged is not None:
                 return merged
-        return self._enqueue(
+        running = session.running_job_id
+        steering = running is not None and self._busy(session) == "steer"
+        if steering and self._scheduler.steer(str(running), prompt):  # the live turn takes it
+            self.journal.append(
+                "JobSteered",
+                {
+                    "job_id": running,
+                    "message_id": str(message_id),
+                    "prompt": prompt,
+                    "dedupe_key": key,
+                },
+            )
+            return self.state.jobs[str(running)].view()
+        queued = self._enqueue(
             session,
             str(message_id),
             prompt,
@@ -378,6 +398,18 @@ class RunEngine(EngineViews, EngineControls):
             not_before=self._debounce_until() if debounce else None,
             timeout_s=timeout_s,
         )
+        if running is not None and self._busy(session) == "interrupt":
+            self._scheduler.interrupt(running)  # the new message runs once it has stopped
+        return queued
+
+    def _busy(self, session: Session) -> str:
+        try:
+            return self.projects.get(session.project_name).busy
+        except RunError:
+            return "queue"
+
+    async def _session_ended(self, thread_id: str) -> None:
+        await self._scheduler.acp.release(thread_id)
 
     async def set_tool(self, thread_id: str, tool: str) -> SessionView:
         """Switch the thread's tool; the running job is unaffected, the next job uses it.

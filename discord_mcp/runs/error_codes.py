@@ -68,9 +68,24 @@ CODES: dict[str, ErrorCode] = {
             "tree, then resume",
         ),
         ErrorCode("E_INTERNAL", False, "discord-watch lost track of the run (its log says why)"),
+        ErrorCode(
+            "E_AGENT_EXITED",
+            True,
+            "the ACP agent's process ended during the turn (its stderr's tail says why); the "
+            "next turn starts it again and loads the session",
+        ),
+        ErrorCode(
+            "E_INTERRUPTED",
+            False,
+            "a newer message interrupted the turn (the project's busy setting is interrupt)",
+        ),
         # -- starting the CLI
         ErrorCode("E_CLI_NOT_FOUND", False, "the CLI is not on discord-watch's PATH"),
         ErrorCode("E_SPAWN_FAILED", True, "the CLI could not be started (an OS error)"),
+        ErrorCode("E_AGENT_NOT_FOUND", False, "no ACP agent of that name is registered"),
+        ErrorCode(
+            "E_AGENT_START", False, "the ACP agent did not start or did not answer initialize"
+        ),
         ErrorCode("E_SECRET_IN_ARGV", False, "the project's arguments carry a secret's value"),
         ErrorCode(
             "E_NETWORK_NOT_ENFORCEABLE",
@@ -82,7 +97,11 @@ CODES: dict[str, ErrorCode] = {
         ErrorCode("E_PROJECT_NOT_FOUND", False, "no project of that name"),
         ErrorCode("E_INVALID_PATH", False, "the project's folder is refused (outside the roots)"),
         ErrorCode("E_TOOL_NOT_ENABLED", False, "the project does not enable that CLI"),
-        ErrorCode("E_INVALID_TOOLSET", False, "not a CLI we can run (claude, codex, gemini)"),
+        ErrorCode(
+            "E_INVALID_TOOLSET",
+            False,
+            "not a CLI we can run (claude, codex, gemini) or a registered ACP agent",
+        ),
         ErrorCode("E_INVALID_MODEL", False, "not a model name"),
         ErrorCode("E_INVALID_TIMEOUT", False, "not a timeout"),
         ErrorCode("E_CONTEXT_FILE", False, "a --context file cannot be read"),

@@ -22,7 +22,7 @@ def check_tool_enabled(tool: str, project: str, tools: tuple[Tool, ...]) -> None
     if not is_tool(tool):
         raise RunError(
             "E_INVALID_TOOLSET",
-            f"{tool!r} is not a tool we can run: choose from {', '.join(TOOLS)}",
+            f"{tool!r} is not a tool we can run: choose from {', '.join(TOOLS)} or an ACP agent",
         )
     if tool not in tools:
         raise RunError(

@@ -18,6 +18,7 @@ never shared.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, get_args
 
@@ -31,12 +32,15 @@ from discord_mcp.runs.records import parse_iso as parse_iso
 from discord_mcp.runs.records import utc_iso as utc_iso
 from discord_mcp.runs.views import (
     RETRYABLE_STATES,
+    BuiltinTool,
     SessionState,
     SessionView,
     Tool,
 )
 
-TOOLS: tuple[Tool, ...] = get_args(Tool)
+TOOLS: tuple[Tool, ...] = get_args(BuiltinTool)
+"""The three headless CLIs; an ACP agent registered by name is a tool too."""
+TOOL_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 STOPPED_CODE = "E_STOPPED"
 """The error code of a job stopped on request: it ends the job, but it is no failure (no ping,
 no retry hint; a run folder's result says ``stopped``)."""
@@ -58,6 +62,7 @@ EVENT_TYPES = (
     # The owner's controls (issue 11): see discord_mcp/runs/controls.py.
     "JobAmended",
     "JobCancelled",
+    "JobSteered",
     "ModelChanged",
     "SessionClosed",
     "SessionReopened",
@@ -65,7 +70,19 @@ EVENT_TYPES = (
 
 
 def is_tool(value: object) -> bool:
-    return value in TOOLS
+    """Whether ``value`` can name a tool: a headless CLI or an ACP agent's name (whether that
+    agent is registered is checked where a tool is chosen, not when the journal is replayed)."""
+    return isinstance(value, str) and (value in TOOLS or bool(TOOL_NAME.match(value)))
+
+
+def is_builtin(tool: str) -> bool:
+    """Whether ``tool`` is one of the three headless CLIs (else: an ACP agent)."""
+    return tool in TOOLS
+
+
+def session_key_name(tool: str) -> str:
+    """What ``tool`` calls its session key (an ACP agent: ``session_id``)."""
+    return SESSION_KEY_NAMES.get(tool, "session_id")
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,9 +222,9 @@ class RunState(ControlReducers):
             tool=session.tool,
             session_key=key,
             session_keys={
-                tool: value[SESSION_KEY_NAMES[tool]]
+                tool: value[session_key_name(tool)]
                 for tool, value in sorted(session.adapter_state.items())
-                if SESSION_KEY_NAMES.get(tool, "") in value
+                if session_key_name(tool) in value
             },
             state=self.session_state(session),
             pending=len(session.queue),
@@ -391,7 +408,7 @@ class RunState(ControlReducers):
         job.resets_at = p.get("resets_at")
         add_usage(self.usage, job, ts)
         if job.tool is not None and action == "set":
-            session.adapter_state[job.tool] = {SESSION_KEY_NAMES[job.tool]: str(p["session_key"])}
+            session.adapter_state[job.tool] = {session_key_name(job.tool): str(p["session_key"])}
         elif job.tool is not None and action == "clear":
             session.adapter_state.pop(job.tool, None)
         session.running_job_id = None

@@ -79,6 +79,7 @@ class ControlReducers:
         return {
             "JobAmended": self._job_amended,
             "JobCancelled": self._job_cancelled,
+            "JobSteered": self._job_steered,
             "ModelChanged": self._model_changed,
             "SessionClosed": self._session_closed,
             "SessionReopened": self._session_reopened,
@@ -96,6 +97,19 @@ class ControlReducers:
             dict(a) for a in p.get("attachments") or [] if isinstance(a, Mapping)
         )
         job.not_before = p.get("not_before")
+        if key is not None:
+            self.dedupe[key] = job.job_id
+        session.updated_at = session.last_activity_at = ts
+
+    def _job_steered(self, p: Mapping[str, Any], ts: str) -> None:
+        """A message handed to a running turn (``busy: steer``): the running job takes it."""
+        job = self._job(p["job_id"], "running")
+        session = self._session(job.thread_id)
+        key = p.get("dedupe_key")
+        if key is not None and key in self.dedupe:
+            raise InvalidEvent(f"message {key} was enqueued already")
+        job.prompt = f"{job.prompt}\n\n{p['prompt']}"
+        job.message_ids.append(str(p["message_id"]))
         if key is not None:
             self.dedupe[key] = job.job_id
         session.updated_at = session.last_activity_at = ts

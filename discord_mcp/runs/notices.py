@@ -36,6 +36,7 @@ class Notices:
         self._running_view = running_view
         self._queue: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
         self._activity: dict[str, Activity] = {}
+        self._text: dict[str, str] = {}
 
     def post(self, method: str, *args: Any) -> None:
         """Queue ``notifier.<method>(*args)``."""
@@ -48,6 +49,12 @@ class Notices:
         if job_id not in self._activity:
             self._queue.put_nowait(("job_activity", job_id))
         self._activity[job_id] = activity
+
+    def text(self, job_id: str, text: str) -> None:
+        """Queue a job's streamed text, replacing one of the same job still waiting."""
+        if job_id not in self._text:
+            self._queue.put_nowait(("job_text", job_id))
+        self._text[job_id] = text
 
     def close(self) -> None:
         """Deliver what is queued, then let :meth:`run` return."""
@@ -65,8 +72,17 @@ class Notices:
                 if activity is None or job is None:
                     continue
                 args = (job, activity)
+            elif method == "job_text":
+                text = self._text.pop(args, None)
+                job = self._running_view(args)
+                if text is None or job is None:
+                    continue
+                args = (job, text)
+            call = getattr(self.notifier, method, None)
+            if call is None:
+                continue  # a notifier without streaming (job_text is optional)
             try:
                 async with asyncio.timeout(self.timeout):
-                    await getattr(self.notifier, method)(*args)
+                    await call(*args)
             except Exception:
                 log.exception("the run notifier failed in %s; carrying on", method)

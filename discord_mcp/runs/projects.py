@@ -21,6 +21,12 @@ are approved from Discord. ``ask``: read-only tools run, anything that writes or
 the owner; ``ask-all``: every tool asks; ``off``: the CLI's own configuration decides (see the
 README's approvals).
 
+``stream`` (optional, ``on`` unless written): the agent's text streams into the thread while it
+writes (an ACP agent's message chunks; the headless CLIs' partial output). ``busy`` (optional,
+``queue`` unless written): what a message does while a turn runs: ``queue`` waits its turn,
+``interrupt`` cancels the running turn and runs next, ``steer`` is handed to the running turn
+where the engine can (an ACP agent that says it takes prompts mid-turn), else queues.
+
 ``job_timeout_seconds`` is optional (absent: the engine's default, 15 minutes): how long one job
 may run, not counting the time its agent waits for the owner's answer.
 
@@ -53,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import RunError, StateCorrupt
+from discord_mcp.runs.agents import environment_agent
 from discord_mcp.runs.constraints import TIMEOUT_RANGE_S
 from discord_mcp.runs.model import TOOLS, is_tool, utc_iso
 from discord_mcp.runs.views import Tool
@@ -62,6 +69,8 @@ from discord_mcp.state.quarantine import MARKER
 CONFIG_VERSION = 1
 _NAME = re.compile(r"^[a-z0-9_-]{1,40}$")
 APPROVAL_MODES = ("ask", "ask-all", "off")
+STREAM_MODES = ("on", "off")
+BUSY_MODES = ("queue", "interrupt", "steer")
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,8 @@ class Project:
     """Seconds one job may run (waits for the owner not counted); None: the engine's default."""
     allow_network: bool = True
     """False: every run of the project runs without network (issue 23)."""
+    stream: str = "on"
+    busy: str = "queue"
 
     def args_for(self, tool: Tool) -> tuple[str, ...]:
         return self.args.get(tool, ())
@@ -90,7 +101,9 @@ class Project:
             "path": str(self.path),
             "enabled_tools": list(self.tools),
             "default_tool": self.default_tool,
-            "default_args": {tool: list(self.args_for(tool)) for tool in TOOLS},
+            "default_args": {
+                tool: list(self.args_for(tool)) for tool in dict.fromkeys((*TOOLS, *self.tools))
+            },
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
@@ -100,6 +113,10 @@ class Project:
             document["job_timeout_seconds"] = self.job_timeout
         if not self.allow_network:
             document["allow_network"] = False
+        if self.stream != "on":
+            document["stream"] = self.stream
+        if self.busy != "queue":
+            document["busy"] = self.busy
         return document
 
     @classmethod
@@ -109,7 +126,14 @@ class Project:
         if not tools or default not in tools:
             raise ValueError(f"project {data.get('name')!r}: bad enabled_tools/default_tool")
         given = data.get("default_args") or {}
-        args = {tool: tuple(str(a) for a in given.get(tool) or ()) for tool in TOOLS}
+        args = {
+            tool: tuple(str(a) for a in given.get(tool) or ())
+            for tool in dict.fromkeys((*TOOLS, *tools))
+        }
+        stream = str(data.get("stream") or "on")
+        busy = str(data.get("busy") or "queue")
+        if stream not in STREAM_MODES or busy not in BUSY_MODES:
+            raise ValueError(f"project {data.get('name')!r}: unknown stream/busy setting")
         approvals = str(data.get("approvals") or "ask")
         if approvals not in APPROVAL_MODES:
             raise ValueError(f"project {data.get('name')!r}: unknown approvals {approvals!r}")
@@ -130,6 +154,8 @@ class Project:
             approvals=approvals,
             job_timeout=timeout,
             allow_network=data.get("allow_network", True) is True,  # in doubt: no network
+            stream=stream,
+            busy=busy,
         )
 
 
@@ -140,7 +166,13 @@ class ProjectRegistry:
     default: the user's home directory.
     """
 
-    def __init__(self, state_dir: Path, allowed_roots: Sequence[Path] | None = None) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        allowed_roots: Sequence[Path] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self._environ = environ  # where DISCORD_WATCH_AGENT_COMMAND is read (default: ours)
         self.path = state_dir / "runs" / "config.json"
         self.state_dir = state_dir
         roots = list(allowed_roots) if allowed_roots is not None else [Path.home()]
@@ -177,6 +209,8 @@ class ProjectRegistry:
         approvals: str = "ask",
         *,
         allow_network: bool = True,
+        stream: str = "on",
+        busy: str = "queue",
     ) -> Project:
         """Create a project; ``default`` is the first tool when not given; ``job_timeout`` in
         seconds (None: the engine's default).
@@ -198,10 +232,13 @@ class ProjectRegistry:
                 f"project name {name!r} is not allowed: use 1 to 40 characters from a-z, 0-9, "
                 "'-' and '_'",
             )
+        _check_setting("stream", stream, STREAM_MODES)
+        _check_setting("busy", busy, BUSY_MODES)
         resolved = self.check_path(path)
-        tool_list = _check_tools(tools, default)
+        agents = self.agent_names()
+        tool_list = _check_tools(tools, default, agents)
         chosen = default if default is not None else tool_list[0]
-        checked_args = _check_args(args or {})
+        checked_args = _check_args(args or {}, agents)
         if job_timeout is not None:
             low, high = TIMEOUT_RANGE_S
             if not low <= job_timeout <= high:
@@ -215,13 +252,15 @@ class ProjectRegistry:
             name=name,
             path=resolved,
             tools=tool_list,
-            default_tool=chosen,  # type: ignore[arg-type]
+            default_tool=chosen,
             args=checked_args,
             created_at=now,
             updated_at=now,
             approvals=approvals,
             job_timeout=job_timeout,
             allow_network=allow_network,
+            stream=stream,
+            busy=busy,
         )
         with locked(self.path):
             document = self._read()
@@ -235,6 +274,39 @@ class ProjectRegistry:
             projects[name] = project.to_dict()
             write_json(self.path, document)
         return project
+
+    def update(self, name: str, **settings: str) -> Project:
+        """Change a project's ``stream`` or ``busy`` setting.
+
+        Raises:
+            RunError: E_PROJECT_NOT_FOUND, E_INVALID_SETTING.
+        """
+        allowed = {"stream": STREAM_MODES, "busy": BUSY_MODES}
+        for key, value in settings.items():
+            if key not in allowed:
+                raise RunError("E_INVALID_SETTING", f"{key!r} is not a project setting to change")
+            _check_setting(key, value, allowed[key])
+        with locked(self.path):
+            document = self._read()
+            projects = document.get("projects") or {}
+            if name not in projects:
+                raise _not_found(name, projects)
+            current = _load(projects[name])
+            changed = Project(
+                **{**current.__dict__, **settings, "updated_at": utc_iso(time.time())}
+            )
+            projects[name] = changed.to_dict()
+            write_json(self.path, document)
+        return changed
+
+    def agent_names(self) -> tuple[str, ...]:
+        """The ACP agents a project may name as tools (stored, and the environment's)."""
+        stored = self._read().get("agents")
+        names = set(stored) if isinstance(stored, dict) else set()
+        extra = environment_agent(self._environ)
+        if extra is not None:
+            names.add(extra.name)
+        return tuple(sorted(names))
 
     def remove(self, name: str) -> Project:
         """Delete a project (threads bound to it fail their next job with E_PROJECT_NOT_FOUND).
@@ -356,18 +428,27 @@ def _not_found(name: str, projects: Mapping[str, Any]) -> RunError:
     )
 
 
-def _check_tools(tools: Iterable[str], default: str | None) -> tuple[Tool, ...]:
+def _check_setting(key: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise RunError("E_INVALID_SETTING", f"{key} {value!r} is not one of {', '.join(allowed)}")
+
+
+def _check_tools(
+    tools: Iterable[str], default: str | None, agents: Sequence[str] = ()
+) -> tuple[Tool, ...]:
     if isinstance(tools, str):
         tools = [t.strip() for t in tools.split(",")]
     unique: list[Tool] = []
     for tool in tools:
-        if not is_tool(tool):
+        if tool not in TOOLS and tool not in agents:
+            choices = ", ".join((*TOOLS, *agents))
             raise RunError(
                 "E_INVALID_TOOLSET",
-                f"{tool!r} is not a tool we can run: choose from {', '.join(TOOLS)}",
+                f"{tool!r} is not a tool we can run: choose from {choices} (an ACP agent is "
+                "added with `discord-watch agent add NAME -- COMMAND`)",
             )
         if tool not in unique:
-            unique.append(tool)  # type: ignore[arg-type]
+            unique.append(tool)
     if not unique:
         raise RunError(
             "E_INVALID_TOOLSET", f"a project needs at least one tool: one of {', '.join(TOOLS)}"
@@ -381,10 +462,12 @@ def _check_tools(tools: Iterable[str], default: str | None) -> tuple[Tool, ...]:
     return tuple(unique)
 
 
-def _check_args(args: Mapping[str, Sequence[str]]) -> dict[Tool, tuple[str, ...]]:
+def _check_args(
+    args: Mapping[str, Sequence[str]], agents: Sequence[str] = ()
+) -> dict[Tool, tuple[str, ...]]:
     checked: dict[Tool, tuple[str, ...]] = {}
     for tool, value in args.items():
-        if not is_tool(tool):
+        if tool not in TOOLS and tool not in agents:
             raise RunError(
                 "E_INVALID_ARGS",
                 f"default args for {tool!r}: not a tool; use one of {', '.join(TOOLS)}",
@@ -397,5 +480,5 @@ def _check_args(args: Mapping[str, Sequence[str]]) -> dict[Tool, tuple[str, ...]
             )
         if any("\0" in a for a in value):
             raise RunError("E_INVALID_ARGS", f"default args for {tool} contain a NUL character")
-        checked[tool] = tuple(value)  # type: ignore[index]
-    return {tool: checked.get(tool, ()) for tool in TOOLS}
+        checked[tool] = tuple(value)
+    return {tool: checked.get(tool, ()) for tool in dict.fromkeys((*TOOLS, *checked))}

@@ -445,7 +445,7 @@ def _artifacts(folder: RunFolder) -> list[str]:
 def _final_text(tool: str, stdout: Path) -> str | None:
     if not is_tool(tool):
         return None
-    decoder = adapter_for(tool).decoder()  # type: ignore[arg-type]
+    decoder = adapter_for(tool).decoder()
     try:
         with open(stdout, "rb") as handle:
             for raw in handle:

@@ -164,7 +164,7 @@ class Session:
     constraints: dict[str, Any] | None = None
 
     def session_key(self, tool: Tool) -> str | None:
-        return self.adapter_state.get(tool, {}).get(SESSION_KEY_NAMES[tool])
+        return self.adapter_state.get(tool, {}).get(SESSION_KEY_NAMES.get(tool, "session_id"))
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)

@@ -96,6 +96,8 @@ class JobRun:
         self.key_journaled = False
         self.activity_dirty = False
         self.activity_sent_at: float | None = None
+        self.stream_on = False  # the project streams text (set by the scheduler)
+        self.stream_sent = 0  # the stream version last queued
         self._handle: BinaryIO | None = None
         self._partial = b""
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from discord_mcp.errors import RunError
+from discord_mcp.runs.acp_jobs import AcpJobs
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import (
     ARTIFACTS_VARIABLE,
@@ -27,7 +28,7 @@ from discord_mcp.runs.adapters.base import (
     truncate,
 )
 from discord_mcp.runs.constraints import Constraints
-from discord_mcp.runs.contract import Clock, OwnerWait, RunLimits
+from discord_mcp.runs.contract import Clock, OwnerWait, PermissionAsker, RunLimits
 from discord_mcp.runs.controls import with_model
 from discord_mcp.runs.failures import Failure, classify
 from discord_mcp.runs.folders import RunFolder
@@ -38,7 +39,15 @@ from discord_mcp.runs.launch import (
     private_dirs,
     write_private,
 )
-from discord_mcp.runs.model import Job, ProcessInfo, RunState, Session, parse_iso, utc_iso
+from discord_mcp.runs.model import (
+    Job,
+    ProcessInfo,
+    RunState,
+    Session,
+    is_builtin,
+    parse_iso,
+    utc_iso,
+)
 from discord_mcp.runs.notices import Notices
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.recovery import Recovery
@@ -73,6 +82,7 @@ class Scheduler(Recovery):
         tool_env: Mapping[Tool, Mapping[str, str]],
         notices: Notices,
         owner_wait: OwnerWait | None = None,
+        permissions: PermissionAsker | None = None,
     ) -> None:
         self.state_dir = state_dir
         self.journal = journal
@@ -90,6 +100,20 @@ class Scheduler(Recovery):
         self.after_failure: Callable[[str, Failure], None] | None = None
         self.group: asyncio.TaskGroup | None = None
         self.open = False  # False: nothing new starts (during recovery and shutdown)
+        self.acp = AcpJobs(self, permissions)
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        """The base environment of every agent (the daemon's, less what is withheld later)."""
+        return self._env
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        return self._env
+
+    @property
+    def tool_env(self) -> Mapping[Tool, Mapping[str, str]]:
+        return self._tool_env
 
     @property
     def state(self) -> RunState:
@@ -106,9 +130,25 @@ class Scheduler(Recovery):
         if run.stop_reason is None:
             run.stop_reason = "E_STOPPED"
         run.wakeup.set()
+        bound = 2 * self.limits.kill_grace + 5 + self.limits.agent_cancel_grace
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(2 * self.limits.kill_grace + 5):
+            async with asyncio.timeout(bound):
                 await run.done.wait()
+
+    def interrupt(self, job_id: str) -> None:
+        """Stop a running job because a newer message takes its place (``busy: interrupt``);
+        does not wait: the job finishes as stopped, and the queue moves on."""
+        run = self.runs.get(job_id)
+        if run is not None and run.stop_reason is None:
+            run.stop_reason = "E_INTERRUPTED"
+            run.wakeup.set()
+
+    def steer(self, job_id: str, prompt: str) -> bool:
+        """Hand ``prompt`` to the running job's live turn, where its engine can (an ACP agent
+        that says it takes prompts mid-turn); False: it cannot, the message queues."""
+        run = self.runs.get(job_id)
+        steer = getattr(run, "steer", None)
+        return bool(steer(prompt)) if steer is not None else False
 
     async def detach(self) -> None:
         """Stop following every running job WITHOUT stopping it (daemon shutdown)."""
@@ -122,6 +162,7 @@ class Scheduler(Recovery):
                     await run.task
             run.close()
         self.runs.clear()
+        await self.acp.hosts.close()  # agents talk over pipes: they cannot outlive us
 
     def pump(self) -> None:
         """Start waiting jobs while there is room: oldest first, one per thread; a job held
@@ -176,6 +217,10 @@ class Scheduler(Recovery):
             },
         )
         paths = JobPaths.for_job(self.state_dir, job.job_id)
+        if not is_builtin(tool):  # an ACP agent (issue 24)
+            self.acp.start(job, tool, resume_key, paths)
+            self._notices.post("job_started", job.view(), self._session_view(job.thread_id))
+            return
         try:
             spec, timeout = self._prepare(job, session, tool, resume_key, paths)
             process = self.spawner.spawn(spec)
@@ -223,6 +268,7 @@ class Scheduler(Recovery):
                 artifacts_dir=RunFolder.of(self.state_dir, session.run_id).artifacts
                 if session.run_id
                 else None,
+                stream=project.stream == "on",
             )
         )
         secrets = {**(self.mcp.env if self.mcp else {}), **invocation.env}
@@ -283,6 +329,10 @@ class Scheduler(Recovery):
             timeout=timeout,
             started_wall=began.timestamp() if began else self.clock.time(),
         )
+        try:
+            run.stream_on = self.projects.get(job.project_name or "").stream == "on"
+        except RunError:
+            run.stream_on = False
         self.runs[job.job_id] = run
         run.task = self.group.create_task(self._follow(run), name=f"runs-{job.job_id}")
 
@@ -367,6 +417,8 @@ class Scheduler(Recovery):
                 "--timeout`",
                 run,
             )
+        if run.stop_reason == "E_INTERRUPTED":
+            return _failure("E_INTERRUPTED", f"{run.tool} was interrupted by a newer message", run)
         return _failure("E_STOPPED", f"{run.tool} was stopped on request", run)
 
     def _progress(self, run: JobRun) -> None:
@@ -382,6 +434,10 @@ class Scheduler(Recovery):
             run.activity_dirty = False
             run.activity_sent_at = now
             self._notices.activity(run.job_id, run.activity())
+        stream = run.decoder.stream
+        if run.stream_on and stream.version != run.stream_sent:
+            run.stream_sent = stream.version
+            self._notices.text(run.job_id, stream.text)
 
     def _complete(self, run: JobRun, outcome: Outcome) -> None:
         run.close()

@@ -22,6 +22,7 @@ watches them, and a later engine watches them through /proc and the status file.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
@@ -111,6 +112,72 @@ class ProcessSpawner:
                 "E_SPAWN_FAILED", f"could not start the job wrapper for {spec.argv[0]}: {exc}"
             ) from exc
         return ProcessInfo(pid, process_start_time(pid), boot_id())
+
+
+@dataclass(frozen=True)
+class PipedSpec:
+    """An ACP agent to start: it talks on stdin/stdout (pipes to us), its stderr goes to a log.
+
+    Unlike a CLI job it does not outlive the daemon: its protocol is the pipe.
+    """
+
+    name: str
+    argv: tuple[str, ...]
+    cwd: Path
+    env: Mapping[str, str]
+    stderr_path: Path
+
+
+async def spawn_piped(spec: PipedSpec, *, limit: int) -> asyncio.subprocess.Process:
+    """Start ``spec`` from its argv (never a shell), in a new session (its own process group),
+    stdin and stdout as pipes, stderr appended to its log, exactly the environment given.
+
+    Raises:
+        SpawnError: E_CLI_NOT_FOUND or E_SPAWN_FAILED.
+    """
+    executable = resolve_executable(spec.argv[0], spec.env)
+    env = {k: v for k, v in spec.env.items() if "\0" not in k + v and "=" not in k}
+    fd = os.open(spec.stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        return await asyncio.create_subprocess_exec(
+            executable,
+            *spec.argv[1:],
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=fd,
+            cwd=spec.cwd,
+            env=env,
+            start_new_session=True,
+            limit=limit,
+        )
+    except OSError as exc:
+        raise SpawnError(
+            "E_SPAWN_FAILED", f"could not start the ACP agent {spec.name}: {exc}"
+        ) from exc
+    finally:
+        os.close(fd)
+
+
+async def run_once(argv: list[str], *, within: float) -> tuple[int | None, str]:
+    """Run a short helper command to its end (``git init``): argv only, no shell, stdin from
+    /dev/null, bounded by ``within`` seconds (then killed); (exit code, its output)."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+    except OSError as exc:
+        return None, str(exc)
+    try:
+        async with asyncio.timeout(within):
+            output, _ = await process.communicate()
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        return None, f"{argv[0]} did not finish within {within:g} s"
+    return process.returncode, output.decode("utf-8", errors="replace")
 
 
 def resolve_executable(command: str, env: Mapping[str, str]) -> str:

@@ -10,7 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Tool = Literal["claude", "codex", "gemini"]
+Tool = str
+"""A tool's name: one of the three headless CLIs (:data:`BUILTIN_TOOLS`) or a registered ACP
+agent's name (:mod:`discord_mcp.runs.agents`)."""
+BuiltinTool = Literal["claude", "codex", "gemini"]
 JobState = Literal["queued", "running", "success", "failed", "unknown_after_crash", "cancelled"]
 SessionState = Literal["idle", "running", "queued", "failed", "unknown_after_crash"]
 RETRYABLE_STATES: frozenset[str] = frozenset({"failed", "unknown_after_crash"})
@@ -25,6 +28,8 @@ class Usage:
     cached_input_tokens: int | None = None
     total_tokens: int | None = None
     cache_write_tokens: int | None = None  # input written to the prompt cache (Claude only)
+    context_used: int | None = None  # tokens in the context window at the end (ACP agents)
+    context_size: int | None = None  # the context window's size
 
     def to_dict(self) -> dict[str, int]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -37,7 +42,15 @@ class Usage:
 
 
 _USAGE_FIELDS = frozenset(
-    {"input_tokens", "output_tokens", "cached_input_tokens", "total_tokens", "cache_write_tokens"}
+    {
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "total_tokens",
+        "cache_write_tokens",
+        "context_used",
+        "context_size",
+    }
 )
 
 

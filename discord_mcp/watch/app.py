@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from discord_mcp.approvals.acp import AcpPermissions
 from discord_mcp.config import Settings, watch_roots
 from discord_mcp.decisions.reminders import ReminderSender
 from discord_mcp.decisions.service import DecisionService
@@ -133,7 +134,11 @@ async def run_daemon(
     options = watch_options(environ)
     clock = clock or SystemClock()
     downtime = Downtime(settings.home, wall=clock.time)
-    projects = ProjectRegistry(settings.home, allowed_roots=watch_roots(environ))
+    projects = ProjectRegistry(
+        settings.home,
+        allowed_roots=watch_roots(environ),
+        environ=os.environ if environ is None else environ,
+    )
     await asyncio.to_thread(write_server_env_file, settings)
     holder: dict[str, LiveLink] = {}
     links: list[Controls] = []  # the controls, once made (a run folder's thread link)
@@ -178,6 +183,7 @@ async def run_daemon(
             owner_wait=owner_wait(DecisionStore(settings.home), time.time),
             thread_url=lambda thread_id: links[0].link(thread_id) if links else None,
             not_run=calls_not_run(DecisionStore(settings.home)),
+            permissions=AcpPermissions(settings=settings, decisions=decisions, rest=rest),
         )
         async with engine:
             controls = Controls(

@@ -8,6 +8,8 @@
     discord-watch project add NAME PATH --tools claude,codex,gemini --default claude
                                              [--args TOOL=JSON_ARGV ...] [--timeout 30m]
                                              [--approvals ask|ask-all|off] [--no-network]
+                                             [--stream on|off] [--busy queue|interrupt|steer]
+    discord-watch project set NAME [--stream on|off] [--busy queue|interrupt|steer]
     discord-watch project list
     discord-watch project remove NAME
     discord-watch submit PROJECT MESSAGE [--tool T] [--model M] [--context FILE ...]
@@ -15,6 +17,7 @@
     discord-watch resume RUN_ID MESSAGE [--timeout S] [--wait [--wait-timeout S]] [--json]
     discord-watch stop RUN_ID|JOB|THREAD [--json]
     discord-watch logs RUN_ID [--raw] | JOB|THREAD [--lines N] [--json]
+    discord-watch agent add NAME [--mode M] -- COMMAND [ARGS...] | agent list | agent remove NAME
 
 The run commands are in :mod:`discord_mcp.watch.shell` (their output and exit codes are there).
 """
@@ -32,6 +35,7 @@ from collections.abc import Sequence
 
 from discord_mcp import __version__
 from discord_mcp.errors import ConfigError, DiscordMCPError, RunError, StateError
+from discord_mcp.watch.agent_cli import add_agent_commands, agent_main
 from discord_mcp.watch.shell import COMMANDS as SHELL_COMMANDS
 from discord_mcp.watch.shell import add_commands
 from discord_mcp.watch.shell import main as shell_main
@@ -96,9 +100,26 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="every run of the project is kept off the network (as submit --no-network)",
     )
+    change = actions.add_parser("set", help="change a project's stream or busy setting")
+    change.add_argument("name")
+    for parser_ in (add, change):
+        parser_.add_argument(
+            "--stream",
+            choices=["on", "off"],
+            default=None if parser_ is change else "on",
+            help="show the agent's answer while it is written (default on)",
+        )
+        parser_.add_argument(
+            "--busy",
+            choices=["queue", "interrupt", "steer"],
+            default=None if parser_ is change else "queue",
+            help="a message while a turn runs: queue (default), interrupt the turn, or steer "
+            "it where the agent takes prompts mid-turn (else queue)",
+        )
     actions.add_parser("list", help="list projects")
     remove = actions.add_parser("remove", help="remove a project")
     remove.add_argument("name")
+    add_agent_commands(sub)
     add_commands(sub)
     return parser
 
@@ -109,6 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "project":
             return _project(args)
+        if args.command == "agent":
+            return agent_main(args)
         if args.command in SHELL_COMMANDS:
             from discord_mcp.config import state_home
 
@@ -183,12 +206,19 @@ def _project(args: argparse.Namespace) -> int:
                 + (f"\targs={json.dumps(extra)}" if extra else "")
                 + (f"\tapprovals={p.approvals}" if p.approvals != "ask" else "")
                 + ("" if p.allow_network else "\tnetwork=off")
+                + (f"\tstream={p.stream}" if p.stream != "on" else "")
+                + (f"\tbusy={p.busy}" if p.busy != "queue" else "")
                 + "\n"
             )
         return 0
     if args.action == "remove":
         removed = registry.remove(args.name)
         sys.stdout.write(f"removed project {removed.name} ({removed.path})\n")
+        return 0
+    if args.action == "set":
+        wanted = {k: v for k, v in (("stream", args.stream), ("busy", args.busy)) if v}
+        changed = registry.update(args.name, **wanted)
+        sys.stdout.write(f"project {changed.name}: stream {changed.stream}, busy {changed.busy}\n")
         return 0
     tool_args: dict[str, list[str]] = {}
     for spec in args.args:
@@ -215,6 +245,8 @@ def _project(args: argparse.Namespace) -> int:
         job_timeout,
         approvals=args.approvals,
         allow_network=not args.no_network,
+        stream=args.stream,
+        busy=args.busy,
     )
     shown = format_duration(project.job_timeout or default_timeout)
     sys.stdout.write(

@@ -54,6 +54,9 @@ class LocalNotifier:
     async def job_activity(self, job: JobView, activity: Activity) -> None:
         return None
 
+    async def job_text(self, job: JobView, text: str) -> None:
+        return None  # no thread to stream into: the run folder gets the whole answer
+
     async def job_finished(self, job: JobView, session: SessionView) -> None:
         log.info("job %s %s (%s)", job.job_id, job.state, job.error_code or "ok")
 

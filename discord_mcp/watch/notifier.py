@@ -32,6 +32,7 @@ from discord_mcp.runs.model import STOPPED_CODE
 from discord_mcp.state.files import off_loop
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.watch.live_text import LiveText
 from discord_mcp.watch.status_board import StatusBoard
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,7 @@ class DiscordNotifier:
         self._mention = mention
         self._typing: dict[str, asyncio.Task[None]] = {}
         self._last_edit: dict[str, float] = {}
+        self._live: dict[str, LiveText] = {}  # job id -> its streamed answer
 
     def language(self, job: JobView) -> str:
         """The language of ``job``'s status lines."""
@@ -157,9 +159,18 @@ class DiscordNotifier:
 
     async def _keep_typing(self, thread_id: str) -> None:
         while True:
-            with contextlib.suppress(DiscordError):
+            try:
                 await self._rest.trigger_typing(thread_id)
+            except DiscordError as exc:  # a missing indicator is cosmetic: never fatal
+                log.info("the typing indicator in thread %s failed: %s", thread_id, exc)
             await asyncio.sleep(TYPING_EVERY_S)
+
+    async def job_text(self, job: JobView, text: str) -> None:
+        """The agent's answer so far, streamed into the job's thread (see :mod:`.live_text`)."""
+        live = self._live.get(job.job_id)
+        if live is None:
+            live = self._live[job.job_id] = LiveText(self._rest, job.thread_id)
+        live.update(text)
 
     async def job_activity(self, job: JobView, activity: Activity) -> None:
         where = self._status.get(job.job_id)
@@ -182,6 +193,9 @@ class DiscordNotifier:
         if typing is not None:
             await cancel_and_wait(typing, within=5)
         self._last_edit.pop(job.job_id, None)
+        live = self._live.pop(job.job_id, None)
+        if live is not None:
+            await live.finish()
         not_run = await self._not_run(job)
         await self._mark_final(job, not_run)
         content = final_message(job, not_run, self.language(job))

@@ -259,11 +259,11 @@ def _job_logs(home: Path, target: str, lines: int) -> dict[str, Any]:
 def readable(tool: str | None, lines: list[str]) -> list[str]:
     """A CLI's JSON event lines as a person reads them: what the agent said, each tool call;
     lines that are not events are kept as they are."""
-    from discord_mcp.runs.adapters import ADAPTERS
+    from discord_mcp.runs.adapters import adapter_for
 
-    adapter = ADAPTERS.get(tool) if tool in ADAPTERS else None  # type: ignore[call-overload]
-    if adapter is None:
+    if not tool:
         return list(lines)
+    adapter = adapter_for(tool)  # an ACP agent's transcript reads the same way
     decoder = adapter.decoder()
     shown: list[str] = []
     for line in lines:

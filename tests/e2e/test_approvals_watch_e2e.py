@@ -218,7 +218,8 @@ async def test_a_late_allow_resumes_the_run_which_retries_without_asking(
         people.say(thread_id, "make the late file")
         card = await until(card_in(people, thread_id), what="the approval card")
         told = await until(
-            lambda: [t for t in texts(people, thread_id) if "Not yet:" in t], what="the answer"
+            lambda: [t for t in texts(people, thread_id) if "Not yet:" in t and REPLY_HINT in t],
+            what="the answer",
         )
         assert "No one answered" in told[0]
         assert "not run" in told[0]

@@ -82,7 +82,10 @@ async def test_start_and_a_schedule_run_the_real_cli_in_one_thread(
         started = await slash.text("start", project="app", prompt="say something")
         thread_id = started.split("<#")[1].split(">")[0]
         await until(
-            lambda: any("Started from a slash command." in t for t in texts(people, thread_id)),
+            lambda: any(
+                "Started from a slash command." in t and "Reply in this thread" in t
+                for t in texts(people, thread_id)
+            ),
             what="the first answer",
         )
         scheduled = await slash.text(
@@ -90,7 +93,10 @@ async def test_start_and_a_schedule_run_the_real_cli_in_one_thread(
         )
         clock.jump(601)
         await until(
-            lambda: any("The nightly check is green." in t for t in texts(people, thread_id)),
+            lambda: any(  # the final answer, not its streamed preview
+                "The nightly check is green." in t and "Reply in this thread" in t
+                for t in texts(people, thread_id)
+            ),
             what="the scheduled answer",
         )
     assert started.startswith("Started <#")

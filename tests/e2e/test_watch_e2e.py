@@ -111,13 +111,20 @@ async def test_a_runs_agent_asks_in_its_thread_and_tool_switches(
         assert len(people.threads()) == 1  # asked in the run thread, not a new one
         people.say(thread_id, "no")  # an answer, not a new job
         await until(
-            lambda: any("The owner decided" in t for t in texts(people, thread_id)),
+            lambda: any(
+                "The owner decided" in t and "Reply in this" in t for t in texts(people, thread_id)
+            ),
             what="the final answer",
         )
         people.say(thread_id, "!tool codex")
         await until(lambda: any("uses `codex`" in t for t in texts(people, thread_id)))
         people.say(thread_id, "carry on")
-        await until(lambda: any("Codex here" in t for t in texts(people, thread_id)), what="codex")
+        await until(  # the final answer, not its streamed preview
+            lambda: any(
+                "Codex here" in t and "Reply in this" in t for t in texts(people, thread_id)
+            ),
+            what="codex",
+        )
     [result] = [r for r in model_server.tool_results() if '"status"' in r.text]
     answer = json.loads(result.text)
     assert (answer["status"], answer["selected_option"]) == ("answered", "No")

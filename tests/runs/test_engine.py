@@ -678,3 +678,22 @@ async def test_a_wrapper_killed_alone_leaves_its_cli_to_finish_the_job(
         done = await notifier.wait_finished(job.job_id)
     assert done.state == "success", done.error_message
     assert done.exit_code is None  # nobody was left to record it
+
+
+async def test_busy_interrupt_stops_a_running_cli_and_runs_the_new_message(
+    make_engine: EngineFactory,
+    notifier: RecordingNotifier,
+    spawner: FakeSpawner,
+    registry: ProjectRegistry,
+    workdir: Path,
+) -> None:
+    await asyncio.to_thread(registry.add, "hasty", workdir, ["claude"], busy="interrupt")
+    spawner.script("long", Scenario(hang=True))
+    async with make_engine() as engine:
+        await engine.start_session("t1", "hasty")
+        job = await engine.submit("t1", "m1", "long", "owner")
+        await notifier.wait_for(spawner.runs)
+        newer = await engine.submit("t1", "m2", "next", "owner")
+        interrupted = await notifier.wait_finished(job.job_id)
+        assert (interrupted.state, interrupted.error_code) == ("failed", "E_INTERRUPTED")
+        assert (await notifier.wait_finished(newer.job_id)).state == "success"

@@ -314,7 +314,7 @@ def test_an_event_that_does_not_fit_is_refused_and_not_written(tmp_path: Path) -
     bad: list[tuple[str, dict[str, Any]]] = [
         ("SessionCreated", {"thread_id": "t1", "project_name": "app", "tool": "claude"}),
         ("JobStarted", {"job_id": "nope", "tool": "claude"}),
-        ("ToolChanged", {"thread_id": "t1", "tool": "vim"}),
+        ("ToolChanged", {"thread_id": "t1", "tool": "Not a tool!"}),  # (agents: any name)
         ("Nonsense", {}),
         ("JobEnqueued", {"thread_id": "t1"}),
     ]

@@ -188,3 +188,30 @@ def test_run_with_a_token_but_no_channel_names_the_missing_variable(home: Path) 
     assert "DISCORD_CHANNEL_ID" in result.stderr
     assert result.stdout == ""
     assert token not in result.stderr
+
+
+def test_acp_agents_are_added_listed_used_as_tools_and_removed(home: Path) -> None:
+    (home / "app").mkdir()
+    added = watch("agent", "add", "gem", "--", "gemini", "--acp", home=home, roots=home)
+    assert added.returncode == 0, added.stderr
+    assert "added ACP agent gem: gemini --acp" in added.stdout
+    listed = watch("agent", "list", home=home, roots=home)
+    assert listed.stdout.splitlines() == ["gem\tgemini --acp"]
+    project = watch(
+        "project", "add", "app", str(home / "app"), "--tools", "claude,gem", "--busy",
+        "interrupt", home=home, roots=home,
+    )  # fmt: skip
+    assert project.returncode == 0, project.stderr
+    changed = watch("project", "set", "app", "--stream", "off", home=home, roots=home)
+    assert "stream off, busy interrupt" in changed.stdout
+    for bad in (["claude", "--", "x"], ["Bad Name", "--", "x"], ["empty"]):
+        refused = watch("agent", "add", *bad, home=home, roots=home)
+        assert refused.returncode == 2
+        assert "E_INVALID_AGENT" in refused.stderr
+    unknown = watch(
+        "project", "add", "other", str(home / "app"), "--tools", "nope", home=home, roots=home
+    )
+    assert "E_INVALID_TOOLSET" in unknown.stderr
+    removed = watch("agent", "remove", "gem", home=home, roots=home)
+    assert removed.returncode == 0
+    assert watch("agent", "list", home=home, roots=home).stdout.startswith("no ACP agents")

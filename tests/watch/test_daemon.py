@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
+import pytest
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.questions import Question
@@ -225,3 +226,19 @@ async def test_decision_threads_feed_the_inbox_only_after_the_answer(
     assert note.content == "and after merging, tag a release"
     assert note.project == "proj"
     assert note.thread_id == decision.thread_id
+
+
+async def test_a_failing_typing_indicator_is_logged_and_the_job_still_finishes(
+    settings: Settings,
+    spawner: FakeSpawner,
+    people: People,
+    discord: RunningEmulator,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    people.fault(route="POST /channels/{channel_id}/typing", status=500, count=50)
+    with caplog.at_level("INFO", logger="discord_mcp.watch.notifier"):
+        async with daemon(settings, spawner):
+            await first_look(settings)
+            thread_id = people.say(discord.channel_id, "!start app say hi")["id"]
+            await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
+    assert any("typing indicator" in r.getMessage() for r in caplog.records)

@@ -26,7 +26,7 @@ from tests.watch.conftest import COMMAND_COUNT, live_daemon, until, watch_settin
 from tests.watch.test_daemon import texts
 
 CONTRACT = {
-    "project": ["add", "list", "status", "remove"],
+    "project": ["add", "new", "list", "status", "remove"],
     "start": [],
     "session": ["list", "close", "reopen", "rename"],
     "status": [],
@@ -47,6 +47,7 @@ def minimal_options(tmp_path: Path) -> dict[str, dict[str, Any]]:
     """Options that make each command valid as Discord's client sees it."""
     return {
         "project add": {"name": "web", "path": str(tmp_path / "web")},
+        "project new": {"name": "fresh"},
         "project list": {},
         "project status": {"project": "app"},
         "project remove": {"project": "web"},
@@ -492,3 +493,30 @@ async def test_a_schedule_runs_its_prompt_in_its_own_thread_when_due(
     assert "ran 2×" in again
     assert removed.startswith("Removed `sch_1`")
     assert gone.startswith("No scheduled prompts")
+
+
+async def test_project_new_creates_a_folder_under_the_roots_and_registers_it(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    watch_env: Path,
+) -> None:
+    (watch_env / "taken").mkdir()
+    async with live_daemon(live_settings, fake_spawner, discord):
+        made = await slash.text("project new", name="fresh", tools="claude", git="yes")
+        plain = await slash.text("project new", name="plain")
+        taken = await slash.text("project new", name="taken")
+        bad = await slash.text("project new", name="../up")
+    assert made.startswith("Created `")
+    assert "Ran `git init`" in made
+    assert (watch_env / "fresh" / ".git").is_dir()
+    assert not (watch_env / "plain" / ".git").exists()
+    assert plain.startswith("Created `")
+    assert taken.startswith("**E_INVALID_PATH**")
+    assert bad.startswith("**E_INVALID_PROJECT_NAME**")
+    assert not (watch_env.parent / "up").exists()
+    projects = {p.name: p for p in ProjectRegistry(live_settings.home).list()}
+    assert projects["fresh"].path == (watch_env / "fresh").resolve()
+    assert projects["fresh"].tools == ("claude",)
+    assert "taken" not in projects

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -15,9 +16,20 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Text:
-    """The model answers with plain text and ends its turn."""
+    """The model answers with plain text and ends its turn.
+
+    ``pieces``: how many stream deltas the text is sent in (so a CLI that streams shows it
+    growing). ``hold``: when given, the first piece is sent, then the rest only once it is set
+    (at most 60 s), so a test can watch the answer half written.
+    """
 
     text: str
+    pieces: int = 1
+    hold: threading.Event | None = field(default=None, compare=False, repr=False)
+
+    def split(self) -> list[str]:
+        size = max(1, -(-len(self.text) // max(1, self.pieces)))
+        return [self.text[i : i + size] for i in range(0, len(self.text), size)] or [""]
 
 
 @dataclass(frozen=True)

@@ -331,10 +331,13 @@ class ModelServer:
         else:
             opening = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
+        deltas = [delta]
+        if isinstance(reply, Text) and reply.pieces > 1:
+            deltas = [{"type": "text_delta", "text": piece} for piece in reply.split()]
         events = [
             event("message_start", message=start),
             event("content_block_start", index=0, content_block=opening),
-            event("content_block_delta", index=0, delta=delta),
+            *(event("content_block_delta", index=0, delta=d) for d in deltas),
             event("content_block_stop", index=0),
             event(
                 "message_delta",
@@ -449,7 +452,10 @@ class ModelServer:
             ids = {"item_id": item["id"], "output_index": 0, "content_index": 0}
             events += [
                 event("response.content_part.added", **ids, part={**part, "text": ""}),
-                event("response.output_text.delta", **ids, delta=part["text"]),
+                *(
+                    event("response.output_text.delta", **ids, delta=piece)
+                    for piece in (reply.split() if isinstance(reply, Text) else [part["text"]])
+                ),
                 event("response.output_text.done", **ids, text=part["text"]),
                 event("response.content_part.done", **ids, part=part),
             ]
@@ -529,5 +535,20 @@ class ModelServer:
             "responseId": self._new_id("resp"),
         }
         if method == "streamGenerateContent":
+            said = request.reply if isinstance(request.reply, Text) else None
+            if said is not None and said.pieces > 1:
+                return 200, "text/event-stream", _gemini_pieces(chunk, said.split())
             return 200, "text/event-stream", f"data: {json.dumps(chunk)}\r\n\r\n".encode()
         return 200, "application/json", json.dumps(chunk).encode()
+
+
+def _gemini_pieces(chunk: dict[str, Any], pieces: list[str]) -> bytes:
+    """The streamed answer as one SSE frame per piece (the last one says it is finished)."""
+    frames = []
+    for number, piece in enumerate(pieces, 1):
+        one = json.loads(json.dumps(chunk))
+        one["candidates"][0]["content"]["parts"] = [{"text": piece}]
+        if number < len(pieces):
+            del one["candidates"][0]["finishReason"], one["usageMetadata"]
+        frames.append(f"data: {json.dumps(one)}\r\n\r\n")
+    return "".join(frames).encode()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from discord_mcp.demo.model.recorded import ModelRequest, api_for
+from discord_mcp.demo.model.script import Text
 
 if TYPE_CHECKING:
     from discord_mcp.demo.model.server import ModelServer
@@ -87,6 +88,10 @@ class Handler(BaseHTTPRequestHandler):
         )
         model._record(request)
         status, content_type, payload = model._handle(request)
+        reply = request.reply
+        if isinstance(reply, Text) and reply.hold is not None and status == 200:
+            self._send(status, content_type, payload, hold=reply)
+            return
         self._send(status, content_type, payload)
 
     def _read_body(self) -> bytes:
@@ -105,7 +110,9 @@ class Handler(BaseHTTPRequestHandler):
             yield self.rfile.read(size)
             self.rfile.readline()
 
-    def _send(self, status: int, content_type: str, payload: bytes) -> None:
+    def _send(
+        self, status: int, content_type: str, payload: bytes, hold: Text | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(payload)))
@@ -113,8 +120,24 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("request-id", f"req_stub_{uuid.uuid4().hex[:12]}")
         self.end_headers()
         if self.command != "HEAD":
+            cut = _after_first_piece(payload, hold) if hold is not None else 0
+            if hold is not None and hold.hold is not None and cut:
+                self.wfile.write(payload[:cut])
+                self.wfile.flush()
+                hold.hold.wait(60)
+                payload = payload[cut:]
             self.wfile.write(payload)
         self.wfile.flush()
+
+
+def _after_first_piece(payload: bytes, text: Text) -> int:
+    """Where the SSE frame carrying the text's first piece ends (0: not found)."""
+    first = json.dumps(text.split()[0])[1:-1].encode()
+    at = payload.find(first)
+    if at < 0:
+        return 0
+    end = payload.find(b"\n\n", at)
+    return end + 2 if end >= 0 else 0
 
 
 def _decode(raw: bytes, encoding: str) -> bytes:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from discord_mcp.runs.adapters.acp import AcpAdapter
 from discord_mcp.runs.adapters.base import (
     Adapter,
     Decoder,
@@ -27,8 +28,8 @@ ADAPTERS: Mapping[Tool, Adapter] = {
 
 
 def adapter_for(tool: Tool) -> Adapter:
-    """The adapter for ``tool``."""
-    return ADAPTERS[tool]
+    """The adapter for ``tool`` (any name that is not a headless CLI is an ACP agent)."""
+    return ADAPTERS.get(tool) or AcpAdapter(tool)
 
 
 __all__ = [

@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from discord_mcp.errors import RunError
-from discord_mcp.runs.model import SESSION_KEY_NAMES
+from discord_mcp.runs.model import session_key_name
+from discord_mcp.runs.streaming import TextStream
 from discord_mcp.runs.views import Tool, ToolCallSummary, Usage
 
 MCP_SERVER_NAME = "discord"
@@ -155,6 +156,8 @@ class InvocationRequest:
             tuple(self.mcp.argv) if self.mcp is not None else (sys.executable, "-m", "discord_mcp")
         )
 
+    stream: bool = False  # the project streams the answer as it is written (issue 24)
+
     def mcp_env(self) -> dict[str, str]:
         """The MCP server's environment: the registration's plus the thread id (and where the
         run keeps the files its agent sends)."""
@@ -223,6 +226,8 @@ class Decoder:
         self.limit_resets_at: float | None = None  # set when the CLI says its quota is spent
         self.tool_calls: list[ToolCallSummary] = []
         self.tool_call_count = 0
+        self.stream = TextStream()  # the answer as it is written, where the CLI shows it
+        self.context: tuple[int, int] | None = None  # context window (used, size) tokens
         self.events_seen = 0
         self.unknown_events = 0
         self.non_json_lines = 0
@@ -317,7 +322,7 @@ class Decoder:
         elif not resumed and self.session_key is None:
             error_code = "E_ADAPTER_SESSION_KEY_MISSING"
             message = (
-                f"{self.tool} did not report its {SESSION_KEY_NAMES[self.tool]}, so this thread "
+                f"{self.tool} did not report its {session_key_name(self.tool)}, so this thread "
                 "could not be continued; the next message starts a new conversation"
             )
         return Outcome(

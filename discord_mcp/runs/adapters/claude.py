@@ -98,9 +98,21 @@ class ClaudeDecoder(Decoder):
                 self.note = f"usage limit reached ({info.get('rateLimitType') or 'limit'})"
                 return True
             return False
-        if kind in ("user", "stream_event"):
+        if kind == "stream_event":  # --include-partial-messages: the answer as it is written
+            return self._partial(event.get("event") or {})
+        if kind == "user":
             return False
         self.unknown_events += 1
+        return False
+
+    def _partial(self, event: dict[str, Any]) -> bool:
+        what = event.get("type")
+        if what == "content_block_delta":
+            delta = event.get("delta") or {}
+            if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
+                self.stream.add(delta["text"])
+        elif what == "message_stop":
+            self.stream.end_message()
         return False
 
     def _system(self, event: dict[str, Any]) -> bool:
@@ -173,6 +185,8 @@ class ClaudeAdapter:
 
     def invocation(self, request: InvocationRequest) -> Invocation:
         argv = [request.executable, "-p", "--verbose", "--output-format", "stream-json"]
+        if request.stream:
+            argv.append("--include-partial-messages")
         if request.resume_key:
             argv += ["--resume", request.resume_key]
         files = {}

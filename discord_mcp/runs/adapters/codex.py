@@ -114,8 +114,12 @@ class CodexDecoder(Decoder):
         first = item_id not in self._seen_items
         self._seen_items.add(item_id)
         if item_type == "agent_message":
-            if done and isinstance(item.get("text"), str):
-                self.final_text = item["text"]
+            if isinstance(item.get("text"), str):
+                # Codex's exec stream gives whole messages (no deltas): each one as it comes.
+                self.stream.replace(item["text"])
+                if done:
+                    self.final_text = item["text"]
+                    self.stream.end_message()
             return self.set_text(item.get("text"))
         if item_type == "mcp_tool_call" and first:
             name = f"mcp__{item.get('server')}__{item.get('tool')}"

@@ -131,11 +131,14 @@ class GeminiDecoder(Decoder):
                 return False
             if event.get("delta"):
                 self._text.append(content)
+                self.stream.add(content)
             else:
                 self._text = [content]
+                self.stream.replace(content)
             return self.set_text("".join(self._text))
         if kind == "tool_use":
             self._text = []  # the answer is the text after the last tool call
+            self.stream.end_message()
             self.add_tool_call(str(event.get("tool_name")), event.get("parameters"))
             return True
         if kind == "tool_result":

@@ -20,6 +20,7 @@ from discord_mcp.watch.control import (
 from discord_mcp.watch.control import (
     logs,
     pending,
+    project_new,
     projects,
     schedules,
     sessions,
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 
 HANDLERS: dict[str, Handler] = {
     "project add": projects.add,
+    "project new": project_new.new,
     "project list": projects.list_,
     "project status": projects.status,
     "project remove": projects.remove,

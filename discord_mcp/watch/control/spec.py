@@ -103,6 +103,18 @@ SPECS: tuple[Spec, ...] = (
             ),
         ),
     ),
+    Spec(
+        "project new",
+        "Create a project folder under the allowed roots and register it",
+        (
+            _o(
+                "name", "1-40 characters: a-z, 0-9, - and _ (also the folder's name)", required=True
+            ),
+            _o("tools", "Comma-separated tools or ACP agents (default: claude,codex,gemini)"),
+            _o("default", "The tool new sessions use", suggest="tool"),
+            _o("git", "Run git init in it (default: no)", choices=("yes", "no")),
+        ),
+    ),
     Spec("project list", "List projects"),
     Spec("project status", "How busy a project is", (PROJECT,)),
     Spec("project remove", "Remove a project", (PROJECT,)),
@@ -112,7 +124,11 @@ SPECS: tuple[Spec, ...] = (
         (
             PROJECT,
             _o("prompt", "What the agent should do", required=True, rest=True),
-            _o("tool", "claude, codex or gemini (default: the project's)", suggest="tool"),
+            _o(
+                "tool",
+                "claude, codex, gemini or an ACP agent (default: the project's)",
+                suggest="tool",
+            ),
             _o("model", "The model (default: the CLI's)", suggest="model"),
         ),
     ),
@@ -136,7 +152,10 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "tool",
         "Switch the agent CLI from the next job on",
-        (_o("tool", "claude, codex or gemini", required=True, suggest="tool"), SESSION),
+        (
+            _o("tool", "claude, codex, gemini or an ACP agent", required=True, suggest="tool"),
+            SESSION,
+        ),
     ),
     Spec(
         "model",

@@ -9,10 +9,9 @@ filtered by what was typed so far (any part of the label or value, case-insensit
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import cast
 
 from discord_mcp.errors import RunError
-from discord_mcp.runs import TOOLS, Tool
+from discord_mcp.runs import TOOLS
 from discord_mcp.runs.model import is_tool
 from discord_mcp.watch.control.base import Controls
 from discord_mcp.watch.control.spec import BY_PATH
@@ -78,7 +77,10 @@ def _tools(c: Controls, options: Mapping[str, str], channel: str) -> tuple[str, 
             return c.projects.get(name).tools
         except RunError:
             pass
-    return TOOLS
+    try:
+        return (*TOOLS, *c.projects.agent_names())
+    except RunError:
+        return TOOLS
 
 
 def _models(c: Controls, options: Mapping[str, str], channel: str) -> list[Choice]:
@@ -93,7 +95,7 @@ def _models(c: Controls, options: Mapping[str, str], channel: str) -> list[Choic
         except RunError:
             project = None
     for t in tools:
-        args = list(project.args_for(cast(Tool, t))) if project and is_tool(t) else []
+        args = list(project.args_for(t)) if project and is_tool(t) else []
         names += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--model", "-m")]
     names += [s.model for s in c.engine.sessions() if s.model]
     for t in tools:

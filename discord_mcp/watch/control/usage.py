@@ -1,7 +1,9 @@
 """``/usage [project] [period]``: tokens and cost per day, project and thread.
 
 Every finished job's usage is in the run journal (and its ledger, which keeps counting after
-old jobs are dropped); Claude reports a cost in USD, Codex and Gemini only tokens.
+old jobs are dropped); Claude reports a cost in USD, Codex and Gemini only tokens. In a run
+thread whose engine reports its context window (ACP agents' ``usage_update``), the first line
+says how full it was at the end of the last job.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ async def usage(c: Controls, r: Request) -> Reply:
     rows = c.engine.usage_rows(project, since)
     scope = f" for **{project}**" if project else ""
     title = f"**Usage{scope}, {'all time' if since is None else f'since {since}'}**"
+    context = _context(c, r.channel_id)
     if not rows:
-        return Reply(f"{title}\nNo job finished in that period.")
-    lines = [title, f"total: {_line(rows)}", "", "**by day**"]
+        return Reply("\n".join([title, *context, "No job finished in that period."]))
+    lines = [title, *context, f"total: {_line(rows)}", "", "**by day**"]
     lines += [f"{day}: {_line(rs)}" for day, rs in _by(rows, "day").items()]
     if not project:
         lines += ["", "**by project**"]
@@ -36,6 +39,22 @@ async def usage(c: Controls, r: Request) -> Reply:
     lines += ["", "**top threads**"]
     lines += [f"<#{thread}>: {_line(rs)}" for thread, rs in threads[:TOP_THREADS]]
     return Reply(fit(lines))
+
+
+def _context(c: Controls, channel_id: str) -> list[str]:
+    """This thread's context window as its engine last reported it, when it did."""
+    session = c.engine.session(channel_id)
+    if session is None:
+        return []
+    for job in reversed(c.engine.jobs(session.thread_id)):
+        usage = job.usage
+        if usage is not None and usage.context_used is not None and usage.context_size:
+            share = 100 * usage.context_used / usage.context_size
+            return [
+                f"context window (`{job.tool}`, after job `{job.job_id}`): "
+                f"{usage.context_used:,} of {usage.context_size:,} tokens ({share:.0f}%)"
+            ]
+    return []
 
 
 def _by(rows: list[UsageRow], field: str) -> dict[str, list[UsageRow]]:

@@ -1,0 +1,108 @@
+"""An agent's answer shown while it is written: messages in the run's thread, edited in place.
+
+The engine hands over the whole text so far (:mod:`discord_mcp.runs.streaming`); this posts
+it as one message (more when it outgrows 2000 characters, split without breaking a code fence)
+and edits those messages as the text grows: the first text at once, later changes at most once
+every ``interval`` seconds per job, coalesced (only the newest text is ever sent). Every call is
+a REST call through the one client, so its rate limits hold. When the job ends the preview is
+deleted: the final answer is posted as a new message (an edit notifies nobody).
+
+Text from the agent is posted without pings, like everything else it writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+
+from discord_mcp.errors import DiscordError
+from discord_mcp.runs.streaming import EDIT_INTERVAL_S, pieces
+from discord_mcp.tasks import cancel_and_wait
+from discord_mcp.transport.rest import RestClient
+
+log = logging.getLogger(__name__)
+NO_PINGS: dict[str, list[str]] = {"parse": []}
+
+
+class LiveText:
+    """One job's streamed answer in one thread."""
+
+    def __init__(
+        self,
+        rest: RestClient,
+        thread_id: str,
+        *,
+        interval: float = EDIT_INTERVAL_S,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._rest = rest
+        self._thread_id = thread_id
+        self._interval = interval
+        self._monotonic = monotonic
+        self._latest = ""
+        self._shown: list[str] = []
+        self._ids: list[str] = []
+        self._sent_at: float | None = None
+        self._flusher: asyncio.Task[None] | None = None
+        self.edits = 0  # REST calls made (posts and edits), for tests and the bench
+
+    @property
+    def message_ids(self) -> tuple[str, ...]:
+        return tuple(self._ids)
+
+    def update(self, text: str) -> None:
+        """Show ``text`` (the whole answer so far) as soon as the pace allows."""
+        self._latest = text
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush(), name="live-text")
+
+    async def _flush(self) -> None:
+        while True:
+            if self._sent_at is not None:
+                wait = self._sent_at + self._interval - self._monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+            text = self._latest
+            wanted = pieces(text)
+            if wanted == self._shown:
+                return
+            self._sent_at = self._monotonic()
+            await self._show(wanted)
+            if self._latest == text:
+                return
+
+    async def _show(self, wanted: list[str]) -> None:
+        for index, piece in enumerate(wanted):
+            try:
+                if index < len(self._ids):
+                    if index < len(self._shown) and self._shown[index] == piece:
+                        continue
+                    await self._rest.edit_message(
+                        self._thread_id, self._ids[index], content=piece, allowed_mentions=NO_PINGS
+                    )
+                else:
+                    sent = await self._rest.create_message(
+                        self._thread_id, piece, allowed_mentions=NO_PINGS
+                    )
+                    self._ids.append(str(sent["id"]))
+                self.edits += 1
+            except DiscordError as exc:
+                log.warning("streaming text to thread %s failed: %s", self._thread_id, exc)
+                return
+            if index < len(self._shown):
+                self._shown[index] = piece
+            else:
+                self._shown.append(piece)
+
+    async def finish(self) -> None:
+        """Stop streaming and remove the preview (the final answer replaces it)."""
+        if self._flusher is not None:
+            await cancel_and_wait(self._flusher, within=5)
+        for message_id in self._ids:
+            with contextlib.suppress(DiscordError):
+                await self._rest.delete_message(self._thread_id, message_id)
+        self._ids.clear()
+        self._shown.clear()

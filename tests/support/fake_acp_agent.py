@@ -1,0 +1,93 @@
+"""A scripted ACP agent (no model): for the streaming bench and the engine's crash tests.
+
+    python tests/support/fake_acp_agent.py
+
+Each prompt is answered by what it says:
+
+- ``die``: the process exits at once with code 3, after a line on stderr;
+- anything else: a first chunk (``first words``), a pause of ``FAKE_ACP_PAUSE`` seconds
+  (default 0.5), then ``and the rest.``, ending the turn; ``FAKE_ACP_MARKS`` names a file
+  where the wall-clock time of each first chunk is appended (the bench compares it with the
+  time Discord showed it).
+
+It reports ``loadSession``; with ``FAKE_ACP_SESSIONS`` naming a directory its sessions are
+files there, so a new process can load them (without it, a load after a restart fails and the
+engine starts a new session). ``FAKE_ACP_LOADS`` names a file where each loaded id is appended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import uuid
+from typing import Any
+
+import acp
+from acp import schema
+
+
+class FakeAgent:
+    def __init__(self) -> None:
+        self.conn: Any = None
+        self.sessions: set[str] = set()
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> schema.InitializeResponse:
+        return schema.InitializeResponse(
+            protocol_version=acp.PROTOCOL_VERSION,
+            agent_capabilities=schema.AgentCapabilities(load_session=True),
+            agent_info=schema.Implementation(name="fake-acp-agent", version="1"),
+        )
+
+    async def new_session(self, cwd: str, **kwargs: Any) -> schema.NewSessionResponse:
+        session_id = uuid.uuid4().hex
+        self.sessions.add(session_id)
+        kept = os.environ.get("FAKE_ACP_SESSIONS")
+        if kept:
+            with open(os.path.join(kept, session_id), "w", encoding="utf-8"):
+                pass
+        return schema.NewSessionResponse(session_id=session_id)
+
+    async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> None:
+        kept = os.environ.get("FAKE_ACP_SESSIONS")
+        known = session_id in self.sessions or bool(
+            kept and session_id.isalnum() and os.path.exists(os.path.join(kept, session_id))
+        )
+        if not known:
+            raise acp.RequestError.invalid_params({"sessionId": "unknown session"})
+        self.sessions.add(session_id)
+        loads = os.environ.get("FAKE_ACP_LOADS")
+        if loads:
+            with open(loads, "a", encoding="utf-8") as handle:
+                handle.write(session_id + "\n")
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> Any:
+        text = " ".join(getattr(block, "text", "") for block in prompt)
+        if "die" in text.split():
+            sys.stderr.write("fake agent: told to die\n")
+            sys.stderr.flush()
+            os._exit(3)
+        await self._say(session_id, "first words")
+        marks = os.environ.get("FAKE_ACP_MARKS")
+        if marks:
+            with open(marks, "a", encoding="utf-8") as handle:
+                handle.write(f"{time.time()}\n")
+        await asyncio.sleep(float(os.environ.get("FAKE_ACP_PAUSE", "0.5")))
+        await self._say(session_id, " and the rest.")
+        return schema.PromptResponse(stop_reason="end_turn")
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        return None
+
+    async def _say(self, session_id: str, text: str) -> None:
+        await self.conn.session_update(
+            session_id=session_id, update=acp.update_agent_message_text(text)
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(acp.run_agent(FakeAgent()))
