@@ -26,7 +26,14 @@ from tests.support.packages import REPO_ROOT, uv_binary, uv_env
 
 def run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=180, check=False
+        argv,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        encoding="utf-8",
+        text=True,
+        timeout=180,
+        check=False,
     )
 
 
@@ -62,6 +69,7 @@ def test_the_wheel_and_sdist_pass_twine_check(packages: Packages) -> None:
             str(packages.sdist),
         ],
         capture_output=True,
+        encoding="utf-8",
         text=True,
         check=False,
     )
@@ -120,6 +128,7 @@ def test_the_installed_wheel_serves_the_owners_page_and_doctor_passes_against_it
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        encoding="utf-8",
         text=True,
     )
     try:

@@ -205,6 +205,7 @@ def test_a_first_scripts_run_says_it_is_installing_before_anything_else(
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        encoding="utf-8",
         text=True,
     )
     lines: list[str] = []

@@ -107,6 +107,7 @@ def measured_hook(payload_file: Path, env: dict[str, str], *args: str) -> dict[s
     done = subprocess.run(
         [sys.executable, "-c", MEASURE, str(payload_file), *hook],
         capture_output=True,
+        encoding="utf-8",
         text=True,
         env=env,
         timeout=300,

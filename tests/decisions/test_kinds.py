@@ -20,7 +20,12 @@ def test_the_decision_machinery_never_imports_approvals() -> None:
         "print(sorted(m for m in sys.modules if m.startswith('discord_mcp.approvals')))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", code],
+        capture_output=True,
+        encoding="utf-8",
+        text=True,
+        check=True,
+        timeout=60,
     )
     assert done.stdout.strip() == "[]"
 

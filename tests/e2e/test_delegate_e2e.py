@@ -58,7 +58,13 @@ def git(workdir: Path, *args: str) -> str:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(workdir), "GIT_AUTHOR_NAME": "t"}
     env |= {"GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}
     done = subprocess.run(
-        ["git", *args], cwd=workdir, env=env, capture_output=True, text=True, check=True
+        ["git", *args],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        encoding="utf-8",
+        text=True,
+        check=True,
     )
     return done.stdout
 
@@ -91,6 +97,7 @@ class Script:
         return subprocess.run(
             [*WATCH, *args],
             capture_output=True,
+            encoding="utf-8",
             text=True,
             env=self.env,
             cwd=self.cwd,
@@ -108,6 +115,7 @@ class Script:
             [*WATCH, "--local"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            encoding="utf-8",
             text=True,
             env=self.env,
             cwd=self.cwd,
@@ -232,6 +240,7 @@ def test_claude_uses_the_skill_to_delegate_a_task_to_codex_and_reports_its_resul
     installed = subprocess.run(
         [*MCP, "install", "claude", "--skills"],
         capture_output=True,
+        encoding="utf-8",
         text=True,
         env=script.env,
         cwd=tmp_path,

@@ -94,6 +94,7 @@ def cli_command(
         env=env,
         cwd=cli.workdir,
         capture_output=True,
+        encoding="utf-8",
         text=True,
         timeout=120,
         check=False,

@@ -148,6 +148,7 @@ def test_the_cli_warns_and_refuses_a_public_address_without_a_token() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "discord_mcp", "emulator", "--host", "0.0.0.0", "--port", "0"],
         capture_output=True,
+        encoding="utf-8",
         text=True,
         timeout=60,
         check=False,

@@ -426,6 +426,7 @@ def test_a_bad_discord_mcp_run_blocks_the_call_through_the_command_line(tmp_path
         [sys.executable, "-m", "discord_mcp", "hook", "permission-request", "--client", "codex"],
         input=json.dumps(payload),
         capture_output=True,
+        encoding="utf-8",
         text=True,
         env={**os.environ, "DISCORD_MCP_RUN": "maybe", "DISCORD_BOT_TOKEN": "x"},
         timeout=60,

@@ -38,7 +38,13 @@ def git(workdir: Path, *args: str) -> str:
     env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t"}
     env |= {"GIT_COMMITTER_EMAIL": "t@x", "PATH": "/usr/bin:/bin", "HOME": str(workdir)}
     done = subprocess.run(
-        ["git", *args], cwd=workdir, env=env, capture_output=True, text=True, check=True
+        ["git", *args],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        encoding="utf-8",
+        text=True,
+        check=True,
     )
     return done.stdout
 

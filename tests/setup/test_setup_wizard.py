@@ -96,6 +96,7 @@ def test_setups_next_lines_run_as_printed_from_a_shell_without_the_venv_on_path(
         env=env,
         cwd=tmp_path,
         capture_output=True,
+        encoding="utf-8",
         text=True,
         timeout=60,
         start_new_session=True,  # no terminal: getpass reads the token from stdin
@@ -110,11 +111,22 @@ def test_setups_next_lines_run_as_printed_from_a_shell_without_the_venv_on_path(
     install_line = nexts[0].split("   (or")[0].strip()
     assert install_line == f"{script} install claude"
     installed = subprocess.run(
-        shlex.split(install_line), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+        shlex.split(install_line),
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        encoding="utf-8",
+        text=True,
+        timeout=60,
     )
     assert installed.returncode == 0, installed.stderr
     assert (home / ".claude.json").is_file()
     doctor = subprocess.run(
-        shlex.split(nexts[1].strip()), env=env, cwd=tmp_path, capture_output=True, text=True
+        shlex.split(nexts[1].strip()),
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        encoding="utf-8",
+        text=True,
     )
     assert "OK   configuration" in doctor.stdout, doctor.stdout

@@ -24,6 +24,7 @@ def mcp(
     return subprocess.run(
         [*MCP, *args],
         capture_output=True,
+        encoding="utf-8",
         text=True,
         timeout=60,
         cwd=cwd,

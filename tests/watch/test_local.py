@@ -251,6 +251,7 @@ async def test_local_mode_says_so_first_and_never_reaches_discord(
         stderr=subprocess.PIPE,
         env=env,
         cwd=tmp_path,
+        encoding="utf-8",
         text=True,
     )
     try:
@@ -286,6 +287,7 @@ def start_daemon(env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
         stderr=subprocess.DEVNULL,
         env=env,
         cwd=cwd,
+        encoding="utf-8",
         text=True,
     )
 
