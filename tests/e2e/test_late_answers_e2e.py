@@ -48,6 +48,7 @@ def model_server() -> AsyncIterator[ModelServer]:
 QUESTION = {"question": "Squash the commits before merging?", "options": ["Squash", "Keep"]}
 
 
+@pytest.mark.timeout(360)  # waits up to 150 s for the resumed job, after a first job
 async def test_an_answer_after_the_run_stopped_waiting_resumes_the_session_once(
     discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
 ) -> None:

@@ -8,6 +8,7 @@ import time
 
 import httpx
 from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
 
 from discord_mcp.emulator import RunningEmulator
 from tests.page.conftest import Agent
@@ -31,19 +32,24 @@ def test_timestamps_show_as_discord_shows_them_relative_ones_as_time_ago(
         f"<t:99999999999999:R> <t:{now}:X> <t:{now}><b>x</b>",
     )
 
-    shown = page.message("asked")
-    times = shown.find_elements(By.CSS_SELECTOR, ".md-time")
-    texts = [t.text for t in times]
+    def stamps(m: WebElement) -> list[tuple[str, str]]:
+        found = m.find_elements(By.CSS_SELECTOR, ".md-time")
+        return [(t.text, t.get_attribute("title") or "") for t in found]
+
+    shown, times, bold = page.read(
+        "asked", lambda m: (m.text, stamps(m), m.find_elements(By.CSS_SELECTOR, "b"))
+    )
+    texts = [text for text, _ in times]
     assert texts[0] == "3 days ago"
     assert texts[1] == "in 2 hours"
     assert "2026" in texts[2]
-    assert f"<t:{MARCH_2_2026}" not in shown.text
+    assert f"<t:{MARCH_2_2026}" not in shown
     assert len(times) == 4  # the 14-digit and the unknown style stay text, as in Discord
-    assert "<t:99999999999999:R>" in shown.text
-    assert f"<t:{now}:X>" in shown.text
-    assert "2026" in (times[2].get_attribute("title") or "")  # the full date on hover
-    assert "<b>x</b>" in shown.text  # never HTML
-    assert shown.find_elements(By.CSS_SELECTOR, "b") == []
+    assert "<t:99999999999999:R>" in shown
+    assert f"<t:{now}:X>" in shown
+    assert "2026" in times[2][1]  # the full date on hover
+    assert "<b>x</b>" in shown  # never HTML
+    assert bold == []
     page.shot("timestamps")
 
 
@@ -53,7 +59,9 @@ def test_the_card_says_how_long_the_question_has_waited(page: Page, agent: Agent
     card = open_question(page, QUESTION["question"])
     assert "asked" in card
     assert "<t:" not in card
-    stamp = page.message(QUESTION["question"]).find_element(By.CSS_SELECTOR, ".md-time").text
+    stamp = page.read(
+        QUESTION["question"], lambda m: m.find_element(By.CSS_SELECTOR, ".md-time").text
+    )
     assert stamp == "now" or stamp.endswith("ago"), stamp
     page.shot("card-waiting")
     click(page, QUESTION["question"], "A. Delete them")

@@ -14,6 +14,7 @@ import pytest
 
 from discord_mcp.relay.fswatch import FileChanges
 from discord_mcp.state.files import write_json
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
@@ -133,14 +134,23 @@ async def test_a_subscriber_to_replaced_files_sleeps_through_other_writes_in_the
     changes = FileChanges()
     try:
         mine = changes.subscribe(tmp_path, {"d1.json"}, replaced=True)
+        write_json(tmp_path / "probe.json", {"version": 0})
+        probe = changes.subscribe(tmp_path, {"probe.json"}, replaced=True)
+        await asyncio.to_thread(write_json, tmp_path / "probe.json", {"version": 1})
+        assert await probe.wait(30)
+        probe.take()
+        per_probe = changes.events  # what one replacement of the probe reports
         assert mine.notified
         # What another session's write of d2.json does: its lock file opened for writing and
         # closed, a temporary file created, written, closed, then renamed over d2.json.
         await asyncio.to_thread(write_json, tmp_path / "d2.json", {"version": 1})
         os.close(os.open(tmp_path / "d2.json.lock", os.O_RDWR | os.O_CREAT, 0o600))
         (tmp_path / "d1.json.wait").write_text("", encoding="utf-8")
-        await asyncio.sleep(0.2)  # time for any of that to be reported (none should be)
-        assert changes.events == 0
+        # A write that is reported, after all of that: once it is heard, anything the writes
+        # above caused has been read too (one notification queue, in order).
+        await asyncio.to_thread(write_json, tmp_path / "probe.json", {"version": 2})
+        assert await probe.wait(30)
+        assert changes.events == 2 * per_probe  # the probe's, and nothing of the writes above
         assert not mine.event.is_set()
         for version in (2, 3, 4):  # every replacement is reported: the watch moves along
             await asyncio.to_thread(write_json, tmp_path / "d1.json", {"version": version})
@@ -198,8 +208,8 @@ async def test_a_closed_subscription_leaves_no_watch_on_its_file(tmp_path: Path)
             await asyncio.to_thread(write_json, tmp_path / f"d{n}.json", {"version": 2})
             assert await subscription.wait(30)
             subscription.close()
-        await asyncio.sleep(0.1)
-        assert _kernel_watches() == before
+        # The watches go as the notifier thread handles the closes: wait for that, bounded.
+        await until(lambda: _kernel_watches() == before, seconds=10)
         for reader in readers:
             os.close(reader)
     finally:

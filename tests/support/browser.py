@@ -120,6 +120,12 @@ class Page:
 
         return wait_for(look, what=f"a message with {contains!r}")
 
+    def read(self, contains: str, what: Callable[[WebElement], T]) -> T:
+        """``what`` of the message containing ``contains``, read in one go from a fresh look:
+        the live page may redraw a message between two reads (a stale element), and then
+        this looks again."""
+        return wait_for(lambda: (what(self.message(contains)),), what=f"{contains!r} read")[0]
+
     def click(self, css: str, label: str = "", *, within: str = "") -> None:
         """Click the element matching ``css`` whose text has ``label`` (inside the message
         containing ``within``, if given), looking again when the live page replaced it."""

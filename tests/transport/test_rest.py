@@ -111,8 +111,16 @@ async def test_reactions_are_added_and_listed(
     assert fetched.get("reactions", [])[0]["count"] == 2
 
 
-async def test_typing_indicator(rest: RestClient, discord: RunningEmulator) -> None:
-    await rest.trigger_typing(discord.channel_id)
+async def test_the_typing_indicator_reaches_the_channel_as_the_bot(
+    rest: RestClient, discord: RunningEmulator
+) -> None:
+    from tests.emulator.gateway_client import identified
+
+    typing_intents = (1 << 0) | (1 << 11)  # GUILDS, GUILD_MESSAGE_TYPING
+    async with identified(discord, intents=typing_intents) as listener:
+        await rest.trigger_typing(discord.channel_id)
+        event = (await listener.dispatch("TYPING_START"))["d"]
+    assert (event["channel_id"], event["user_id"]) == (discord.channel_id, discord.bot_user_id)
 
 
 async def test_long_text_is_split_and_sent_in_order(

@@ -146,7 +146,10 @@ async def test_a_probe_of_a_process_that_died_does_not_hold_the_others(
         functools.partial(book.reserve, route=THREADS, ticket=f"{DEAD_PID}:1", global_per_second=50)
     )
     survivor = process(alive=lambda pid: pid != DEAD_PID)
-    await asyncio.wait_for(survivor.acquire(THREADS, max_wait=10), timeout=5)
+    ticket = await asyncio.wait_for(survivor.acquire(THREADS, max_wait=10), timeout=5)
+    assert ticket is not None
+    # The dead process's reservation was not waited out (that would sleep RESERVATION_S).
+    assert sum(clock.slept) < RESERVATION_S
 
 
 async def test_a_reservation_without_a_response_lapses_after_its_bound(
