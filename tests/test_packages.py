@@ -187,18 +187,20 @@ def test_install_from_the_wheel_writes_the_uvx_form_with_that_wheel(
     bin_dir, env = installed
     home = tmp_path / "home"
     (home / ".config" / "discord-mcp").mkdir(parents=True)
-    (home / ".config" / "discord-mcp" / ".env").write_text("DISCORD_BOT_TOKEN=x\n")
+    (home / ".config" / "discord-mcp" / ".env").write_text(
+        "DISCORD_BOT_TOKEN=x\n", encoding="utf-8"
+    )
     done = run(
         [str(bin_dir / "discord-mcp"), "install", "claude", "--approvals"],
         {**env, "HOME": str(home)},
         tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    entry = json.loads((home / ".claude.json").read_text())["mcpServers"]["discord"]
+    entry = json.loads((home / ".claude.json").read_text(encoding="utf-8"))["mcpServers"]["discord"]
     uvx = str(uv_binary().with_name("uvx"))
     assert [entry["command"], *entry["args"]] == [uvx, "--from", str(packages.wheel), "discord-mcp"]
     assert entry["env"] == {"DISCORD_MCP_ENV_FILE": str(home / ".config" / "discord-mcp" / ".env")}
-    hooks = json.loads((home / ".claude" / "settings.json").read_text())["hooks"]
+    hooks = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))["hooks"]
     [group] = hooks["PermissionRequest"]
     assert group["hooks"][0]["command"].startswith(
         f"{uvx} --from {packages.wheel} discord-mcp hook"

@@ -186,7 +186,7 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
     def context() -> str:
         logs = sorted((settings.home / "logs").rglob("*"))
         tails = [
-            f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}"
+            f"--- {p.name}\n{p.read_text(errors='replace', encoding='utf-8')[-3000:]}"
             for p in logs
             if p.is_file() and (p.suffix in (".stderr", ".stdout") or "agents" in str(p))
         ]

@@ -284,7 +284,9 @@ def test_a_corrupt_decision_file_never_reads_as_an_allow(
 ) -> None:
     decisions = tmp_path / "home" / "decisions"
     decisions.mkdir(parents=True)
-    (decisions / "20261123-120000-abcdef.json").write_text('{"version": 1, "status": "answ')
+    (decisions / "20261123-120000-abcdef.json").write_text(
+        '{"version": 1, "status": "answ', encoding="utf-8"
+    )
     run = run_hook(
         args(hook, client),
         event(client, tmp_path),

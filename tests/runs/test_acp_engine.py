@@ -66,7 +66,9 @@ async def test_a_dead_agent_fails_its_job_and_the_next_message_loads_the_session
         revived = await notifier.wait_finished(after.job_id)
         assert revived.state == "success", revived.error_message
         assert engine.state.jobs[after.job_id].process != pid  # a fresh process
-        assert loads.read_text().split() == [done.session_key]  # which loaded the session
+        assert loads.read_text(encoding="utf-8").split() == [
+            done.session_key
+        ]  # which loaded the session
         assert revived.session_key == done.session_key
 
 

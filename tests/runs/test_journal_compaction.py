@@ -77,11 +77,9 @@ def test_a_long_history_keeps_one_live_segment_and_a_few_closed_ones(tmp_path: P
     assert loaded.state.to_dict() == live
     assert loaded.replayed < 50  # the snapshot and a short live segment, not the history
     first, last = segments[-1].name.split("-")[1:3]
-    assert (
-        int(last.split(".")[0]) + 1
-        == json.loads((tmp_path / EVENTS_FILE).read_text().splitlines()[0])["seq"]
-        or not (tmp_path / EVENTS_FILE).read_text()
-    )
+    assert int(last.split(".")[0]) + 1 == json.loads(
+        (tmp_path / EVENTS_FILE).read_text(encoding="utf-8").splitlines()[0]
+    )["seq"] or not (tmp_path / EVENTS_FILE).read_text(encoding="utf-8")
     assert int(first) < int(last.split(".")[0])
 
 
@@ -162,13 +160,13 @@ def test_a_crash_between_the_steps_of_a_compaction_starts_with_the_same_state(
     run_jobs(journal, 40)
     journal.snapshot()
     expected = journal.state.to_dict()
-    snapshot = json.loads((plain / SNAPSHOT_FILE).read_text())
+    snapshot = json.loads((plain / SNAPSHOT_FILE).read_text(encoding="utf-8"))
     seq = journal.seq
     journal.close()
     crashed = tmp_path / "crashed"
     crash_copy(plain, crashed)
     base = {**snapshot, "segment_start": seq + 1}
-    (crashed / BASE_FILE).write_text(json.dumps(base))
+    (crashed / BASE_FILE).write_text(json.dumps(base), encoding="utf-8")
     if step in ("segment renamed", "new segment opened"):
         os.replace(crashed / EVENTS_FILE, crashed / segment_name(1, seq))
     if step == "new segment opened":
@@ -237,7 +235,7 @@ def test_a_snapshot_from_before_the_bounds_loads(tmp_path: Path) -> None:
     journal.snapshot()
     live = journal.state.to_dict()
     journal.close()
-    document = json.loads((tmp_path / SNAPSHOT_FILE).read_text())
+    document = json.loads((tmp_path / SNAPSHOT_FILE).read_text(encoding="utf-8"))
     del document["finished"], document["segment_start"]
-    (tmp_path / SNAPSHOT_FILE).write_text(json.dumps(document))
+    (tmp_path / SNAPSHOT_FILE).write_text(json.dumps(document), encoding="utf-8")
     assert load(tmp_path, **BOUNDS).state.to_dict() == live

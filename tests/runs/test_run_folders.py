@@ -287,7 +287,7 @@ async def test_without_network_each_cli_is_kept_off_it_or_the_run_is_refused(
     assert "--approve-for-me" not in argv["codex"]
     gemini_home = Path(spawner.specs[2].env["GEMINI_CLI_HOME"])
     assert gemini_home.name == "gemini-offline"
-    overlay = json.loads((gemini_home / ".gemini" / "settings.json").read_text())
+    overlay = json.loads((gemini_home / ".gemini" / "settings.json").read_text(encoding="utf-8"))
     assert set(overlay["tools"]["exclude"]) >= {"google_web_search", "web_fetch"}
     assert overlay["mcpServers"] == {}
     [group] = overlay["hooks"]["BeforeTool"]
@@ -464,7 +464,9 @@ def test_codex_without_network_turns_off_the_mcp_servers_of_its_config(tmp_path:
     argv = CodexAdapter().invocation(request).argv
     assert "mcp_servers.fetch.enabled=false" in argv
     assert "mcp_servers.discord.enabled=false" not in argv
-    (codex_home / "config.toml").write_text('[mcp_servers."odd name"]\ncommand = "x"\n')
+    (codex_home / "config.toml").write_text(
+        '[mcp_servers."odd name"]\ncommand = "x"\n', encoding="utf-8"
+    )
     with pytest.raises(RunError) as refused:
         CodexAdapter().invocation(request)
     assert refused.value.code == "E_NETWORK_NOT_ENFORCEABLE"

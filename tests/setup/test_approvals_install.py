@@ -230,4 +230,4 @@ def test_backups_of_two_runs_in_the_same_second_never_overwrite_each_other(
     assert one is not None
     assert two is not None
     assert one != two
-    assert (one.read_text(), two.read_text()) == ("first", "second")
+    assert (one.read_text(encoding="utf-8"), two.read_text(encoding="utf-8")) == ("first", "second")

@@ -74,7 +74,7 @@ def test_no_add_on_file_names_a_token_or_an_env_file() -> None:
 
 
 def test_every_skill_folder_is_in_the_plugin() -> None:
-    plugin = json.loads((REPO_ROOT / ".claude-plugin" / "plugin.json").read_text())
+    plugin = json.loads((REPO_ROOT / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
     skills = REPO_ROOT / plugin["skills"]
     found = sorted(p.parent.name for p in skills.glob("*/SKILL.md"))
     assert "discord-decisions" in found  # a new skill is one more folder here, nothing else

@@ -47,7 +47,7 @@ async def test_against_the_emulator_setup_skips_the_developer_portal_and_the_inv
     assert "discord.com/developers" not in text
     assert "permissions=" not in text  # no invite URL for a local Discord
     assert "emulator" in text
-    assert "DISCORD_API_BASE=http://127.0.0.1:8800/api/v10" in env_file.read_text()
+    assert "DISCORD_API_BASE=http://127.0.0.1:8800/api/v10" in env_file.read_text(encoding="utf-8")
     assert os.stat(env_file.parent).st_mode & 0o777 == 0o700
 
 
@@ -59,7 +59,7 @@ async def test_against_discord_setup_walks_through_the_portal_and_prints_the_inv
     text = await setup_output("https://discord.com/api/v10", env_file, None)
     assert "discord.com/developers/applications" in text
     assert "permissions=" in text
-    written = env_file.read_text()
+    written = env_file.read_text(encoding="utf-8")
     assert "DISCORD_API_BASE" not in written  # back to Discord: the emulator's address is gone
     assert "KEEP=1" in written
 

@@ -132,10 +132,14 @@ def test_with_an_env_file_the_server_is_registered_too(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    settings = json.loads((tmp_path / "home" / ".gemini" / "settings.json").read_text())
+    settings = json.loads(
+        (tmp_path / "home" / ".gemini" / "settings.json").read_text(encoding="utf-8")
+    )
     assert "discord" in settings["mcpServers"]
     assert (tmp_path / "home" / ".gemini" / "skills" / "delegate-coding" / "SKILL.md").exists()
-    assert TOKEN not in (tmp_path / "home" / ".gemini" / "settings.json").read_text()
+    assert TOKEN not in (tmp_path / "home" / ".gemini" / "settings.json").read_text(
+        encoding="utf-8"
+    )
 
 
 @pytest.mark.parametrize("name", SCHEMAS)

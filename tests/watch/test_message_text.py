@@ -39,7 +39,8 @@ async def test_with_the_intent_off_the_owner_is_told_once_that_their_words_are_n
             await until(
                 lambda: (
                     settings.home.joinpath("watch", "cursors.json").exists()
-                    and last["id"] in settings.home.joinpath("watch", "cursors.json").read_text()
+                    and last["id"]
+                    in settings.home.joinpath("watch", "cursors.json").read_text(encoding="utf-8")
                 )
             )
     notices = [t for t in texts(people, discord.channel_id) if INTENT_HINT in t]
