@@ -304,14 +304,22 @@ def wait_for(condition: Any, what: str, seconds: float = ROUND_LIMIT_S) -> Any:
 
 
 class Deliveries:
-    """Answers as agents received them, by question (the receiving side of delivery)."""
+    """Answers as agents received them, by question (the receiving side of delivery).
+
+    Delivery is at least once: a server killed after its answer left but before it was marked
+    delivered leaves it to the next session too, which is then told the asker may have had it
+    (``note``). An extra delivery without that warning is the defect counted."""
 
     def __init__(self) -> None:
         self.count: Counter[str] = Counter()
+        self.unwarned: Counter[str] = Counter()
 
     def took(self, result: dict[str, Any]) -> None:
         if result.get("status") == "answered":
-            self.count[str(result.get("question"))] += 1
+            question = str(result.get("question"))
+            self.count[question] += 1
+            if "may already have received it" not in str(result.get("note") or ""):
+                self.unwarned[question] += 1
 
     def took_pending_report(self, report: dict[str, Any]) -> list[dict[str, Any]]:
         for decision in report["answered_while_away"]:
@@ -319,7 +327,12 @@ class Deliveries:
         return list(report["answered_while_away"])
 
     def doubles(self) -> int:
-        return sum(1 for times in self.count.values() if times > 1)
+        """Answers handed to a second session with no warning that the first may have it."""
+        return sum(1 for times in self.unwarned.values() if times > 1)
+
+    def warned(self) -> int:
+        """Answers handed again, with the warning (the asker died as it handed them over)."""
+        return sum(1 for q, times in self.count.items() if times > 1) - self.doubles()
 
 
 def _decision_id(card: dict[str, Any]) -> str:
@@ -674,8 +687,13 @@ def main(argv: list[str] | None = None) -> int:
         ),
         (
             f"answers handed to two sessions:{deliveries.doubles():4d}",
-            "budget 0, counted where agents receive them",
+            "budget 0 unwarned, counted where agents receive them",
             deliveries.doubles() == 0,
+        ),
+        (
+            f"  handed again with the warning:{deliveries.warned():4d}",
+            "at least once: the asker died as it handed it over",
+            True,
         ),
         (
             f"corrupt files:       {corrupt:4d}, unreported {unreported}",

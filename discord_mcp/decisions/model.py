@@ -139,6 +139,11 @@ class Decision:
     run's): once it is final and shown, and nothing else is open there, the thread is archived
     (:mod:`discord_mcp.decisions.threads`). Added in format 1 without a bump: a file without it
     never has its thread archived."""
+    asker_waiting: bool = False
+    """A call was waiting on it when it was answered, or a call of the asking session took the
+    answer later (recorded before its response left). An answer is marked delivered only once
+    its response has left (at least once, never lost): if that process died in between, the
+    next session that is handed the answer is told the asker may have received it already."""
     project_key: str | None = None
     """The asking project's identity (:attr:`discord_mcp.config.Settings.project_key`): its
     resolved directory, or ``name:<PROJECT_NAME>``. None in files written before it existed

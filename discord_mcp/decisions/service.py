@@ -528,6 +528,16 @@ class DecisionService:
         stored, _ = await self._store.aupdate(decision.id, change)
         return stored
 
+    async def mark_taken(self, decision: Decision) -> Decision:
+        """Record that a call of the asking session has the final answer in hand (its response
+        is about to leave): :attr:`Decision.asker_waiting`."""
+
+        def change(current: Decision) -> Decision | None:
+            return None if current.asker_waiting else current.replace(asker_waiting=True)
+
+        stored, _ = await self._store.aupdate(decision.id, change)
+        return stored
+
     async def deliver_if_away(
         self, decision: Decision, *, until_sent: bool = False
     ) -> Decision | None:

@@ -125,8 +125,19 @@ class DecisionStore:
             changed = change(current)
             if changed is None or changed == current:
                 return current, False
+            if current.status == "pending" and changed.status == "answered":
+                # Who was waiting when the answer came: if the asker dies before its answer is
+                # marked delivered, the next session is told it may have had it already.
+                changed = changed.replace(asker_waiting=self._someone_waits(path))
             write_json(path, changed.to_json())
             return changed, True
+
+    def _someone_waits(self, path: Path) -> bool:
+        probe = try_exclusive(path.with_name(path.name + ".wait"))
+        if probe is None:
+            return True
+        probe.release()
+        return False
 
     def finish(self, decision_id: str, **outcome: object) -> tuple[Decision, bool]:
         """Compare-and-set from ``pending`` to a final status.

@@ -56,7 +56,7 @@ def decide(
         parts.append(
             "discord-mcp: your owner answered these questions in Discord while no session was "
             "listening. The answers are final and no other session has them; act on those that "
-            "still matter:\n" + "\n".join(answered_line(d) for d in delivered)
+            "still matter:\n" + "\n".join(answered_line(d, away=True) for d in delivered)
         )
     if orphans:
         parts.append(

@@ -69,7 +69,7 @@ def session_decisions(store: DecisionStore, payload: Mapping[str, Any]) -> list[
     ]
 
 
-def answered_line(decision: Decision) -> str:
+def answered_line(decision: Decision, *, away: bool = False) -> str:
     """One answer, for an agent: the question, who answered and what."""
     who = decision.answered_by_name or "the owner"
     line = (
@@ -78,6 +78,8 @@ def answered_line(decision: Decision) -> str:
     )
     if files := files_line(decision):
         line += f" ({files})"
+    if away and decision.asker_waiting:
+        line += " (another session had it in hand when it stopped and may already have received it)"
     return line
 
 

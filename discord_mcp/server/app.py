@@ -246,6 +246,11 @@ def build_server(
         service = runtime().service
         if wire is None or not decision.is_final or decision.delivered:
             return await service.mark_delivered(decision)
+        if not decision.asker_waiting:
+            # Nobody waited when it came (a call took it later): say on the file, before the
+            # answer leaves, that this session has it in hand, so that a session handed it after
+            # a kill in between is told the asker may have received it.
+            decision = await service.mark_taken(decision)
 
         async def mark() -> None:
             await service.mark_delivered(decision)
@@ -429,7 +434,8 @@ def build_server(
                 ) is not None:
                     # Only answers whose asking session is gone and that nobody waits on:
                     # an answer reaches exactly one session (marked once it has left).
-                    away.append(await runtime().decision_result(await handed_over(taken, ctx)))
+                    handed = await handed_over(taken, ctx)
+                    away.append(await runtime().decision_result(handed, away=True))
             return _reported(
                 {"project": settings.project_name, "pending": pending, "answered_while_away": away}
             )

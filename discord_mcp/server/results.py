@@ -34,10 +34,12 @@ def decision_result(
     *,
     duplicate: bool = False,
     files: list[dict[str, Any]] | None = None,
+    away: bool = False,
 ) -> dict[str, Any]:
     """The result of ``ask_decision`` / ``wait_decision`` for ``decision``.
 
     ``files``: the answer's attachments kept locally (with paths); default: as recorded.
+    ``away``: handed to a session other than the one that asked (``check_pending``).
     """
     result: dict[str, Any] = {
         "status": decision.status,
@@ -59,7 +61,15 @@ def decision_result(
             "This question was already pending, so the existing decision was reused instead of "
             "asking twice."
         )
+    elif away and decision.asker_waiting:
+        result["note"] = MAY_HAVE_REACHED
     return result
+
+
+MAY_HAVE_REACHED = (
+    "Another session had this answer in hand when it stopped (it asked, or was handed it): it "
+    "may already have received it. Act on it only if that session's work did not."
+)
 
 
 def _instruction(decision: Decision) -> str:

@@ -109,11 +109,11 @@ class Runtime:
         )
 
     async def decision_result(
-        self, decision: Decision, *, duplicate: bool = False
+        self, decision: Decision, *, duplicate: bool = False, away: bool = False
     ) -> dict[str, Any]:
         """The tools' result for ``decision``, the files of its answer kept locally."""
         files = await answer_files(self.files, self.rest, decision)
-        return results.decision_result(decision, duplicate=duplicate, files=files)
+        return results.decision_result(decision, duplicate=duplicate, files=files, away=away)
 
     async def run_link(self) -> None:
         """Hold or follow the machine's gateway until cancelled (nothing if it is off)."""

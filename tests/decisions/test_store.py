@@ -104,3 +104,18 @@ def test_exactly_one_of_many_processes_resolves_a_decision(tmp_path: Path) -> No
     assert sorted(exit_codes) == [0, 3, 3, 3, 3, 3]
     winner = f"p{exit_codes.index(0)}"
     assert store.load(decision.id).answered_by == winner
+
+
+def test_an_answer_records_whether_a_call_was_waiting_for_it(tmp_path: Path) -> None:
+    store = DecisionStore(tmp_path)
+    waited, alone = make_decision(), make_decision()
+    store.create(waited)
+    store.create(alone)
+    hold = store.hold_waiting(waited.id)
+    try:
+        first, _ = store.finish(waited.id, status="answered", answer="yes")
+    finally:
+        hold.release()
+    second, _ = store.finish(alone.id, status="answered", answer="yes")
+    assert (first.asker_waiting, second.asker_waiting) == (True, False)
+    assert store.load(waited.id).asker_waiting

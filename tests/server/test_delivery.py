@@ -92,6 +92,8 @@ def test_an_answer_whose_response_never_left_is_given_to_the_next_session(
         successor.close()
     [away] = pending["answered_while_away"]
     assert (away["question"], away["selected_option"]) == ("Ship the release?", "Ship")
+    # Its asker was waiting when the answer came: this session is told it may have had it.
+    assert "may already have received it" in away["note"]
     assert again["answered_while_away"] == []  # given once
     final = decision_file(home)
     assert final is not None
