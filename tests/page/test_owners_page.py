@@ -133,7 +133,8 @@ def test_a_reply_typed_in_the_thread_answers_and_a_reaction_answers_the_next(
     page.message("Answered")
     page.shot("answered-by-reply")
 
-    second = {"question": "Run the migration now?", "options": ["Run it", "Wait"]}
+    # ✅ and ❌ go only on a card whose options are a yes and a no (issue 21).
+    second = {"question": "Run the migration now?", "options": ["Yes, run it", "No, wait"]}
     call = agent.start_call("ask_decision", second)
     page.click("#channels .nav-channel")
     open_question(page, second["question"])
@@ -147,7 +148,7 @@ def test_a_reply_typed_in_the_thread_answers_and_a_reaction_answers_the_next(
     page.click(".reaction[data-emoji='✅']", within=second["question"])
     answer = result_of(call)
 
-    assert (answer["selected_option"], answer["via"]) == ("Run it", "reaction")
+    assert (answer["selected_option"], answer["via"]) == ("Yes, run it", "reaction")
 
     def my_reaction_count() -> str | None:
         try:
