@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from discord_mcp.runs import wrap
+from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import Decoder, Outcome
 from discord_mcp.runs.model import ProcessInfo
 from discord_mcp.runs.spawner import exit_code_from_status, group_members, is_alive, reap
@@ -39,6 +41,11 @@ class JobPaths:
     stderr: Path
     job_dir: Path
     status: Path
+
+    @property
+    def input(self) -> Path:
+        """The CLI's input, where it has one (:mod:`discord_mcp.runs.wrap`)."""
+        return self.job_dir / "input"
 
     @classmethod
     def for_job(cls, state_dir: Path, job_id: str) -> JobPaths:
@@ -100,6 +107,7 @@ class JobRun:
         self.stream_sent = 0  # the stream version last queued
         self._handle: BinaryIO | None = None
         self._partial = b""
+        self._input_ended = False
 
     # -- output
 
@@ -128,6 +136,29 @@ class JobRun:
             changed = self.decoder.feed(self._partial.decode("utf-8", errors="replace")) or changed
             self._partial = b""
         return changed
+
+    # -- input (busy: steer)
+
+    def steer(self, prompt: str) -> bool:
+        """Hand ``prompt`` to the running turn: True when the job's CLI will read it (its input
+        is still open, see :mod:`discord_mcp.runs.wrap`); False when this job cannot take it
+        (a CLI without input, a turn already over, a job being stopped)."""
+        if self.stop_reason is not None or self._input_ended:
+            return False
+        line = adapter_for(self.tool).steer_line(prompt)
+        if line is None or not self.paths.input.is_dir():
+            return False
+        if self.read_new():  # the freshest view of the turn before deciding
+            self.activity_dirty = True
+        if self.decoder.final_seen or not is_alive(self.process):
+            return False
+        return wrap.offer(str(self.paths.input), line.encode("utf-8"))
+
+    def end_input(self) -> None:
+        """No more input: the CLI answers what it read, then ends (the wrapper closes stdin)."""
+        if not self._input_ended:
+            self._input_ended = True
+            wrap.end_input(str(self.paths.input))
 
     def stderr_tail(self) -> str:
         try:

@@ -57,6 +57,7 @@ from discord_mcp.runs.spawner import (
     SpawnSpec,
 )
 from discord_mcp.runs.views import SessionView, Tool
+from discord_mcp.runs.wrap import FIRST_INPUT
 
 log = logging.getLogger(__name__)
 
@@ -144,11 +145,12 @@ class Scheduler(Recovery):
             run.wakeup.set()
 
     def steer(self, job_id: str, prompt: str) -> bool:
-        """Hand ``prompt`` to the running job's live turn, where its engine can (an ACP agent
-        that says it takes prompts mid-turn); False: it cannot, the message queues."""
+        """Hand ``prompt`` to the running job's live turn, where its engine can: an ACP agent
+        that says it takes prompts mid-turn (:meth:`AcpRun.steer`), a Claude Code job started
+        with its input on stdin (:meth:`JobRun.steer`: the project steered when it started).
+        True: the running job took it and answers it; False: it cannot, the message queues."""
         run = self.runs.get(job_id)
-        steer = getattr(run, "steer", None)
-        return bool(steer(prompt)) if steer is not None else False
+        return run is not None and run.steer(prompt)
 
     async def detach(self) -> None:
         """Stop following every running job WITHOUT stopping it (daemon shutdown)."""
@@ -269,12 +271,15 @@ class Scheduler(Recovery):
                 if session.run_id
                 else None,
                 stream=project.stream == "on",
+                steer=project.busy == "steer",
             )
         )
         secrets = {**(self.mcp.env if self.mcp else {}), **invocation.env}
         check_no_secrets_in_argv(invocation.argv, secrets)
         for path, content in invocation.files.items():
             write_private(path, content)
+        if invocation.input is not None:  # the prompt, on stdin (see runs/wrap.py)
+            write_private(paths.input / FIRST_INPUT, invocation.input)
         for link, target in invocation.links.items():
             private_dirs(link.parent)
             with contextlib.suppress(FileExistsError):
@@ -288,6 +293,7 @@ class Scheduler(Recovery):
             stdout_path=paths.stdout,
             stderr_path=paths.stderr,
             status_path=paths.status,
+            input_dir=paths.input if invocation.input is not None else None,
         )
         return spec, self._timeout_for(session, job)
 
@@ -343,6 +349,8 @@ class Scheduler(Recovery):
             while True:
                 if run.read_new():
                     run.activity_dirty = True
+                if run.decoder.final_seen:
+                    run.end_input()  # the turn is over (the wrapper may not have seen it yet)
                 self._progress(run)
                 ended, code = run.exit_status()
                 if ended:
