@@ -368,7 +368,7 @@ class Scheduler(Recovery):
                 if run.stop_reason is not None:
                     await run.terminate(self.limits.kill_grace, poll)
                     run.read_new(final=True)
-                    self._complete(run, self._forced_outcome(run))
+                    self._complete(run, run.forced_outcome())
                     break
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(poll):
@@ -409,25 +409,6 @@ class Scheduler(Recovery):
             return
         run.waited = max(run.waited, waited)
         run.deadline = run.started + run.timeout + run.waited
-
-    def _forced_outcome(self, run: JobRun) -> Outcome:
-        code = run.exit_status()[1]
-        if run.decoder.final_seen:
-            return run.outcome(code)  # it finished just as it was stopped
-        if run.stop_reason == "E_CLI_TIMEOUT":
-            waited = (
-                f" ({run.waited:.0f} s waiting for the owner not counted)" if run.waited else ""
-            )
-            return _failure(
-                "E_CLI_TIMEOUT",
-                f"{run.tool} ran longer than its {run.timeout:g} s timeout{waited} and was "
-                "stopped; a project's timeout is set with `discord-watch project add ... "
-                "--timeout`",
-                run,
-            )
-        if run.stop_reason == "E_INTERRUPTED":
-            return _failure("E_INTERRUPTED", f"{run.tool} was interrupted by a newer message", run)
-        return _failure("E_STOPPED", f"{run.tool} was stopped on request", run)
 
     def _progress(self, run: JobRun) -> None:
         key = run.decoder.session_key
@@ -508,15 +489,14 @@ def _held_until(job: Job) -> float:
     return held.timestamp() if held is not None else 0.0
 
 
-def _failure(code: str, message: str, run: JobRun | None = None) -> Outcome:
-    decoder = run.decoder if run else None
+def _failure(code: str, message: str) -> Outcome:
     return Outcome(
         ok=False,
         error_code=code,
         error_message=message,
-        session_key=decoder.session_key if decoder else None,
+        session_key=None,
         final_text=None,
-        usage=decoder.usage if decoder else None,
-        cost_usd=decoder.cost_usd if decoder else None,
+        usage=None,
+        cost_usd=None,
         exit_code=None,
     )
