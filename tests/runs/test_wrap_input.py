@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 from discord_mcp.runs import wrap
+from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.model import ProcessInfo
+from discord_mcp.runs.runner import JobPaths, JobRun
 from discord_mcp.runs.spawner import ProcessSpawner, SpawnSpec, reap
 from tests.support.model_server import wait_until
 
@@ -20,7 +22,8 @@ from tests.support.model_server import wait_until
 ECHO_CLI = """
 import json, sys
 for line in sys.stdin:
-    text = json.loads(line)["text"]
+    message = json.loads(line)
+    text = message.get("text") or message["message"]["content"][0]["text"]
     print(json.dumps({"type": "echo", "text": text}), flush=True)
     if text == "finish":
         print(json.dumps({"type": "result", "result": "done"}), flush=True)
@@ -29,9 +32,10 @@ print(json.dumps({"type": "eof"}), flush=True)
 
 
 def start(tmp_path: Path, *first: str) -> tuple[SpawnSpec, ProcessInfo]:
-    job_dir = tmp_path / "job"
+    job_dir = JobPaths.for_job(tmp_path, "job_x").job_dir
     inbox = job_dir / "input"
     inbox.mkdir(parents=True)
+    JobPaths.for_job(tmp_path, "job_x").stdout.parent.mkdir(parents=True)
     lines = "".join(json.dumps({"text": t}) + "\n" for t in first)
     (inbox / wrap.FIRST_INPUT).write_text(lines, encoding="utf-8")
     spec = SpawnSpec(
@@ -40,8 +44,8 @@ def start(tmp_path: Path, *first: str) -> tuple[SpawnSpec, ProcessInfo]:
         argv=(sys.executable, "-c", ECHO_CLI),
         cwd=tmp_path,
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        stdout_path=tmp_path / "out.log",
-        stderr_path=tmp_path / "err.log",
+        stdout_path=JobPaths.for_job(tmp_path, "job_x").stdout,
+        stderr_path=JobPaths.for_job(tmp_path, "job_x").stderr,
         status_path=job_dir / "status.json",
         input_dir=inbox,
     )
@@ -116,3 +120,37 @@ def test_a_job_without_input_refuses_every_offer(tmp_path: Path) -> None:
     assert not wrap.offer(str(tmp_path / "job" / "input"), b"{}\n")
     assert not wrap.offer(str(tmp_path / "gone" / "input"), b"{}\n")
     assert list((tmp_path / "job").iterdir()) == []
+
+
+def test_a_running_claude_job_takes_a_message_until_its_turn_ends_or_it_is_stopped(
+    tmp_path: Path,
+) -> None:
+    """:meth:`JobRun.steer`, the daemon's side: it offers while the turn runs, and refuses once
+    the job is being stopped or its turn's result is out (the message then queues)."""
+    spec, process = start(tmp_path, "the prompt")
+    run = JobRun(
+        job_id="job_x",
+        thread_id="t1",
+        tool="claude",
+        process=process,
+        paths=JobPaths.for_job(tmp_path, "job_x"),
+        decoder=adapter_for("claude").decoder(),
+        resumed=False,
+        started=0.0,
+        deadline=60.0,
+        monotonic=lambda: 0.0,
+    )
+    try:
+        wait_until(lambda: echoed(spec) == ["the prompt"], timeout=20, what="the prompt")
+        assert run.steer("one more thing")
+        run.stop_reason = "E_STOPPED"
+        assert not run.steer("while stopping")
+        run.stop_reason = None
+        assert run.steer("finish")  # the stand-in CLI prints its result for this one
+        assert ended(spec, process) == 0
+        run.read_new(final=True)
+        assert run.decoder.final_seen
+        assert not run.steer("after the turn")
+    finally:
+        run.close()
+    assert echoed(spec) == ["the prompt", "one more thing", "finish", "eof"]
