@@ -374,7 +374,8 @@ class RunEngine(EngineViews, EngineControls):
             if merged is not None:
                 return merged
         running = session.running_job_id
-        steering = running is not None and self._busy(session) == "steer"
+        # A message with files queues: a running turn takes text only.
+        steering = running is not None and self._busy(session) == "steer" and not attachments
         if steering and self._scheduler.steer(str(running), prompt):  # the live turn takes it
             self.journal.append(
                 "JobSteered",

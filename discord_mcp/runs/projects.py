@@ -25,7 +25,8 @@ README's approvals).
 writes (an ACP agent's message chunks; the headless CLIs' partial output). ``busy`` (optional,
 ``queue`` unless written): what a message does while a turn runs: ``queue`` waits its turn,
 ``interrupt`` cancels the running turn and runs next, ``steer`` is handed to the running turn
-where the engine can (an ACP agent that says it takes prompts mid-turn), else queues.
+where the engine can (Claude Code, whose jobs then read their input from stdin; an ACP agent
+that says it takes prompts mid-turn), else queues.
 
 ``job_timeout_seconds`` is optional (absent: the engine's default, 15 minutes): how long one job
 may run, not counting the time its agent waits for the owner's answer.

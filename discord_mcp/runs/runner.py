@@ -6,6 +6,10 @@ and tells whether the CLI has ended (the wrapper's status file, our own ``waitpi
 process being gone). The same code serves a job this engine started and one it reattached
 after a restart: nothing here depends on being the CLI's parent.
 
+A Claude Code job started for ``busy: steer`` has an input (:mod:`discord_mcp.runs.wrap`):
+:meth:`JobRun.steer` offers a message to it while the turn runs, and the input is ended once
+the turn's result is seen (the wrapper ends it then too, so it ends while the daemon is down).
+
 Stopping (``stop`` or the wall-clock timeout) signals the whole process group: SIGTERM, then
 SIGKILL after ``kill_grace`` seconds. Once the CLI has ended, anything left in its group (an
 MCP server that ignored its closed stdin, a background process) is stopped the same way.
@@ -22,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from discord_mcp.runs import wrap
+from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import Decoder, Outcome
 from discord_mcp.runs.model import ProcessInfo
 from discord_mcp.runs.spawner import exit_code_from_status, group_members, is_alive, reap
@@ -39,6 +45,11 @@ class JobPaths:
     stderr: Path
     job_dir: Path
     status: Path
+
+    @property
+    def input(self) -> Path:
+        """The CLI's input, where it has one (:mod:`discord_mcp.runs.wrap`)."""
+        return self.job_dir / "input"
 
     @classmethod
     def for_job(cls, state_dir: Path, job_id: str) -> JobPaths:
@@ -100,6 +111,7 @@ class JobRun:
         self.stream_sent = 0  # the stream version last queued
         self._handle: BinaryIO | None = None
         self._partial = b""
+        self._input_ended = False
 
     # -- output
 
@@ -128,6 +140,29 @@ class JobRun:
             changed = self.decoder.feed(self._partial.decode("utf-8", errors="replace")) or changed
             self._partial = b""
         return changed
+
+    # -- input (busy: steer)
+
+    def steer(self, prompt: str) -> bool:
+        """Hand ``prompt`` to the running turn: True when the job's CLI will read it (its input
+        is still open, see :mod:`discord_mcp.runs.wrap`); False when this job cannot take it
+        (a CLI without input, a turn already over, a job being stopped)."""
+        if self.stop_reason is not None or self._input_ended:
+            return False
+        line = adapter_for(self.tool).steer_line(prompt)
+        if line is None or not self.paths.input.is_dir():
+            return False
+        if self.read_new():  # the freshest view of the turn before deciding
+            self.activity_dirty = True
+        if self.decoder.final_seen or not is_alive(self.process):
+            return False
+        return wrap.offer(str(self.paths.input), line.encode("utf-8"))
+
+    def end_input(self) -> None:
+        """No more input: the CLI answers what it read, then ends (the wrapper closes stdin)."""
+        if not self._input_ended:
+            self._input_ended = True
+            wrap.end_input(str(self.paths.input))
 
     def stderr_tail(self) -> str:
         try:
@@ -183,6 +218,39 @@ class JobRun:
 
     def outcome(self, exit_code: int | None) -> Outcome:
         return self.decoder.outcome(exit_code, resumed=self.resumed, stderr_tail=self.stderr_tail())
+
+    def forced_outcome(self) -> Outcome:
+        """How the job ended once it was stopped (``stop_reason``: on request, by a newer
+        message, or for time), unless it finished just as it was stopped."""
+        code = self.exit_status()[1]
+        if self.decoder.final_seen:
+            return self.outcome(code)
+        if self.stop_reason == "E_CLI_TIMEOUT":
+            waited = (
+                f" ({self.waited:.0f} s waiting for the owner not counted)" if self.waited else ""
+            )
+            return self.failure(
+                "E_CLI_TIMEOUT",
+                f"{self.tool} ran longer than its {self.timeout:g} s timeout{waited} and was "
+                "stopped; a project's timeout is set with `discord-watch project add ... "
+                "--timeout`",
+            )
+        if self.stop_reason == "E_INTERRUPTED":
+            return self.failure("E_INTERRUPTED", f"{self.tool} was interrupted by a newer message")
+        return self.failure("E_STOPPED", f"{self.tool} was stopped on request")
+
+    def failure(self, code: str, message: str) -> Outcome:
+        """A failed outcome, with what the CLI reported so far (its session key, usage)."""
+        return Outcome(
+            ok=False,
+            error_code=code,
+            error_message=message,
+            session_key=self.decoder.session_key,
+            final_text=None,
+            usage=self.decoder.usage,
+            cost_usd=self.decoder.cost_usd,
+            exit_code=None,
+        )
 
 
 def stop_group(process: ProcessInfo, signum: signal.Signals) -> None:

@@ -57,6 +57,7 @@ from discord_mcp.runs.spawner import (
     SpawnSpec,
 )
 from discord_mcp.runs.views import SessionView, Tool
+from discord_mcp.runs.wrap import FIRST_INPUT
 
 log = logging.getLogger(__name__)
 
@@ -144,11 +145,12 @@ class Scheduler(Recovery):
             run.wakeup.set()
 
     def steer(self, job_id: str, prompt: str) -> bool:
-        """Hand ``prompt`` to the running job's live turn, where its engine can (an ACP agent
-        that says it takes prompts mid-turn); False: it cannot, the message queues."""
+        """Hand ``prompt`` to the running job's live turn, where its engine can: an ACP agent
+        that says it takes prompts mid-turn (:meth:`AcpRun.steer`), a Claude Code job started
+        with its input on stdin (:meth:`JobRun.steer`: the project steered when it started).
+        True: the running job took it and answers it; False: it cannot, the message queues."""
         run = self.runs.get(job_id)
-        steer = getattr(run, "steer", None)
-        return bool(steer(prompt)) if steer is not None else False
+        return run is not None and run.steer(prompt)
 
     async def detach(self) -> None:
         """Stop following every running job WITHOUT stopping it (daemon shutdown)."""
@@ -269,12 +271,15 @@ class Scheduler(Recovery):
                 if session.run_id
                 else None,
                 stream=project.stream == "on",
+                steer=project.busy == "steer",
             )
         )
         secrets = {**(self.mcp.env if self.mcp else {}), **invocation.env}
         check_no_secrets_in_argv(invocation.argv, secrets)
         for path, content in invocation.files.items():
             write_private(path, content)
+        if invocation.input is not None:  # the prompt, on stdin (see runs/wrap.py)
+            write_private(paths.input / FIRST_INPUT, invocation.input)
         for link, target in invocation.links.items():
             private_dirs(link.parent)
             with contextlib.suppress(FileExistsError):
@@ -288,6 +293,7 @@ class Scheduler(Recovery):
             stdout_path=paths.stdout,
             stderr_path=paths.stderr,
             status_path=paths.status,
+            input_dir=paths.input if invocation.input is not None else None,
         )
         return spec, self._timeout_for(session, job)
 
@@ -343,6 +349,8 @@ class Scheduler(Recovery):
             while True:
                 if run.read_new():
                     run.activity_dirty = True
+                if run.decoder.final_seen:
+                    run.end_input()  # the turn is over (the wrapper may not have seen it yet)
                 self._progress(run)
                 ended, code = run.exit_status()
                 if ended:
@@ -360,7 +368,7 @@ class Scheduler(Recovery):
                 if run.stop_reason is not None:
                     await run.terminate(self.limits.kill_grace, poll)
                     run.read_new(final=True)
-                    self._complete(run, self._forced_outcome(run))
+                    self._complete(run, run.forced_outcome())
                     break
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(poll):
@@ -401,25 +409,6 @@ class Scheduler(Recovery):
             return
         run.waited = max(run.waited, waited)
         run.deadline = run.started + run.timeout + run.waited
-
-    def _forced_outcome(self, run: JobRun) -> Outcome:
-        code = run.exit_status()[1]
-        if run.decoder.final_seen:
-            return run.outcome(code)  # it finished just as it was stopped
-        if run.stop_reason == "E_CLI_TIMEOUT":
-            waited = (
-                f" ({run.waited:.0f} s waiting for the owner not counted)" if run.waited else ""
-            )
-            return _failure(
-                "E_CLI_TIMEOUT",
-                f"{run.tool} ran longer than its {run.timeout:g} s timeout{waited} and was "
-                "stopped; a project's timeout is set with `discord-watch project add ... "
-                "--timeout`",
-                run,
-            )
-        if run.stop_reason == "E_INTERRUPTED":
-            return _failure("E_INTERRUPTED", f"{run.tool} was interrupted by a newer message", run)
-        return _failure("E_STOPPED", f"{run.tool} was stopped on request", run)
 
     def _progress(self, run: JobRun) -> None:
         key = run.decoder.session_key
@@ -500,15 +489,14 @@ def _held_until(job: Job) -> float:
     return held.timestamp() if held is not None else 0.0
 
 
-def _failure(code: str, message: str, run: JobRun | None = None) -> Outcome:
-    decoder = run.decoder if run else None
+def _failure(code: str, message: str) -> Outcome:
     return Outcome(
         ok=False,
         error_code=code,
         error_message=message,
-        session_key=decoder.session_key if decoder else None,
+        session_key=None,
         final_text=None,
-        usage=decoder.usage if decoder else None,
-        cost_usd=decoder.cost_usd if decoder else None,
+        usage=None,
+        cost_usd=None,
         exit_code=None,
     )

@@ -4,6 +4,8 @@ Every agent CLI runs under the job wrapper (:mod:`discord_mcp.runs.wrap`)::
 
     <python> -I -S .../wrap.py --status <job dir>/status.json --cwd <project> -- <argv...>
 
+(plus ``--input <job dir>/input --until-result <stdout log>`` for a CLI that reads its prompt,
+and the messages steered into its turn, from stdin: see :mod:`discord_mcp.runs.wrap`),
 started with ``posix_spawn``: an argv list (never a shell), a new session (the wrapper leads a
 new process group that holds the CLI and its MCP servers), stdin from /dev/null, stdout and
 stderr opened straight onto the job's log files, and exactly the environment given. Nothing
@@ -59,6 +61,9 @@ class SpawnSpec:
     stdout_path: Path
     stderr_path: Path
     status_path: Path
+    input_dir: Path | None = None
+    """The CLI's stdin is fed from this directory (see :mod:`discord_mcp.runs.wrap`); None: the
+    CLI's stdin is /dev/null."""
 
 
 class Spawner(Protocol):
@@ -94,6 +99,11 @@ class ProcessSpawner:
             str(spec.status_path),
             "--cwd",
             str(spec.cwd),
+            *(
+                ("--input", str(spec.input_dir), "--until-result", str(spec.stdout_path))
+                if spec.input_dir is not None
+                else ()
+            ),
             "--",
             executable,
             *spec.argv[1:],

@@ -114,7 +114,8 @@ def _parser() -> argparse.ArgumentParser:
             choices=["queue", "interrupt", "steer"],
             default=None if parser_ is change else "queue",
             help="a message while a turn runs: queue (default), interrupt the turn, or steer "
-            "it where the agent takes prompts mid-turn (else queue)",
+            "it into the turn where the engine takes it (Claude Code, some ACP agents; else "
+            "queue)",
         )
     actions.add_parser("list", help="list projects")
     remove = actions.add_parser("remove", help="remove a project")

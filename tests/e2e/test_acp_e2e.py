@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -46,6 +47,7 @@ pytestmark = pytest.mark.e2e
 STREAMED = "Hello from the agent: this answer arrives in several pieces."
 FOLLOW_UP = "Second answer, same session."
 MADE = "The file is made."
+ESCALATE = {"sandbox_permissions": "require_escalated", "justification": "make the file"}
 
 
 @pytest.fixture
@@ -110,7 +112,9 @@ class Brain:
             self.release.wait(60)  # the turn hangs here until the test lets go
             return Text("too late")
         if "make the file" in last:
-            return ShellCall("touch made.txt")
+            # Codex's model asks to leave its sandbox (codex-acp's modes approve "on request");
+            # the other agents ignore the argument.
+            return ShellCall("touch made.txt", codex_arguments=ESCALATE)
         if "once more" in last:
             return Text(FOLLOW_UP)
         if "hello" in last:
@@ -246,14 +250,8 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
                         what="the context window in /usage",
                     )
 
-                # 3. A permission request, answered from the approval card. codex-acp 0.16 runs
-                # this command in its sandbox without asking (in every mode it offers), so it
-                # never sends session/request_permission here: see the README's ACP agents.
-                if which == "codex":
-                    people.say(thread, "make the file now")
-                    await until(lambda: any(MADE in t for t in texts(people, thread)))
-                    assert not [m for m in people.messages(thread) if "approval ·" in m["content"]]
-                    return await _stop_mid_turn(people, thread, brain)
+                # 3. A permission request, answered from the approval card (codex-acp asks when
+                # its model asks to leave the sandbox: see the README's ACP agents).
                 people.say(thread, "make the file now")
                 card = await until(
                     lambda: [
@@ -275,6 +273,78 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
     finally:
         brain.release.set()
         brain.streaming.set()
+
+
+async def test_codex_acp_with_the_untrusted_policy_asks_before_any_write(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    """Registered as ``codex-acp -c approval_policy="untrusted"`` (and no ``--mode``, which
+    would set its own policy), codex-acp asks before every command Codex does not know to only
+    read, whatever its model asks for; a Deny from the card keeps the command from running."""
+    binaries = bin_dir()
+    if not (binaries / "codex-acp").exists():
+        missing("codex-acp is not installed; run scripts/install-agent-clis")
+    workdir = tmp_path / "app"
+    workdir.mkdir()
+    settings = settings_for(
+        discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2", APPROVAL_WAIT_SECONDS="120"
+    )
+    cli = CodexCli(
+        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
+    )
+    command = [str(binaries / "codex-acp"), "-c", 'approval_policy="untrusted"']
+    await off_loop(AgentRegistry(settings.home).add, "codex-acp", command, None)
+    await off_loop(
+        ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add,
+        "app",
+        workdir,
+        ["codex-acp"],
+        "codex-acp",
+    )
+
+    def brain(request: ModelRequest) -> Reply:
+        results = request.latest_tool_results()
+        if results:
+            return Text(f"Told: {results[-1].text[:200]}")
+        said = request.user_texts()
+        if said and "make the file" in said[-1]:
+            return ShellCall("touch made.txt")  # no request to leave the sandbox
+        return Text("A short title")
+
+    model_server.script(brain, repeat=True)
+    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
+    async with watching(settings, environ, {"codex-acp": cli.env()}):
+        await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1)
+        thread = people.say(discord.channel_id, "!start app")["id"]
+        await until(lambda: any("Session started" in t for t in texts(people, thread)))
+        people.say(thread, "make the file now")
+        card = await until(
+            lambda: [
+                m
+                for m in people.messages(thread)
+                if "approval · decision" in m["content"] and m.get("components")
+            ],
+            what="the approval card",
+        )
+        assert "touch made.txt" in card[0]["content"]
+        people.click(card[0]["id"], button(card[0], "Deny"))
+        await until(
+            lambda: any("**Denied**" in t for t in texts(people, thread)), what="the denial"
+        )
+        await until(
+            lambda: [j for j in _journal(settings.home) if j["type"] in _ENDED],
+            what="the job's end",
+        )
+    assert not (workdir / "made.txt").exists()
+
+
+_ENDED = ("JobCompleted", "JobFailed")
+
+
+def _journal(home: Path) -> list[dict[str, Any]]:
+    path = home / "runs" / "events.ndjson"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return [json.loads(line) for line in lines if line.strip()]
 
 
 async def test_a_message_steers_the_running_turn_of_an_agent_that_takes_it(
@@ -347,8 +417,6 @@ async def test_a_message_steers_the_running_turn_of_an_agent_that_takes_it(
 
 def _job_of_message(home: Path, text: str) -> int | None:
     """How many jobs the journal holds once ``text`` was steered into one (None before)."""
-    import json
-
     events = [
         json.loads(line)
         for line in (home / "runs" / "events.ndjson").read_text(encoding="utf-8").splitlines()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -115,12 +116,14 @@ PROJECT_ARGS: dict[str, list[str]] = {
 RUN_CLIS: tuple[Tool, ...] = ("claude", "codex", "gemini")
 
 
-async def project(settings: Settings, tmp_path: Path, tool: Tool, cli: AgentCli) -> Path:
+async def project(
+    settings: Settings, tmp_path: Path, tool: Tool, cli: AgentCli, busy: str = "queue"
+) -> Path:
     workdir = tmp_path / "app"
     workdir.mkdir()
     args = {tool: PROJECT_ARGS[tool]}
     await off_loop(
-        ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add,
+        functools.partial(ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add, busy=busy),
         "app",
         workdir,
         [tool],
@@ -139,9 +142,14 @@ async def start_run(people: People, discord: RunningEmulator) -> str:
     return thread_id
 
 
-@pytest.mark.parametrize("tool", RUN_CLIS)
+@pytest.mark.parametrize(
+    ("tool", "busy"),
+    # A steering Claude Code job reads its prompt from stdin: its approvals work the same.
+    [*((t, "queue") for t in RUN_CLIS), ("claude", "steer")],
+)
 async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_the_next(
     tool: Tool,
+    busy: str,
     discord: RunningEmulator,
     people: People,
     model_server: ModelServer,
@@ -151,7 +159,7 @@ async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_th
     cli = CLI_CLASSES[tool](
         root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
     )
-    workdir = await project(settings, tmp_path, tool, cli)
+    workdir = await project(settings, tmp_path, tool, cli, busy)
     stranger = people.new_user("stranger")
     model_server.script(
         ShellCall("echo approved > made.txt"),

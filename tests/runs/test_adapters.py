@@ -4,6 +4,7 @@ prompt passed safely, the discord MCP server registered, and no secret on the co
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,44 @@ def test_claude_resume_argv(tmp_path: Path) -> None:
         "--",
         TRICKY_PROMPT,
     )
+
+
+def test_a_claude_job_that_may_be_steered_reads_its_prompt_from_stdin(tmp_path: Path) -> None:
+    base = request(tmp_path, resume="sess-1", mcp=None, args=("--model", "opus"))
+    invocation = adapter_for("claude").invocation(replace(base, steer=True))
+    assert invocation.argv == (
+        "cli",
+        "-p",
+        "--verbose",
+        "--output-format",
+        "stream-json",
+        "--input-format",
+        "stream-json",
+        "--resume",
+        "sess-1",
+        "--model",
+        "opus",
+    )
+    assert TRICKY_PROMPT not in " ".join(invocation.argv)
+    assert invocation.input is not None
+    assert invocation.input.endswith("\n")
+    assert invocation.input.count("\n") == 1  # one line, whatever the prompt holds
+    assert json.loads(invocation.input) == {
+        "type": "user",
+        "session_id": "",
+        "message": {"role": "user", "content": [{"type": "text", "text": TRICKY_PROMPT}]},
+        "parent_tool_use_id": None,
+    }
+    assert adapter_for("claude").steer_line("and also") == invocation.input.replace(
+        json.dumps(TRICKY_PROMPT)[1:-1], "and also"
+    )
+
+
+@pytest.mark.parametrize("tool", ["codex", "gemini"])
+def test_only_claude_takes_a_message_mid_turn_headless(tool: Tool, tmp_path: Path) -> None:
+    invocation = adapter_for(tool).invocation(replace(request(tmp_path), steer=True))
+    assert invocation.input is None
+    assert adapter_for(tool).steer_line("and also") is None
 
 
 def test_codex_new_and_resume_argv_put_options_before_resume(tmp_path: Path) -> None:

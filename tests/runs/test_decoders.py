@@ -78,6 +78,30 @@ def test_claude_cost_is_kept() -> None:
     assert outcome.cost_usd == pytest.approx(0.000148)
 
 
+def test_a_steered_claude_job_that_ran_two_turns_answers_with_both() -> None:
+    """A message steered in after the model's last step runs as a second turn of the same
+    process (recorded from the real CLI): the job's answer, usage and cost cover both."""
+    outcome = judge("claude", "claude-steered.jsonl")
+    assert outcome.ok, outcome
+    assert outcome.final_text == (
+        "Working on the first task.\n\nAnswer sees: first task please | a second thought"
+    )
+    assert outcome.usage is not None
+    assert (outcome.usage.input_tokens, outcome.usage.output_tokens) == (20, 10)
+    assert outcome.cost_usd == pytest.approx(0.00028)  # the CLI's total counts both turns
+
+
+def test_a_failed_turn_fails_a_steered_job_even_when_a_later_turn_succeeded() -> None:
+    failed = (SAMPLES / "claude-fail-500-noretry.jsonl").read_text(encoding="utf-8")
+    steered = (SAMPLES / "claude-steered.jsonl").read_text(encoding="utf-8")
+    lines = [line for line in failed.splitlines() if '"result"' in line]
+    decoder = decode("claude", "claude-steered.jsonl", lines=lines + steered.splitlines())
+    outcome = decoder.outcome(0, resumed=False)
+    assert not outcome.ok
+    assert outcome.error_code == "E_CLI_ERROR"
+    assert "API Error: 500" in (outcome.error_message or "")
+
+
 @pytest.mark.parametrize(
     ("sample", "words"),
     [

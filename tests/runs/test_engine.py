@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from discord_mcp.errors import JournalCorrupt, RunError
-from discord_mcp.runs import McpRegistration, ProcessSpawner, ProjectRegistry
+from discord_mcp.runs import McpRegistration, ProcessSpawner, ProjectRegistry, Tool
 from discord_mcp.runs.journal import load
 from discord_mcp.state.files import off_loop
 from tests.runs.conftest import FAST, EngineFactory, alive
@@ -697,3 +697,28 @@ async def test_busy_interrupt_stops_a_running_cli_and_runs_the_new_message(
         interrupted = await notifier.wait_finished(job.job_id)
         assert (interrupted.state, interrupted.error_code) == ("failed", "E_INTERRUPTED")
         assert (await notifier.wait_finished(newer.job_id)).state == "success"
+
+
+@pytest.mark.parametrize("tool", ["codex", "gemini"])
+async def test_busy_steer_queues_a_message_for_a_cli_that_cannot_take_it_mid_turn(
+    tool: Tool,
+    make_engine: EngineFactory,
+    notifier: RecordingNotifier,
+    spawner: FakeSpawner,
+    registry: ProjectRegistry,
+    workdir: Path,
+) -> None:
+    await asyncio.to_thread(registry.add, "steady", workdir, [tool], busy="steer")
+    spawner.script("long", Scenario(hang=True))
+    async with make_engine() as engine:
+        await engine.start_session("t1", "steady")
+        job = await engine.submit("t1", "m1", "long", "owner", debounce=False)
+        await notifier.wait_for(spawner.runs)
+        newer = await engine.submit("t1", "m2", "next", "owner", debounce=False)
+        assert newer.job_id != job.job_id
+        assert newer.state == "queued"
+        await engine.stop("t1")
+        stopped = await notifier.wait_finished(job.job_id)
+        assert (await notifier.wait_finished(newer.job_id)).state == "success"
+    assert stopped.error_code == "E_STOPPED"
+    assert [r["prompt"] for r in spawner.runs()] == ["long", "next"]

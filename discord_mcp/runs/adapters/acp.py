@@ -178,6 +178,9 @@ class AcpAdapter:
         decoder.tool = self.tool  # type: ignore[misc]
         return decoder
 
+    def steer_line(self, text: str) -> str | None:
+        return None  # an agent is steered over its connection (AcpRun.steer), not by stdin
+
 
 # --------------------------------------------------------------------------------------------
 # The client side of the connection

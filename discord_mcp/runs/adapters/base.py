@@ -157,6 +157,7 @@ class InvocationRequest:
         )
 
     stream: bool = False  # the project streams the answer as it is written (issue 24)
+    steer: bool = False  # the project hands messages to a running turn (``busy: steer``)
 
     def mcp_env(self) -> dict[str, str]:
         """The MCP server's environment: the registration's plus the thread id (and where the
@@ -179,6 +180,9 @@ class Invocation:
     env: Mapping[str, str] = field(default_factory=dict)
     files: Mapping[Path, str] = field(default_factory=dict)
     links: Mapping[Path, Path] = field(default_factory=dict)
+    input: str | None = None
+    """JSON lines the CLI reads first from its stdin (its prompt), for a CLI started so that it
+    takes messages mid-turn (:meth:`Adapter.steer_line`); None: its stdin is /dev/null."""
 
 
 @dataclass(frozen=True)
@@ -350,6 +354,11 @@ class Adapter(Protocol):
 
     def decoder(self) -> Decoder:
         """A fresh decoder for one run's stdout."""
+        ...
+
+    def steer_line(self, text: str) -> str | None:
+        """The stdin line that hands ``text`` to a running turn of a CLI started with
+        :attr:`Invocation.input`; None: this CLI cannot take a message mid-turn."""
         ...
 
 

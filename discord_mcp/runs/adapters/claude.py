@@ -25,11 +25,24 @@ WebSearch``, ``--strict-mcp-config`` (the user's MCP servers are not started; ou
 registered) and a ``PreToolUse`` hook, ``discord-mcp hook network``, in the same per-job
 settings file, denying shell commands that use the network.
 
+Steering (the project's ``busy: steer``): ``--input-format stream-json`` and no prompt in argv;
+the prompt is the first line of the CLI's stdin, a user message as the Agent SDK writes it
+(``{"type": "user", "session_id": "", "message": {"role": "user", "content": [{"type":
+"text", "text": ...}]}, "parent_tool_use_id": null}``), and every message steered into the job
+is one more such line (the job wrapper feeds them: :mod:`discord_mcp.runs.wrap`). Claude Code
+2.1.330 reads stdin while it works: a message that arrives during a turn reaches the model at
+its next step, beside the next tool result ("The user sent a new message while you were
+working: ..."), and one that arrives after the model's last step runs as one more turn of the
+same session, in the same process, with its own ``result`` event. The wrapper closes stdin at
+the first ``result``; the CLI then answers what it already read and exits.
+
 Events: ``system/init`` (``session_id``, MCP server status), ``assistant`` (text and
 ``tool_use`` blocks, one block per event), ``user`` (tool results), ``system/api_retry``,
 ``system/permission_denied``, ``rate_limit_event`` (a ``rejected`` one means the quota is spent
-until ``resetsAt``), and the final ``result``. Success is ``result.is_error ==
-false``; ``subtype`` says "success" even for API errors, so it is not used.
+until ``resetsAt``), and the turn's ``result`` (a steered job may run more than one turn: its
+answer is every turn's, its usage their sum, its cost the last, which counts them all). Success
+is ``result.is_error == false`` in every turn; ``subtype`` says "success" even for API errors, so
+it is not used.
 """
 
 from __future__ import annotations
@@ -50,7 +63,7 @@ from discord_mcp.runs.adapters.base import (
     token_usage,
 )
 from discord_mcp.runs.constraints import claude_network_check
-from discord_mcp.runs.views import Tool
+from discord_mcp.runs.views import Tool, Usage
 
 WEB_TOOLS = ("WebFetch", "WebSearch")
 
@@ -60,7 +73,7 @@ class ClaudeDecoder(Decoder):
 
     def __init__(self) -> None:
         super().__init__()
-        self._result: dict[str, Any] | None = None
+        self._results: list[dict[str, Any]] = []
 
     def handle(self, event: dict[str, Any]) -> bool:
         kind = event.get("type")
@@ -76,20 +89,7 @@ class ClaudeDecoder(Decoder):
                     changed = True
             return changed
         if kind == "result":
-            self._result = event
-            self.final_seen = True
-            if isinstance(event.get("session_id"), str) and self.session_key is None:
-                self.session_key = event["session_id"]
-            result = event.get("result")
-            self.final_text = result if isinstance(result, str) else self.last_text
-            self.usage = token_usage(
-                event.get("usage"),
-                cached_key="cache_read_input_tokens",
-                cache_write_key="cache_creation_input_tokens",
-            )
-            cost = event.get("total_cost_usd")
-            self.cost_usd = float(cost) if isinstance(cost, int | float) else None
-            return True
+            return self._turn_result(event)
         if kind == "rate_limit_event":
             info = event.get("rate_limit_info") or {}
             resets = info.get("resetsAt")
@@ -104,6 +104,27 @@ class ClaudeDecoder(Decoder):
             return False
         self.unknown_events += 1
         return False
+
+    def _turn_result(self, event: dict[str, Any]) -> bool:
+        self._results.append(event)
+        self.final_seen = True
+        if isinstance(event.get("session_id"), str) and self.session_key is None:
+            self.session_key = event["session_id"]
+        result = event.get("result")
+        text = result if isinstance(result, str) else self.last_text
+        if len(self._results) == 1 or self.final_text is None:
+            self.final_text = text
+        elif text:
+            self.final_text = f"{self.final_text.rstrip()}\n\n{text}"
+        usage = token_usage(
+            event.get("usage"),
+            cached_key="cache_read_input_tokens",
+            cache_write_key="cache_creation_input_tokens",
+        )
+        self.usage = usage if self.usage is None else _added(self.usage, usage)
+        cost = event.get("total_cost_usd")
+        self.cost_usd = float(cost) if isinstance(cost, int | float) else None
+        return True
 
     def _partial(self, event: dict[str, Any]) -> bool:
         what = event.get("type")
@@ -144,23 +165,51 @@ class ClaudeDecoder(Decoder):
         return False
 
     def verdict(self) -> Verdict | None:
-        if self._result is None:
+        if not self._results:
             return None
-        if not self._result.get("is_error"):
+        failed = [r for r in self._results if r.get("is_error")]
+        if not failed:
             return Verdict(ok=True)
-        message = self._result.get("result")
-        errors = self._result.get("errors")
+        first = failed[0]
+        message = first.get("result")
+        errors = first.get("errors")
         if not isinstance(message, str) and isinstance(errors, list) and errors:
             message = "; ".join(str(e) for e in errors)
-        status = self._result.get("api_error_status")
+        status = first.get("api_error_status")
         if status and isinstance(message, str):
             message = f"{message} (HTTP {status})"
         return Verdict(ok=False, message=message if isinstance(message, str) else None)
 
     def resume_failed(self, exit_code: int | None, stderr_tail: str) -> bool:
-        errors = (self._result or {}).get("errors") or []
+        errors = [e for r in self._results for e in r.get("errors") or []]
         text = " ".join(str(e) for e in errors) + " " + stderr_tail
         return "No conversation found" in text
+
+
+def _added(one: Usage, other: Usage) -> Usage:
+    """Two turns' token counts together (a count neither reported stays unknown)."""
+
+    def plus(a: int | None, b: int | None) -> int | None:
+        return None if a is None and b is None else (a or 0) + (b or 0)
+
+    return Usage(
+        input_tokens=plus(one.input_tokens, other.input_tokens),
+        output_tokens=plus(one.output_tokens, other.output_tokens),
+        cached_input_tokens=plus(one.cached_input_tokens, other.cached_input_tokens),
+        total_tokens=plus(one.total_tokens, other.total_tokens),
+        cache_write_tokens=plus(one.cache_write_tokens, other.cache_write_tokens),
+    )
+
+
+def user_message(text: str) -> str:
+    """``text`` as one line of Claude Code's stream-json input: a user message."""
+    message = {
+        "type": "user",
+        "session_id": "",
+        "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+        "parent_tool_use_id": None,
+    }
+    return json.dumps(message, ensure_ascii=False) + "\n"
 
 
 HOOK_TIMEOUT_S = 30
@@ -185,6 +234,8 @@ class ClaudeAdapter:
 
     def invocation(self, request: InvocationRequest) -> Invocation:
         argv = [request.executable, "-p", "--verbose", "--output-format", "stream-json"]
+        if request.steer:
+            argv += ["--input-format", "stream-json"]
         if request.stream:
             argv.append("--include-partial-messages")
         if request.resume_key:
@@ -217,8 +268,14 @@ class ClaudeAdapter:
         if request.attachments:
             argv += ["--add-dir", *file_dirs(request.attachments)]
         prompt = prompt_with_files(request.prompt, request.attachments)
+        if request.steer:  # the prompt is stdin's first line (see the module doc)
+            argv += request.default_args
+            return Invocation(argv=tuple(argv), files=files, input=user_message(prompt))
         argv += [*request.default_args, "--", prompt]
         return Invocation(argv=tuple(argv), files=files)
 
     def decoder(self) -> Decoder:
         return ClaudeDecoder()
+
+    def steer_line(self, text: str) -> str | None:
+        return user_message(text)

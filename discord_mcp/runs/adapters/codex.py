@@ -275,3 +275,8 @@ class CodexAdapter:
 
     def decoder(self) -> Decoder:
         return CodexDecoder()
+
+    def steer_line(self, text: str) -> str | None:
+        # `codex exec` reads stdin once, before the turn; only `codex app-server` has a
+        # turn/steer (see the README's busy setting for why runs do not use it).
+        return None

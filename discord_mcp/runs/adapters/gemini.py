@@ -250,6 +250,11 @@ class GeminiAdapter:
     def decoder(self) -> Decoder:
         return GeminiDecoder()
 
+    def steer_line(self, text: str) -> str | None:
+        # Headless Gemini CLI reads its stdin once, before the turn (-p is appended to it): a
+        # message cannot reach a running turn. Steering Gemini takes its ACP mode (gemini --acp).
+        return None
+
 
 def _at_reference(path: Path) -> str:
     """``@path`` as Gemini's prompt reads it (spaces escaped with a backslash)."""

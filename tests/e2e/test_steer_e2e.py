@@ -1,0 +1,240 @@
+"""``busy: steer`` with headless Claude Code from Discord: a message written while a job runs
+reaches the running turn (the real CLI, its prompt and the steered message on stdin, against
+the scripted model server), and one job answers both, also after the daemon was restarted
+in the middle of that job.
+
+The scripted model holds its first answer until the second message has been handed over, then
+calls a tool (Read): Claude Code gives the model the message beside that tool's result ("The
+user sent a new message while you were working"), in the same turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from discord_mcp.config import Settings
+from discord_mcp.emulator import RunningEmulator
+from discord_mcp.runs import ProjectRegistry
+from discord_mcp.state.files import off_loop
+from discord_mcp.watch.app import run_daemon
+from tests.support import waiting
+from tests.support.agent_clis import CLAUDE_MODEL, ClaudeCli, require_cli
+from tests.support.model_server import BuiltinCall, ModelRequest, ModelServer, Reply, Text
+from tests.support.people import People
+from tests.support.settings import settings_for
+
+pytestmark = pytest.mark.e2e
+
+SECOND = "a second thought"
+WAIT_S = 120.0
+
+
+@pytest.fixture
+def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
+    return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.01)
+
+
+@pytest.fixture
+def model_server() -> Iterator[ModelServer]:
+    with ModelServer() as server:
+        yield server
+        assert not server.outbound_attempts, server.outbound_attempts
+
+
+def texts(people: People, channel_id: str) -> list[str]:
+    try:
+        return [m["content"] for m in people.messages(channel_id)]
+    except httpx.HTTPStatusError:
+        return []
+
+
+async def until(condition: Callable[[], Any], what: str = "the condition") -> Any:
+    return await waiting.until(condition, WAIT_S, what, poll=0.1)
+
+
+@contextlib.asynccontextmanager
+async def watching(
+    settings: Settings, environ: dict[str, str], tool_env: dict[str, dict[str, str]]
+) -> AsyncIterator[asyncio.Task[None]]:
+    task = asyncio.create_task(run_daemon(settings, environ=environ, tool_env=tool_env))
+    try:
+        yield task
+    finally:
+        task.cancel()
+        await asyncio.wait({task}, timeout=30)
+
+
+class Brain:
+    """Holds the first answer until released, then reads a file; answers the tool's result
+    saying whether the steered message came with it."""
+
+    def __init__(self, notes: Path) -> None:
+        self.notes = notes
+        self.asked = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, request: ModelRequest) -> Reply:
+        if request.latest_tool_results():
+            seen = "saw" if request.contains(SECOND) else "did not see"
+            return Text(f"Steered: I {seen} the second thought.")
+        said = request.user_texts()
+        if said and "first task" in said[-1]:
+            self.asked.set()
+            self.release.wait(90)
+            return BuiltinCall("Read", {"file_path": str(self.notes)})
+        return Text("Unexpected request.")
+
+
+def journal(home: Path) -> list[dict[str, Any]]:
+    path = home / "runs" / "events.ndjson"
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def of_type(home: Path, kind: str) -> list[dict[str, Any]]:
+    """The payloads of the journal's events of one type, oldest first."""
+    return [e["payload"] for e in journal(home) if e.get("type") == kind]
+
+
+def handed_over(home: Path, job_id: str) -> bool:
+    """The job wrapper has written every steered message into the CLI's stdin (it deletes each
+    file of the job's input once written): Claude Code reads it from there at once, so the
+    model's next step gets it."""
+    inbox = home / "runs" / "jobs" / job_id / "input"
+    return inbox.is_dir() and not any(inbox.iterdir())
+
+
+def results_in_log(home: Path, job_id: str) -> int:
+    log = home / "logs" / "jobs" / f"{job_id}.stdout"
+    lines = log.read_text(encoding="utf-8").splitlines()
+    return sum(1 for line in lines if line.strip() and json.loads(line).get("type") == "result")
+
+
+class Setup:
+    def __init__(self, discord: RunningEmulator, model: ModelServer, tmp_path: Path) -> None:
+        require_cli("claude")
+        self.workdir = tmp_path / "app"
+        self.workdir.mkdir()
+        notes = self.workdir / "notes.txt"
+        notes.write_text("Nothing to see here.\n", encoding="utf-8")
+        self.brain = Brain(notes)
+        model.script(self.brain, repeat=True)
+        self.settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
+        cli = ClaudeCli(root=tmp_path / "clis", model_url=model.base_url, proxy_url=model.proxy_url)
+        self.tool_env = {"claude": cli.env()}
+        self.environ = {k: v for k, v in os.environ.items() if k != "IS_SANDBOX"}
+        self.environ["DISCORD_WATCH_ROOTS"] = str(tmp_path)
+        self.tmp_path = tmp_path
+
+    @property
+    def home(self) -> Path:
+        return self.settings.home
+
+    async def project(self) -> None:
+        await off_loop(
+            ProjectRegistry(self.home, allowed_roots=[self.tmp_path]).add,
+            "app",
+            self.workdir,
+            ["claude"],
+            "claude",
+            {"claude": ["--model", CLAUDE_MODEL]},
+            busy="steer",
+        )
+
+    def watching(self) -> contextlib.AbstractAsyncContextManager[asyncio.Task[None]]:
+        return watching(self.settings, self.environ, self.tool_env)
+
+
+async def _connected(people: People) -> None:
+    await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1)
+
+
+async def test_a_message_written_while_claude_code_works_joins_its_running_turn(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    setup = Setup(discord, model_server, tmp_path)
+    await setup.project()
+    try:
+        async with setup.watching():
+            await _connected(people)
+            thread = people.say(discord.channel_id, "!start app")["id"]
+            await until(lambda: any("Session started" in t for t in texts(people, thread)))
+            people.say(thread, "first task please")
+            await until(setup.brain.asked.is_set, what="the held model request")
+            people.say(thread, SECOND)
+            [steered] = await until(
+                lambda: of_type(setup.home, "JobSteered"), what="the message steered"
+            )
+            await until(lambda: handed_over(setup.home, steered["job_id"]), what="the hand-over")
+            setup.brain.release.set()
+            final = await until(
+                lambda: [t for t in texts(people, thread) if "Steered:" in t and "Reply in" in t],
+                what="the answer",
+            )
+    finally:
+        setup.brain.release.set()
+    assert "I saw the second thought" in final[0], model_server.describe()
+    [job] = of_type(setup.home, "JobEnqueued")  # one job took both messages
+    assert steered["job_id"] == job["job_id"]
+    assert steered["prompt"] == SECOND
+    assert len(of_type(setup.home, "JobProcessStarted")) == 1  # one CLI process
+    [done] = of_type(setup.home, "JobCompleted")
+    assert done["job_id"] == job["job_id"]
+    # The model got it within the first turn: beside the tool's result, before the only result.
+    first, *rest = model_server.turn_requests()
+    assert not first.contains(SECOND)
+    assert rest
+    assert all(r.latest_tool_results() and r.contains(SECOND) for r in rest)
+    assert results_in_log(setup.home, job["job_id"]) == 1
+    assert not any("waiting" in t.lower() for t in texts(people, thread))
+
+
+async def test_a_job_reattached_after_a_daemon_restart_still_takes_a_steered_message(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    """The job wrapper holds the CLI's input: the daemon that reattaches the job steers it."""
+    setup = Setup(discord, model_server, tmp_path)
+    await setup.project()
+    try:
+        async with setup.watching():
+            await _connected(people)
+            thread = people.say(discord.channel_id, "!start app")["id"]
+            await until(lambda: any("Session started" in t for t in texts(people, thread)))
+            people.say(thread, "first task please")
+            await until(setup.brain.asked.is_set, what="the held model request")
+        # The daemon is gone; Claude Code still waits for the model.
+        assert not of_type(setup.home, "JobCompleted")
+        async with setup.watching():
+            await until(lambda: of_type(setup.home, "JobReattached"), what="the reattached job")
+            await _connected(people)
+            people.say(thread, SECOND)
+            [steered] = await until(
+                lambda: of_type(setup.home, "JobSteered"), what="the message steered"
+            )
+            await until(lambda: handed_over(setup.home, steered["job_id"]), what="the hand-over")
+            setup.brain.release.set()
+            final = await until(
+                lambda: [t for t in texts(people, thread) if "Steered:" in t and "Reply in" in t],
+                what="the answer",
+            )
+    finally:
+        setup.brain.release.set()
+    assert "I saw the second thought" in final[0], model_server.describe()
+    [job] = of_type(setup.home, "JobEnqueued")
+    assert steered["job_id"] == job["job_id"]
+    [reattached] = of_type(setup.home, "JobReattached")
+    assert reattached["job_id"] == job["job_id"]
+    assert len(of_type(setup.home, "JobProcessStarted")) == 1
+    assert results_in_log(setup.home, job["job_id"]) == 1
