@@ -277,11 +277,20 @@ def test_around_an_id_that_is_no_message_takes_its_neighbours(
     emulator: RunningEmulator, api: httpx.Client, control: httpx.Client
 ) -> None:
     ids = _seed(control, emulator, 6)
-    between = str(int(ids[2]) + 1)
+    # Two messages made in one millisecond have consecutive ids (the snowflake's increment):
+    # take a pair with room between them for an id that is no message (a later one has room).
+
+    def gap() -> int | None:
+        return next((i for i in range(1, len(ids) - 2) if int(ids[i + 1]) - int(ids[i]) > 1), None)
+
+    while (i := gap()) is None and len(ids) < 60:
+        ids += _seed(control, emulator, 6)
+    assert i is not None
+    between = str(int(ids[i]) + 1)
 
     page = api.get(_messages_url(emulator), params={"around": between, "limit": 4}).json()
 
-    assert [m["id"] for m in page] == [ids[4], ids[3], ids[2], ids[1]]
+    assert [m["id"] for m in page] == [ids[i + 2], ids[i + 1], ids[i], ids[i - 1]]
 
 
 def test_paging_with_before_walks_the_whole_history_without_gaps(
