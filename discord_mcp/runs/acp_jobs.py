@@ -18,7 +18,7 @@ from discord_mcp.runs.acp_runs import AcpRun, AgentHosts
 from discord_mcp.runs.adapters.acp import McpServerSpec
 from discord_mcp.runs.adapters.base import THREAD_VARIABLE, Outcome, prompt_with_files
 from discord_mcp.runs.agents import AgentRegistry
-from discord_mcp.runs.contract import PermissionAsker
+from discord_mcp.runs.contract import PermissionAsker, PreparedTurn
 from discord_mcp.runs.launch import attached_files, check_tool_enabled, private_dirs
 from discord_mcp.runs.model import Job, parse_iso
 
@@ -43,8 +43,16 @@ class AcpJobs:
         )
         self.agents = AgentRegistry(scheduler.state_dir, environ=scheduler.environ)
 
-    def start(self, job: Job, tool: str, resume_key: str | None, paths: JobPaths) -> None:
-        """Start following ``job`` (already journaled as started)."""
+    def start(
+        self,
+        job: Job,
+        tool: str,
+        resume_key: str | None,
+        paths: JobPaths,
+        turn: PreparedTurn | None = None,
+    ) -> None:
+        """Start following ``job`` (already journaled as started); ``turn``: its prompt as
+        composed when it started (the instructions head it: an agent has no other place)."""
         s = self.scheduler
         assert s.group is not None
         session = s.state.sessions[job.thread_id]
@@ -60,7 +68,7 @@ class AcpJobs:
             thread_id=job.thread_id,
             project_name=session.project_name,
             tool=tool,
-            prompt=prompt_with_files(job.prompt, attached_files(job.attachments)),
+            prompt=_prompt(job, turn),
             stdout=paths.stdout,
             started=s.clock.monotonic(),
             timeout=timeout,
@@ -158,3 +166,12 @@ class AcpJobs:
     async def release(self, thread_id: str) -> None:
         """End the thread's agent (``/session close``, a tool switch)."""
         await self.hosts.release(thread_id)
+
+
+def _prompt(job: Job, turn: PreparedTurn | None) -> str:
+    if turn is None:
+        return prompt_with_files(job.prompt, attached_files(job.attachments))
+    prompt = prompt_with_files(turn.prompt, attached_files(job.attachments))
+    if not turn.instructions:
+        return prompt
+    return f"{turn.instructions.rstrip()}\n\n---\n\n{prompt}"
