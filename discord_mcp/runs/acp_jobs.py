@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from discord_mcp.errors import RunError, SpawnError
@@ -77,6 +78,7 @@ class AcpJobs:
             resumed=resume_key is not None,
         )
         run._grace = s.limits.agent_cancel_grace
+        run.mcp_extra = dict(turn.mcp_env) if turn is not None else {}
         run.stream_on = project is None or project.stream == "on"
         s.runs[job.job_id] = run  # type: ignore[assignment]
         run.task = s.group.create_task(self._follow(run, resume_key), name=f"runs-{job.job_id}")
@@ -113,7 +115,7 @@ class AcpJobs:
                 agent=agent,
                 cwd=cwd,
                 env=env,
-                mcp=self._mcp(run.thread_id),
+                mcp=self._mcp(run.thread_id, run.mcp_extra),
                 resume=resume_key,
             )
         except (RunError, SpawnError) as exc:
@@ -149,11 +151,11 @@ class AcpJobs:
         extra = s.tool_env.get(run.tool, {})
         return {**base, **extra, THREAD_VARIABLE: run.thread_id}
 
-    def _mcp(self, thread_id: str) -> list[McpServerSpec]:
+    def _mcp(self, thread_id: str, extra: Mapping[str, str]) -> list[McpServerSpec]:
         mcp = self.scheduler.mcp
         if mcp is None:
             return []
-        env = {**mcp.env, THREAD_VARIABLE: thread_id}
+        env = {**mcp.env, **extra, THREAD_VARIABLE: thread_id}
         return [McpServerSpec("discord", mcp.argv[0], tuple(mcp.argv[1:]), env)]
 
     async def idle(self) -> None:

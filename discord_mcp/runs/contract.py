@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from discord_mcp.runs.views import Activity, JobView, SessionView
@@ -162,6 +162,8 @@ class PreparedTurn:
 
     prompt: str
     instructions: str | None = None
+    mcp_env: Mapping[str, str] = field(default_factory=dict)
+    """More variables for the turn's discord server (where it marks that its agent spoke)."""
 
 
 class TurnPreparer(Protocol):

@@ -97,6 +97,7 @@ def spawn_spec(
             steer=project.busy == "steer" or turn is not None,
             instructions=turn.instructions if turn is not None else None,
             restricted=job.restricted,
+            mcp_extra=dict(turn.mcp_env) if turn is not None else {},
         )
     )
     secrets = {**(s.mcp.env if s.mcp else {}), **invocation.env}

@@ -161,6 +161,7 @@ class InvocationRequest:
     steer: bool = False  # the project hands messages to a running turn (``busy: steer``)
     instructions: str | None = None  # added to the agent's instructions (issue 25: a persona)
     restricted: bool = False  # a stranger's turn: only the chat tools (runs/restricted.py)
+    mcp_extra: Mapping[str, str] = field(default_factory=dict)  # more for the server, per turn
 
     def mcp_env(self) -> dict[str, str]:
         """The MCP server's environment: the registration's plus the thread id (and where the
@@ -169,7 +170,7 @@ class InvocationRequest:
         base = dict(self.mcp.env) if self.mcp else {}
         run = {ARTIFACTS_VARIABLE: str(self.artifacts_dir)} if self.artifacts_dir else {}
         tools = {TOOLS_VARIABLE: "chat"} if self.restricted else {}
-        return {**base, THREAD_VARIABLE: self.thread_id, **run, **tools}
+        return {**base, **self.mcp_extra, THREAD_VARIABLE: self.thread_id, **run, **tools}
 
     def prompt_with_instructions(self, prompt: str) -> str:
         """``prompt`` headed by the instructions, for an engine that has no place of its own

@@ -64,6 +64,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from discord_mcp.chat.said import MARK_VARIABLE
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
 from discord_mcp.errors import RunError
 from discord_mcp.hooks import before_tool
@@ -244,7 +245,11 @@ class GeminiAdapter:
             if hooks is not None:
                 settings["hooks"] = hooks
             files[overlay / SETTINGS_FILE] = json.dumps(settings, indent=1)
-        env = {HOME_VARIABLE: str(overlay_home), APPROVALS_VARIABLE: request.approvals}
+        env = {
+            HOME_VARIABLE: str(overlay_home),
+            APPROVALS_VARIABLE: request.approvals,
+            MARK_VARIABLE: request.mcp_extra.get(MARK_VARIABLE, ""),  # the file is shared
+        }
         return Invocation(argv=tuple(argv), env=env, files=files, links=links)
 
     def decoder(self) -> Decoder:
@@ -264,6 +269,7 @@ def _server_entry(mcp: McpRegistration) -> dict[str, Any]:
             **mcp.env,
             THREAD_VARIABLE: f"${{{THREAD_VARIABLE}}}",
             ARTIFACTS_VARIABLE: f"${{{ARTIFACTS_VARIABLE}}}",
+            MARK_VARIABLE: f"${{{MARK_VARIABLE}}}",
         },
         "trust": True,
     }
@@ -295,7 +301,11 @@ def _restricted_invocation(request: InvocationRequest) -> Invocation:
         if entry.name not in skipped and not entry.name.endswith(".tmp")
     }
     server = _server_entry(request.mcp)
-    server["env"] = {**server["env"], restricted.TOOLS_VARIABLE: "chat"}
+    server["env"] = {
+        **server["env"],
+        **request.mcp_extra,
+        restricted.TOOLS_VARIABLE: "chat",
+    }
     settings = restricted.gemini_settings(read_settings(real / SETTINGS_FILE) or {}, server)
     files = {
         overlay / SETTINGS_FILE: json.dumps(settings, indent=1),
