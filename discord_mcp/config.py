@@ -160,6 +160,16 @@ def state_home(environ: Mapping[str, str] | None = None, *, cwd: Path | None = N
     return _home(_merged_env(environ, cwd, read_dotenv=True), cwd)
 
 
+def main_channel(environ: Mapping[str, str] | None = None) -> str | None:
+    """The configured channel (``DISCORD_CHANNEL_ID``) as the settings would find it, or None
+    (for commands that must not touch it, like ``chat add``)."""
+    try:
+        merged = _merged_env(environ, Path.cwd(), read_dotenv=True)
+    except ConfigError:
+        return None
+    return merged.get("DISCORD_CHANNEL_ID", "").strip() or None
+
+
 def _merged_env(
     environ: Mapping[str, str] | None, cwd: Path, *, read_dotenv: bool
 ) -> dict[str, str]:
