@@ -144,6 +144,7 @@ def build_server(
     progress_every: float = PROGRESS_EVERY_S,
     channel: bool = False,
     wire: Wire | None = None,
+    per_session: bool = False,
 ) -> FastMCP:
     """The MCP server with every tool, bound to ``settings``.
 
@@ -153,7 +154,10 @@ def build_server(
         channel: channel mode: declare ``claude/channel`` and push the owner's messages for
             this session into a Claude Code client (:mod:`discord_mcp.chat.push`).
         wire: the stdout the server is served on: an answer is marked delivered once its
-            response was written there (:mod:`.wire`); None (an in-process client): at once.
+            response was written there (:mod:`.wire`); None (an in-process client, HTTP): at
+            once.
+        per_session: one process serves many MCP sessions (HTTP): each is labelled by its own
+            MCP session id, not by the process.
     """
     env: Mapping[str, str] = os.environ if environ is None else environ
     first_request = asyncio.Event()
@@ -231,6 +235,16 @@ def build_server(
         mask_error_details=True,
         experimental_capabilities={push.CAPABILITY: {}} if channel else None,
     )
+
+    def label(ctx: Context) -> str:
+        """Who asks: the process's session, or over HTTP the MCP session itself (two clients
+        of one server never share a label, so their questions are never merged)."""
+        if per_session:
+            with contextlib.suppress(AttributeError, RuntimeError):
+                if ctx.session_id:
+                    client = (_client_name(ctx) or "agent").split()[0][:20]
+                    return f"{client}-{ctx.session_id.replace('-', '')[:8]}"
+        return session_label(env, _client_name(ctx))
 
     def block_bound(ctx: Context, requested: float | None) -> float:
         bound = max_block_seconds(_client_name(ctx), env, settings.max_block_seconds)
@@ -350,7 +364,7 @@ def build_server(
                     timeout_seconds=timeout_seconds,
                     on_timeout=scrub.optional("on_timeout", on_timeout),
                     mention=mention,
-                    session=session_label(env, _client_name(ctx)),
+                    session=label(ctx),
                     urgent=urgent,
                 )
             )
@@ -426,7 +440,7 @@ def build_server(
                 tool_input=input,
                 tool_use_id=tool_use_id,
                 environ=env,
-                label=session_label(env, _client_name(ctx)),
+                label=label(ctx),
                 wait_seconds=settings.approval_wait_seconds,
                 progress=keep_alive,
             )
@@ -553,3 +567,82 @@ async def _serve_stdio(server: FastMCP, wire: Wire, *, handshake_era: bool) -> N
                 await serve_loop(low, read, write, lifespan_state=state, init_options=options)
     finally:
         reset_transport(token)
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only."""
+    import ipaddress
+
+    if host in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class _Bearer:
+    """Every request carries ``Authorization: Bearer <token>`` (compared in constant time), or
+    gets 401 without reaching the MCP server."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        import hmac
+
+        if scope.get("type") == "http":
+            given = b""
+            for name, value in scope.get("headers") or []:
+                if name.lower() == b"authorization":
+                    given = value
+            if not hmac.compare_digest(given, self._expected):
+                body = b'{"error": "a bearer token is required (Authorization: Bearer ...)"}'
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="discord-mcp"'),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(settings: Settings, *, auth_token: str | None = None) -> Any:
+    """The server as an ASGI app speaking MCP streamable HTTP at ``/mcp`` (FastMCP's own
+    transport), one process for every client session; with ``auth_token``, a bearer token is
+    required."""
+    from starlette.middleware import Middleware as AsgiMiddleware
+
+    server = build_server(settings, per_session=True)
+    middleware = [AsgiMiddleware(_Bearer, token=auth_token)] if auth_token else []
+    return server.http_app(path="/mcp", middleware=middleware)
+
+
+def serve_http(
+    settings: Settings,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    auth_token: str | None = None,
+) -> None:
+    """Serve MCP over streamable HTTP at ``http://host:port/mcp`` until interrupted. Logs go
+    to stderr and the log file, never stdout (access lines are off)."""
+    import uvicorn
+
+    app = http_app(settings, auth_token=auth_token)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_config=None, access_log=False, lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    log.info("serving MCP over HTTP at http://%s:%d/mcp", host, port)
+    server.run()
