@@ -63,9 +63,7 @@ async def test_a_restricted_server_lists_only_the_chat_tools_and_keeps_to_its_ch
             await client.call_tool(
                 "send_message", {"content": "x", "files": [str(tmp_path / "secret.txt")]}
             )
-        reacted = await client.call_tool(
-            "add_reaction", {"message_id": hello["id"], "emoji": "👍"}
-        )
+        reacted = await client.call_tool("add_reaction", {"message_id": hello["id"], "emoji": "👍"})
         assert reacted.data["ok"] is True
         history = await client.call_tool("read_history", {})
         assert [m["content"] for m in history.data["messages"]] == ["hello bot", "hi there"]

@@ -96,8 +96,11 @@ def test_serving_beyond_loopback_needs_a_token(
     monkeypatch.delenv("DISCORD_MCP_HTTP_TOKEN", raising=False)
     assert main(["serve", "--http", "--host", "0.0.0.0", "--port", "1"]) == 2
     assert "--auth-token" in capsys.readouterr().err
-    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
-    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4")
+    assert is_loopback("127.0.0.1")
+    assert is_loopback("::1")
+    assert is_loopback("localhost")
+    assert not is_loopback("0.0.0.0")
+    assert not is_loopback("192.168.1.4")
 
 
 def test_install_claude_http_writes_the_url_form(
