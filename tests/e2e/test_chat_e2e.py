@@ -308,7 +308,8 @@ async def test_claude_code_uses_the_server_over_http(
     async with serving(http_app(settings)) as url:
         added = await asyncio.to_thread(
             subprocess.run,
-            [str(executable), "mcp", "add", "--transport", "http", "--scope", "user", "discord", url],
+            [str(executable), "mcp", "add", "--transport", "http", "--scope", "user",
+             "discord", url],
             env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
         )  # fmt: skip
         assert added.returncode == 0, added.stderr
