@@ -20,7 +20,7 @@ from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.schedules import ScheduleStore, next_after, normalize_when
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.app import run_daemon
-from discord_mcp.watch.chat.channels import ChatStore
+from discord_mcp.watch.chat.channels import ChatChannel, ChatStore
 from discord_mcp.watch.chat.context import message_block
 from discord_mcp.watch.chat.persona import HEARTBEAT_PROMPT
 from tests.support.fake_agents import FakeSpawner, prompt_of
@@ -229,3 +229,61 @@ async def test_a_failed_heartbeat_is_logged_and_the_next_one_stays_on_time(
     assert spawner.specs == []
     assert dt.datetime.fromtimestamp(after.next_time, tz=dt.UTC).strftime("%H:%M") == "02:00"
     assert any("could not run" in r.getMessage() for r in caplog.records)
+
+
+class TypingRest:
+    """A REST client that records typing calls, failing the first (a cosmetic error)."""
+
+    def __init__(self) -> None:
+        self.typed: list[str] = []
+        self.sent: list[tuple[str, str]] = []
+
+    async def trigger_typing(self, channel_id: str) -> None:
+        self.typed.append(channel_id)
+        if len(self.typed) == 1:
+            from discord_mcp.errors import DiscordTransportError
+
+            raise DiscordTransportError("the network blinked")
+
+    async def send_text(self, channel_id: str, text: str, **_: Any) -> list[dict[str, Any]]:
+        self.sent.append((channel_id, text))
+        return [{"id": "1"}]
+
+
+async def test_a_chat_turn_keeps_typing_through_a_failed_call_and_posts_only_its_final_text(
+    settings: Settings, tmp_path: Path
+) -> None:
+    from discord_mcp.runs.views import JobView
+    from discord_mcp.watch.chat.desk import ChatDesk
+    from discord_mcp.watch.chat.notifier import ChatNotifier
+
+    class Inner:  # the run threads' notifier: a chat job never reaches it
+        calls: list[str] = []
+
+        async def job_started(self, *_: Any) -> None:
+            self.calls.append("started")
+
+        async def job_finished(self, *_: Any) -> None:
+            self.calls.append("finished")
+
+    rest = TypingRest()
+    desk = ChatDesk(settings=settings, rest=rest)  # type: ignore[arg-type]
+    desk._chats["42"] = ChatChannel(channel_id="42", tool="claude")
+    notifier = ChatNotifier(Inner(), desk, rest, typing_every=0.01)  # type: ignore[arg-type]
+    now = dt.datetime.now(dt.UTC)
+    job = JobView(
+        job_id="job_1", thread_id="42", message_id="7", author="Owner", prompt="hi",
+        state="success", attempt=1, retry_of=None, retried_by=None, tool="claude",
+        project_name="app", error_code=None, error_message=None, enqueued_at=now,
+        started_at=now, finished_at=now, duration=1.0, session_key="s", resumed=False,
+        result_excerpt="hello", usage=None, cost_usd=None, exit_code=0, pid=1,
+        reattached=False, final_text="Hello there", message_ids=("7",),
+    )  # fmt: skip
+    await notifier.job_started(job, None)  # type: ignore[arg-type]
+    await until(lambda: len(rest.typed) >= 3, 10)  # the failed first call did not stop it
+    await notifier.job_finished(job, None)  # type: ignore[arg-type]
+    typed = len(rest.typed)
+    await asyncio.sleep(0)
+    assert len(rest.typed) == typed  # typing ended with the turn (its task was awaited)
+    assert rest.sent == [("42", "Hello there")]
+    assert Inner.calls == []
