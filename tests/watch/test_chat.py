@@ -251,14 +251,15 @@ class TypingRest:
 
 
 async def test_a_chat_turn_keeps_typing_through_a_failed_call_and_posts_only_its_final_text(
-    settings: Settings, tmp_path: Path
+    settings: Settings,
 ) -> None:
     from discord_mcp.runs.views import JobView
     from discord_mcp.watch.chat.desk import ChatDesk
     from discord_mcp.watch.chat.notifier import ChatNotifier
 
     class Inner:  # the run threads' notifier: a chat job never reaches it
-        calls: list[str] = []
+        def __init__(self) -> None:
+            self.calls: list[str] = []
 
         async def job_started(self, *_: Any) -> None:
             self.calls.append("started")
@@ -269,7 +270,8 @@ async def test_a_chat_turn_keeps_typing_through_a_failed_call_and_posts_only_its
     rest = TypingRest()
     desk = ChatDesk(settings=settings, rest=rest)  # type: ignore[arg-type]
     desk._chats["42"] = ChatChannel(channel_id="42", tool="claude")
-    notifier = ChatNotifier(Inner(), desk, rest, typing_every=0.01)  # type: ignore[arg-type]
+    inner = Inner()
+    notifier = ChatNotifier(inner, desk, rest, typing_every=0.01)  # type: ignore[arg-type]
     now = dt.datetime.now(dt.UTC)
     job = JobView(
         job_id="job_1", thread_id="42", message_id="7", author="Owner", prompt="hi",
@@ -286,4 +288,4 @@ async def test_a_chat_turn_keeps_typing_through_a_failed_call_and_posts_only_its
     await asyncio.sleep(0)
     assert len(rest.typed) == typed  # typing ended with the turn (its task was awaited)
     assert rest.sent == [("42", "Hello there")]
-    assert Inner.calls == []
+    assert inner.calls == []
