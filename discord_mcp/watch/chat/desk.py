@@ -165,9 +165,14 @@ class ChatDesk:
         assert engine is not None
         session = engine.session(chat.channel_id)
         if session is not None and session.project_name != chat.project_name:
-            if session.running_job_id is None:
-                await engine.close_session(chat.channel_id)  # re-added with another project
-            session = engine.session(chat.channel_id)
+            # A conversation stays in the folder it began in (its sessions and run folder are
+            # there): say so rather than run it somewhere the owner did not choose.
+            raise RunError(
+                "E_SESSION_EXISTS",
+                f"this channel's conversation began in {_where(session.project_name)} and "
+                f"cannot move to {_where(chat.project_name)}: add the chat again as it was, or "
+                "use another channel",
+            )
         if session is None:
             return await engine.start_session(chat.channel_id, chat.project_name, chat.tool)
         if session.closed:
@@ -320,6 +325,10 @@ class ChatDesk:
 
     def names(self) -> Mapping[str, str]:
         return dict(self._names)
+
+
+def _where(project: str) -> str:
+    return "its own folder" if project.startswith("chat-") else f"project {project!r}"
 
 
 def _without_markers(prompt: str) -> str:
