@@ -289,3 +289,46 @@ async def test_a_chat_turn_keeps_typing_through_a_failed_call_and_posts_only_its
     assert len(rest.typed) == typed  # typing ended with the turn (its task was awaited)
     assert rest.sent == [("42", "Hello there")]
     assert inner.calls == []
+
+
+class BrokenHistoryRest:
+    """A REST client whose history reads fail (Discord unreachable)."""
+
+    async def list_messages(self, *_: Any, **__: Any) -> list[dict[str, Any]]:
+        from discord_mcp.errors import DiscordTransportError
+
+        raise DiscordTransportError("Discord is unreachable")
+
+    async def get_channel(self, channel_id: str) -> dict[str, Any]:
+        return {"id": channel_id, "name": "companion", "guild_id": "1"}
+
+    async def get_current_user(self) -> dict[str, Any]:
+        return {"id": "5"}
+
+
+async def test_a_failed_history_read_is_logged_and_the_turn_goes_on_without_it(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    from discord_mcp.runs.views import JobView, SessionView
+    from discord_mcp.watch.chat.desk import ChatDesk
+
+    desk = ChatDesk(settings=settings, rest=BrokenHistoryRest())  # type: ignore[arg-type]
+    desk._chats["42"] = ChatChannel(channel_id="42", tool="claude", history=10)
+    now = dt.datetime.now(dt.UTC)
+    job = JobView(
+        job_id="job_1", thread_id="42", message_id="7", author="Owner",
+        prompt='<discord-message id="7">hi</discord-message>', state="running", attempt=1,
+        retry_of=None, retried_by=None, tool="claude", project_name="chat-42",
+        error_code=None, error_message=None, enqueued_at=now, started_at=now,
+        finished_at=None, duration=None, session_key=None, resumed=False,
+        result_excerpt=None, usage=None, cost_usd=None, exit_code=None, pid=None,
+        reattached=False, message_ids=("7",),
+    )  # fmt: skip
+    session = SessionView.__new__(SessionView)
+    object.__setattr__(session, "thread_id", "42")
+    turn = await desk.prepare(job, session)
+    assert "could not be read this time" in turn.prompt
+    assert '<discord-message id="7">hi</discord-message>' in turn.prompt
+    assert turn.instructions is not None
+    assert "send_message" in turn.instructions
+    assert any("goes on without it" in r.getMessage() for r in caplog.records)
