@@ -274,7 +274,9 @@ async def test_a_heartbeat_on_a_per_second_cron_schedule_speaks_in_real_time(
     settings, environ, tool_env, _ = await _setup("claude", discord, model_server, tmp_path)
     chat = people.text_channel("companion")
     await _add_chat(settings, chat, "claude")
-    (settings.home / "chat" / chat / "HEARTBEAT.md").write_text("- always: say good morning")
+    (settings.home / "chat" / chat / "HEARTBEAT.md").write_text(
+        "- always: say good morning", encoding="utf-8"
+    )
     model_server.script(Brain(), repeat=True)
     store = ScheduleStore(settings.home)
     schedule = await off_loop(
@@ -310,14 +312,15 @@ async def test_claude_code_uses_the_server_over_http(
             subprocess.run,
             [str(executable), "mcp", "add", "--transport", "http", "--scope", "user",
              "discord", url],
-            env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+            env=env, capture_output=True, text=True, encoding="utf-8", timeout=60,
+            stdin=subprocess.DEVNULL,
         )  # fmt: skip
         assert added.returncode == 0, added.stderr
         run = await asyncio.to_thread(
             subprocess.run,
             [str(executable), "-p", "--verbose", "--output-format", "stream-json",
              "--model", CLAUDE_MODEL, "--allowedTools", "mcp__discord", "--", "tell the owner"],
-            env=env, cwd=cli.workdir, capture_output=True, text=True, timeout=120,
+            env=env, cwd=cli.workdir, capture_output=True, text=True, encoding="utf-8", timeout=120,
             stdin=subprocess.DEVNULL,
         )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]

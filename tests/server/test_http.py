@@ -53,7 +53,9 @@ async def test_an_mcp_client_lists_and_calls_the_tools_over_http(
     settings = settings_for(discord, tmp_path / "home")
     async with serving(http_app(settings)) as url, Client(url) as client:
         names = sorted(t.name for t in await client.list_tools())
-        pinned = sorted(t["name"] for t in __import__("json").loads(CONTRACT.read_text()))
+        pinned = sorted(
+            t["name"] for t in __import__("json").loads(CONTRACT.read_text(encoding="utf-8"))
+        )
         assert names == pinned
         sent = await client.call_tool("notify", {"message": "over http"})
         assert sent.data["ok"] is True
@@ -113,5 +115,5 @@ def test_install_claude_http_writes_the_url_form(
     monkeypatch.chdir(tmp_path)
     url = "http://127.0.0.1:9999/mcp"
     assert main(["install", "claude", "--http", "--url", url, "--scope", "project"]) == 0
-    written = json.loads((tmp_path / ".mcp.json").read_text())
+    written = json.loads((tmp_path / ".mcp.json").read_text(encoding="utf-8"))
     assert written["mcpServers"]["discord"] == {"type": "http", "url": url}

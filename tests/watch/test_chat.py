@@ -183,7 +183,9 @@ async def test_a_cron_heartbeat_runs_its_fixed_prompt_at_its_time_and_posts_noth
 ) -> None:
     chat = people.text_channel("companion")
     await chat_added(settings, chat)
-    (settings.home / "chat" / chat / "HEARTBEAT.md").write_text("- 09:30: say good morning")
+    (settings.home / "chat" / chat / "HEARTBEAT.md").write_text(
+        "- 09:30: say good morning", encoding="utf-8"
+    )
     tokyo = zoneinfo.ZoneInfo("Asia/Tokyo")
     clock = MovableClock(dt.datetime(2026, 3, 1, 9, 10, tzinfo=tokyo).timestamp())
     schedules = ScheduleStore(settings.home)
