@@ -120,8 +120,10 @@ class Brain:
         whole = next((t for t in reversed(said) if "Discord channel #" in t), "")
         # Only the new messages decide (the history repeats earlier ones).
         last = whole.split("The new message(s) for you to answer:")[-1]
-        if request.latest_tool_results():
-            if "write the file" in last:  # the attempt came back: say so with the chat tool
+        results = request.latest_tool_results()
+        if results:
+            said_it = any('"message_ids"' in r.text for r in results)
+            if "write the file" in last and not said_it:  # the attempt came back: say so
                 return ToolCall("discord", "send_message", {"content": "I cannot write files."})
             return Text("(done)")
         if "please react" in last:
