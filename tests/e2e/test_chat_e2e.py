@@ -117,9 +117,10 @@ class Brain:
 
     def __call__(self, request: ModelRequest) -> Reply:
         said = request.user_texts()
-        whole = next((t for t in reversed(said) if "Discord channel #" in t), "")
-        # Only the new messages decide (the history repeats earlier ones).
-        last = whole.split("The new message(s) for you to answer:")[-1]
+        latest = next((t for t in reversed(said) if "<discord-message" in t), "")
+        # Only the new messages decide (the history repeats earlier ones); a message steered
+        # into a running turn comes alone.
+        last = latest.split("The new message(s) for you to answer:")[-1]
         results = request.latest_tool_results()
         if results:
             said_it = any('"message_ids"' in r.text for r in results)
@@ -189,7 +190,7 @@ async def _add_chat(settings: Settings, channel: str, tool: str, **options: Any)
     )
 
 
-async def test_a_chat_channel_answers_reacts_and_merges_with_claude(
+async def test_a_chat_channel_answers_reacts_and_steers_with_claude(
     discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
 ) -> None:
     settings, environ, tool_env, _ = await _setup("claude", discord, model_server, tmp_path)
@@ -202,6 +203,7 @@ async def test_a_chat_channel_answers_reacts_and_merges_with_claude(
     )
     brain = Brain()
     model_server.script(brain, repeat=True)
+    journal = settings.home / "runs" / "events.ndjson"
     async with watching(settings, environ, tool_env):
         people.say(chat, "hello Pip")
         await until(lambda: HELLO in texts(people, chat), what="the answer to hello")
@@ -218,14 +220,15 @@ async def test_a_chat_channel_answers_reacts_and_merges_with_claude(
         people.say(chat, "a slow one")
         await until(brain.held.is_set, what="the slow turn")
         people.say(chat, "second thought")
-        people.say(chat, "and a third thought")
-        journal = settings.home / "runs" / "events.ndjson"
-        await until(  # the third joins the turn the second one waits in
-            lambda: '"JobAmended"' in journal.read_text(encoding="utf-8"),
-            what="the third message merged into the waiting turn",
+        await until(  # Claude Code takes it into the running turn, through its stdin
+            lambda: '"JobSteered"' in journal.read_text(encoding="utf-8"),
+            what="the second message steered into the running turn",
         )
         brain.release.set()
-        await until(lambda: "Both thoughts, at once." in texts(people, chat), what="the merge")
+        await until(
+            lambda: any("Both thoughts, at once." in t for t in texts(people, chat)),
+            what="the answer to the steered message",
+        )
     prompts = [t for r in model_server.requests if r.api == "anthropic" for t in r.user_texts()]
     hello = next(p for p in prompts if "hello Pip" in p)
     assert "#companion" in hello
@@ -234,11 +237,35 @@ async def test_a_chat_channel_answers_reacts_and_merges_with_claude(
     assert "untrusted" in hello
     system = [json.dumps(r.body.get("system"), ensure_ascii=False) for r in model_server.requests]
     assert any("You are Pip, a parrot." in s for s in system)  # the persona: instructions
-    merged = [p for p in prompts if "second thought" in p]
+    steered = [r for r in model_server.requests if r.contains("second thought")]
+    assert all(r.contains("a slow one") for r in steered)  # the same session, the same turn
+    assert not any("(done)" in t for t in texts(people, chat))  # it reacted: nothing more said
+
+
+async def test_messages_sent_mid_turn_merge_into_one_next_turn_with_codex(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    settings, environ, tool_env, _ = await _setup("codex", discord, model_server, tmp_path)
+    chat = people.text_channel("companion")
+    await _add_chat(settings, chat, "codex")
+    brain = Brain()
+    model_server.script(brain, repeat=True)
+    journal = settings.home / "runs" / "events.ndjson"
+    async with watching(settings, environ, tool_env):
+        people.say(chat, "a slow one")
+        await until(brain.held.is_set, what="the slow turn")
+        people.say(chat, "second thought")
+        people.say(chat, "and a third thought")
+        await until(  # Codex takes nothing mid-turn: both wait in the next turn
+            lambda: '"JobAmended"' in journal.read_text(encoding="utf-8"),
+            what="the third message merged into the waiting turn",
+        )
+        brain.release.set()
+        await until(lambda: "Both thoughts, at once." in texts(people, chat), what="the merge")
+    merged = [r for r in model_server.requests if r.contains("second thought")]
     assert merged, "the second message reached the model"
-    assert all("and a third thought" in p for p in merged)  # one turn for both
+    assert all(r.contains("and a third thought") for r in merged)  # one turn for both
     assert "Slow answer." in texts(people, chat)
-    assert texts(people, chat).count("(done)") == 0  # it reacted: its final text stays unsaid
 
 
 @pytest.mark.parametrize("which", ["claude", "codex", "gemini"])
