@@ -23,7 +23,7 @@ from discord_mcp.watch.app import run_daemon
 from discord_mcp.watch.chat.channels import ChatChannel, ChatStore
 from discord_mcp.watch.chat.context import message_block
 from discord_mcp.watch.chat.persona import HEARTBEAT_PROMPT
-from tests.support.fake_agents import FakeSpawner, prompt_of
+from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
 from tests.watch.conftest import until
 from tests.watch.test_sessions import MovableClock
@@ -83,7 +83,7 @@ async def test_a_chat_channel_answers_an_owner_with_its_persona_and_recent_histo
     assert "You are Pip" in instructions
     assert "Never say goodbye." in instructions
     assert "untrusted" in instructions
-    prompt = prompt_of(spec)
+    prompt = spawner.prompts[spec.job_id]
     assert "#companion" in prompt
     assert "earlier words" in prompt  # the history, before the message it answers
     assert prompt.index("earlier words") < prompt.index("sneaky")
@@ -114,8 +114,8 @@ async def test_others_are_not_answered_in_an_owners_chat_and_locked_down_where_a
         people.say(quiet, "the owner asks")  # read after the stranger's, in order
         await until(lambda: len(spawner.specs) == 2, 30)
     spec, owners = spawner.specs
-    assert "the owner asks" in prompt_of(owners)
-    assert "answer me" not in prompt_of(owners).split("The new message(s)")[1]
+    assert "the owner asks" in spawner.prompts[owners.job_id]
+    assert "answer me" not in spawner.prompts[owners.job_id].split("The new message(s)")[1]
     assert spec.env["DISCORD_THREAD_ID"] == open_
     argv = list(spec.argv)
     assert arg_after(argv, "-s") == "read-only"
@@ -202,7 +202,7 @@ async def test_a_cron_heartbeat_runs_its_fixed_prompt_at_its_time_and_posts_noth
         people.say(chat, "and you?")  # its turn comes after the heartbeat's, in order
         await until(lambda: REPLY in contents(people, chat), 30)
     spec = spawner.specs[0]
-    prompt = prompt_of(spec)
+    prompt = spawner.prompts[spec.job_id]
     assert HEARTBEAT_PROMPT in prompt
     assert "say good morning" in arg_after(spec.argv, "--append-system-prompt")
     assert contents(people, chat).count(REPLY) == 1  # the heartbeat's final text: never posted
