@@ -10,6 +10,7 @@ Nothing here writes to stdout on the server path: stdout belongs to the MCP prot
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,7 +42,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"discord-mcp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("serve", help="run the MCP stdio server (the default)")
+    serve = sub.add_parser("serve", help="run the MCP stdio server (the default), or over HTTP")
+    serve.add_argument(
+        "--http",
+        action="store_true",
+        help="serve MCP streamable HTTP at http://HOST:PORT/mcp instead of stdio (one process "
+        "for every client that connects by URL)",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="with --http (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="with --http (default 8765)")
+    serve.add_argument(
+        "--auth-token",
+        help="with --http: every request must carry Authorization: Bearer TOKEN (required "
+        "beyond 127.0.0.1; DISCORD_MCP_HTTP_TOKEN keeps it out of the process list)",
+    )
     sub.add_parser("emulator", help=_EMULATOR_HELP, add_help=False)
     sub.add_parser("demo", help=_DEMO_HELP, add_help=False)
     sub.add_parser("hook", help=_HOOK_HELP, add_help=False)
@@ -68,6 +82,17 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also place our Agent Skills (delegate-coding: hand a task to discord-watch) where "
         "the client loads skills; needs no .env",
+    )
+    install.add_argument(
+        "--http",
+        action="store_true",
+        help="claude only: register the URL of a running `discord-mcp serve --http` instead of "
+        "a command to start",
+    )
+    install.add_argument(
+        "--url",
+        default="http://127.0.0.1:8765/mcp",
+        help="with --http: the server's URL (default http://127.0.0.1:8765/mcp)",
     )
     install.add_argument(
         "--hooks",
@@ -115,10 +140,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return hook_main(args[1:], exit_process=True)
     parsed = _parser().parse_args(args)
+    if parsed.command == "serve" and parsed.http:
+        return _serve_http(parsed.host, parsed.port, parsed.auth_token)
     if parsed.command in (None, "serve"):
         return _serve()
     if parsed.command == "setup":
         return _setup(_env_file(parsed.env_file))
+    if parsed.command == "install" and parsed.http:
+        return _install_http(parsed.client, parsed.scope, parsed.url)
     if parsed.command == "install":
         return _install(
             parsed.client,
@@ -267,6 +296,56 @@ def _doctor(env_file: str | None = None) -> int:
         f"\n{failed} problem(s) to fix.\n" if failed else "\nEverything needed works.\n"
     )
     return 1 if failed else 0
+
+
+def _serve_http(host: str, port: int, auth_token: str | None) -> int:
+    """``discord-mcp serve --http``: MCP over streamable HTTP; beyond loopback only with a
+    bearer token."""
+    import os
+
+    from discord_mcp.config import Settings
+    from discord_mcp.log import configure
+
+    token = auth_token or os.environ.get("DISCORD_MCP_HTTP_TOKEN", "").strip() or None
+    from discord_mcp.server.app import is_loopback, serve_http
+
+    if not is_loopback(host) and token is None:
+        sys.stderr.write(
+            f"discord-mcp: --host {host} reaches beyond this machine: anyone who can connect "
+            "could ask and notify as your agents. Give --auth-token TOKEN (or "
+            "DISCORD_MCP_HTTP_TOKEN), or serve on 127.0.0.1\n"
+        )
+        return 2
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:
+        sys.stderr.write(f"discord-mcp: configuration error: {exc}\n")
+        return 2
+    secrets = [settings.token.reveal(), *([token] if token else [])]
+    configure(program="discord-mcp", home=settings.home, secrets=secrets)
+    serve_http(settings, host=host, port=port, auth_token=token)
+    return 0
+
+
+def _install_http(client: str, scope: str, url: str) -> int:
+    """``install claude --http``: the URL form of the registration."""
+    from typing import cast
+
+    from discord_mcp.setup.clients import Scope
+    from discord_mcp.setup.install import install_url
+
+    if client != "claude":
+        sys.stderr.write("discord-mcp install: --http is for claude (Claude Code takes a URL)\n")
+        return 2
+    try:
+        result = install_url(
+            cast(Scope, scope), url=url, home=Path.home(), cwd=Path.cwd(), environ=dict(os.environ)
+        )
+    except ConfigError as exc:
+        sys.stderr.write(f"discord-mcp install: {exc}\n")
+        return 2
+    sys.stdout.write(result.describe() + "\n")
+    return 0
 
 
 def _serve() -> int:

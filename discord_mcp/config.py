@@ -95,6 +95,11 @@ class Settings:
             the run.
         language: what the bot writes in (``DISCORD_MCP_LANGUAGE``): ``en``, ``ko``, ``ja``,
             ``zh``, or ``auto`` (the language of each question; see :mod:`discord_mcp.i18n`).
+        tools: which tools the server serves (``DISCORD_MCP_TOOLS``): ``all``, or ``chat``
+            (a stranger's turn in a chat channel: only ``send_message``, ``add_reaction`` and
+            ``read_history``, pinned to ``thread_id``, without files).
+        chat_mark: a file the server records in whenever its agent posts or reacts
+            (``DISCORD_MCP_CHAT_MARK``, set by discord-watch for a chat channel's turns).
     """
 
     token: Secret
@@ -116,6 +121,8 @@ class Settings:
     in_run: bool = False
     language: str = "auto"
     project_key: str = ""
+    tools: str = "all"
+    chat_mark: Path | None = None
 
     def __post_init__(self) -> None:
         if not self.project_key:  # built by hand (tests, tools): the directory identifies it
@@ -151,6 +158,16 @@ def state_home(environ: Mapping[str, str] | None = None, *, cwd: Path | None = N
     """The state directory alone (for commands that need nothing else, like project setup)."""
     cwd = cwd or Path.cwd()
     return _home(_merged_env(environ, cwd, read_dotenv=True), cwd)
+
+
+def main_channel(environ: Mapping[str, str] | None = None) -> str | None:
+    """The configured channel (``DISCORD_CHANNEL_ID``) as the settings would find it, or None
+    (for commands that must not touch it, like ``chat add``)."""
+    try:
+        merged = _merged_env(environ, Path.cwd(), read_dotenv=True)
+    except ConfigError:
+        return None
+    return merged.get("DISCORD_CHANNEL_ID", "").strip() or None
 
 
 def _merged_env(
@@ -290,7 +307,15 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
     approval_wait = _positive_float(
         env, "DISCORD_MCP_APPROVAL_WAIT_SECONDS", DEFAULT_APPROVAL_WAIT_S, low=1.0
     )
+    tools = _tools(env, thread_id)
+    mark = _get(env, "DISCORD_MCP_CHAT_MARK")
+    if mark and not Path(mark).is_absolute():
+        raise ConfigError(
+            "DISCORD_MCP_CHAT_MARK", "is not an absolute path", "Leave it to discord-watch"
+        )
     return Settings(
+        tools=tools,
+        chat_mark=Path(mark) if mark else None,
         language=_language(env),
         reminders=_reminders(env),
         tmux_nudge=_flag(env, "DISCORD_MCP_TMUX_NUDGE"),
@@ -436,6 +461,28 @@ def _language(env: Mapping[str, str]) -> str:
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+TOOL_SETS = ("all", "chat")
+
+
+def _tools(env: Mapping[str, str], thread_id: str | None) -> str:
+    """``DISCORD_MCP_TOOLS``: ``all`` (the default) or ``chat``, which needs the thread it is
+    pinned to. Anything else stops the server: a doubt never serves more tools."""
+    raw = _get(env, "DISCORD_MCP_TOOLS").strip().lower() or "all"
+    if raw not in TOOL_SETS:
+        raise ConfigError(
+            "DISCORD_MCP_TOOLS",
+            f"is not one of {', '.join(TOOL_SETS)} ({describe_value(raw)})",
+            "Use all, or chat (set by discord-watch for a stranger's turn)",
+        )
+    if raw == "chat" and thread_id is None:
+        raise ConfigError(
+            "DISCORD_MCP_TOOLS",
+            "is chat without DISCORD_THREAD_ID",
+            "The chat tools are pinned to one channel: set DISCORD_THREAD_ID",
+        )
+    return raw
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:

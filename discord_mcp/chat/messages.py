@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from discord_mcp.chat import said
 from discord_mcp.config import Settings
 from discord_mcp.errors import BadRequest, DiscordError, MessageError, NotFound, StateError
 from discord_mcp.outbound.files import Prepared
@@ -68,6 +69,7 @@ async def send_message(
         ) from exc
     if prepared.uploads:
         await off_loop(keep_in_run, prepared)
+    await off_loop(said.record, settings.chat_mark, "message")
     return scrub.noted(
         {
             "ok": True,
@@ -177,4 +179,5 @@ async def add_reaction(
             f"no message {message} in {channel} (Discord error {exc.code}): take the id from "
             "read_history, and pass the thread_id it came from"
         ) from exc
+    await off_loop(said.record, settings.chat_mark, "reaction")
     return {"ok": True, "channel_id": channel, "message_id": message, "emoji": wire}

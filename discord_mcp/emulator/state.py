@@ -378,7 +378,7 @@ class State(DirectState):
             self._store(parent, notice)
         return thread
 
-    def create_channel(self, name: str, kind: int) -> Channel:
+    def create_channel(self, name: str, kind: int, *, topic: str | None = None) -> Channel:
         """A new channel of the guild (text, announcement, forum or media), with no
         permission overwrites."""
         if kind not in kinds.CREATABLE:
@@ -386,7 +386,7 @@ class State(DirectState):
         position = 1 + max(
             (c.position for c in self.channels.values() if not c.is_thread), default=0
         )
-        channel = Channel(self.new_id(), kind, name, self.guild.id, position=position)
+        channel = Channel(self.new_id(), kind, name, self.guild.id, position=position, topic=topic)
         self.channels[channel.id] = channel
         self._history[channel.id] = []
         self.emit("CHANNEL_CREATE", channel.to_json())

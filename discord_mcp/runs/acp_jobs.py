@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from discord_mcp.errors import RunError, SpawnError
@@ -18,7 +19,7 @@ from discord_mcp.runs.acp_runs import AcpRun, AgentHosts
 from discord_mcp.runs.adapters.acp import McpServerSpec
 from discord_mcp.runs.adapters.base import THREAD_VARIABLE, Outcome, prompt_with_files
 from discord_mcp.runs.agents import AgentRegistry
-from discord_mcp.runs.contract import PermissionAsker
+from discord_mcp.runs.contract import PermissionAsker, PreparedTurn
 from discord_mcp.runs.launch import attached_files, check_tool_enabled, private_dirs
 from discord_mcp.runs.model import Job, parse_iso
 
@@ -43,8 +44,16 @@ class AcpJobs:
         )
         self.agents = AgentRegistry(scheduler.state_dir, environ=scheduler.environ)
 
-    def start(self, job: Job, tool: str, resume_key: str | None, paths: JobPaths) -> None:
-        """Start following ``job`` (already journaled as started)."""
+    def start(
+        self,
+        job: Job,
+        tool: str,
+        resume_key: str | None,
+        paths: JobPaths,
+        turn: PreparedTurn | None = None,
+    ) -> None:
+        """Start following ``job`` (already journaled as started); ``turn``: its prompt as
+        composed when it started (the instructions head it: an agent has no other place)."""
         s = self.scheduler
         assert s.group is not None
         session = s.state.sessions[job.thread_id]
@@ -60,7 +69,7 @@ class AcpJobs:
             thread_id=job.thread_id,
             project_name=session.project_name,
             tool=tool,
-            prompt=prompt_with_files(job.prompt, attached_files(job.attachments)),
+            prompt=_prompt(job, turn),
             stdout=paths.stdout,
             started=s.clock.monotonic(),
             timeout=timeout,
@@ -69,6 +78,7 @@ class AcpJobs:
             resumed=resume_key is not None,
         )
         run._grace = s.limits.agent_cancel_grace
+        run.mcp_extra = dict(turn.mcp_env) if turn is not None else {}
         run.stream_on = project is None or project.stream == "on"
         s.runs[job.job_id] = run  # type: ignore[assignment]
         run.task = s.group.create_task(self._follow(run, resume_key), name=f"runs-{job.job_id}")
@@ -105,7 +115,7 @@ class AcpJobs:
                 agent=agent,
                 cwd=cwd,
                 env=env,
-                mcp=self._mcp(run.thread_id),
+                mcp=self._mcp(run.thread_id, run.mcp_extra),
                 resume=resume_key,
             )
         except (RunError, SpawnError) as exc:
@@ -141,11 +151,11 @@ class AcpJobs:
         extra = s.tool_env.get(run.tool, {})
         return {**base, **extra, THREAD_VARIABLE: run.thread_id}
 
-    def _mcp(self, thread_id: str) -> list[McpServerSpec]:
+    def _mcp(self, thread_id: str, extra: Mapping[str, str]) -> list[McpServerSpec]:
         mcp = self.scheduler.mcp
         if mcp is None:
             return []
-        env = {**mcp.env, THREAD_VARIABLE: thread_id}
+        env = {**mcp.env, **extra, THREAD_VARIABLE: thread_id}
         return [McpServerSpec("discord", mcp.argv[0], tuple(mcp.argv[1:]), env)]
 
     async def idle(self) -> None:
@@ -158,3 +168,12 @@ class AcpJobs:
     async def release(self, thread_id: str) -> None:
         """End the thread's agent (``/session close``, a tool switch)."""
         await self.hosts.release(thread_id)
+
+
+def _prompt(job: Job, turn: PreparedTurn | None) -> str:
+    if turn is None:
+        return prompt_with_files(job.prompt, attached_files(job.attachments))
+    prompt = prompt_with_files(turn.prompt, attached_files(job.attachments))
+    if not turn.instructions:
+        return prompt
+    return f"{turn.instructions.rstrip()}\n\n---\n\n{prompt}"

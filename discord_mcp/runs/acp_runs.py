@@ -222,6 +222,7 @@ class AcpRun:
         self.activity_sent_at: float | None = None
         self.stream_sent = 0
         self.stream_on = True
+        self.mcp_extra: dict[str, str] = {}  # the turn's own server variables (chat channels)
         self.host: AgentHost | None = None
         self._prompts: list[asyncio.Future[Any]] = []
         self._log = open(stdout, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from discord_mcp.runs.views import Activity, JobView, SessionView
@@ -39,6 +39,8 @@ class RunLimits:
     agent_idle: float = 600.0  # an agent process with no turn for this long is ended
     agent_cancel_grace: float = 10.0  # after session/cancel, how long until the process ends
     agent_request_timeout: float = 120.0  # initialize, session/new, session/load
+    # Chat channels (issue 25): a turn's prompt is composed when it starts.
+    prepare_timeout: float = 30.0  # reading the channel's history, the persona files
 
 
 class Clock(Protocol):
@@ -147,3 +149,39 @@ class PermissionChoice:
 
 PermissionAsker = Callable[[PermissionAsk], Awaitable[PermissionChoice]]
 """Asks the owner (the daemon wires it to the approval cards); bounded by the approval wait."""
+
+
+@dataclass(frozen=True)
+class PreparedTurn:
+    """A turn's prompt as composed when it starts (:class:`TurnPreparer`).
+
+    ``prompt`` replaces the job's stored text for this turn; ``instructions`` are added to the
+    agent's own instructions (Claude Code ``--append-system-prompt``, Codex
+    ``developer_instructions``; the other engines get them at the head of the prompt).
+    """
+
+    prompt: str
+    instructions: str | None = None
+    mcp_env: Mapping[str, str] = field(default_factory=dict)
+    """More variables for the turn's discord server (where it marks that its agent spoke)."""
+
+
+class TurnPreparer(Protocol):
+    """Composes the turns of some threads when they start (the watch daemon's chat channels).
+
+    ``prepares`` and ``fresh`` are asked synchronously when a job of the thread is about to
+    start (they read settings kept in memory or on disk, nothing remote); ``prepare`` may read
+    Discord, and is bounded by ``limits.prepare_timeout``: a failure fails the job.
+    """
+
+    def prepares(self, thread_id: str) -> bool:
+        """Whether this thread's turns are composed here."""
+        ...
+
+    def fresh(self, thread_id: str) -> bool:
+        """Whether each turn starts a new agent session (none is resumed)."""
+        ...
+
+    async def prepare(self, job: JobView, session: SessionView) -> PreparedTurn:
+        """The turn's prompt (``job.prompt`` holds the messages it answers)."""
+        ...

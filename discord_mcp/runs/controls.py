@@ -112,6 +112,7 @@ class EngineControls:
         reason: str | None = None,
         front: bool = False,
         timeout_s: float | None = None,
+        restricted: bool = False,
     ) -> JobView:
         raise NotImplementedError
 
@@ -158,6 +159,7 @@ class EngineControls:
             None,
             job.attachments,
             timeout_s=job.timeout_s,
+            restricted=job.restricted,  # a retry of a stranger's turn is still theirs
         )
 
     async def stop(self, thread_id: str) -> JobView | None:
@@ -384,6 +386,7 @@ class EngineControls:
                 reason=failure.kind,
                 front=True,
                 timeout_s=job.timeout_s,
+                restricted=job.restricted,
             )
         except RunError as exc:
             log.warning("could not retry job %s on its own: %s", job_id, exc)

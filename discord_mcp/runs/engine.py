@@ -60,6 +60,7 @@ from discord_mcp.runs.contract import (
     RunLimits,
     RunNotifier,
     SystemClock,
+    TurnPreparer,
 )
 from discord_mcp.runs.controls import EngineControls, check_model
 from discord_mcp.runs.engine_views import EngineViews
@@ -105,6 +106,8 @@ class RunEngine(EngineViews, EngineControls):
         not_run: a turn's tool calls that were not run, for its run folder (None: none).
         permissions: asks the owner when an ACP agent requests permission (None: every
             request is cancelled, never allowed).
+        preparer: composes the turns of the threads it says it prepares when they start
+            (the watch daemon's chat channels; :mod:`discord_mcp.runs.prepared`).
     """
 
     def __init__(
@@ -123,8 +126,10 @@ class RunEngine(EngineViews, EngineControls):
         thread_url: ThreadUrl | None = None,
         not_run: NotRun | None = None,
         permissions: PermissionAsker | None = None,
+        preparer: TurnPreparer | None = None,
     ) -> None:
         self.state_dir = state_dir
+        self.preparer = preparer
         self._owner_wait = owner_wait
         self._permissions = permissions
         self.projects = projects
@@ -258,6 +263,7 @@ class RunEngine(EngineViews, EngineControls):
             permissions=self._permissions,
         )
         scheduler.after_failure = self._on_failure
+        scheduler.prepared.preparer = self.preparer
         return scheduler
 
     def _require_open(self) -> None:
@@ -340,10 +346,20 @@ class RunEngine(EngineViews, EngineControls):
         *,
         timeout_s: float | None = None,
         debounce: bool = True,
+        busy: str | None = None,
+        merge: bool = False,
+        restricted: bool = False,
     ) -> JobView:
         """Queue an owner message as a job; a message already queued returns its job; within
         the debounce window it joins the thread's waiting job (see :mod:`.controls`), unless
         ``debounce`` is False (a request from the command line: one message, one job).
+
+        ``busy``: what the message does while a turn runs, instead of the project's setting
+        (``steer``: handed to the live turn where its engine takes it). ``merge``: a message
+        that cannot join the running turn joins the thread's waiting job, however long that
+        has waited and whoever wrote it (a chat channel's one conversation). ``restricted``:
+        the message is a stranger's, and so is every turn it is part of
+        (:mod:`discord_mcp.runs.restricted`); it never steers a turn that is not.
 
         ``attachments``: the owner's files kept locally (entries of
         :mod:`discord_mcp.files.store`); the CLI gets them in its prompt, its own way.
@@ -367,15 +383,22 @@ class RunEngine(EngineViews, EngineControls):
                 )
             return job.view()
         self._check_accepting(session)
-        if debounce:
+        if debounce and not merge:
             merged = self._debounced(
                 session, str(message_id), prompt, str(author), key, attachments
             )
             if merged is not None:
                 return merged
         running = session.running_job_id
-        # A message with files queues: a running turn takes text only.
-        steering = running is not None and self._busy(session) == "steer" and not attachments
+        mode = busy or self._busy(session)
+        # A message with files queues: a running turn takes text only. A stranger's message
+        # never steers a turn that is not restricted (nor an owner's a stranger's).
+        steering = (
+            running is not None
+            and mode == "steer"
+            and not attachments
+            and self.state.jobs[running].restricted == restricted
+        )
         if steering and self._scheduler.steer(str(running), prompt):  # the live turn takes it
             self.journal.append(
                 "JobSteered",
@@ -387,6 +410,8 @@ class RunEngine(EngineViews, EngineControls):
                 },
             )
             return self.state.jobs[str(running)].view()
+        if merge and session.queue:
+            return self._merged(session, str(message_id), prompt, key, attachments, restricted)
         queued = self._enqueue(
             session,
             str(message_id),
@@ -396,12 +421,38 @@ class RunEngine(EngineViews, EngineControls):
             None,
             key,
             attachments,
-            not_before=self._debounce_until() if debounce else None,
+            not_before=self._debounce_until() if debounce and not merge else None,
             timeout_s=timeout_s,
+            restricted=restricted,
         )
-        if running is not None and self._busy(session) == "interrupt":
+        if running is not None and mode == "interrupt":
             self._scheduler.interrupt(running)  # the new message runs once it has stopped
         return queued
+
+    def _merged(
+        self,
+        session: Session,
+        message_id: str,
+        prompt: str,
+        key: str,
+        attachments: Sequence[Mapping[str, Any]],
+        restricted: bool,
+    ) -> JobView:
+        """Join the thread's last waiting job (``submit(merge=True)``)."""
+        job = self.state.jobs[session.queue[-1]]
+        payload: dict[str, Any] = {
+            "job_id": job.job_id,
+            "message_id": message_id,
+            "prompt": prompt,
+            "dedupe_key": key,
+            "not_before": job.not_before,
+        }
+        if attachments:
+            payload["attachments"] = [dict(a) for a in attachments]
+        if restricted:
+            payload["restricted"] = True
+        self.journal.append("JobAmended", payload)
+        return self.state.jobs[job.job_id].view()
 
     def _busy(self, session: Session) -> str:
         try:
@@ -466,6 +517,7 @@ class RunEngine(EngineViews, EngineControls):
         reason: str | None = None,
         front: bool = False,
         timeout_s: float | None = None,
+        restricted: bool = False,
     ) -> JobView:
         if len(session.queue) >= self.limits.queue_cap:
             raise RunError(
@@ -492,6 +544,8 @@ class RunEngine(EngineViews, EngineControls):
             payload["attachments"] = [dict(a) for a in attachments]
         if timeout_s is not None:
             payload["timeout_s"] = timeout_s
+        if restricted:
+            payload["restricted"] = True
         if not_before is not None:  # issue 11: debounce windows and held retries
             payload |= {"not_before": utc_iso(not_before), "reason": reason, "front": front}
         self.journal.append("JobEnqueued", payload)

@@ -336,6 +336,8 @@ class RunState(ControlReducers):
             reason=p.get("reason"),
             attachments=[dict(a) for a in p.get("attachments") or [] if isinstance(a, Mapping)],
             timeout_s=float(p["timeout_s"]) if p.get("timeout_s") is not None else None,
+            # Anything but a plain false reads as restricted: a doubt never widens a turn.
+            restricted=p.get("restricted", False) is not False,
         )
         if original is not None:
             original.retried_by = job_id

@@ -97,6 +97,8 @@ class ControlReducers:
             dict(a) for a in p.get("attachments") or [] if isinstance(a, Mapping)
         )
         job.not_before = p.get("not_before")
+        if p.get("restricted", False) is not False:  # a stranger's words restrict the turn
+            job.restricted = True
         if key is not None:
             self.dedupe[key] = job.job_id
         session.updated_at = session.last_activity_at = ts

@@ -57,7 +57,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from discord_mcp.errors import RunError, StateCorrupt
 from discord_mcp.runs.agents import environment_agent
@@ -160,6 +160,18 @@ class Project:
         )
 
 
+class ImplicitProjects(Protocol):
+    """Projects the daemon derives rather than reads from the file."""
+
+    def get(self, name: str) -> Project | None:
+        """The derived project called ``name``, or None."""
+        ...
+
+    def owns(self, path: Path) -> bool:
+        """Whether ``path`` (resolved) is the folder of a derived project."""
+        ...
+
+
 class ProjectRegistry:
     """The projects in ``<state_dir>/runs/config.json``.
 
@@ -178,6 +190,9 @@ class ProjectRegistry:
         self.state_dir = state_dir
         roots = list(allowed_roots) if allowed_roots is not None else [Path.home()]
         self.allowed_roots = tuple(root.resolve() for root in roots)
+        self.implicit: ImplicitProjects | None = None
+        """Projects not in the file that the daemon derives (a chat channel without a project
+        works in its own folder: :mod:`discord_mcp.watch.chat`)."""
 
     # -- reading
 
@@ -194,6 +209,9 @@ class ProjectRegistry:
         """
         projects = self._read().get("projects") or {}
         if name not in projects:
+            derived = self.implicit.get(name) if self.implicit is not None else None
+            if derived is not None:
+                return derived
             raise _not_found(name, projects)
         return _load(projects[name])
 
@@ -340,6 +358,8 @@ class ProjectRegistry:
                 "E_INVALID_PATH", f"{str(path)!r} is not an absolute path: give the full path"
             )
         resolved = given.resolve()
+        if self.implicit is not None and self.implicit.owns(resolved) and resolved.is_dir():
+            return resolved  # the daemon's own folder for it (a chat channel's)
         if not resolved.exists():
             raise RunError("E_INVALID_PATH", f"{given} does not exist: create it first")
         if not resolved.is_dir():

@@ -90,6 +90,9 @@ class Job:
     attachments: list[dict[str, Any]] = field(default_factory=list)
     """The owner's files for this job (entries of :mod:`discord_mcp.files.store`)."""
     timeout_s: float | None = None  # this turn's own time limit (``resume --timeout``)
+    restricted: bool = False
+    """A stranger's turn (issue 25): no shell, no writes, no network, only the chat tools
+    (:mod:`discord_mcp.runs.restricted`). Once set, never cleared."""
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -140,6 +143,8 @@ class Job:
             not_before=parse_iso(self.not_before),
             reason=self.reason,
             resets_at=parse_iso(self.resets_at),
+            restricted=self.restricted,
+            message_ids=(self.message_id, *self.message_ids),
         )
 
 

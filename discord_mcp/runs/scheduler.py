@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -18,27 +17,11 @@ from pathlib import Path
 from discord_mcp.errors import RunError
 from discord_mcp.runs.acp_jobs import AcpJobs
 from discord_mcp.runs.adapters import adapter_for
-from discord_mcp.runs.adapters.base import (
-    ARTIFACTS_VARIABLE,
-    THREAD_VARIABLE,
-    InvocationRequest,
-    McpRegistration,
-    Outcome,
-    check_no_secrets_in_argv,
-    truncate,
-)
+from discord_mcp.runs.adapters.base import McpRegistration, Outcome, truncate
 from discord_mcp.runs.constraints import Constraints
-from discord_mcp.runs.contract import Clock, OwnerWait, PermissionAsker, RunLimits
-from discord_mcp.runs.controls import with_model
+from discord_mcp.runs.contract import Clock, OwnerWait, PermissionAsker, PreparedTurn, RunLimits
 from discord_mcp.runs.failures import Failure, classify
-from discord_mcp.runs.folders import RunFolder
 from discord_mcp.runs.journal import Journal
-from discord_mcp.runs.launch import (
-    attached_files,
-    check_tool_enabled,
-    private_dirs,
-    write_private,
-)
 from discord_mcp.runs.model import (
     Job,
     ProcessInfo,
@@ -49,21 +32,23 @@ from discord_mcp.runs.model import (
     utc_iso,
 )
 from discord_mcp.runs.notices import Notices
+from discord_mcp.runs.prepared import (
+    WITHHELD_VARIABLES,
+    PreparedStarts,
+    check_restricted_engine,
+    spawn_spec,
+)
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.recovery import Recovery
 from discord_mcp.runs.runner import JobPaths, JobRun, sweep_group
 from discord_mcp.runs.spawner import (
     Spawner,
-    SpawnSpec,
 )
 from discord_mcp.runs.views import SessionView, Tool
-from discord_mcp.runs.wrap import FIRST_INPUT
 
 log = logging.getLogger(__name__)
 
-WITHHELD_VARIABLES = frozenset({"DISCORD_BOT_TOKEN"})
-"""Never in a CLI's environment: an agent's shell can print it. The run's discord-mcp server
-gets the token by reference (``DISCORD_MCP_ENV_FILE``)."""
+__all__ = ["WITHHELD_VARIABLES", "Scheduler"]
 
 
 class Scheduler(Recovery):
@@ -102,6 +87,7 @@ class Scheduler(Recovery):
         self.group: asyncio.TaskGroup | None = None
         self.open = False  # False: nothing new starts (during recovery and shutdown)
         self.acp = AcpJobs(self, permissions)
+        self.prepared = PreparedStarts(self)
 
     @property
     def env(self) -> Mapping[str, str]:
@@ -125,6 +111,8 @@ class Scheduler(Recovery):
 
     async def stop(self, job_id: str) -> None:
         """Stop a running job and wait (bounded) until it is finished."""
+        if self.prepared.stop(job_id):
+            return
         run = self.runs.get(job_id)
         if run is None:
             return
@@ -139,6 +127,8 @@ class Scheduler(Recovery):
     def interrupt(self, job_id: str) -> None:
         """Stop a running job because a newer message takes its place (``busy: interrupt``);
         does not wait: the job finishes as stopped, and the queue moves on."""
+        if self.prepared.stop(job_id, "E_INTERRUPTED"):
+            return
         run = self.runs.get(job_id)
         if run is not None and run.stop_reason is None:
             run.stop_reason = "E_INTERRUPTED"
@@ -155,6 +145,7 @@ class Scheduler(Recovery):
     async def detach(self) -> None:
         """Stop following every running job WITHOUT stopping it (daemon shutdown)."""
         self.open = False
+        await self.prepared.detach()
         for run in list(self.runs.values()):
             if run.task is not None:
                 run.task.cancel()
@@ -174,7 +165,9 @@ class Scheduler(Recovery):
 
     def _pump(self) -> None:
         now = self.clock.time()
-        while self.open and len(self.runs) < self.limits.global_max_running:
+        while (
+            self.open and len(self.runs) + len(self.prepared.tasks) < self.limits.global_max_running
+        ):
             heads = [
                 job
                 for s in self.state.sessions.values()
@@ -208,7 +201,9 @@ class Scheduler(Recovery):
     def _start(self, job: Job) -> None:
         session = self.state.sessions[job.thread_id]
         tool = session.tool
-        resume_key = session.session_key(tool)
+        preparer = self.prepared.wants(job.thread_id)
+        fresh = preparer is not None and self.prepared.fresh(preparer, job.thread_id)
+        resume_key = None if fresh else session.session_key(tool)
         self.journal.append(
             "JobStarted",
             {
@@ -219,12 +214,34 @@ class Scheduler(Recovery):
             },
         )
         paths = JobPaths.for_job(self.state_dir, job.job_id)
-        if not is_builtin(tool):  # an ACP agent (issue 24)
-            self.acp.start(job, tool, resume_key, paths)
+        if preparer is not None:  # its prompt is composed first (issue 25: chat channels)
+            self.prepared.start(job, tool, resume_key, paths, preparer)
             self._notices.post("job_started", job.view(), self._session_view(job.thread_id))
             return
+        self.launch(job, tool, resume_key, paths)
+
+    def launch(
+        self,
+        job: Job,
+        tool: Tool,
+        resume_key: str | None,
+        paths: JobPaths,
+        turn: PreparedTurn | None = None,
+    ) -> None:
+        """Start ``job``'s CLI or agent (journaled as started already)."""
+        session = self.state.sessions[job.thread_id]
+        if not is_builtin(tool):  # an ACP agent (issue 24)
+            try:
+                check_restricted_engine(job, tool)
+            except RunError as exc:
+                self._finish_failed(job.job_id, exc.code, exc.message)
+                return
+            self.acp.start(job, tool, resume_key, paths, turn)
+            if turn is None:
+                self._notices.post("job_started", job.view(), self._session_view(job.thread_id))
+            return
         try:
-            spec, timeout = self._prepare(job, session, tool, resume_key, paths)
+            spec, timeout = spawn_spec(self, job, session, tool, resume_key, paths, turn)
             process = self.spawner.spawn(spec)
         except RunError as exc:
             self._finish_failed(job.job_id, exc.code, exc.message)
@@ -235,67 +252,8 @@ class Scheduler(Recovery):
         self.journal.append("JobProcessStarted", {"job_id": job.job_id, **process.to_dict()})
         now = self.clock.monotonic()
         self._watch(job, tool, process, paths, started=now, timeout=timeout)
-        self._notices.post("job_started", job.view(), self._session_view(job.thread_id))
-
-    def _prepare(
-        self, job: Job, session: Session, tool: Tool, resume_key: str | None, paths: JobPaths
-    ) -> tuple[SpawnSpec, float]:
-        """The spawn spec and the job's timeout (the project's, or the default)."""
-        project = self.projects.get(session.project_name)
-        check_tool_enabled(tool, project.name, project.tools)
-        cwd = self.projects.check_path(project.path)
-        constraints = Constraints.from_dict(session.constraints)
-        offline = not (constraints.allow_network and project.allow_network)
-        base = {k: v for k, v in self._env.items() if k not in WITHHELD_VARIABLES}
-        env = {**base, **self._tool_env.get(tool, {}), THREAD_VARIABLE: session.thread_id}
-        if session.run_id:  # Gemini's shared settings name it as ${...}: each run's own
-            env[ARTIFACTS_VARIABLE] = str(RunFolder.of(self.state_dir, session.run_id).artifacts)
-        private_dirs(paths.job_dir)
-        private_dirs(paths.stdout.parent)
-        invocation = adapter_for(tool).invocation(
-            InvocationRequest(
-                executable=tool,
-                prompt=job.prompt,
-                resume_key=resume_key,
-                default_args=with_model(project.args_for(tool), session.model),
-                job_dir=paths.job_dir,
-                shared_dir=self.state_dir / "runs" / "cli-homes",
-                thread_id=session.thread_id,
-                env=env,
-                mcp=self.mcp,
-                attachments=attached_files(job.attachments),
-                approvals=project.approvals,
-                allow_network=not offline,
-                workdir=cwd,
-                artifacts_dir=RunFolder.of(self.state_dir, session.run_id).artifacts
-                if session.run_id
-                else None,
-                stream=project.stream == "on",
-                steer=project.busy == "steer",
-            )
-        )
-        secrets = {**(self.mcp.env if self.mcp else {}), **invocation.env}
-        check_no_secrets_in_argv(invocation.argv, secrets)
-        for path, content in invocation.files.items():
-            write_private(path, content)
-        if invocation.input is not None:  # the prompt, on stdin (see runs/wrap.py)
-            write_private(paths.input / FIRST_INPUT, invocation.input)
-        for link, target in invocation.links.items():
-            private_dirs(link.parent)
-            with contextlib.suppress(FileExistsError):
-                os.symlink(target, link)
-        spec = SpawnSpec(
-            job_id=job.job_id,
-            tool=tool,
-            argv=invocation.argv,
-            cwd=cwd,
-            env={k: v for k, v in {**env, **invocation.env}.items() if k not in WITHHELD_VARIABLES},
-            stdout_path=paths.stdout,
-            stderr_path=paths.stderr,
-            status_path=paths.status,
-            input_dir=paths.input if invocation.input is not None else None,
-        )
-        return spec, self._timeout_for(session, job)
+        if turn is None:
+            self._notices.post("job_started", job.view(), self._session_view(job.thread_id))
 
     def _timeout_for(self, session: Session, job: Job) -> float:
         """The job's own timeout, else its run's, else its project's, else the default."""
@@ -477,6 +435,16 @@ class Scheduler(Recovery):
     def _after_finish(self, job_id: str, final_text: str | None) -> None:
         shutil.rmtree(JobPaths.for_job(self.state_dir, job_id).job_dir, ignore_errors=True)
         job = self.state.jobs.get(job_id)
+        preparer = self.prepared.wants(job.thread_id) if job is not None else None
+        if (
+            job is not None
+            and preparer is not None
+            and job.tool is not None
+            and not is_builtin(job.tool)
+            and self.prepared.fresh(preparer, job.thread_id)
+            and self.group is not None
+        ):  # a chat turn's session ends with it: an agent keeps none for the next
+            self.group.create_task(self.acp.release(job.thread_id), name="runs-acp-release")
         if job is not None:
             self._notices.post(
                 "job_finished", job.view(final_text=final_text), self._session_view(job.thread_id)

@@ -1,19 +1,27 @@
 """Scheduled prompts (seed 004's heartbeat): a prompt that runs in a project or a run thread on
 a schedule, through the same engine as the owner's messages.
 
-``<state>/runs/schedules.json``, version 1 (a public contract)::
+``<state>/runs/schedules.json``, version 2 (a public contract; version 1 files are read as
+they are)::
 
-    {"version": 1, "counter": 3,
+    {"version": 2, "counter": 3,
      "schedules": {"sch_3": {"id": "sch_3", "when": "every 30m", "prompt": "check the CI",
-                             "project": "app", "thread_id": "1359...", "created_at": "...Z",
+                             "project": "app", "thread_id": "1359...",
+                             "channel_id": null, "created_at": "...Z",
                              "next_at": "...Z", "last_at": "...Z" | null,
                              "last_job_id": "job_..." | null, "runs": 4}}}
 
-``when`` is ``every <N>m|h|d`` (at least 1 minute) or ``daily HH:MM`` (UTC). A schedule for a
-project opens its own run thread the first time it runs and keeps using it (``thread_id``);
-one for a thread runs in that thread. Runs missed while the daemon was down collapse into one
-run at the next start; ``next_at`` then counts from that run. Changes are read-modify-writes
-under the file's lock (the command line and the daemon may both write it).
+``when`` is ``every <N>m|h|d`` (at least 1 minute), ``daily HH:MM`` (UTC), or (issue 25) a cron
+expression in a time zone, written ``cron:"0,30 * * * *" tz:Asia/Tokyo`` and kept as ``cron
+"0,30 * * * *" tz:Asia/Tokyo`` (five fields, or six with the seconds first; ``tz`` an IANA zone,
+UTC when left out). Cron expressions are read by cronsim (Debian cron's rules, its handling of
+daylight saving time included). A schedule for a project opens its own run thread the first
+time it runs and keeps using it (``thread_id``); one for a thread runs in that thread; one for a
+chat channel (``channel_id``) is its heartbeat (:mod:`discord_mcp.watch.chat`), whose prompt is
+fixed. Runs missed while the daemon was down collapse into one run at the next start;
+``next_at`` then counts from that run, and a run that failed never moves the next one. Changes
+are read-modify-writes under the file's lock (the command line and the daemon may both write
+it).
 """
 
 from __future__ import annotations
@@ -21,16 +29,23 @@ from __future__ import annotations
 import builtins
 import datetime as dt
 import re
+import zoneinfo
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from cronsim import CronSim, CronSimError
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs.model import parse_iso, utc_iso
 from discord_mcp.state.files import locked, read_json, write_json
 
-VERSION = 1
+VERSION = 2
 MIN_EVERY_S = 60
+_CRON = re.compile(
+    r"""^cron\s*[:=]?\s*(?P<q>["'])(?P<expr>[^"']+)(?P=q)(?:\s+tz\s*[:=]?\s*(?P<tz>\S+))?$""",
+    re.IGNORECASE,
+)
 _EVERY = re.compile(r"^(?:every\s+)?(\d{1,4})\s*(m|min|minutes?|h|hours?|d|days?)$")
 _DAILY = re.compile(r"^(?:daily\s+(?:at\s+)?)?(\d{1,2}):(\d{2})$")
 _SECONDS = {"m": 60, "h": 3600, "d": 86400}
@@ -48,6 +63,13 @@ class Schedule:
     last_at: str | None = None
     last_job_id: str | None = None
     runs: int = 0
+    channel_id: str | None = None  # a chat channel: its heartbeat (issue 25)
+
+    @property
+    def zone(self) -> str | None:
+        """A cron schedule's time zone (None for the others)."""
+        cron = parse_cron(self.when)
+        return cron[1] if cron else None
 
     @property
     def next_time(self) -> float:
@@ -56,12 +78,61 @@ class Schedule:
         return moment.timestamp()
 
 
-def normalize_when(text: str) -> str:
-    """``30m`` -> ``every 30m``; ``09:00`` -> ``daily 09:00``.
+def parse_cron(when: str) -> tuple[str, str] | None:
+    """A cron schedule's expression and time zone, or None when ``when`` is not one."""
+    match = _CRON.match(when.strip())
+    if match is None:
+        return None
+    return " ".join(match.group("expr").split()), match.group("tz") or "UTC"
+
+
+def _cron_next(expression: str, zone: str, now: float) -> float:
+    """The first time after ``now`` that ``expression`` matches in ``zone``.
 
     Raises:
         RunError: E_INVALID_SCHEDULE.
     """
+    try:
+        tz = zoneinfo.ZoneInfo(zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise RunError(
+            "E_INVALID_SCHEDULE",
+            f"{zone!r} is not a time zone: use an IANA name such as Asia/Tokyo, Europe/Berlin "
+            "or UTC",
+        ) from None
+    try:
+        moment = next(CronSim(expression, dt.datetime.fromtimestamp(now, tz=tz)))
+    except CronSimError as exc:
+        raise RunError(
+            "E_INVALID_SCHEDULE",
+            f"cron {expression!r} is not a cron expression ({exc}): five fields, minute hour "
+            'day month weekday (or six, seconds first), e.g. cron:"0,30 * * * *"',
+        ) from None
+    except StopIteration:
+        raise RunError(
+            "E_INVALID_SCHEDULE", f"cron {expression!r} never matches in the next 50 years"
+        ) from None
+    return moment.timestamp()
+
+
+def normalize_when(text: str) -> str:
+    """``30m`` -> ``every 30m``; ``09:00`` -> ``daily 09:00``; ``cron:"0 9 * * *" tz:Asia/Tokyo``
+    -> ``cron "0 9 * * *" tz:Asia/Tokyo`` (checked: the expression and the zone).
+
+    Raises:
+        RunError: E_INVALID_SCHEDULE.
+    """
+    cron = parse_cron(text)
+    if cron is not None:
+        expression, zone = cron
+        if len(expression.split()) not in (5, 6):
+            raise RunError(
+                "E_INVALID_SCHEDULE",
+                f"cron {expression!r} has {len(expression.split())} fields: give five (minute "
+                "hour day month weekday) or six (seconds first)",
+            )
+        _cron_next(expression, zone, 0.0)
+        return f'cron "{expression}" tz:{zone}'
     given = " ".join(text.strip().lower().split())
     every = _EVERY.match(given)
     if every:
@@ -73,13 +144,16 @@ def normalize_when(text: str) -> str:
         return f"daily {int(daily.group(1)):02d}:{daily.group(2)}"
     raise RunError(
         "E_INVALID_SCHEDULE",
-        f"{text!r} is not a schedule: write every 30m, every 2h, every 1d or daily 09:00 (UTC); "
-        "at least a minute apart",
+        f"{text!r} is not a schedule: write every 30m, every 2h, every 1d, daily 09:00 (UTC), or "
+        'a cron expression in a time zone: cron:"0,30 * * * *" tz:Asia/Tokyo',
     )
 
 
 def next_after(when: str, now: float) -> float:
     """The first time after ``now`` that a normalized schedule fires."""
+    cron = parse_cron(when)
+    if cron is not None:
+        return _cron_next(cron[0], cron[1], now)
     kind, _, value = when.partition(" ")
     if kind == "every":
         return now + int(value[:-1]) * _SECONDS[value[-1]]
@@ -111,21 +185,30 @@ class ScheduleStore:
         return found
 
     def add(
-        self, when: str, prompt: str, *, project: str | None, thread_id: str | None, now: float
+        self,
+        when: str,
+        prompt: str,
+        *,
+        project: str | None,
+        thread_id: str | None,
+        now: float,
+        channel_id: str | None = None,
     ) -> Schedule:
-        """A new schedule; its first run is one period (or the next daily time) from ``now``.
+        """A new schedule; its first run is one period (or the next daily or cron time) from
+        ``now``. ``channel_id``: a chat channel's heartbeat (its prompt is fixed, so ``prompt``
+        may be empty).
 
         Raises:
-            RunError: E_INVALID_SCHEDULE, E_BAD_ARGUMENTS (no prompt, or no target).
+            RunError: E_INVALID_SCHEDULE, E_BAD_ARGUMENTS (no prompt, or not one target).
         """
         normalized = normalize_when(when)
-        if not prompt.strip():
+        if not prompt.strip() and channel_id is None:
             raise RunError("E_BAD_ARGUMENTS", "a schedule needs a prompt to run")
-        if (project is None) == (thread_id is None):
+        if sum(target is not None for target in (project, thread_id, channel_id)) != 1:
             raise RunError(
                 "E_BAD_ARGUMENTS",
-                "a schedule runs either in a project (a thread of its own) or in one run "
-                "thread: give one of them",
+                "a schedule runs in a project (a thread of its own), in one run thread, or as "
+                "a chat channel's heartbeat: give one of them",
             )
         with locked(self.path):
             document = self._read()
@@ -136,6 +219,7 @@ class ScheduleStore:
                 prompt=prompt.strip(),
                 project=project,
                 thread_id=thread_id,
+                channel_id=channel_id,
                 created_at=utc_iso(now),
                 next_at=utc_iso(next_after(normalized, now)),
             )
@@ -185,6 +269,7 @@ class ScheduleStore:
         if document is None:
             document = {"version": VERSION, "counter": 0}
         document.setdefault("schedules", {})
+        document["version"] = VERSION  # written back as the current version
         return document
 
 
@@ -204,6 +289,7 @@ def _load(entry: dict[str, Any]) -> Schedule:
         last_at=text("last_at"),
         last_job_id=text("last_job_id"),
         runs=int(entry.get("runs") or 0),
+        channel_id=text("channel_id"),
     )
 
 

@@ -127,6 +127,8 @@ class JobView:
     not_before: dt.datetime | None = None  # a queued job waits until then (debounce, a hold)
     reason: str | None = None  # a retry's reason: "manual", "temporary", "usage_limit"
     resets_at: dt.datetime | None = None  # a failed job's usage limit resets then
+    restricted: bool = False  # a stranger's turn (issue 25, runs/restricted.py)
+    message_ids: tuple[str, ...] = ()  # its message first, then those merged or steered in
 
     @property
     def retryable(self) -> bool:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field
 
 from discord_mcp.config import Settings
+from discord_mcp.errors import MessageError
 
 if TYPE_CHECKING:
     from discord_mcp.server.runtime import Runtime
@@ -40,10 +41,29 @@ def chat_tools(
 ) -> list[tuple[Tool, Kind]]:
     """The tools, bound to ``settings`` and the server's runtime.
 
+    With ``settings.tools == "chat"`` (a stranger's turn in a chat channel) only
+    ``send_message``, ``add_reaction`` and ``read_history`` are returned, pinned to the
+    session's channel (``settings.thread_id``) and without files.
+
     Args:
         errors: turns our errors into the framework's tool errors.
         reported: adds the process's warnings (quarantined state files) to a result.
     """
+    pinned = settings.thread_id if settings.tools == "chat" else None
+
+    def where(thread_id: str | None) -> str | None:
+        """The thread a tool may use: any, or in a pinned server only its own."""
+        given = (thread_id or "").strip() or None
+        if pinned is not None and given not in (None, pinned):
+            raise MessageError(
+                f"this conversation can only use its own channel ({pinned}): omit thread_id"
+            )
+        return given
+
+    def no_files(files: list[str] | None) -> list[str] | None:
+        if pinned is not None and files:
+            raise MessageError("files cannot be sent in this conversation: send text only")
+        return files
 
     async def notify(
         message: Annotated[str, Field(description="What the owner should know.")],
@@ -145,8 +165,8 @@ def chat_tools(
                     runtime().rest,
                     settings,
                     content,
-                    thread_id=thread_id,
-                    files=files,
+                    thread_id=where(thread_id),
+                    files=no_files(files),
                     reply_to=reply_to,
                 )
             )
@@ -166,7 +186,7 @@ def chat_tools(
 
         with errors():
             return reported(
-                await react(runtime().rest, settings, message_id, emoji, thread_id=thread_id)
+                await react(runtime().rest, settings, message_id, emoji, thread_id=where(thread_id))
             )
 
     async def read_history(
@@ -196,17 +216,18 @@ def chat_tools(
                 await read(
                     runtime().rest,
                     settings,
-                    thread_id=thread_id,
+                    thread_id=where(thread_id),
                     limit=limit,
                     before=before,
                     files=OwnerFiles(settings.home),
                 )
             )
 
-    return [
-        (notify, "sends"),
-        (report_progress, "sends"),
+    chat: list[tuple[Tool, Kind]] = [
         (send_message, "sends"),
         (add_reaction, "sends"),
         (read_history, "reads"),
     ]
+    if pinned is not None:
+        return chat
+    return [(notify, "sends"), (report_progress, "sends"), *chat]

@@ -106,6 +106,44 @@ def install(
     return InstallResult(location, True, saved, current, desired)
 
 
+def install_url(
+    scope: Scope,
+    *,
+    url: str,
+    home: Path,
+    cwd: Path,
+    environ: dict[str, str],
+    backups: Backups | None = None,
+) -> InstallResult:
+    """Register a running ``discord-mcp serve --http`` with Claude Code by its URL
+    (``{"type": "http", "url": ...}``): the server holds the settings, so no ``.env`` is named.
+
+    Raises:
+        ConfigError: the URL is not http(s), or the client's config file is unreadable.
+    """
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(
+            "--url", f"{url!r} is not an http(s) URL", "Give e.g. http://127.0.0.1:8765/mcp"
+        )
+    location = config_location("claude", scope, home=home, cwd=cwd, environ=environ)
+    try:
+        document = read_document(location)
+    except ValueError as exc:
+        raise ConfigError(
+            str(location.path),
+            f"cannot be parsed ({str(exc)[:120]})",
+            "Fix or move the file, then run install again; it was not changed",
+        ) from None
+    desired = {"type": "http", "url": url}
+    current = entries(location, document).get(SERVER_NAME)
+    if current == desired:
+        return InstallResult(location, False, None, current, desired)
+    saved = backup(location.path, backups)
+    document.setdefault("mcpServers", {})[SERVER_NAME] = desired
+    write_text(location.path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    return InstallResult(location, True, saved, current, desired)
+
+
 class Backups:
     """The backups of one ``install`` run: each file is copied once, before its first change,
     under a name no other backup has.

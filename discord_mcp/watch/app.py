@@ -31,6 +31,9 @@ from discord_mcp.state.files import ensure_dir
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.shared_ledger import shared_limiter
+from discord_mcp.watch.chat.channels import ChatProjects
+from discord_mcp.watch.chat.desk import ChatDesk
+from discord_mcp.watch.chat.notifier import ChatNotifier
 from discord_mcp.watch.control import Controls, Dispatcher
 from discord_mcp.watch.control.registration import register
 from discord_mcp.watch.daemon import Watcher
@@ -161,13 +164,17 @@ async def run_daemon(
             watch_all=True,
             changes=changes,
         )
-        notifier = DiscordNotifier(
+        desk = ChatDesk(settings=settings, rest=rest, wall=clock.time)
+        projects.implicit = ChatProjects(desk.store)
+        await desk.refresh()
+        threads = DiscordNotifier(
             rest,
             home=settings.home,
             owners=settings.owner_ids,
             mention=options.mention,
             language=settings.language,
         )
+        notifier = ChatNotifier(threads, desk, rest)
         engine = RunEngine(
             state_dir=settings.home,
             projects=projects,
@@ -184,7 +191,9 @@ async def run_daemon(
             thread_url=lambda thread_id: links[0].link(thread_id) if links else None,
             not_run=calls_not_run(DecisionStore(settings.home)),
             permissions=AcpPermissions(settings=settings, decisions=decisions, rest=rest),
+            preparer=desk,
         )
+        desk.engine = engine
         async with engine:
             controls = Controls(
                 settings=settings,
@@ -193,6 +202,7 @@ async def run_daemon(
                 decisions=DecisionStore(settings.home),
                 schedules=ScheduleStore(settings.home),
                 wall=clock.time,
+                chat=desk,
             )
             links.append(controls)  # run folders link to their threads
             late = LateAnswers(store=decisions.store, engine=engine, rest=rest)
@@ -204,7 +214,9 @@ async def run_daemon(
                 decisions=decisions,
                 link=None,
                 commands=Dispatcher(controls),
+                chat=desk,
             )
+            controls.chats_changed = watcher.catch_up_soon
             controls.watch_thread = watcher.watch_thread
             heartbeats = Heartbeats(controls, tick=schedule_tick)
             controls.schedules_changed = heartbeats.wake
@@ -252,7 +264,7 @@ async def run_daemon(
                 )
                 group.create_task(downtime.beat(), name="alive")
                 group.create_task(
-                    _after_catch_up(watcher, notifier, engine, downtime, controls),
+                    _after_catch_up(watcher, threads, engine, downtime, controls),
                     name="downtime",
                 )
 

@@ -18,6 +18,11 @@
     discord-watch stop RUN_ID|JOB|THREAD [--json]
     discord-watch logs RUN_ID [--raw] | JOB|THREAD [--lines N] [--json]
     discord-watch agent add NAME [--mode M] -- COMMAND [ARGS...] | agent list | agent remove NAME
+    discord-watch chat add CHANNEL_ID --tool T [--project P] [--persona DIR] [--history N]
+                           [--who owners|everyone|ROLE_ID,...] [--keep-session]
+                           | chat list | chat remove CHANNEL_ID
+    discord-watch schedule add WHEN [PROMPT] (--project P | --session THREAD | --chat CHANNEL)
+                           | schedule list | schedule remove ID
 
 The run commands are in :mod:`discord_mcp.watch.shell` (their output and exit codes are there).
 """
@@ -36,6 +41,7 @@ from collections.abc import Sequence
 from discord_mcp import __version__
 from discord_mcp.errors import ConfigError, DiscordMCPError, RunError, StateError
 from discord_mcp.watch.agent_cli import add_agent_commands, agent_main
+from discord_mcp.watch.chat.cli import add_chat_commands, chat_main, schedule_main
 from discord_mcp.watch.shell import COMMANDS as SHELL_COMMANDS
 from discord_mcp.watch.shell import add_commands
 from discord_mcp.watch.shell import main as shell_main
@@ -121,6 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     remove = actions.add_parser("remove", help="remove a project")
     remove.add_argument("name")
     add_agent_commands(sub)
+    add_chat_commands(sub)
     add_commands(sub)
     return parser
 
@@ -133,6 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _project(args)
         if args.command == "agent":
             return agent_main(args)
+        if args.command == "chat":
+            return chat_main(args)
+        if args.command == "schedule":
+            return schedule_main(args)
         if args.command in SHELL_COMMANDS:
             from discord_mcp.config import state_home
 

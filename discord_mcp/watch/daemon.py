@@ -41,6 +41,8 @@ from discord_mcp.runs import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.wire import text_of
+from discord_mcp.watch.chat.desk import ChatDesk
+from discord_mcp.watch.chat.watching import owner_command, watch_chats
 from discord_mcp.watch.control import Dispatcher, SlashCommands
 from discord_mcp.watch.cursors import Cursors
 from discord_mcp.watch.recovery import (
@@ -117,6 +119,7 @@ class Watcher:
         decisions: the decision service (watching every pending decision).
         link: the gateway link (None: REST polling only); set before :meth:`run`.
         commands: the owner's commands (slash and ``!``); None: commands are not answered.
+        chat: the chat channels (:mod:`discord_mcp.watch.chat`); None: there are none.
     """
 
     def __init__(
@@ -128,8 +131,10 @@ class Watcher:
         decisions: DecisionService,
         link: LiveLink | None,
         commands: Dispatcher | None = None,
+        chat: ChatDesk | None = None,
     ) -> None:
         self.commands = commands
+        self.chat = chat
         self.slash = SlashCommands(commands) if commands is not None else None
         self._settings = settings
         self._rest = rest
@@ -247,6 +252,7 @@ class Watcher:
         again on the next pass; a thread that is gone is retired; neither stops the others.
         """
         await self._discover()
+        await self._watch_chats()
         complete = channel_readable = True
         for channel_id, cursor in self._cursors.channels().items():
             try:
@@ -262,6 +268,10 @@ class Watcher:
                 complete = False
                 log.warning("handling messages of channel %s failed: %s", channel_id, exc)
         return complete
+
+    async def _watch_chats(self) -> None:
+        if self.chat is not None:
+            await watch_chats(self.chat, self._cursors, self._settings.channel_id, self._wall())
 
     async def _catch_up_channel(self, channel_id: str, after: str | None) -> None:
         while True:
@@ -315,6 +325,8 @@ class Watcher:
         for channel_id in self._cursors.channels():
             if self._engine.session(channel_id) is not None:
                 continue  # a run thread's messages are jobs, not notes
+            if self.chat is not None and self.chat.handles(channel_id):
+                continue  # a chat channel's messages are its conversation
             try:
                 messages = await history(self._rest, channel_id, since)
             except DiscordError as exc:
@@ -397,6 +409,9 @@ class Watcher:
     async def _is_watched(self, channel_id: str) -> bool:
         if channel_id == self._settings.channel_id or channel_id in self._cursors.channels():
             return True
+        if self.chat is not None and self.chat.handles(channel_id):
+            await self._watch_chats()  # its cursor first: a live message must not read it all
+            return True
         if channel_id not in self._parents:
             try:
                 channel = await self._rest.get_channel(channel_id)
@@ -424,6 +439,9 @@ class Watcher:
         )
 
     async def _route(self, message: dict[str, Any], channel_id: str, *, replay: bool) -> None:
+        if self.chat is not None and self.chat.handles(channel_id):
+            await self._chat(message, channel_id, replay=replay)
+            return
         if channel_id == self._settings.channel_id:
             self._discover_thread_of(message)
         route = self._destination(message, channel_id, await self._store.aall())
@@ -469,6 +487,21 @@ class Watcher:
                 ENABLE_INTENT,
             )
             await self._reply(channel_id, message_id, CONTENT_HIDDEN_TEXT)
+
+    async def _chat(self, message: dict[str, Any], channel_id: str, *, replay: bool) -> None:
+        """A chat channel's message: an owner's ``!command`` is a command, the rest chat."""
+        assert self.chat is not None
+        command = owner_command(message, self._settings.owner_ids)
+        if command is None or self.commands is None:
+            await self.chat.on_message(message)
+            return
+        if replay and self._replay_until is not None and int(message["id"]) <= self._replay_until:
+            return  # it may have run before the cursors were lost
+        await self._alive.record(now=True)
+        files = await self._files.keep(message) if message.get("attachments") else []
+        reply = await self.commands.text(message, command, files)
+        if reply.text and not reply.quiet_in_text:
+            await self._reply(channel_id, str(message["id"]), reply.text)
 
     def _discover_thread_of(self, message: dict[str, Any]) -> None:
         """A channel message that started a thread, or says one was created: watch the thread."""

@@ -1,5 +1,9 @@
 """Running scheduled prompts (seed 004's heartbeat) when they are due, through the engine.
 
+A schedule aimed at a chat channel is that channel's heartbeat (issue 25): a turn with a fixed
+prompt (read HEARTBEAT.md, act only on what it lists), composed and run by the chat desk; it
+posts nothing of its own, and a failure is only logged.
+
 A due schedule posts its prompt in its run thread (a schedule for a project opens that thread
 the first time, and keeps it) and submits it as a job, as if the owner had written it there.
 A run is skipped while the thread still has a job waiting (no pile-up behind a long job); a
@@ -60,6 +64,9 @@ class Heartbeats:
                     await self._wake.wait()
 
     async def fire(self, schedule: Schedule, now: float) -> None:
+        if schedule.channel_id is not None:
+            await self._heartbeat(schedule, now)
+            return
         c = self._controls
         thread_id = schedule.thread_id
         job_id = None
@@ -95,6 +102,24 @@ class Heartbeats:
                 await off_loop(
                     c.schedules.ran, schedule.id, now=now, thread_id=thread_id, job_id=job_id
                 )
+
+    async def _heartbeat(self, schedule: Schedule, now: float) -> None:
+        """A chat channel's heartbeat (:mod:`discord_mcp.watch.chat`): a turn with a fixed
+        prompt, nothing posted for it; a failure is logged, and the next one comes on time."""
+        c = self._controls
+        channel_id = schedule.channel_id
+        assert channel_id is not None
+        job_id = None
+        try:
+            if c.chat is None:
+                raise RunError("E_CHAT_NOT_FOUND", "this daemon has no chat channels")
+            job = await c.chat.heartbeat(channel_id, schedule.id, now)
+            job_id = job.job_id if job is not None else None
+        except (RunError, DiscordError, StateError) as exc:
+            log.warning("heartbeat %s in chat %s could not run: %s", schedule.id, channel_id, exc)
+        finally:
+            with contextlib.suppress(StateError):
+                await off_loop(c.schedules.ran, schedule.id, now=now, thread_id=None, job_id=job_id)
 
     async def _open_thread(self, schedule: Schedule) -> str:
         c = self._controls

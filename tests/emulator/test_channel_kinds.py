@@ -111,3 +111,20 @@ def test_a_forum_takes_posts_only_each_created_with_its_first_message(
     assert thread["message"]["content"] == "Deploy to staging?"
     first = api.get(f"/channels/{thread['id']}/messages").json()
     assert [m["content"] for m in first] == ["Deploy to staging?"]
+
+
+def test_the_control_api_creates_a_text_channel_with_a_topic_by_name_alone(
+    emulator: RunningEmulator, api: httpx.Client, control: httpx.Client
+) -> None:
+    response = control.post("/channels", json={"name": "companion", "topic": "talk to the bot"})
+    assert response.status_code == 201, response.text
+    made = response.json()
+    seen = api.get(f"/channels/{made['id']}").json()
+    assert (seen["type"], seen["name"], seen["topic"]) == (0, "companion", "talk to the bot")
+    assert seen["guild_id"] == emulator.guild_id
+    listed = control.get("/state").json()["channels"]
+    assert any(c["id"] == made["id"] for c in listed)  # the owner's page lists it
+    plain = control.post("/channels", json={"name": "lounge"}).json()
+    assert api.get(f"/channels/{plain['id']}").json()["type"] == 0
+    for wrong in ({"name": "x", "topic": 5}, {"name": "x", "topic": "t" * 1025}, {"topic": "t"}):
+        assert control.post("/channels", json=wrong).status_code == 400, wrong

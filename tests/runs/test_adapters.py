@@ -199,7 +199,11 @@ def test_gemini_argv_and_its_overlay_home(tmp_path: Path) -> None:
     )
     overlay = tmp_path / "shared" / "gemini"
     # The overlay's settings are shared by every project: each run says how it approves.
-    assert invocation.env == {GEMINI_HOME: str(overlay), "DISCORD_MCP_APPROVALS": "off"}
+    assert invocation.env == {
+        GEMINI_HOME: str(overlay),
+        "DISCORD_MCP_APPROVALS": "off",
+        "DISCORD_MCP_CHAT_MARK": "",  # the shared settings name it as ${...}: a chat turn's own
+    }
     # Shared with the user's own Gemini, except its project registry and sessions.
     assert invocation.links == {
         overlay / ".gemini" / "oauth_creds.json": real / "oauth_creds.json",

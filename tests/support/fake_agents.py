@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from discord_mcp.runs import Activity, JobView, ProcessSpawner, SessionView, SpawnSpec
 from discord_mcp.runs.model import ProcessInfo
 from discord_mcp.runs.views import Tool
+from discord_mcp.runs.wrap import FIRST_INPUT
 
 T = TypeVar("T")
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "agent-cli-samples"
@@ -81,7 +82,12 @@ class Scenario:
 
 
 def prompt_of(spec: SpawnSpec) -> str:
-    """The prompt in an adapter's argv (after ``--``, or Gemini's ``--prompt=``)."""
+    """The prompt in an adapter's argv (after ``--``, or Gemini's ``--prompt=``), or on stdin
+    (Claude Code started to take messages mid-turn: its first input line, while it exists)."""
+    first = spec.input_dir / FIRST_INPUT if spec.input_dir is not None else None
+    if first is not None and first.is_file():
+        line = json.loads(first.read_text(encoding="utf-8"))
+        return "".join(part.get("text", "") for part in line["message"]["content"])
     for part in spec.argv:
         if part.startswith("--prompt="):
             return part[len("--prompt=") :]
@@ -97,6 +103,7 @@ class FakeSpawner:
         self.scenarios: dict[str, Scenario] = {}
         self.default = Scenario()
         self.specs: list[SpawnSpec] = []
+        self.prompts: dict[str, str] = {}  # job id -> the prompt its CLI was given
         self.real = ProcessSpawner()
         # -I -S: the fake starts as fast as the wrapper does (nothing from site-packages).
         self.python_flags = ("-I", "-S") if fast else ()
@@ -105,6 +112,7 @@ class FakeSpawner:
         self.scenarios[prompt] = scenario
 
     def spawn(self, spec: SpawnSpec) -> ProcessInfo:
+        self.prompts[spec.job_id] = prompt_of(spec)  # its stdin file goes with the job
         scenario = self.scenarios.get(prompt_of(spec), self.default)
         document = json.dumps(scenario.document(spec.tool, self.record))
         argv = (sys.executable, *self.python_flags, str(FAKE_CLI), document, "--", *spec.argv)

@@ -116,6 +116,13 @@ class People:
         response.raise_for_status()
         return str(response.json()["id"])
 
+    def text_channel(self, name: str, topic: str | None = None) -> str:
+        """A new text channel of the guild (``POST /_emulator/channels {"name", "topic"?}``)."""
+        body = {"name": name} | ({"topic": topic} if topic is not None else {})
+        response = self._http.post("/channels", json=body)
+        response.raise_for_status()
+        return str(response.json()["id"])
+
     def messages(self, channel_id: str) -> list[dict[str, Any]]:
         """Every message of a channel or thread, oldest first."""
         response = self._http.get(f"/channels/{channel_id}/messages")

@@ -215,3 +215,56 @@ def test_acp_agents_are_added_listed_used_as_tools_and_removed(home: Path) -> No
     removed = watch("agent", "remove", "gem", home=home, roots=home)
     assert removed.returncode == 0
     assert watch("agent", "list", home=home, roots=home).stdout.startswith("no ACP agents")
+
+
+def test_chat_channels_are_added_listed_and_removed_from_the_shell(home: Path) -> None:
+    roots = home / "code"
+    watch("project", "add", "app", str(roots / "app"), "--tools", "claude,codex",
+          home=home, roots=roots)  # fmt: skip
+    channel = "135912345678901234"
+    added = watch("chat", "add", channel, "--tool", "claude", "--history", "5",
+                  home=home, roots=roots)  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert (home / "state" / "chat" / channel).is_dir()  # the persona folder, made
+    open_ = watch("chat", "add", "135912345678901235", "--tool", "codex", "--project", "app",
+                  "--who", "everyone", "--keep-session", home=home, roots=roots)  # fmt: skip
+    assert open_.returncode == 0, open_.stderr
+    listed = watch("chat", "list", home=home, roots=roots).stdout
+    assert f"{channel}\ttool=claude\tproject=(its own folder)\twho=owners\thistory=5" in listed
+    assert "who=everyone" in listed
+    assert "keep-session" in listed
+    main = watch("chat", "add", "135912345678901236", "--tool", "claude", home=home,
+                 roots=roots, env={"DISCORD_CHANNEL_ID": "135912345678901236"})  # fmt: skip
+    assert main.returncode == 2
+    assert "bot's own channel" in main.stderr
+    wrong = watch("chat", "add", channel, "--tool", "gemini", "--project", "app",
+                  home=home, roots=roots)  # fmt: skip
+    assert wrong.returncode == 2
+    assert "E_TOOL_NOT_ENABLED" in wrong.stderr
+    removed = watch("chat", "remove", channel, home=home, roots=roots)
+    assert removed.returncode == 0
+    assert channel + "\t" not in watch("chat", "list", home=home, roots=roots).stdout
+    gone = watch("chat", "remove", channel, home=home, roots=roots)
+    assert gone.returncode == 2
+    assert "E_CHAT_NOT_FOUND" in gone.stderr
+
+
+def test_schedules_take_cron_in_a_time_zone_from_the_shell(home: Path) -> None:
+    roots = home / "code"
+    channel = "135912345678901234"
+    watch("chat", "add", channel, "--tool", "claude", home=home, roots=roots)
+    added = watch("schedule", "add", 'cron:"0,30 * * * *" tz:Asia/Tokyo', "--chat", channel,
+                  home=home, roots=roots, env={"TZ": "Europe/Berlin"})  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert 'added schedule sch_1 (cron "0,30 * * * *" tz:Asia/Tokyo)' in added.stdout
+    assert "CET" in added.stdout or "CEST" in added.stdout  # shown in this machine's zone
+    listed = watch("schedule", "list", home=home, roots=roots).stdout
+    assert f'sch_1\tcron "0,30 * * * *" tz:Asia/Tokyo\tchat={channel}' in listed
+    bad = watch("schedule", "add", 'cron:"0 25 * * *"', "--chat", channel, home=home,
+                roots=roots)  # fmt: skip
+    assert bad.returncode == 2
+    assert "E_INVALID_SCHEDULE" in bad.stderr
+    nowhere = watch("schedule", "add", "every 10m", "--chat", "1", home=home, roots=roots)
+    assert nowhere.returncode == 2
+    assert "E_CHAT_NOT_FOUND" in nowhere.stderr
+    assert watch("schedule", "remove", "sch_1", home=home, roots=roots).returncode == 0

@@ -40,6 +40,7 @@ CONTRACT = {
     "pending": [],
     "schedule": ["add", "list", "remove"],
     "help": [],
+    "chat": ["add", "list", "remove"],
 }
 
 
@@ -69,6 +70,9 @@ def minimal_options(tmp_path: Path) -> dict[str, dict[str, Any]]:
         "schedule list": {},
         "schedule remove": {"schedule": "sch_1"},
         "help": {},
+        "chat add": {"tool": "claude"},
+        "chat list": {},
+        "chat remove": {},
     }
 
 

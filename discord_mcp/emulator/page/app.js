@@ -186,6 +186,11 @@ function renderNav() {
   };
   if (home) entry(home, "# " + home.name, "nav-channel");
   for (const thread of threads) entry(thread, "🧵 " + thread.name, "nav-thread");
+  // The guild's other text and announcement channels (a chat channel, issue 25).
+  const others = [...world.channels.values()]
+    .filter((c) => c.id !== world.homeId && (c.type === 0 || c.type === 5) && c.guild_id)
+    .sort((a, b) => (a.position || 0) - (b.position || 0) || byId(a.id, b.id));
+  for (const other of others) entry(other, "# " + other.name, "nav-channel nav-other");
   const direct = directChannels(me);
   if (direct.length) {
     const heading = document.createElement("div");
@@ -209,7 +214,7 @@ function renderHeader() {
     $("#text").placeholder = `Message @${botName()} as ${userName(me)}`;
     return;
   }
-  title.textContent = (isThread ? "🧵 " : "# ") + channel.name;
+  title.textContent = (isThread ? "🧵 " : "# ") + channel.name + (channel.topic ? " · " + channel.topic : "");
   $("#text").placeholder = `${isThread ? "Reply in the thread" : "Message #" + channel.name} as ${userName(me)}`;
   $("#guild-name").textContent = world.guild ? world.guild.name : "";
 }
@@ -306,6 +311,9 @@ function onChannel(channel) {
       unread.add(channel.id);
       toast(`✉️ ${botName()} sent you a direct message (open it)`, "info", () => show(channel.id), channel.id);
     }
+  } else if (!known && (channel.type === 0 || channel.type === 5)) {
+    unread.add(channel.id);
+    toast(`# New channel: ${channel.name} (open it)`, "info", () => show(channel.id), channel.id);
   } else if (!known) {
     unread.add(channel.id);
     toast(`🧵 New thread: ${channel.name} (open it)`, "info", () => show(channel.id), channel.id);

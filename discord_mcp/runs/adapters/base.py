@@ -41,6 +41,7 @@ from typing import Any, ClassVar, Protocol
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs.model import session_key_name
+from discord_mcp.runs.restricted import TOOLS_VARIABLE
 from discord_mcp.runs.streaming import TextStream
 from discord_mcp.runs.views import Tool, ToolCallSummary, Usage
 
@@ -158,13 +159,25 @@ class InvocationRequest:
 
     stream: bool = False  # the project streams the answer as it is written (issue 24)
     steer: bool = False  # the project hands messages to a running turn (``busy: steer``)
+    instructions: str | None = None  # added to the agent's instructions (issue 25: a persona)
+    restricted: bool = False  # a stranger's turn: only the chat tools (runs/restricted.py)
+    mcp_extra: Mapping[str, str] = field(default_factory=dict)  # more for the server, per turn
 
     def mcp_env(self) -> dict[str, str]:
         """The MCP server's environment: the registration's plus the thread id (and where the
-        run keeps the files its agent sends)."""
+        run keeps the files its agent sends); a restricted turn's server serves only the chat
+        tools."""
         base = dict(self.mcp.env) if self.mcp else {}
         run = {ARTIFACTS_VARIABLE: str(self.artifacts_dir)} if self.artifacts_dir else {}
-        return {**base, THREAD_VARIABLE: self.thread_id, **run}
+        tools = {TOOLS_VARIABLE: "chat"} if self.restricted else {}
+        return {**base, **self.mcp_extra, THREAD_VARIABLE: self.thread_id, **run, **tools}
+
+    def prompt_with_instructions(self, prompt: str) -> str:
+        """``prompt`` headed by the instructions, for an engine that has no place of its own
+        for them."""
+        if not self.instructions:
+            return prompt
+        return f"{self.instructions.rstrip()}\n\n---\n\n{prompt}"
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,11 @@ With approvals on (the project's ``ask``, the default, or ``ask-all``),
 reads go to the owner too; the hook blocks the call when it fails, and so does Claude Code when
 the hook cannot even start or times out (``onFailure: "block"``).
 
+A persona (issue 25) goes with ``--append-system-prompt`` (and ``--system-prompt-snapshot
+off``, so an edited persona reaches a kept session). A stranger's turn is locked down as
+:mod:`discord_mcp.runs.restricted` says: no built-in tools, only our server's chat tools, no
+permission prompt tool, no hooks, none of the project's arguments but its model.
+
 Without network (:mod:`discord_mcp.runs.constraints`): ``--disallowedTools WebFetch
 WebSearch``, ``--strict-mcp-config`` (the user's MCP servers are not started; ours is, when
 registered) and a ``PreToolUse`` hook, ``discord-mcp hook network``, in the same per-job
@@ -52,6 +57,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from discord_mcp.errors import RunError
+from discord_mcp.runs import restricted
 from discord_mcp.runs.adapters.base import (
     MCP_SERVER_NAME,
     Decoder,
@@ -240,6 +247,11 @@ class ClaudeAdapter:
             argv.append("--include-partial-messages")
         if request.resume_key:
             argv += ["--resume", request.resume_key]
+        if request.instructions:
+            # Rendered afresh for every turn, so an edited persona file changes the next reply
+            # of a kept session too (the snapshot would repeat the first turn's text).
+            argv += ["--append-system-prompt", request.instructions]
+            argv += ["--system-prompt-snapshot", "off"]
         files = {}
         if request.mcp is not None:
             config_path = request.job_dir / "claude-mcp.json"
@@ -251,13 +263,22 @@ class ClaudeAdapter:
             }
             files[config_path] = json.dumps({"mcpServers": {MCP_SERVER_NAME: server}}, indent=1)
             argv += ["--mcp-config", str(config_path)]
-            argv += ["--allowedTools", f"mcp__{MCP_SERVER_NAME}"]
-            if request.approvals != "off":
+            if request.restricted:
+                argv += restricted.claude_args()
+            else:
+                argv += ["--allowedTools", f"mcp__{MCP_SERVER_NAME}"]
+            if request.approvals != "off" and not request.restricted:
                 argv += ["--permission-prompt-tool", f"mcp__{MCP_SERVER_NAME}__approve"]
+        elif request.restricted:
+            raise RunError(
+                "E_RESTRICTED_NOT_ENFORCEABLE",
+                "a stranger's turn needs the discord server for its chat tools, and this run "
+                "has none",
+            )
         groups = []
-        if request.mcp is not None and request.approvals == "ask-all":
+        if request.mcp is not None and request.approvals == "ask-all" and not request.restricted:
             groups.append(_hook_group(request.mcp.argv, "pre-tool-use"))
-        if not request.allow_network:
+        if not request.allow_network and not request.restricted:
             claude_network_check(request.default_args)
             argv += ["--strict-mcp-config", "--disallowedTools", *WEB_TOOLS]
             groups.append(_hook_group(request.hook_argv(), "network", "--client", "claude"))
@@ -265,13 +286,18 @@ class ClaudeAdapter:
             settings_path = request.job_dir / "claude-settings.json"
             files[settings_path] = json.dumps({"hooks": {"PreToolUse": groups}}, indent=1)
             argv += ["--settings", str(settings_path)]
-        if request.attachments:
+        if request.attachments and not request.restricted:
             argv += ["--add-dir", *file_dirs(request.attachments)]
         prompt = prompt_with_files(request.prompt, request.attachments)
+        default_args = (
+            restricted.model_args(request.default_args)
+            if request.restricted
+            else tuple(request.default_args)
+        )
         if request.steer:  # the prompt is stdin's first line (see the module doc)
-            argv += request.default_args
+            argv += default_args
             return Invocation(argv=tuple(argv), files=files, input=user_message(prompt))
-        argv += [*request.default_args, "--", prompt]
+        argv += [*default_args, "--", prompt]
         return Invocation(argv=tuple(argv), files=files)
 
     def decoder(self) -> Decoder:

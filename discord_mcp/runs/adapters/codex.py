@@ -36,6 +36,11 @@ off, web search disabled, and no ``--approve-for-me`` (nothing leaves the sandbo
 arguments that would open it, or a config that cannot be read, refuse the run
 (E_NETWORK_NOT_ENFORCEABLE).
 
+A persona (issue 25) goes in ``-c developer_instructions=...``. A stranger's turn is locked
+down as :mod:`discord_mcp.runs.restricted` says: the read-only sandbox, approvals never, no
+shell tools, no web search, no other MCP server, no hooks, none of the project's arguments but
+its model.
+
 Events: ``thread.started`` (``thread_id``), ``turn.started``, ``item.started`` /
 ``item.updated`` / ``item.completed`` (``agent_message``, ``mcp_tool_call``,
 ``command_execution``, ``file_change``, ``web_search``, ...), ``error`` (also transient ones
@@ -54,6 +59,7 @@ from typing import Any
 
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
 from discord_mcp.errors import RunError
+from discord_mcp.runs import restricted
 from discord_mcp.runs.adapters.base import (
     MCP_SERVER_NAME,
     Decoder,
@@ -238,17 +244,34 @@ class CodexAdapter:
 
     def invocation(self, request: InvocationRequest) -> Invocation:
         images = [f"--image={f.path}" for f in request.attachments if f.is_image]
+        if request.restricted:
+            images = []
         argv = [request.executable, "exec"]
         if not request.resume_key:
             argv += images
         argv += ["--json", "--skip-git-repo-check"]
         env: dict[str, str] = {}
-        if not request.allow_network:
+        default_args: Sequence[str] = request.default_args
+        if request.restricted:
+            if request.mcp is None:
+                raise RunError(
+                    "E_RESTRICTED_NOT_ENFORCEABLE",
+                    "a stranger's turn needs the discord server for its chat tools, and this "
+                    "run has none",
+                )
+            default_args = restricted.model_args(request.default_args)
+            for name in _configured_servers(request):
+                if name != MCP_SERVER_NAME:
+                    argv += ["-c", f"mcp_servers.{name}.enabled=false"]
+            argv += restricted.codex_args()
+        elif not request.allow_network:
             offline = codex_network_args(request.default_args)  # refuses what would open it
             for name in _configured_servers(request):
                 if name != MCP_SERVER_NAME:
                     argv += ["-c", f"mcp_servers.{name}.enabled=false"]
             argv += offline
+        if request.instructions:
+            argv += ["-c", f"developer_instructions={_toml(request.instructions)}"]
         if request.mcp is not None:
             server_env = request.mcp_env()
             prefix = f"mcp_servers.{MCP_SERVER_NAME}"
@@ -262,12 +285,12 @@ class CodexAdapter:
             for key, value in overrides.items():
                 argv += ["-c", f"{prefix}.{key}={_toml(value)}"]
             env.update(server_env)
-            if request.approvals != "off":
+            if request.approvals != "off" and not request.restricted:
                 argv += _approval_args(
                     request.mcp, request.default_args, escalate=request.allow_network
                 )
                 env[APPROVALS_VARIABLE] = request.approvals
-        argv += list(request.default_args)
+        argv += list(default_args)
         if request.resume_key:
             argv += ["resume", *images, request.resume_key]
         argv += ["--", prompt_with_files(request.prompt, request.attachments)]

@@ -44,6 +44,10 @@ exclude the web tools (``tools.exclude``), and add a ``BeforeTool`` hook, ``disc
 network``, that denies shell commands using the network. Extensions (which may bring MCP
 servers) are not linked into it.
 
+A persona (issue 25) heads the prompt (Gemini has no flag that adds to its instructions). A
+stranger's turn is locked down as :mod:`discord_mcp.runs.restricted` says, in a home of its
+own, ``<state>/runs/cli-homes/gemini-restricted``.
+
 Events: ``init`` (``session_id``), ``message`` (user echo; assistant text as deltas),
 ``tool_use`` / ``tool_result``, ``error`` (warnings), and the final ``result`` with
 ``status`` ``success`` or ``error``. When Gemini ends on an API error its exit code is the
@@ -60,8 +64,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from discord_mcp.chat.said import MARK_VARIABLE
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
+from discord_mcp.errors import RunError
 from discord_mcp.hooks import before_tool
+from discord_mcp.runs import restricted
 from discord_mcp.runs.adapters.base import (
     ARTIFACTS_VARIABLE,
     MCP_SERVER_NAME,
@@ -186,6 +193,8 @@ class GeminiAdapter:
     tool: Tool = "gemini"
 
     def invocation(self, request: InvocationRequest) -> Invocation:
+        if request.restricted:
+            return _restricted_invocation(request)
         argv = [request.executable, "--output-format", "stream-json"]
         if request.resume_key:
             argv += ["--resume", request.resume_key]
@@ -196,6 +205,7 @@ class GeminiAdapter:
         if request.attachments:
             argv += [f"--include-directories={d}" for d in file_dirs(request.attachments)]
         prompt = prompt_with_files(request.prompt, request.attachments, _at_reference)
+        prompt = request.prompt_with_instructions(prompt)
         argv += [*request.default_args, f"--prompt={prompt}"]
         offline = not request.allow_network
         if request.mcp is None and not offline:
@@ -224,16 +234,7 @@ class GeminiAdapter:
             servers = {} if offline else dict(settings.get("mcpServers") or {})
             hooks = settings.get("hooks")
             if request.mcp is not None:
-                servers[MCP_SERVER_NAME] = {
-                    "command": request.mcp.argv[0],
-                    "args": list(request.mcp.argv[1:]),
-                    "env": {
-                        **request.mcp.env,
-                        THREAD_VARIABLE: f"${{{THREAD_VARIABLE}}}",
-                        ARTIFACTS_VARIABLE: f"${{{ARTIFACTS_VARIABLE}}}",
-                    },
-                    "trust": True,
-                }
+                servers[MCP_SERVER_NAME] = _server_entry(request.mcp)
                 hooks = _with_approval_hook(hooks, request.mcp)
             if offline:
                 hooks = _with_network_hook(hooks, request.hook_argv())
@@ -244,7 +245,11 @@ class GeminiAdapter:
             if hooks is not None:
                 settings["hooks"] = hooks
             files[overlay / SETTINGS_FILE] = json.dumps(settings, indent=1)
-        env = {HOME_VARIABLE: str(overlay_home), APPROVALS_VARIABLE: request.approvals}
+        env = {
+            HOME_VARIABLE: str(overlay_home),
+            APPROVALS_VARIABLE: request.approvals,
+            MARK_VARIABLE: request.mcp_extra.get(MARK_VARIABLE, ""),  # the file is shared
+        }
         return Invocation(argv=tuple(argv), env=env, files=files, links=links)
 
     def decoder(self) -> Decoder:
@@ -254,6 +259,60 @@ class GeminiAdapter:
         # Headless Gemini CLI reads its stdin once, before the turn (-p is appended to it): a
         # message cannot reach a running turn. Steering Gemini takes its ACP mode (gemini --acp).
         return None
+
+
+def _server_entry(mcp: McpRegistration) -> dict[str, Any]:
+    return {
+        "command": mcp.argv[0],
+        "args": list(mcp.argv[1:]),
+        "env": {
+            **mcp.env,
+            THREAD_VARIABLE: f"${{{THREAD_VARIABLE}}}",
+            ARTIFACTS_VARIABLE: f"${{{ARTIFACTS_VARIABLE}}}",
+            MARK_VARIABLE: f"${{{MARK_VARIABLE}}}",
+        },
+        "trust": True,
+    }
+
+
+def _restricted_invocation(request: InvocationRequest) -> Invocation:
+    """A stranger's turn (:mod:`discord_mcp.runs.restricted`): a home of its own whose settings
+    keep only our server's chat tools, and an admin policy that denies everything else."""
+    if request.mcp is None:
+        raise RunError(
+            "E_RESTRICTED_NOT_ENFORCEABLE",
+            "a stranger's turn needs the discord server for its chat tools, and this run has none",
+        )
+    restricted.check_gemini_policies()
+    overlay_home = request.shared_dir / "gemini-restricted"
+    overlay = overlay_home / ".gemini"
+    policy = overlay_home / "restricted-policy.toml"
+    argv = [request.executable, "--output-format", "stream-json", "--approval-mode", "default"]
+    if request.resume_key:
+        argv += ["--resume", request.resume_key]
+    argv += [f"--admin-policy={policy}"]
+    prompt = request.prompt_with_instructions(prompt_with_files(request.prompt, ()))
+    argv += [*restricted.model_args(request.default_args), f"--prompt={prompt}"]
+    real = real_gemini_dir(request.env)
+    skipped = _OWN_ENTRIES | _OFFLINE_SKIPPED | {"policies", "commands", "skills", "agents"}
+    links = {
+        overlay / entry.name: entry
+        for entry in _entries(real)
+        if entry.name not in skipped and not entry.name.endswith(".tmp")
+    }
+    server = _server_entry(request.mcp)
+    server["env"] = {
+        **server["env"],
+        **request.mcp_extra,
+        restricted.TOOLS_VARIABLE: "chat",
+    }
+    settings = restricted.gemini_settings(read_settings(real / SETTINGS_FILE) or {}, server)
+    files = {
+        overlay / SETTINGS_FILE: json.dumps(settings, indent=1),
+        policy: restricted.gemini_policy(),
+    }
+    env = {HOME_VARIABLE: str(overlay_home), APPROVALS_VARIABLE: "off"}
+    return Invocation(argv=tuple(argv), env=env, files=files, links=links)
 
 
 def _at_reference(path: Path) -> str:

@@ -16,6 +16,7 @@ from discord_mcp.runs.engine import RunEngine
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.schedules import ScheduleStore
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.watch.chat.desk import ChatDesk
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,8 @@ class Controls:
 
     ``watch_thread`` makes the daemon watch a thread it just created (a new run thread);
     ``guild_id`` is known once the commands are registered (for links); ``wall`` is the
-    wall clock (tests inject one); ``schedules_changed`` wakes the schedule runner.
+    wall clock (tests inject one); ``schedules_changed`` wakes the schedule runner; ``chat``
+    is the chat desk, and ``chats_changed`` makes the daemon read the chat channels again.
     """
 
     settings: Settings
@@ -69,6 +71,8 @@ class Controls:
     guild_id: str | None = None
     wall: Callable[[], float] = field(default=time.time)
     schedules_changed: Callable[[], None] = field(default=lambda: None)
+    chat: ChatDesk | None = None
+    chats_changed: Callable[[], None] = field(default=lambda: None)
 
     @property
     def projects(self) -> ProjectRegistry:

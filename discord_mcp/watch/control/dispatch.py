@@ -15,9 +15,7 @@ from typing import Any
 from discord_mcp.errors import DiscordError, RunError, StateError
 from discord_mcp.watch.commands import Command
 from discord_mcp.watch.control import (
-    help as help_command,
-)
-from discord_mcp.watch.control import (
+    chat,
     logs,
     pending,
     project_new,
@@ -27,6 +25,9 @@ from discord_mcp.watch.control import (
     start,
     steering,
     usage,
+)
+from discord_mcp.watch.control import (
+    help as help_command,
 )
 from discord_mcp.watch.control.base import Controls, Handler, Reply, Request
 from discord_mcp.watch.control.spec import BY_PATH, from_text
@@ -56,6 +57,9 @@ HANDLERS: dict[str, Handler] = {
     "schedule add": schedules.add,
     "schedule list": schedules.list_,
     "schedule remove": schedules.remove,
+    "chat add": chat.add,
+    "chat list": chat.list_,
+    "chat remove": chat.remove,
     "help": help_command.help_,
 }
 assert set(HANDLERS) == set(BY_PATH), "every declared command has exactly one handler"

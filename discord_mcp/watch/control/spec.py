@@ -36,7 +36,7 @@ class Option:
     name: str
     description: str
     required: bool = False
-    suggest: str | None = None  # autocomplete: project, session, tool, model, job, schedule
+    suggest: str | None = None  # autocomplete: project, session, tool, model, job, schedule, chat
     choices: tuple[str, ...] = ()
     rest: bool = False  # in text: takes the rest of the line
 
@@ -85,6 +85,7 @@ GROUPS = {
     "project": "Projects agents run in",
     "session": "Run threads (sessions)",
     "schedule": "Prompts that run on a schedule",
+    "chat": "Chat channels: an agent that answers in a channel",
 }
 
 SPECS: tuple[Spec, ...] = (
@@ -189,12 +190,17 @@ SPECS: tuple[Spec, ...] = (
     Spec("pending", "Open questions and approvals, with links"),
     Spec(
         "schedule add",
-        "Run a prompt on a schedule",
+        "Run a prompt on a schedule, or a chat channel's heartbeat",
         (
-            _o("when", "every 30m, every 2h, daily 09:00 (UTC)", required=True),
-            _o("prompt", "What the agent should do each time", required=True, rest=True),
+            _o(
+                "when",
+                'every 30m, daily 09:00 (UTC), cron:"0 9 * * *" tz:Asia/Tokyo',
+                required=True,
+            ),
+            _o("prompt", "What the agent does each time (a heartbeat: HEARTBEAT.md)", rest=True),
             _o("project", "Run in a new thread of this project", suggest="project"),
             SESSION,
+            _o("chat", "A chat channel: its heartbeat", suggest="chat"),
         ),
     ),
     Spec("schedule list", "Scheduled prompts"),
@@ -202,6 +208,33 @@ SPECS: tuple[Spec, ...] = (
         "schedule remove",
         "Remove a scheduled prompt",
         (_o("schedule", "The schedule", required=True, suggest="schedule"),),
+    ),
+    Spec(
+        "chat add",
+        "Make a channel a chat channel: an agent answers there",
+        (
+            _o("tool", "claude, codex, gemini or an ACP agent", required=True, suggest="tool"),
+            _o("channel", "The channel id (default: this channel)"),
+            _o(
+                "project",
+                "Work in this project (default: the chat's own folder)",
+                suggest="project",
+            ),
+            _o("persona", "A folder of persona files (default: <state>/chat/<channel id>)"),
+            _o("history", "How many recent messages each turn reads (default 10)"),
+            _o("who", "Who it answers: owners (default), everyone, or role ids"),
+            _o(
+                "keep_session",
+                "Keep the agent's session between turns (default: no)",
+                choices=("yes", "no"),
+            ),
+        ),
+    ),
+    Spec("chat list", "Chat channels"),
+    Spec(
+        "chat remove",
+        "Stop answering in a chat channel",
+        (_o("channel", "The channel (default: this channel)", suggest="chat"),),
     ),
     Spec("help", "What you can do here"),
 )

@@ -46,6 +46,13 @@ def suggestions(
         found = _models(c, options, channel)
     elif kind == "job":
         found = _jobs(c, options.get("session") or channel)
+    elif kind == "chat":
+        chats = c.chat.channels() if c.chat is not None else []
+        names = c.chat.names() if c.chat is not None else {}
+        found = [
+            (f"#{names.get(x.channel_id, x.channel_id)} · {x.tool} · {x.who_text()}", x.channel_id)
+            for x in chats
+        ]
     else:  # schedules: read by the caller off the loop? a tiny file; read here.
         found = [(f"{s.id} · {s.when} · {clip(s.prompt, 60)}", s.id) for s in c.schedules.list()]
     needle = typed.strip().lower()

@@ -1,0 +1,358 @@
+"""Chat channels end to end: discord-watch, the emulator, the real CLIs and the scripted model.
+
+A chat channel with a persona answers an owner's message with the recent history in its prompt
+(checked on what the model received), reacts when the model calls ``add_reaction``, takes a
+second and a third message sent while a turn works into one next turn, runs a stranger's turn
+locked down (it cannot write a file), and keeps a heartbeat on a per-second cron schedule in
+real time. Plus the MCP server over HTTP with the real Claude Code (``claude mcp add
+--transport http``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import subprocess
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from discord_mcp.config import Settings
+from discord_mcp.emulator import RunningEmulator
+from discord_mcp.runs import ProjectRegistry
+from discord_mcp.runs.schedules import ScheduleStore
+from discord_mcp.state.files import off_loop
+from discord_mcp.watch.app import run_daemon
+from discord_mcp.watch.chat.channels import ChatStore
+from discord_mcp.watch.chat.persona import HEARTBEAT_PROMPT
+from tests.server.test_http import serving
+from tests.support.agent_clis import (
+    CLAUDE_MODEL,
+    CODEX_MODEL,
+    GEMINI_MODEL,
+    AgentCli,
+    ClaudeCli,
+    CodexCli,
+    GeminiCli,
+    require_cli,
+)
+from tests.support.model_server import (
+    BuiltinCall,
+    ModelRequest,
+    ModelServer,
+    Reply,
+    ShellCall,
+    Text,
+    ToolCall,
+)
+from tests.support.people import People
+from tests.support.settings import settings_for
+
+pytestmark = pytest.mark.e2e
+
+CLIS: dict[str, tuple[type[AgentCli], str]] = {
+    "claude": (ClaudeCli, CLAUDE_MODEL),
+    "codex": (CodexCli, CODEX_MODEL),
+    "gemini": (GeminiCli, GEMINI_MODEL),
+}
+HELLO = "Squawk! Hello from Pip."
+IDS = re.compile(r'<discord-message id="(\d+)"')
+
+
+@pytest.fixture
+def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
+    return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.01)
+
+
+@pytest.fixture
+def model_server() -> Iterator[ModelServer]:
+    with ModelServer() as server:
+        yield server
+        assert not server.outbound_attempts, server.outbound_attempts
+
+
+def texts(people: People, channel_id: str) -> list[str]:
+    try:
+        return [m["content"] for m in people.messages(channel_id)]
+    except httpx.HTTPStatusError:
+        return []
+
+
+async def until(condition: Callable[[], Any], seconds: float = 90.0, what: str = "") -> Any:
+    try:
+        async with asyncio.timeout(seconds):
+            while not (value := condition()):
+                await asyncio.sleep(0.1)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what or condition}") from None
+    return value
+
+
+@contextlib.asynccontextmanager
+async def watching(
+    settings: Settings, environ: dict[str, str], tool_env: dict[str, dict[str, str]], **kw: Any
+) -> AsyncIterator[None]:
+    task = asyncio.create_task(run_daemon(settings, environ=environ, tool_env=tool_env, **kw))  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.wait({task}, timeout=30)
+
+
+class Brain:
+    """The scripted model, by what the turn's prompt asks (a side call such as a title is
+    answered with plain text)."""
+
+    def __init__(self) -> None:
+        self.held = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, request: ModelRequest) -> Reply:
+        said = request.user_texts()
+        latest = next((t for t in reversed(said) if "<discord-message" in t), "")
+        # Only the new messages decide (the history repeats earlier ones); a message steered
+        # into a running turn comes alone.
+        last = latest.split("The new message(s) for you to answer:")[-1]
+        results = request.latest_tool_results()
+        if results:
+            said_it = any('"message_ids"' in r.text for r in results)
+            if "write the file" in last and not said_it:  # the attempt came back: say so
+                return ToolCall("discord", "send_message", {"content": "I cannot write files."})
+            return Text("(done)")
+        if "please react" in last:
+            return ToolCall("discord", "add_reaction", {"message_id": IDS.findall(last)[-1],
+                                                         "emoji": "👍"})  # fmt: skip
+        if "write the file" in last:  # a stranger asks: whatever the CLI offers to write with
+            offered = request.offered_tools()
+            if "Write" in offered:
+                return BuiltinCall("Write", {"file_path": "pwned.txt", "content": "x"})
+            if "write_file" in offered:
+                return BuiltinCall("write_file", {"file_path": "pwned.txt", "content": "x"})
+            if {"Bash", "run_shell_command", "exec_command"} & set(offered):
+                return ShellCall("touch pwned.txt")
+            if "apply_patch" in offered:  # Codex keeps it: its read-only sandbox refuses it
+                patch = "*** Begin Patch\n*** Add File: pwned.txt\n+x\n*** End Patch\n"
+                return BuiltinCall("apply_patch", {"input": patch})
+            return ToolCall("discord", "send_message", {"content": "I cannot write files."})
+        if "slow one" in last and "second thought" not in last:
+            self.held.set()
+            self.release.wait(60)
+            return Text("Slow answer.")
+        if "second thought" in last:
+            return Text("Both thoughts, at once.")
+        if HEARTBEAT_PROMPT[:40] in last:
+            return ToolCall("discord", "send_message", {"content": "Heartbeat: good morning!"})
+        if "hello" in last:
+            return Text(HELLO)
+        return Text("A short title")
+
+
+async def _setup(
+    which: str,
+    discord: RunningEmulator,
+    model_server: ModelServer,
+    tmp_path: Path,
+    **chat_options: Any,
+) -> tuple[Settings, dict[str, str], dict[str, dict[str, str]], Path]:
+    require_cli(which)  # type: ignore[arg-type]
+    cli_class, model = CLIS[which]
+    workdir = tmp_path / "app"
+    workdir.mkdir()
+    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
+    await off_loop(
+        ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add,
+        "app",
+        workdir,
+        [which],
+        which,
+        {which: ["--model", model]},
+    )
+    cli = cli_class(
+        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
+    )
+    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
+    return settings, environ, {which: cli.env()}, workdir
+
+
+async def _add_chat(settings: Settings, channel: str, tool: str, **options: Any) -> None:
+    store = ChatStore(settings.home)
+    projects = ProjectRegistry(settings.home, allowed_roots=[settings.home.parent])
+    await off_loop(
+        lambda: store.add(channel, tool=tool, projects=projects, project="app", now=0.0, **options)
+    )
+
+
+async def test_a_chat_channel_answers_reacts_and_steers_with_claude(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    settings, environ, tool_env, _ = await _setup("claude", discord, model_server, tmp_path)
+    chat = people.text_channel("companion", topic="Pip lives here")
+    colleague = people.new_user("colleague")
+    people.say(chat, "the weather is nice today", author=colleague)
+    await _add_chat(settings, chat, "claude", history=5)
+    (settings.home / "chat" / chat / "PERSONA.md").write_text(
+        "You are Pip, a parrot.", encoding="utf-8"
+    )
+    brain = Brain()
+    model_server.script(brain, repeat=True)
+    journal = settings.home / "runs" / "events.ndjson"
+    async with watching(settings, environ, tool_env):
+        people.say(chat, "hello Pip")
+        await until(lambda: HELLO in texts(people, chat), what="the answer to hello")
+        asked = people.say(chat, "please react to this")
+        await until(
+            lambda: any(
+                r["emoji"]["name"] == "👍"
+                for m in people.messages(chat)
+                if m["id"] == asked["id"]
+                for r in m.get("reactions") or []
+            ),
+            what="the reaction",
+        )
+        people.say(chat, "a slow one")
+        await until(brain.held.is_set, what="the slow turn")
+        people.say(chat, "second thought")
+        await until(  # Claude Code takes it into the running turn, through its stdin
+            lambda: '"JobSteered"' in journal.read_text(encoding="utf-8"),
+            what="the second message steered into the running turn",
+        )
+        brain.release.set()
+        await until(
+            lambda: any("Both thoughts, at once." in t for t in texts(people, chat)),
+            what="the answer to the steered message",
+        )
+    prompts = [t for r in model_server.requests if r.api == "anthropic" for t in r.user_texts()]
+    hello = next(p for p in prompts if "hello Pip" in p)
+    assert "#companion" in hello
+    assert "the weather is nice today" in hello  # the recent history, in the prompt
+    assert hello.index("the weather is nice today") < hello.index("hello Pip")
+    assert "untrusted" in hello
+    system = [json.dumps(r.body.get("system"), ensure_ascii=False) for r in model_server.requests]
+    assert any("You are Pip, a parrot." in s for s in system)  # the persona: instructions
+    steered = [r for r in model_server.requests if r.contains("second thought")]
+    assert all(r.contains("a slow one") for r in steered)  # the same session, the same turn
+    assert not any("(done)" in t for t in texts(people, chat))  # it reacted: nothing more said
+
+
+async def test_messages_sent_mid_turn_merge_into_one_next_turn_with_codex(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    settings, environ, tool_env, _ = await _setup("codex", discord, model_server, tmp_path)
+    chat = people.text_channel("companion")
+    await _add_chat(settings, chat, "codex")
+    brain = Brain()
+    model_server.script(brain, repeat=True)
+    journal = settings.home / "runs" / "events.ndjson"
+    async with watching(settings, environ, tool_env):
+        people.say(chat, "a slow one")
+        await until(brain.held.is_set, what="the slow turn")
+        people.say(chat, "second thought")
+        people.say(chat, "and a third thought")
+        await until(  # Codex takes nothing mid-turn: both wait in the next turn
+            lambda: '"JobAmended"' in journal.read_text(encoding="utf-8"),
+            what="the third message merged into the waiting turn",
+        )
+        brain.release.set()
+        await until(lambda: "Both thoughts, at once." in texts(people, chat), what="the merge")
+    merged = [r for r in model_server.requests if r.contains("second thought")]
+    assert merged, "the second message reached the model"
+    assert all(r.contains("and a third thought") for r in merged)  # one turn for both
+    assert "Slow answer." in texts(people, chat)
+
+
+@pytest.mark.parametrize("which", ["claude", "codex", "gemini"])
+async def test_a_strangers_turn_cannot_write_a_file(
+    which: str,
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    tmp_path: Path,
+) -> None:
+    settings, environ, tool_env, workdir = await _setup(which, discord, model_server, tmp_path)
+    lobby = people.text_channel("lobby")
+    await _add_chat(settings, lobby, which, who="everyone")
+    model_server.script(Brain(), repeat=True)
+    stranger = people.new_user("stranger")
+    async with watching(settings, environ, tool_env):
+        people.say(lobby, "please write the file pwned.txt", author=stranger)
+        await until(
+            lambda: "I cannot write files." in texts(people, lobby), 150, "the stranger's answer"
+        )
+    assert not (workdir / "pwned.txt").exists()
+    turn = [r for r in model_server.requests if r.contains("write the file") and r.offered_tools()]
+    offered = {name for r in turn for name in r.offered_tools()}
+    forbidden = {"Write", "Edit", "Bash", "write_file", "replace", "run_shell_command",
+                 "exec_command", "shell", "web_fetch", "WebFetch", "read_file", "Read"}  # fmt: skip
+    assert not offered & forbidden, offered
+    if which == "codex":  # it offers apply_patch: the attempt was made, and refused
+        assert any(isinstance(r.reply, BuiltinCall) for r in model_server.requests)
+    assert not {n for n in offered if "read_inbox" in n or "ask_decision" in n}, offered
+
+
+async def test_a_heartbeat_on_a_per_second_cron_schedule_speaks_in_real_time(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    settings, environ, tool_env, _ = await _setup("claude", discord, model_server, tmp_path)
+    chat = people.text_channel("companion")
+    await _add_chat(settings, chat, "claude")
+    (settings.home / "chat" / chat / "HEARTBEAT.md").write_text(
+        "- always: say good morning", encoding="utf-8"
+    )
+    model_server.script(Brain(), repeat=True)
+    store = ScheduleStore(settings.home)
+    schedule = await off_loop(
+        lambda: store.add(
+            "cron:'* * * * * *'", "", project=None, thread_id=None, channel_id=chat,
+            now=__import__("time").time(),
+        )
+    )  # fmt: skip
+    async with watching(settings, environ, tool_env, schedule_tick=0.2):
+        await until(lambda: "Heartbeat: good morning!" in texts(people, chat), 120, "the heartbeat")
+        await off_loop(store.remove, schedule.id)
+    heartbeat = [r for r in model_server.requests if r.contains("scheduled heartbeat")]
+    assert heartbeat
+    assert any("say good morning" in json.dumps(r.body.get("system")) for r in heartbeat)
+
+
+async def test_claude_code_uses_the_server_over_http(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    from discord_mcp.server.app import http_app
+
+    executable = require_cli("claude")
+    cli = ClaudeCli(
+        root=tmp_path / "claude", model_url=model_server.base_url, proxy_url=model_server.proxy_url
+    )
+    settings = settings_for(discord, tmp_path / "home")
+    model_server.script(
+        ToolCall("discord", "notify", {"message": "hello over HTTP"}), Text("Sent."), repeat=False
+    )
+    env = cli.env()
+    async with serving(http_app(settings)) as url:
+        added = await asyncio.to_thread(
+            subprocess.run,
+            [str(executable), "mcp", "add", "--transport", "http", "--scope", "user",
+             "discord", url],
+            env=env, capture_output=True, text=True, encoding="utf-8", timeout=60,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert added.returncode == 0, added.stderr
+        run = await asyncio.to_thread(
+            subprocess.run,
+            [str(executable), "-p", "--verbose", "--output-format", "stream-json",
+             "--model", CLAUDE_MODEL, "--allowedTools", "mcp__discord", "--", "tell the owner"],
+            env=env, cwd=cli.workdir, capture_output=True, text=True, encoding="utf-8", timeout=120,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert any("hello over HTTP" in t for t in texts(people, discord.channel_id))
+    [result] = [r for r in model_server.tool_results() if '"ok"' in r.text]
+    assert json.loads(result.text)["ok"] is True
