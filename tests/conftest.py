@@ -187,3 +187,31 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> Packages:
             timeout=300,
         )
     return Packages(repository, wheel, sdist, cache)
+
+
+# ---- running in parallel (pytest-xdist, scripts/test) -------------------------------------
+
+E2E_TIMEOUT_S = 300
+"""A real CLI's whole job on a loaded machine (several model turns, its own start-up, the
+daemon's looks) can outlast the suite's default 120 s; an end-to-end test that waits longer
+still carries its own ``@pytest.mark.timeout``."""
+PARALLEL_LANES = 2
+"""How many real-CLI test files run at once: each starts CLIs, servers and a daemon, and more
+than two at a time starve a two-core machine into timeouts."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With workers (``-n``, ``--dist loadgroup``): the real agent CLIs' tests (marked
+    ``e2e``) run in :data:`PARALLEL_LANES` lanes, one file after another in each, and the
+    browser's other tests in one lane (one Chromium); everything else is spread over every
+    worker."""
+    files = sorted({str(item.path) for item in items if item.get_closest_marker("e2e")})
+    lane = {path: f"agent-clis-{n % PARALLEL_LANES}" for n, path in enumerate(files)}
+    for item in items:
+        if item.get_closest_marker("e2e") and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(E2E_TIMEOUT_S))
+        path = str(item.path)
+        if path in lane:
+            item.add_marker(pytest.mark.xdist_group(lane[path]))
+        elif "/page/" in path:
+            item.add_marker(pytest.mark.xdist_group("browser"))

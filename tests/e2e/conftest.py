@@ -50,15 +50,3 @@ def agent_cli(tmp_path: Path, model_server: ModelServer) -> Iterator[AgentCliFac
     yield make
     for cli in made:
         cli.close()
-
-
-E2E_TIMEOUT_S = 300
-"""A real CLI's whole job on a loaded machine (several model turns, its own start-up, the
-daemon's looks) can outlast the suite's default 120 s; an end-to-end test that waits longer
-still carries its own ``@pytest.mark.timeout``."""
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "/e2e/" in str(item.path) and item.get_closest_marker("timeout") is None:
-            item.add_marker(pytest.mark.timeout(E2E_TIMEOUT_S))
