@@ -7,9 +7,9 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from discord_mcp.approvals.acp import AcpPermissions
 from discord_mcp.config import Settings, watch_roots
@@ -29,9 +29,13 @@ from discord_mcp.runs.schedules import ScheduleStore
 from discord_mcp.runs.spawner import Spawner
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.tasks import Background
+from discord_mcp.team.desk import FIRST_READ_WITHIN_S, TeamDesk
+from discord_mcp.team.presence import Presence
+from discord_mcp.team.roster import Roster
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.shared_ledger import shared_limiter
 from discord_mcp.watch.control import Controls, Dispatcher
+from discord_mcp.watch.control.machines import ControlHoldings, describer
 from discord_mcp.watch.control.registration import register
 from discord_mcp.watch.daemon import Watcher
 from discord_mcp.watch.display import render_status
@@ -90,6 +94,7 @@ def server_environment(settings: Settings) -> dict[str, str]:
         "TMUX_PANE": "",
         "DISCORD_MCP_RUN": "1",
         "DISCORD_MCP_APPROVAL_WAIT_SECONDS": f"{settings.approval_wait_seconds:g}",
+        "DISCORD_MCP_MACHINE": settings.machine,  # its cards are this machine's
     }
     if settings.gateway_url:
         env["DISCORD_GATEWAY_URL"] = settings.gateway_url
@@ -197,6 +202,21 @@ async def run_daemon(
             links.append(controls)  # run folders link to their threads
             late = LateAnswers(store=decisions.store, engine=engine, rest=rest)
             decisions.on_change = late.poke
+            roster = Roster(settings.machine)
+            presence = Presence(
+                rest=rest,
+                channel_id=settings.channel_id,
+                roster=roster,
+                describe=describer(controls, lambda: "link" in holder and holder["link"].is_live()),
+                home=settings.home,
+            )
+            controls.team = team = TeamDesk(
+                roster=roster,
+                presence=presence,
+                holdings=ControlHoldings(controls),
+                rest=rest,
+                main_channel=settings.channel_id,
+            )
             watcher = Watcher(
                 settings=settings,
                 rest=rest,
@@ -204,6 +224,7 @@ async def run_daemon(
                 decisions=decisions,
                 link=None,
                 commands=Dispatcher(controls),
+                team=team,
             )
             controls.watch_thread = watcher.watch_thread
             heartbeats = Heartbeats(controls, tick=schedule_tick)
@@ -219,10 +240,15 @@ async def run_daemon(
                     on_overflow=watcher.catch_up_soon,
                 )
             log.info(
-                "discord-watch running: channel %s, state %s", settings.channel_id, settings.home
+                "discord-watch running on %s: channel %s, state %s",
+                settings.machine,
+                settings.channel_id,
+                settings.home,
             )
             async with asyncio.TaskGroup() as group:
-                group.create_task(watcher.run(), name="watch")
+                group.create_task(presence.run(), name="presence")
+                # Who answers what depends on the other machines: know them before answering.
+                group.create_task(watcher.run(first=_after(presence, _nothing())), name="watch")
                 group.create_task(decisions.recover(all_projects=True), name="recover")
                 group.create_task(
                     ReminderSender(
@@ -238,7 +264,7 @@ async def run_daemon(
                 )
                 group.create_task(late.run(), name="late-answers")
                 if "link" in holder:
-                    group.create_task(holder["link"].run(), name="gateway")
+                    group.create_task(_after(presence, holder["link"].run()), name="gateway")
                 if display is not None:
                     group.create_task(_display(settings, display), name="display")
                 if "link" in holder:
@@ -255,6 +281,21 @@ async def run_daemon(
                     _after_catch_up(watcher, notifier, engine, downtime, controls),
                     name="downtime",
                 )
+
+
+async def _after(presence: Presence, work: Coroutine[Any, Any, None]) -> None:
+    """Run ``work`` once the presence thread was read (or after :data:`FIRST_READ_WITHIN_S`:
+    the machine then answers as if alone until it knows better)."""
+    try:
+        async with asyncio.timeout(FIRST_READ_WITHIN_S):
+            await presence.read_once.wait()
+    except TimeoutError:
+        log.warning("the other machines' presence could not be read yet; going on")
+    await work
+
+
+async def _nothing() -> None:
+    return None
 
 
 async def _register_commands(rest: RestClient, controls: Controls, visible_to: str) -> None:

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -39,9 +39,11 @@ from discord_mcp.inbox import Inbox
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import JobView, SessionView
 from discord_mcp.state.files import off_loop
+from discord_mcp.team.desk import TeamDesk
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.wire import text_of
 from discord_mcp.watch.control import Dispatcher, SlashCommands
+from discord_mcp.watch.control.spec import from_text
 from discord_mcp.watch.cursors import Cursors
 from discord_mcp.watch.recovery import (
     FALLBACK_WINDOW_S,
@@ -117,6 +119,8 @@ class Watcher:
         decisions: the decision service (watching every pending decision).
         link: the gateway link (None: REST polling only); set before :meth:`run`.
         commands: the owner's commands (slash and ``!``); None: commands are not answered.
+        team: the machines sharing the bot (:mod:`discord_mcp.team`): which commands and
+            threads are this machine's; None: this machine alone.
     """
 
     def __init__(
@@ -128,9 +132,11 @@ class Watcher:
         decisions: DecisionService,
         link: LiveLink | None,
         commands: Dispatcher | None = None,
+        team: TeamDesk | None = None,
     ) -> None:
         self.commands = commands
-        self.slash = SlashCommands(commands) if commands is not None else None
+        self.team = team
+        self.slash = SlashCommands(commands, team=team) if commands is not None else None
         self._settings = settings
         self._rest = rest
         self._engine = engine
@@ -161,9 +167,15 @@ class Watcher:
 
     # ---- running ----------------------------------------------------------------------------
 
-    async def run(self) -> None:
-        """Catch up, then follow live events and read history as a safety net, until cancelled."""
+    async def run(self, *, first: Awaitable[None] | None = None) -> None:
+        """Catch up, then follow live events and read history as a safety net, until cancelled.
+
+        ``first``: awaited before the first catch-up (the other machines' presence: whose
+        commands are whose), once the daemon has looked whether this is its first start.
+        """
         await self._watch_main_channel()
+        if first is not None:
+            await first
         while True:
             began, complete = self._wall(), False
             try:
@@ -340,6 +352,8 @@ class Watcher:
     # ---- live events (LiveHandler) ------------------------------------------------------------
 
     async def on_event(self, name: str, data: dict[str, Any]) -> None:
+        if self.team is not None:
+            self.team.on_event(name, data)  # another machine's presence record
         await self._decisions.on_event(name, data)
         if name == "MESSAGE_CREATE":
             try:
@@ -350,6 +364,8 @@ class Watcher:
             log.warning("thread %s was deleted: no longer watching it", data.get("id"))
             await self._cursors.flush()
         elif name == "THREAD_CREATE" and data.get("parent_id") == self._settings.channel_id:
+            if self.team is not None and self.team.foreign_thread(data, mine=False):
+                return  # another machine's (or the presence thread): its own messages say
             self._parents[str(data["id"])] = self._settings.channel_id
             self._cursors.watch(str(data["id"]), parent_id=self._settings.channel_id, start=None)
             await self._cursors.flush()
@@ -405,11 +421,30 @@ class Watcher:
             self._parents[channel_id] = channel.get("parent_id")
         if self._parents[channel_id] != self._settings.channel_id:
             return False
+        if self.team is not None and not await self._ours(channel_id):
+            return False
         # A live message proves the thread exists, even one retired earlier.
         self._cursors.watch(
             channel_id, parent_id=self._settings.channel_id, start=None, revive=True
         )
         return True
+
+    async def _ours(self, thread_id: str) -> bool:
+        """With other machines sharing the bot: whether a thread not watched yet is this
+        machine's to watch (not the presence thread, not another machine's thread)."""
+        assert self.team is not None
+        if thread_id in self.team.presence.threads:
+            return False
+        if not self.team.roster.others_known():
+            return True
+        try:
+            thread = await self._rest.get_channel(thread_id)
+        except DiscordError:
+            return False
+        mine = self._engine.session(thread_id) is not None or bool(
+            await self._store.ain_thread(thread_id)
+        )
+        return not self.team.foreign_thread(thread, mine=mine)
 
     def _destination(
         self, message: dict[str, Any], channel_id: str, decisions: list[Decision]
@@ -441,11 +476,13 @@ class Watcher:
             if route.kind != "refuse":  # an owner's command: it must never run twice
                 await self._alive.record(now=True)
         if route.kind == "refuse":
+            if self.team is not None and self.team.anyone_turn().act != "now":
+                return  # one machine refuses, the first in line
             author_id = str((message.get("author") or {}).get("id") or "")
             await self._refuse(channel_id, message_id, author_id)
         elif route.kind in ("channel_command", "thread_command") and route.command is not None:
             # The same dispatcher as the slash commands (watch/control).
-            if self.commands is not None:
+            if self.commands is not None and await self._my_text_command(message, route):
                 files = await self._files.keep(message) if message.get("attachments") else []
                 reply = await self.commands.text(message, route.command, files)
                 if reply.text and not reply.quiet_in_text:
@@ -461,6 +498,8 @@ class Watcher:
                 [inbox_item(message, route.project, files, channel=self._settings.channel_id)],
             )
         elif route.kind == "content_hidden" and not self._told_content_hidden:
+            if self.team is not None and self.team.anyone_turn().act != "now":
+                return
             self._told_content_hidden = True
             log.warning(
                 "an owner's message in %s arrived without its text: the Message Content intent "
@@ -470,6 +509,24 @@ class Watcher:
             )
             await self._reply(channel_id, message_id, CONTENT_HIDDEN_TEXT)
 
+    async def _my_text_command(self, message: dict[str, Any], route: Route) -> bool:
+        """Whether this machine runs a ``!`` command (with others sharing the bot, only the one
+        whose turn it is; a later turn runs it, or says who did not, when nobody replied)."""
+        if self.team is None or route.command is None:
+            return True
+        try:
+            spec, options = from_text(route.command)
+        except RunError:
+            return self.team.anyone_turn().act == "now"  # the usage error: said once
+        channel_id = str(message["channel_id"])
+        turn = self.team.turn(spec.path, options, channel_id, focused=None)
+        if turn.act == "never" or not await self.team.text_slot_came(message, turn):
+            return False
+        if turn.instead is not None:
+            await self._reply(channel_id, str(message["id"]), turn.instead)
+            return False
+        return True
+
     def _discover_thread_of(self, message: dict[str, Any]) -> None:
         """A channel message that started a thread, or says one was created: watch the thread."""
         thread = message.get("thread") if isinstance(message.get("thread"), dict) else None
@@ -478,6 +535,9 @@ class Watcher:
             reference.get("channel_id") if message.get("type") == THREAD_CREATED else None
         )
         if thread_id and str(thread_id) != self._settings.channel_id:
+            bots = (message.get("author") or {}).get("bot")
+            if bots and self.team is not None and self.team.roster.others_known():
+                return  # a thread the bot opened: this machine knows its own (watch_thread)
             self._cursors.watch(str(thread_id), parent_id=self._settings.channel_id, start=None)
 
     async def _refuse(self, channel_id: str, message_id: str, user_id: str) -> None:

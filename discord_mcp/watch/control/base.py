@@ -15,6 +15,7 @@ from discord_mcp.runs import SessionView
 from discord_mcp.runs.engine import RunEngine
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.schedules import ScheduleStore
+from discord_mcp.team.desk import TeamDesk
 from discord_mcp.transport.rest import RestClient
 
 
@@ -57,7 +58,8 @@ class Controls:
 
     ``watch_thread`` makes the daemon watch a thread it just created (a new run thread);
     ``guild_id`` is known once the commands are registered (for links); ``wall`` is the
-    wall clock (tests inject one); ``schedules_changed`` wakes the schedule runner.
+    wall clock (tests inject one); ``schedules_changed`` wakes the schedule runner; ``team``:
+    the machines sharing the bot (None: this machine alone).
     """
 
     settings: Settings
@@ -69,6 +71,7 @@ class Controls:
     guild_id: str | None = None
     wall: Callable[[], float] = field(default=time.time)
     schedules_changed: Callable[[], None] = field(default=lambda: None)
+    team: TeamDesk | None = None
 
     @property
     def projects(self) -> ProjectRegistry:
