@@ -167,6 +167,7 @@ class Presence:
             instance=self.roster.instance,
             up_since=self.roster.up_since,
             version=__version__,
+            knows=self.roster.knows(),
         )
         content = render(record, now=time.time())
         mine = self.roster.own

@@ -34,6 +34,7 @@ TEXT_MAX = 80
 """A waiting question's words, as a record shows them."""
 _PROJECT = re.compile(r"^[A-Za-z0-9_.-]{1,60}$")
 _SNOWFLAKE = re.compile(r"^[0-9]{1,21}$")
+_KNOWS = re.compile(r"^[a-z0-9_-]{1,32}/[0-9a-f]{1,32}$")
 _BLOCK = re.compile(r"```json\n(\{.*\})\n```", re.DOTALL)
 
 
@@ -78,6 +79,9 @@ class MachineRecord:
     waiting_total: int = 0
     gateway: bool = False
     version: str = ""
+    knows: tuple[str, ...] = ()
+    """The live machines whose records it has read, as ``name/instance``: a machine claims
+    nothing (answers nothing at once) until every live one knows its current instance."""
     message_id: str = ""
     thread_id: str = ""
     seen_at: float = 0.0
@@ -138,6 +142,7 @@ def _content(
             for w in waiting[:LIST_MAX]
         ],
         "waiting_total": max(record.waiting_total, len(record.waiting)),
+        "knows": list(record.knows[:LIST_MAX]),
     }
     shown = ", ".join(f"`{p}`" for p in projects[:8]) or "none"
     more = len(record.projects) - min(len(projects), 8)
@@ -186,6 +191,7 @@ def parse(message: Mapping[str, Any], *, bot_id: str | None = None) -> MachineRe
         waiting_total=_count(body.get("waiting_total")),
         gateway=body.get("gateway") is True,
         version=_text(body.get("version"), 40),
+        knows=tuple(k for k in _items(body.get("knows")) if isinstance(k, str) and _KNOWS.match(k)),
         message_id=str(message.get("id") or ""),
         thread_id=str(message.get("channel_id") or ""),
         seen_at=seen or 0.0,

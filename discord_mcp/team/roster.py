@@ -7,11 +7,12 @@ MESSAGE_UPDATE to every session of the bot).
 
 Whether this machine may *claim* (answer at once, before anyone else looked) is judged more
 strictly than the others judge it, so that two machines never both claim: it stops claiming
-:data:`SELF_MARGIN_S` before the others would call it away, and after it joins a group of
-live machines it waits :data:`JOIN_GRACE_S` (longer than one presence read) so that every one
-of them has its record before it claims anything they might claim too. A machine alone claims
-at once. Another live machine with this machine's name is a *conflict*: nothing is claimed
-until it is resolved (the log and ``/status`` say so).
+:data:`SELF_MARGIN_S` before the others would call it away, and it claims nothing every live
+machine might claim too until each of them has read its record: each record lists the
+machines (name and instance) its writer has read (``knows``), and a record without that list
+counts after :data:`JOIN_GRACE_S` (longer than one presence read). A machine alone claims at
+once. Another live machine with this machine's name is a *conflict*: nothing is claimed until it
+is resolved (the log and ``/status`` say so).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ SELF_MARGIN_S = 30.0
 """A machine stops claiming this long before the others would call it away: the clocks of two
 machines may disagree by less than this."""
 JOIN_GRACE_S = 90.0
-"""After its first record, a machine joining live ones claims nothing for this long: every
-other machine reads the presence thread at least once a minute."""
+"""After its first record, a machine whose record a live one may not have read yet claims
+nothing for this long: every machine reads the presence thread at least once a minute."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +67,8 @@ class Roster:
         """This machine's record as last written (its ``seen_at`` is Discord's)."""
         self.first_written_at: float | None = None
         """When this run first wrote its record, by this machine's clock."""
-        self.conflict: str | None = None
-        """Why this machine claims nothing: another live machine has its name."""
+        self._rival_at: float | None = None
+        """When another machine last wrote a record in this machine's name (Discord's time)."""
         self._others: dict[str, MachineRecord] = {}
 
     # ---- what arrives ---------------------------------------------------------------------
@@ -82,18 +83,27 @@ class Roster:
             self._others[record.name] = record
 
     def _saw_own_name(self, record: MachineRecord) -> None:
-        if record.instance == self.instance or not record.instance:
+        """A record of this machine's name: ours, our previous run's (written before our first
+        write), or another machine's that uses our name (written after it)."""
+        if record.instance == self.instance or not record.instance or self.own is None:
             return
-        since = self.own.seen_at if self.own is not None else self.up_since
-        if record.seen_at > since + 1.0 and self.clock() - record.seen_at < AWAY_AFTER_S:
-            if self.conflict is None:
-                log.error(
-                    "another machine also calls itself %r (its presence record was written "
-                    "after ours): until one of them is renamed (DISCORD_MCP_MACHINE), this one "
-                    "answers only what nobody else does",
-                    self.me,
-                )
-            self.conflict = f"another live machine is also named `{self.me}`"
+        if record.seen_at <= self.own.seen_at + 1.0:
+            return
+        if self._rival_at is None or self.clock() - self._rival_at >= AWAY_AFTER_S:
+            log.error(
+                "another machine also calls itself %r (it wrote a presence record after ours): "
+                "until one of them is renamed (DISCORD_MCP_MACHINE), this one answers only what "
+                "is its own (its run threads, jobs, schedules and cards)",
+                self.me,
+            )
+        self._rival_at = max(self._rival_at or 0.0, record.seen_at)
+
+    @property
+    def conflict(self) -> str | None:
+        """Why this machine claims nothing: another live machine writes records in its name."""
+        if self._rival_at is None or self.clock() - self._rival_at >= AWAY_AFTER_S:
+            return None
+        return f"another live machine is also named `{self.me}`"
 
     def wrote(self, record: MachineRecord) -> None:
         """This machine's record was written (``seen_at``: Discord's timestamp of the write)."""
@@ -141,18 +151,35 @@ class Roster:
         """The other live machines whose record lists ``project``, by name."""
         return [r.name for r in self.live_others() if r.hosts(project)]
 
+    @property
+    def signature(self) -> str:
+        """This run as other records list it in ``knows``."""
+        return f"{self.me}/{self.instance}"
+
+    def knows(self) -> tuple[str, ...]:
+        """The live machines this one has read, for its own record's ``knows``."""
+        return tuple(f"{r.name}/{r.instance}" for r in self.live_others() if r.instance)
+
+    def fresh(self) -> bool:
+        """Whether the others surely see this machine as live: its record was written, and
+        not so long ago that a clock running ahead of ours could call it away."""
+        if self.own is None or self.conflict is not None:
+            return False
+        return self.clock() - self.own.seen_at < AWAY_AFTER_S - SELF_MARGIN_S
+
     def claimable(self) -> bool:
-        """Whether this machine may answer at once what it is first in line for."""
+        """Whether this machine may answer at once what it is first in line for (and what
+        every machine is in line for): alone, or fresh and known to every live machine."""
         if self.conflict is not None:
             return False
-        if not self.live_others():
+        others = self.live_others()
+        if not others:
             return True  # alone: nobody else could answer
-        now = self.clock()
-        if self.own is None or self.first_written_at is None:
+        if not self.fresh() or self.first_written_at is None:
             return False
-        if now - self.own.seen_at >= AWAY_AFTER_S - SELF_MARGIN_S:
-            return False  # the others may already think us away
-        return now - self.first_written_at >= JOIN_GRACE_S
+        if all(self.signature in r.knows for r in others):
+            return True
+        return self.clock() - self.first_written_at >= JOIN_GRACE_S
 
     def seen_words(self, name: str) -> str:
         """How long ago a machine was seen, for people ("40 s ago", "away for 5 min")."""

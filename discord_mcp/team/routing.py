@@ -144,23 +144,26 @@ def turn_for(target: Target, roster: Roster, have: Holdings) -> Turn:
     if target.kind == "anyone":
         if names[0] == roster.me:
             return NOW if roster.claimable() else Turn("probe", LAST_SLOT)
-        return _later(names.index(roster.me))
+        return _later(names[1:], roster.me)
+    # What only this machine has is claimed at once, while the others surely see it live.
+    mine_now = NOW if roster.fresh() else Turn("probe", LAST_SLOT)
     if target.kind == "machine":
         if target.name == roster.me:
-            return NOW
-        return _later(_position(names, roster.me), instead=_machine_silent(roster, target.name))
+            return mine_now
+        line = [n for n in names if n != target.name]
+        return _later(line, roster.me, instead=_machine_silent(roster, target.name))
     if target.kind == "project":
         return _project_turn(target.name, roster, have, names)
-    if target.kind == "thread":
-        if have.session(target.name):
-            return NOW
-        # Perhaps nobody has it (a question's thread): ``/status`` then shows everything; any
-        # other command says the thread's machine did not answer.
-        instead = None if target.command == "status" else _not_a_run_thread(roster)
-        return _later(_position(names, roster.me), instead=instead)
     if _held(target, have):
-        return NOW
-    return _later(_position(names, roster.me), instead=_nobody_has(roster, target))
+        return mine_now
+    # Whoever has it answers at once; the others do not know who that is: they take their
+    # turns in name order. Perhaps nobody has it (``/status`` in a question's thread shows
+    # everything, as anywhere).
+    if target.kind == "thread":
+        instead = None if target.command == "status" else _not_a_run_thread(roster)
+    else:
+        instead = _nobody_has(roster, target)
+    return _later(names, roster.me, instead=instead)
 
 
 def _held(target: Target, have: Holdings) -> bool:
@@ -191,31 +194,30 @@ def _project_turn(project: str, roster: Roster, have: Holdings, names: list[str]
                 "first name). Rename one of them to use both."
             )
         if index == 0:
-            alone = len(hosts) == 1
-            if alone or roster.claimable():
+            sole = len(hosts) == 1 and roster.fresh()
+            if sole or roster.claimable():
                 return Turn("now", note=note)
             return Turn("probe", LAST_SLOT, note=note)
-        return _later(index, note=note)
+        return _later(hosts[1:], roster.me, note=note)
     # Not hosted here: after the hosts, in name order, say who did not answer.
-    order = hosts + [n for n in names if n not in hosts]
+    line = hosts[1:] + [n for n in names if n not in hosts]
     instead = None  # nobody has it: the command itself says so, here as anywhere
     if hosts:
         words = f"`{project}` is on {_list(hosts)}, which did not answer"
         instead = f"{words} ({roster.seen_words(hosts[0])}): it may be down."
-    return _later(max(1, order.index(roster.me)), instead=instead)
+    return _later(line, roster.me, instead=instead)
 
 
-def _later(position: int, *, instead: str | None = None, note: str | None = None) -> Turn:
-    """The turn of the machine at ``position`` in line (0 is first; it answers at slot 1 when
-    the first in line is someone who may not exist)."""
-    slot = max(1, position)
-    if slot > LAST_SLOT - 1:
-        return NEVER  # two later turns are plenty; the last slot is for machines in doubt
+def _later(
+    line: list[str], me: str, *, instead: str | None = None, note: str | None = None
+) -> Turn:
+    """The turn of ``me`` in ``line``, the machines after the one that answers at once (in
+    order): slot 1 for the first, 2 for the second, none after (two later turns are plenty;
+    the last slot is for a first in line in doubt)."""
+    slot = line.index(me) + 1 if me in line else LAST_SLOT
+    if slot >= LAST_SLOT:
+        return NEVER
     return Turn("probe", slot, instead=instead, note=note)
-
-
-def _position(names: list[str], me: str) -> int:
-    return names.index(me)
 
 
 def _machine_silent(roster: Roster, name: str) -> str:

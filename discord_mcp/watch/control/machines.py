@@ -10,6 +10,7 @@ from discord_mcp.errors import RunError
 from discord_mcp.runs.model import parse_iso
 from discord_mcp.state.files import off_loop
 from discord_mcp.team.records import Job, MachineRecord, Waiting
+from discord_mcp.team.roster import Roster
 from discord_mcp.watch.control.base import Controls
 from discord_mcp.watch.control.words import ago, clip
 
@@ -94,16 +95,16 @@ def describer(c: Controls, gateway: Callable[[], bool]) -> Callable[[], Awaitabl
     return describe
 
 
-def machines_lines(c: Controls) -> list[str]:
-    """``/status``: every machine sharing the bot, with its projects, jobs and questions."""
-    team = c.team
-    if team is None or not team.roster.others():
+def machines_lines(roster: Roster | None) -> list[str]:
+    """``/status``: every machine sharing the bot, with its projects, jobs and questions (none
+    while this machine has never seen another)."""
+    if roster is None or not roster.others():
         return []
-    roster = team.roster
-    lines = ["", f"**Machines** ({len(roster.machines())})"]
+    machines = roster.machines()
+    lines = ["", f"**Machines** ({len(machines)})"]
     if roster.conflict:
         lines.append(f"⚠️ {roster.conflict}: rename one (DISCORD_MCP_MACHINE)")
-    for machine in roster.machines()[:MACHINES_MAX]:
+    for machine in machines[:MACHINES_MAX]:
         record = machine.record
         if machine.this:
             here = "this one"
@@ -122,39 +123,42 @@ def machines_lines(c: Controls) -> list[str]:
     return lines
 
 
-def waiting_elsewhere(c: Controls) -> list[str]:
+def waiting_elsewhere(
+    roster: Roster | None, link: Callable[[str, str | None], str], now: float
+) -> list[str]:
     """``/pending``: what waits for the owner on the other live machines."""
-    team = c.team
-    if team is None:
+    if roster is None:
         return []
     lines: list[str] = []
-    now = c.wall()
-    for record in team.roster.live_others():
+    for record in roster.live_others():
         if not record.waiting_total:
             continue
         lines.append(f"**On `{record.name}`** ({record.waiting_total})")
         for w in record.waiting:
-            link = c.link(w.thread_id, w.message_id or None)
             asked = parse_iso(w.asked_at) if w.asked_at else None
             when = f" · asked {ago(asked, now)}" if asked else ""
             lines.append(
-                f"• {w.kind}: **{clip(w.question, 120)}** · {w.project}{when} · [jump]({link})"
+                f"• {w.kind}: **{clip(w.question, 120)}** · {w.project}{when} · "
+                f"[jump]({link(w.thread_id, w.message_id or None)})"
             )
         if record.waiting_total > len(record.waiting):
             lines.append(f"… and {record.waiting_total - len(record.waiting)} more there")
     return lines
 
 
-def projects_elsewhere(c: Controls) -> list[str]:
+def projects_elsewhere(roster: Roster | None) -> list[str]:
     """``/project list``: the other live machines' projects."""
-    team = c.team
-    if team is None:
+    if roster is None:
         return []
     return [
         f"• **{record.name}**: " + ", ".join(f"`{p}`" for p in record.projects)
-        for record in team.roster.live_others()
+        for record in roster.live_others()
         if record.projects
     ]
+
+
+def roster_of(c: Controls) -> Roster | None:
+    return c.team.roster if c.team is not None else None
 
 
 def refuse_elsewhere(c: Controls, name: str) -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from discord_mcp.runs.model import parse_iso
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
-from discord_mcp.watch.control.machines import waiting_elsewhere
+from discord_mcp.watch.control.machines import roster_of, waiting_elsewhere
 from discord_mcp.watch.control.words import ago, clip, fit
 
 
 async def pending(c: Controls, r: Request) -> Reply:
     decisions = [d for d in await off_loop(c.decisions.all) if d.status == "pending"]
-    elsewhere = waiting_elsewhere(c)
+    elsewhere = waiting_elsewhere(roster_of(c), c.link, c.wall())
     if not decisions and not elsewhere:
         return Reply("Nothing is waiting for you.")
     decisions.sort(key=lambda d: d.asked_at)

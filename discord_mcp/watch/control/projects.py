@@ -8,7 +8,7 @@ from pathlib import Path
 from discord_mcp.errors import RunError
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
-from discord_mcp.watch.control.machines import projects_elsewhere, refuse_elsewhere
+from discord_mcp.watch.control.machines import projects_elsewhere, refuse_elsewhere, roster_of
 from discord_mcp.watch.control.words import fit
 
 ALL_TOOLS = "claude,codex,gemini"
@@ -40,7 +40,7 @@ def _acceptable(path: str) -> Path:
 
 async def list_(c: Controls, r: Request) -> Reply:
     projects = c.projects.list()
-    elsewhere = projects_elsewhere(c)
+    elsewhere = projects_elsewhere(roster_of(c))
     if not projects and not elsewhere:
         return Reply("No projects yet: add one with `/project add <name> <path>`.")
     here = f" on `{c.settings.machine}`" if elsewhere else ""

@@ -8,7 +8,7 @@ from typing import Any
 from discord_mcp.errors import DiscordError
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
-from discord_mcp.watch.control.machines import machines_lines
+from discord_mcp.watch.control.machines import machines_lines, roster_of
 from discord_mcp.watch.control.words import ago, clip, cmd, fit, session_status
 
 LIST_MAX = 20
@@ -32,7 +32,7 @@ async def status(c: Controls, r: Request) -> Reply:
             f"• <#{session.thread_id}> {session.project_name} `{session.tool}` running "
             f"`{session.running_job_id}`"
         )
-    return Reply(fit(lines + machines_lines(c)))
+    return Reply(fit(lines + machines_lines(roster_of(c))))
 
 
 async def list_(c: Controls, r: Request) -> Reply:
