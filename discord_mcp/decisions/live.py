@@ -3,15 +3,17 @@
 With several machines on one bot every machine's gateway receives every click
 (:mod:`discord_mcp.team`): a card's ``custom_id`` names the machine that asked, and only that
 machine answers. A card from before machines had names is answered where its decision file is;
-a machine that does not have it waits for the last turn and says it does not know the card only
-when nobody answered meanwhile. A process that is not ``discord-watch`` holding the gateway
-says commands go to ``discord-watch`` the same way, at the last turn.
+a machine that does not have it waits for its turn (``unheld``: the watch daemon's team gives
+each machine its own; the last one otherwise) and says it does not know the card only when
+nobody answered meanwhile. A process that is not ``discord-watch`` holding the gateway says
+commands go to ``discord-watch`` the same way, at the last turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from discord_mcp import i18n
@@ -21,7 +23,7 @@ from discord_mcp.decisions.interactive import UPDATE_MESSAGE, ephemeral, parse_c
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.errors import DecisionError, DiscordError, StateError
 from discord_mcp.team.probe import my_turn_came
-from discord_mcp.team.routing import LAST_SLOT, Turn
+from discord_mcp.team.routing import LAST_SLOT, NOW, Turn
 from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)
@@ -41,9 +43,16 @@ class DecisionEvents:
     here, with the callback Discord requires within 3 seconds.
     """
 
-    def __init__(self, service: DecisionService, rest: RestClient) -> None:
+    def __init__(
+        self,
+        service: DecisionService,
+        rest: RestClient,
+        *,
+        unheld: Callable[[], Turn] | None = None,
+    ) -> None:
         self._service = service
         self._rest = rest
+        self._unheld = unheld
 
     async def on_event(self, name: str, data: dict[str, Any]) -> None:
         await self._service.on_event(name, data)
@@ -63,7 +72,7 @@ class DecisionEvents:
             return  # another machine's card: it answers
         unknown = not self._service.store.path(click.decision_id).exists()
         # A card from before machines had names, not asked here: perhaps on another machine.
-        if click.machine is None and unknown and not await self._last_turn(data, received):
+        if click.machine is None and unknown and not await self._turn(data, received):
             return
         body = await answer_click(self._service, data)
         if body is None:
@@ -87,6 +96,15 @@ class DecisionEvents:
     async def _last_turn(self, data: dict[str, Any], received: float) -> bool:
         """Wait for the last turn; whether nobody answered the interaction meanwhile."""
         return await my_turn_came(self._rest, data, Turn("probe", LAST_SLOT), received)
+
+    async def _turn(self, data: dict[str, Any], received: float) -> bool:
+        """For a card that may be another machine's: whether this machine answers it."""
+        turn = self._unheld() if self._unheld is not None else Turn("probe", LAST_SLOT)
+        if turn.act == "never":
+            return False
+        if turn == NOW:
+            return True
+        return await my_turn_came(self._rest, data, turn, received)
 
     async def _no_commands_here(self, data: dict[str, Any]) -> None:
         """A slash command reached a process that is not ``discord-watch`` (which answers them

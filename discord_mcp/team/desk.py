@@ -25,6 +25,7 @@ from discord_mcp.team.routing import (
     autocomplete_turn,
     target_of,
     turn_for,
+    unheld_turn,
 )
 from discord_mcp.transport.rest import RestClient
 
@@ -90,6 +91,10 @@ class TeamDesk:
     def anyone_turn(self, *, autocomplete: bool = False) -> Turn:
         """The turn for what any one machine may do (refusing a stranger, a notice)."""
         return self.turn("", {}, self._main, focused="" if autocomplete else None)
+
+    def unheld_turn(self) -> Turn:
+        """The turn for a click on a card from before machines had names, not asked here."""
+        return unheld_turn(self.roster)
 
     def defer_after(self, received: float, usual: float) -> float | None:
         """How long the machine whose turn is *now* may work before it must defer: ``usual``

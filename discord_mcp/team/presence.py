@@ -60,6 +60,8 @@ class Presence:
         home: the state directory (``team/machines.json``: the last roster, for
             ``discord-watch status``).
         every: seconds between writes (and reads).
+        sharers: told after each read how many machines are live (this one included): the
+            rate limiter's share of a bucket they spend together.
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class Presence:
         every: float = WRITE_EVERY_S,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         monotonic: Callable[[], float] = time.monotonic,
+        sharers: Callable[[int], Awaitable[None]] | None = None,
     ) -> None:
         self._rest = rest
         self._channel_id = channel_id
@@ -82,6 +85,7 @@ class Presence:
         self._every = every
         self._sleep = sleep
         self._monotonic = monotonic
+        self._sharers = sharers
         self.bot_id: str | None = None
         self._guild_id: str | None = None
         self.threads: list[str] = []
@@ -119,8 +123,10 @@ class Presence:
             self._guild_id = str((await self._rest.get_channel(self._channel_id))["guild_id"])
         await self._find_threads()
         own = await self._read()
-        if self._written_at is None or self._monotonic() - self._written_at >= self._every * 0.95:
+        if self._written_at is None or self._monotonic() - self._written_at >= self._every * 0.999:
             await self._write(own)
+        if self._sharers is not None:
+            await self._sharers(len(self.roster.live_names()))
         await self._save_snapshot()
 
     async def _find_threads(self) -> None:

@@ -177,6 +177,17 @@ def _held(target: Target, have: Holdings) -> bool:
     return False
 
 
+def unheld_turn(roster: Roster) -> Turn:
+    """The turn for something that may be another machine's, which this one does not have (a
+    card from before machines had names, whose decision is not here): whoever has it answers
+    at once; the others, in name order, say it is unknown when nobody did."""
+    if not roster.live_others():
+        return NOW
+    if roster.conflict is not None:
+        return NEVER
+    return _later(roster.live_names(), roster.me)
+
+
 def autocomplete_turn(target: Target, roster: Roster, have: Holdings) -> Turn:
     """Autocomplete cannot be probed (its answer leaves no message): only a claim answers it."""
     turn = turn_for(target, roster, have)

@@ -147,11 +147,12 @@ async def run_daemon(
     await asyncio.to_thread(write_server_env_file, settings)
     holder: dict[str, LiveLink] = {}
     links: list[Controls] = []  # the controls, once made (a run folder's thread link)
+    limiter = shared_limiter(settings.home, settings.token)
     async with (
         RestClient(
             settings.token,
             api_base=settings.api_base,
-            limiter=shared_limiter(settings.home, settings.token),
+            limiter=limiter,
             outbound=SendRedaction([settings.token.reveal()]),
         ) as rest,
         Background() as background,
@@ -209,6 +210,7 @@ async def run_daemon(
                 roster=roster,
                 describe=describer(controls, lambda: "link" in holder and holder["link"].is_live()),
                 home=settings.home,
+                sharers=limiter.share_with,
             )
             controls.team = team = TeamDesk(
                 roster=roster,

@@ -141,7 +141,9 @@ class Watcher:
         self._rest = rest
         self._engine = engine
         self._decisions = decisions
-        self._interactions = DecisionEvents(decisions, rest)
+        self._interactions = DecisionEvents(
+            decisions, rest, unheld=team.unheld_turn if team is not None else None
+        )
         self.link = link
         self._wall: Callable[[], float] = time.time
         self._started_at = self._wall()
