@@ -223,7 +223,12 @@ class Presence:
                     "waiting": record.waiting_total if record else 0,
                 }
             )
-        document = {"version": 1, "machine": roster.me, "conflict": roster.conflict}
+        document = {
+            "version": 1,
+            "machine": roster.me,
+            "instance": roster.instance,
+            "conflict": roster.conflict,
+        }
         document["machines"] = machines
         path = self._home / "team" / SNAPSHOT
         try:
@@ -253,6 +258,26 @@ class Presence:
             thread_id = str(data.get("id") or "")
             if thread_id and thread_id not in self.threads:
                 self.threads = sorted({*self.threads, thread_id}, key=int)[:THREADS_READ_MAX]
+
+
+async def read_records(
+    rest: RestClient, *, channel_id: str, guild_id: str, bot_id: str
+) -> list[MachineRecord]:
+    """Every machine's record, read from Discord alone and changing nothing (``doctor``)."""
+    found: dict[str, MachineRecord] = {}
+    threads = [
+        t
+        for t in await rest.list_active_threads(guild_id)
+        if str(t.get("parent_id") or "") == channel_id
+        and t.get("name") == THREAD_NAME
+        and str(t.get("owner_id") or "") == bot_id
+    ]
+    for thread in sorted(threads, key=lambda t: int(t["id"]))[:THREADS_READ_MAX]:
+        for message in await rest.list_messages(str(thread["id"]), limit=100):
+            record = parse(message, bot_id=bot_id)
+            if record is not None and record.seen_at >= found.get(record.name, record).seen_at:
+                found[record.name] = record
+    return [found[name] for name in sorted(found)]
 
 
 def read_snapshot(home: Path) -> dict[str, Any] | None:

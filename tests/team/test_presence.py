@@ -3,6 +3,7 @@ minute, read by every machine from Discord alone."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from discord_mcp.team.presence import THREAD_NAME, WRITE_EVERY_S, Presence, read
 from discord_mcp.team.records import MachineRecord, Waiting, parse
 from discord_mcp.team.roster import Roster
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.watch.display import render_status
 from tests.support.people import People
 
 
@@ -73,6 +75,9 @@ async def test_each_machine_keeps_one_record_and_reads_the_others_from_discord(
         first.on_event("MESSAGE_CREATE", message)
         assert [r.name for r in laptop.live_others()] == ["server"]
         assert laptop.hosts("api") == ["server"]
+        await first.tick()  # within the minute: reads, keeps its snapshot, writes nothing
+    status = await asyncio.to_thread(render_status, tmp_path / "laptop")
+    assert "machine: laptop; sharing the bot with server (live)" in status  # discord-watch status
     snapshot = read_snapshot(tmp_path / "laptop")
     assert snapshot is not None
     assert snapshot["machine"] == "laptop"
