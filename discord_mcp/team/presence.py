@@ -86,6 +86,8 @@ class Presence:
         self._sleep = sleep
         self._monotonic = monotonic
         self._sharers = sharers
+        self._told_sharers = 0
+        self._telling: set[asyncio.Task[None]] = set()
         self.bot_id: str | None = None
         self._guild_id: str | None = None
         self.threads: list[str] = []
@@ -125,8 +127,7 @@ class Presence:
         own = await self._read()
         if self._written_at is None or self._monotonic() - self._written_at >= self._every * 0.999:
             await self._write(own)
-        if self._sharers is not None:
-            await self._sharers(len(self.roster.live_names()))
+        await self._tell_sharers()
         await self._save_snapshot()
 
     async def _find_threads(self) -> None:
@@ -205,6 +206,13 @@ class Presence:
                 with contextlib.suppress(DiscordError):
                     await self._rest.delete_message(stale.thread_id, stale.message_id)
 
+    async def _tell_sharers(self) -> None:
+        """Tell the rate limiter how many machines are live, when that changed."""
+        count = len(self.roster.live_names())
+        if self._sharers is not None and count != self._told_sharers:
+            self._told_sharers = count
+            await self._sharers(count)
+
     async def _save_snapshot(self) -> None:
         if self._home is None:
             return
@@ -254,6 +262,11 @@ class Presence:
             record = parse(data, bot_id=self.bot_id)
             if record is not None:
                 self.roster.saw(record)
+                if len(self.roster.live_names()) != self._told_sharers:
+                    # A machine joined: take a share of shared buckets from now on.
+                    task = asyncio.get_running_loop().create_task(self._tell_sharers())
+                    self._telling.add(task)
+                    task.add_done_callback(self._telling.discard)
         elif name == "THREAD_CREATE" and self.is_presence_thread(data):
             thread_id = str(data.get("id") or "")
             if thread_id and thread_id not in self.threads:
