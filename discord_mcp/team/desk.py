@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from discord_mcp.errors import DiscordError
+from discord_mcp.state.files import off_loop
 from discord_mcp.team import probe
 from discord_mcp.team.presence import Presence
 from discord_mcp.team.roster import Roster
@@ -142,6 +143,25 @@ class TeamDesk:
         bot = self.presence.bot_id
         owner = str(thread.get("owner_id") or "")
         return bool(bot) and owner == bot
+
+    async def our_thread(
+        self, thread_id: str, mine: bool | Callable[[str], Sequence[object]]
+    ) -> bool:
+        """Whether a thread under the channel, not watched yet, is this machine's to watch:
+        not the presence thread, nor (with other machines around) a thread the bot opened that
+        is not this machine's (``mine``: it is, or a lookup of its questions in the thread,
+        read off the event loop)."""
+        if thread_id in self.presence.threads:
+            return False
+        if not self.roster.others_known():
+            return True
+        try:
+            thread = await self._rest.get_channel(thread_id)
+        except DiscordError:
+            return False
+        if not isinstance(mine, bool):
+            mine = bool(await off_loop(mine, thread_id))
+        return not self.foreign_thread(thread, mine=mine)
 
     def on_event(self, name: str, data: Mapping[str, Any]) -> None:
         self.presence.on_event(name, data)

@@ -28,8 +28,6 @@ from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import (
     DiscordError,
-    DiscordHTTPError,
-    NotFound,
     RunError,
     StateError,
     Unauthorized,
@@ -43,7 +41,7 @@ from discord_mcp.team.desk import TeamDesk
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.wire import text_of
 from discord_mcp.watch.control import Dispatcher, SlashCommands
-from discord_mcp.watch.control.spec import from_text
+from discord_mcp.watch.control.machines import text_turn
 from discord_mcp.watch.cursors import Cursors
 from discord_mcp.watch.recovery import (
     FALLBACK_WINDOW_S,
@@ -53,13 +51,13 @@ from discord_mcp.watch.recovery import (
     last_snowflake_at,
     snowflake_at,
 )
+from discord_mcp.watch.rereading import rebuild_inbox, unreadable
 from discord_mcp.watch.routing import (
     CONTENT_HIDDEN_TEXT,
     ENABLE_INTENT,
     Route,
     author_name,
     destination,
-    history,
     inbox_item,
 )
 
@@ -73,9 +71,6 @@ CLOCK_SKEW_S = 2.0
 machine's clock may run ahead of Discord's."""
 DECISION_THREAD_DAYS = 7
 """Decision threads are watched this long after the question, for notes after the answer."""
-UNKNOWN_CHANNEL = 10003
-MISSING_ACCESS = 50001
-"""For a thread while the channel is readable: the bot was removed from it."""
 THREAD_CREATED = 18
 """The system message Discord posts in a channel when a thread is created in it."""
 OWNER_ONLY_REPLY_EVERY_S = 600.0
@@ -294,61 +289,23 @@ class Watcher:
             after = ordered[-1]["id"]
 
     async def _unreadable(self, channel_id: str, exc: DiscordError, channel_readable: bool) -> bool:
-        """Log a channel that could not be read; retire it if it is a thread that is gone.
-        Returns True when nothing is left to read there (it was retired).
-
-        Missing Access retires a thread only while the channel itself can be read: then the
-        bot was removed from that thread, rather than losing access to the whole channel.
-        """
-        code = exc.code if isinstance(exc, DiscordHTTPError) else 0
-        gone = (
-            isinstance(exc, NotFound)
-            or code == UNKNOWN_CHANNEL
-            or (code == MISSING_ACCESS and channel_readable)
+        """Log a channel that could not be read; retire it if it is a thread that is gone
+        (:func:`~discord_mcp.watch.rereading.unreadable`). True when it was retired."""
+        return await unreadable(
+            self._cursors, channel_id, exc, channel_readable, main=self._settings.channel_id
         )
-        if gone and channel_id != self._settings.channel_id:
-            self._cursors.retire(channel_id)
-            await self._cursors.flush()
-            log.warning("thread %s is gone (%s): no longer watching it", channel_id, exc)
-            return True
-        log.warning(
-            "reading channel %s failed (%s); the others were read, it is tried again next pass",
-            channel_id,
-            exc,
-        )
-        return False
 
     async def _rebuild_inbox(self) -> None:
         """After the inbox was lost to a corrupt file: put the owner's recent notes back."""
-        lost = await off_loop(self._inbox.needs_rebuild)
-        if not lost:
-            return
-        since = snowflake_at(self._wall() - INBOX_WINDOW_S)
-        decisions = await self._store.aall()
-        added, failed = 0, []
-        for channel_id in self._cursors.channels():
-            if self._engine.session(channel_id) is not None:
-                continue  # a run thread's messages are jobs, not notes
-            try:
-                messages = await history(self._rest, channel_id, since)
-            except DiscordError as exc:
-                failed.append(channel_id)
-                log.warning("re-reading channel %s for the inbox failed: %s", channel_id, exc)
-                continue
-            notes = [
-                inbox_item(message, route.project, channel=self._settings.channel_id)
-                for message in messages
-                if (route := self._destination(message, channel_id, decisions)).kind == "inbox"
-            ]
-            added += await off_loop(self._inbox.add, notes)
-        await off_loop(self._inbox.rebuilt, lost)
-        log.warning(
-            "the inbox was corrupt (moved to %s): re-read the last %d days of the channel and "
-            "its threads and put %d notes back, unread%s",
-            ", ".join(lost),
-            int(INBOX_WINDOW_S // 86400),
-            added,
-            f" (could not read {', '.join(failed)})" if failed else "",
+        await rebuild_inbox(
+            self._inbox,
+            channels=list(self._cursors.channels()),
+            runs=self._engine.session,
+            store=self._store,
+            rest=self._rest,
+            route=self._destination,
+            channel=self._settings.channel_id,
+            since=snowflake_at(self._wall() - INBOX_WINDOW_S),
         )
 
     # ---- live events (LiveHandler) ------------------------------------------------------------
@@ -433,20 +390,10 @@ class Watcher:
 
     async def _ours(self, thread_id: str) -> bool:
         """With other machines sharing the bot: whether a thread not watched yet is this
-        machine's to watch (not the presence thread, not another machine's thread)."""
+        machine's to watch (:meth:`~discord_mcp.team.desk.TeamDesk.our_thread`)."""
         assert self.team is not None
-        if thread_id in self.team.presence.threads:
-            return False
-        if not self.team.roster.others_known():
-            return True
-        try:
-            thread = await self._rest.get_channel(thread_id)
-        except DiscordError:
-            return False
-        mine = self._engine.session(thread_id) is not None or bool(
-            await self._store.ain_thread(thread_id)
-        )
-        return not self.team.foreign_thread(thread, mine=mine)
+        mine = self._engine.session(thread_id) is not None
+        return await self.team.our_thread(thread_id, mine or self._store.in_thread)
 
     def _destination(
         self, message: dict[str, Any], channel_id: str, decisions: list[Decision]
@@ -484,7 +431,8 @@ class Watcher:
             await self._refuse(channel_id, message_id, author_id)
         elif route.kind in ("channel_command", "thread_command") and route.command is not None:
             # The same dispatcher as the slash commands (watch/control).
-            if self.commands is not None and await self._my_text_command(message, route):
+            mine = await text_turn(self.team, message, route.command, self._reply)
+            if self.commands is not None and mine:
                 files = await self._files.keep(message) if message.get("attachments") else []
                 reply = await self.commands.text(message, route.command, files)
                 if reply.text and not reply.quiet_in_text:
@@ -510,24 +458,6 @@ class Watcher:
                 ENABLE_INTENT,
             )
             await self._reply(channel_id, message_id, CONTENT_HIDDEN_TEXT)
-
-    async def _my_text_command(self, message: dict[str, Any], route: Route) -> bool:
-        """Whether this machine runs a ``!`` command (with others sharing the bot, only the one
-        whose turn it is; a later turn runs it, or says who did not, when nobody replied)."""
-        if self.team is None or route.command is None:
-            return True
-        try:
-            spec, options = from_text(route.command)
-        except RunError:
-            return self.team.anyone_turn().act == "now"  # the usage error: said once
-        channel_id = str(message["channel_id"])
-        turn = self.team.turn(spec.path, options, channel_id, focused=None)
-        if turn.act == "never" or not await self.team.text_slot_came(message, turn):
-            return False
-        if turn.instead is not None:
-            await self._reply(channel_id, str(message["id"]), turn.instead)
-            return False
-        return True
 
     def _discover_thread_of(self, message: dict[str, Any]) -> None:
         """A channel message that started a thread, or says one was created: watch the thread."""

@@ -5,13 +5,17 @@ answers."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs.model import parse_iso
 from discord_mcp.state.files import off_loop
+from discord_mcp.team.desk import TeamDesk
 from discord_mcp.team.records import Job, MachineRecord, Waiting
 from discord_mcp.team.roster import Roster
+from discord_mcp.watch.commands import Command
 from discord_mcp.watch.control.base import Controls
+from discord_mcp.watch.control.spec import from_text
 from discord_mcp.watch.control.words import ago, clip
 
 MACHINES_MAX = 10
@@ -174,3 +178,27 @@ def refuse_elsewhere(c: Controls, name: str) -> None:
             f"`{name}` is already a project on {', '.join(f'`{h}`' for h in hosts)}: commands "
             "naming it go there. Give this one another name.",
         )
+
+
+async def text_turn(
+    team: TeamDesk | None,
+    message: dict[str, Any],
+    command: Command | None,
+    say: Callable[[str, str, str], Awaitable[None]],
+) -> bool:
+    """Whether this machine runs a ``!`` command (with others sharing the bot, only the one
+    whose turn it is; a later turn runs it, or ``say``s who did not, when nobody replied)."""
+    if team is None or command is None:
+        return True
+    try:
+        spec, options = from_text(command)
+    except RunError:
+        return team.anyone_turn().act == "now"  # its usage error, said once
+    channel_id = str(message["channel_id"])
+    turn = team.turn(spec.path, options, channel_id, focused=None)
+    if turn.act == "never" or not await team.text_slot_came(message, turn):
+        return False
+    if turn.instead is not None:
+        await say(channel_id, str(message["id"]), turn.instead)
+        return False
+    return True
