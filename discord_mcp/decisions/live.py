@@ -68,11 +68,16 @@ class DecisionEvents:
         click = parse_custom_id(str((data.get("data") or {}).get("custom_id") or ""))
         if click is None:
             return  # not a decision card's component
-        if click.machine is not None and click.machine != self._service.machine:
+        here = self._service.store.path(click.decision_id).exists()
+        if click.machine is not None and click.machine != self._service.machine and not here:
             return  # another machine's card: it answers
-        unknown = not self._service.store.path(click.decision_id).exists()
-        # A card from before machines had names, not asked here: perhaps on another machine.
-        if click.machine is None and unknown and not await self._turn(data, received):
+        # A card from before machines had names, not asked here (perhaps another machine's),
+        # or asked here under another name (a process of this machine configured otherwise):
+        # answered at this machine's turn, only when nobody answered meanwhile.
+        doubtful = (click.machine is None and not here) or (
+            click.machine is not None and click.machine != self._service.machine
+        )
+        if doubtful and not await self._turn(data, received):
             return
         body = await answer_click(self._service, data)
         if body is None:

@@ -21,6 +21,17 @@ async def machine_check(settings: Settings, rest: RestClient, bot_id: str) -> Ch
     """This machine's name, and the other machines' as Discord shows them."""
     name = "machine"
     here = f"`{settings.machine}`"
+    snapshot = read_snapshot(settings.home)
+    theirs = snapshot.get("machine") if snapshot else None
+    if isinstance(theirs, str) and theirs != settings.machine:
+        return Check(
+            "WARN",
+            name,
+            f"{here} here, but this state directory's discord-watch last ran as `{theirs}`: "
+            "cards asked under one name are answered late by the other's",
+            f"Set DISCORD_MCP_MACHINE={theirs} (or the name you want) in the .env every program "
+            "of this machine reads, and restart discord-watch",
+        )
     try:
         channel = await rest.get_channel(settings.channel_id)
         guild_id = str(channel.get("guild_id") or "")

@@ -66,7 +66,9 @@ def write_server_env_file(settings: Settings) -> Path:
     write_private(
         path,
         "# Written by discord-watch for the discord-mcp server of each run; do not share.\n"
-        f'DISCORD_BOT_TOKEN="{token}"\n',
+        f'DISCORD_BOT_TOKEN="{token}"\n'
+        # Its cards are this machine's, whoever reads this file (a run's hooks too).
+        f"DISCORD_MCP_MACHINE={settings.machine}\n",
     )
     return path
 
@@ -102,13 +104,16 @@ def server_environment(settings: Settings) -> dict[str, str]:
 
 
 def cli_environment(environ: Mapping[str, str], settings: Settings) -> dict[str, str]:
-    """The base environment of every agent CLI: ours, less the token (by name or by value)."""
+    """The base environment of every agent CLI: ours, less the token (by name or by value),
+    with this machine's name (the approval cards of its hooks are this machine's)."""
     token = settings.token.reveal()
-    return {
+    base = {
         name: value
         for name, value in environ.items()
         if name != "DISCORD_BOT_TOKEN" and not (token and token in value)
     }
+    base["DISCORD_MCP_MACHINE"] = settings.machine  # its hooks' cards are this machine's
+    return base
 
 
 async def run_daemon(

@@ -371,6 +371,7 @@ async def test_doctor_names_this_machine_the_others_sharing_the_bot_and_the_logi
     discord: RunningEmulator, tmp_path: Path, home: Path, people: People
 ) -> None:
     """Issue 27: read from Discord alone (the presence records), changing nothing there."""
+    from discord_mcp.state.files import write_json
     from discord_mcp.team.presence import Presence
     from discord_mcp.team.records import MachineRecord
     from discord_mcp.team.roster import Roster
@@ -397,5 +398,12 @@ async def test_doctor_names_this_machine_the_others_sharing_the_bot_and_the_logi
     assert sessions.verdict == "OK"
     assert "of 1000 gateway logins left for this bot token today" in sessions.detail
     assert people.messages(str(thread["id"])) == records_before  # doctor wrote nothing
+    write_json(
+        tmp_path / "state" / "team" / "machines.json",
+        {"version": 1, "machine": "build", "instance": "x", "machines": []},
+    )
+    renamed = await doctor(discord, tmp_path, home, DISCORD_MCP_MACHINE="laptop")
+    assert renamed["machine"].verdict == "WARN"
+    assert "discord-watch last ran as `build`" in renamed["machine"].detail
     threads = [c for c in people.state()["channels"] if c.get("name") == "discord-mcp machines"]
     assert threads == [thread]

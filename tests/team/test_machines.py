@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -166,3 +167,28 @@ async def test_status_and_pending_list_every_machine_with_its_projects_jobs_and_
     assert offered == {"app": "app", "docs": "docs · on server", "web": "web · on server"}
     assert after["interactions_acknowledged_twice"] == before["interactions_acknowledged_twice"]
     assert after["interactions_failed"] == before["interactions_failed"]
+
+
+async def test_a_card_asked_on_this_machine_under_another_name_is_still_answered_here(
+    discord: RunningEmulator, people: People, roots: Path
+) -> None:
+    """A process of the machine that read another DISCORD_MCP_MACHINE (set in one shell, not
+    in the .env): its card names a machine nobody is; the machine whose state directory has
+    the question answers it at its turn, when nobody did."""
+    laptop = await machine(discord, roots, "laptop", "app")
+    server = await machine(discord, roots, "server", "web")
+    stray = dataclasses.replace(
+        server, settings=dataclasses.replace(server.settings, machine="srv")
+    )
+    async with running(discord, people, laptop, server):
+        async with asking(stray, Question("Tag it?", options=("Tag", "Skip"))) as decision:
+            [card] = [m for m in people.messages(decision.thread_id) if m.get("components")]
+            assert custom_ids(card)[0].endswith(":srv")
+            before = stats(people)
+            report = await asyncio.to_thread(people.click, card["id"], custom_ids(card)[1])
+            await until(lambda: DecisionStore(server.home).load(decision.id).status == "answered")
+        after = stats(people)
+    assert report["acknowledged"] is True
+    assert report["expired"] is False
+    assert DecisionStore(server.home).load(decision.id).selected_option == "Skip"
+    assert after["interactions_acknowledged_twice"] == before["interactions_acknowledged_twice"]
