@@ -143,7 +143,7 @@ async def run_daemon(
     ensure_dir(settings.home)
     options = watch_options(environ)
     clock = clock or SystemClock()
-    downtime = Downtime(settings.home, wall=clock.time)
+    downtime = Downtime(settings.home, wall=clock.time, machine=settings.machine)
     projects = ProjectRegistry(
         settings.home,
         allowed_roots=watch_roots(environ),
