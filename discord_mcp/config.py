@@ -24,6 +24,7 @@ from discord_mcp.decisions.reminder_policy import (
 )
 from discord_mcp.errors import ConfigError
 from discord_mcp.i18n import CHOICES
+from discord_mcp.team.identity import machine_from_host, parse_machine
 
 if TYPE_CHECKING:
     from discord_mcp.decisions.model import Decision
@@ -100,6 +101,8 @@ class Settings:
             ``read_history``, pinned to ``thread_id``, without files).
         chat_mark: a file the server records in whenever its agent posts or reacts
             (``DISCORD_MCP_CHAT_MARK``, set by discord-watch for a chat channel's turns).
+        machine: this machine's name among the machines that share the bot
+            (``DISCORD_MCP_MACHINE``, default: from the host name; :mod:`discord_mcp.team`).
     """
 
     token: Secret
@@ -123,10 +126,13 @@ class Settings:
     project_key: str = ""
     tools: str = "all"
     chat_mark: Path | None = None
+    machine: str = ""
 
     def __post_init__(self) -> None:
         if not self.project_key:  # built by hand (tests, tools): the directory identifies it
             object.__setattr__(self, "project_key", project_key_for(None, self.project_dir))
+        if not self.machine:
+            object.__setattr__(self, "machine", machine_from_host())
 
     def owns(self, decision: Decision) -> bool:
         """Whether ``decision`` was asked in this project (the same key; a decision written
@@ -316,6 +322,7 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
     return Settings(
         tools=tools,
         chat_mark=Path(mark) if mark else None,
+        machine=_machine(env),
         language=_language(env),
         reminders=_reminders(env),
         tmux_nudge=_flag(env, "DISCORD_MCP_TMUX_NUDGE"),
@@ -444,6 +451,21 @@ def _reminders(env: Mapping[str, str]) -> ReminderPolicy:
     return ReminderPolicy(
         delays=delays, quiet=quiet, escalate_dm=_flag(env, "DISCORD_MCP_ESCALATE_DM")
     )
+
+
+def _machine(env: Mapping[str, str]) -> str:
+    raw = _get(env, "DISCORD_MCP_MACHINE")
+    if not raw:
+        return machine_from_host()
+    try:
+        return parse_machine(raw)
+    except ValueError as exc:
+        raise ConfigError(
+            "DISCORD_MCP_MACHINE",
+            f"{exc} ({describe_value(raw)})",
+            "Use a short name such as laptop or build-server (a-z, 0-9, - and _, at most 32), "
+            "the same in every program of this machine",
+        ) from None
 
 
 def _language(env: Mapping[str, str]) -> str:

@@ -75,3 +75,26 @@ def test_the_runs_benchmark_runs_through_and_prints_its_figures() -> None:
     assert "      100 jobs: on disk" in done.stdout
     assert "start-up after       300 jobs:" in done.stdout
     assert "start-up after 300 jobs / after 100:" in done.stdout
+
+
+def test_the_team_benchmark_runs_through_and_prints_machines_side_by_side() -> None:
+    # Real discord-watch processes, one per machine (issue 27): it must at least run.
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.team",
+            *("--machines", "1", "2", "--rounds", "1", "--messages", "4"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=200,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    header = next(line for line in done.stdout.splitlines() if line.startswith("machines"))
+    assert header.split()[1:3] == ["1", "2"]
+    for row in ("/help -> first answer, p50", "answered twice (40060)", "burst: 429s"):
+        assert row in done.stdout

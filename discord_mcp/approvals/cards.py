@@ -18,7 +18,8 @@ from typing import Any
 
 from discord_mcp import i18n
 from discord_mcp.approvals.request import rule_words
-from discord_mcp.decisions.cards import CARD_LIMIT, NO, YES
+from discord_mcp.decisions.cards import CARD_LIMIT, NO, YES, on_machine
+from discord_mcp.decisions.interactive import custom_id
 from discord_mcp.decisions.model import Decision
 
 ALLOW_ONCE = "Allow once"
@@ -27,7 +28,8 @@ DENY = "Deny"
 DENY_NOTE = "Deny with a note…"
 LABELS = (ALLOW_ONCE, ALLOW_SESSION, DENY, DENY_NOTE)
 PARTS = ("allow", "session", "deny", "note")
-"""The ``custom_id`` part of each button (``dmcp:<decision id>:<part>``)."""
+"""The ``custom_id`` part of each button (``dmcp:<decision id>:<part>:<machine>``, built by
+:func:`discord_mcp.decisions.interactive.custom_id`)."""
 OPTIONS = ("Allow", "Deny")
 """How text replies and reactions are read: yes/✅ allows once, no/❌ denies."""
 REACTIONS = (YES, NO)
@@ -190,7 +192,8 @@ def render_card(decision: Decision, owner_ids: Iterable[str], *, buttons: bool =
         lines.append(gave_up_line(decision))
     else:
         lines.append(i18n.text(lang, "approval.meanwhile", wait=wait_words(decision, lang)))
-    lines.append(f"-# approval · decision `{decision.id}`")  # the card's marker: never translated
+    # The card's marker (never translated): how a lost card is found again.
+    lines.append(f"-# approval · decision `{decision.id}`{on_machine(decision)}")
     return _fit(lines)
 
 
@@ -239,7 +242,9 @@ def render_final(decision: Decision) -> str:
     else:
         status = i18n.text(lang, f"status.{decision.status}")
         lines.append(i18n.text(lang, "approval.closed", what=status[:1].upper() + status[1:]))
-    lines.append(f"-# approval · decision `{decision.id}` · {decision.status}")
+    lines.append(
+        f"-# approval · decision `{decision.id}` · {decision.status}{on_machine(decision)}"
+    )
     return _fit(lines)
 
 
@@ -256,9 +261,11 @@ def components(
     *,
     shown: frozenset[str] | set[str] | None = None,
     extra: Iterable[tuple[str, str]] = (),
+    machine: str | None = None,
 ) -> list[dict[str, Any]]:
     """One row: Allow once, Allow for this session, Deny, Deny with a note… (each followed by
-    its translation for a card in another language, see :func:`button_label`).
+    its translation for a card in another language, see :func:`button_label`); ``machine``:
+    the asking machine, named in every ``custom_id``.
 
     ``shown``: only these of the four (default: all); ``extra``: more buttons as (part, label),
     an ACP agent's own options (see :mod:`~discord_mcp.approvals.acp`), five to a row.
@@ -268,7 +275,7 @@ def components(
             "type": 2,
             "style": style,
             "label": button_label(label, lang),
-            "custom_id": f"dmcp:{decision_id}:{part}",
+            "custom_id": custom_id(decision_id, part, machine),
         }
         for label, part, style in zip(LABELS, PARTS, _STYLES, strict=True)
         if shown is None or part in shown
@@ -278,19 +285,21 @@ def components(
             "type": 2,
             "style": SECONDARY,
             "label": _clip(label, BUTTON_LIMIT) or part,
-            "custom_id": f"dmcp:{decision_id}:{part}",
+            "custom_id": custom_id(decision_id, part, machine),
         }
         for part, label in extra
     ]
     return [{"type": 1, "components": buttons[i : i + 5]} for i in range(0, len(buttons), 5)]
 
 
-def note_modal(decision_id: str, summary: str, lang: str = "en") -> dict[str, Any]:
+def note_modal(
+    decision_id: str, summary: str, lang: str = "en", machine: str | None = None
+) -> dict[str, Any]:
     """The callback (type 9) that opens the "Deny with a note…" box."""
     return {
         "type": 9,
         "data": {
-            "custom_id": f"dmcp:{decision_id}:modal",
+            "custom_id": custom_id(decision_id, "modal", machine),
             "title": i18n.text(lang, "approval.note_title")[:45],
             "components": [
                 {

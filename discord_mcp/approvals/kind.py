@@ -34,14 +34,18 @@ class ApprovalKind:
 
     def components(self, decision: Decision) -> list[dict[str, Any]]:
         if not (decision.approval or {}).get("acp"):
-            return cards.components(decision.id, decision.language)
+            return cards.components(decision.id, decision.language, machine=decision.machine)
         extra = [
             (o["part"], o.get("name") or o["part"])
             for o in acp.stored_options(decision)
             if acp.OPTION_PART.match(o["part"])
         ]
         return cards.components(
-            decision.id, decision.language, shown=acp.parts(decision), extra=extra
+            decision.id,
+            decision.language,
+            shown=acp.parts(decision),
+            extra=extra,
+            machine=decision.machine,
         )
 
     def judge_message(

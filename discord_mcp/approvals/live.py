@@ -34,7 +34,7 @@ async def answer_approval_click(
     owners = host.owners(decision)
     payload = data.get("data") or {}
     if part == "note" and user_id in owners:
-        return note_modal(decision.id, decision.question, decision.language)
+        return note_modal(decision.id, decision.question, decision.language, decision.machine)
     if data.get("type") == MODAL_SUBMIT:
         part = "modal"
     known = ("allow", "session", "deny", "modal")

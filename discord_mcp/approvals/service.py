@@ -210,6 +210,7 @@ class ApprovalService:
             approval=approval,
             language=language,
             project_key=settings.project_key,
+            machine=settings.machine,
         )
         fingerprint = request.fingerprint()
         store = self._decisions.store

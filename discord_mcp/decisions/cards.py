@@ -56,6 +56,12 @@ def _mentions(user_ids: Iterable[str]) -> str:
     return ", ".join(f"<@{uid}>" for uid in sorted(user_ids))
 
 
+def on_machine(decision: Decision) -> str:
+    """`` · on `laptop` ``: the machine that asked, on the card's marker line (nothing for a
+    decision from before machines had names)."""
+    return f" · on `{decision.machine}`" if decision.machine else ""
+
+
 def asked_stamp(decision: Decision, language: str = "en") -> str:
     """``<t:UNIX:R>``: Discord shows it as "5 minutes ago" (in the reader's own app language),
     kept current by the reader's app, so the card always says how long the question has
@@ -137,7 +143,8 @@ def render_card(decision: Decision, owner_ids: Iterable[str], *, buttons: bool =
     else:
         meanwhile = text(lang, "card.meanwhile_waiting")
     lines.append(text(lang, "card.meanwhile", meanwhile=meanwhile))
-    lines.append(f"-# decision `{decision.id}`")  # the card's marker: never translated
+    # The card's marker (never translated): how a lost card is found again.
+    lines.append(f"-# decision `{decision.id}`{on_machine(decision)}")
     return _fit(lines)
 
 
@@ -181,7 +188,7 @@ def render_final(decision: Decision) -> str:
         lines.append(
             text(lang, "card.expired", when=_when(decision.deadline, lang), then=_clip(then, 300))
         )
-    lines.append(f"-# decision `{decision.id}` · {decision.status}")
+    lines.append(f"-# decision `{decision.id}` · {decision.status}{on_machine(decision)}")
     return _fit(lines)
 
 

@@ -42,7 +42,9 @@ async def answer_question_click(
         )
     elif part == "other":
         if user_id in owners:
-            return modal_response(decision.id, decision.question, decision.language)
+            return modal_response(
+                decision.id, decision.question, decision.language, decision.machine
+            )
         verdict = judge_choice(decision, user_id, username, owners, via="button", index=None)
     elif part == "select":
         values = payload.get("values") or []

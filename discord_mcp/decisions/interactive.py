@@ -1,10 +1,14 @@
 """Buttons, select menus and the free-text modal of a decision card (when a gateway is live).
 
-Every ``custom_id`` carries the decision id, so whichever process holds the gateway can answer
-a click for a decision asked by any other process: ``dmcp:<decision id>:<option index>``,
-``dmcp:<id>:select`` (values are option indexes), ``dmcp:<id>:other`` (opens the modal) and
-``dmcp:<id>:modal`` (the modal's submit). Layout: two options become a yes/no pair of buttons,
-up to 24 options become buttons (5 per row) plus "Other…", 25 become a select menu.
+Every ``custom_id`` carries the decision id, so whichever process holds the machine's gateway
+can answer a click for a decision asked by any other process of the machine, and the machine's
+name, so that of several machines sharing the bot only that one answers it
+(:mod:`discord_mcp.team`): ``dmcp:<decision id>:<option index>:<machine>``,
+``dmcp:<id>:select:<machine>`` (values are option indexes), ``dmcp:<id>:other:<machine>``
+(opens the modal) and ``dmcp:<id>:modal:<machine>`` (the modal's submit). A card posted before
+machines had names has no ``:<machine>`` part; it is answered where its decision file is.
+Layout: two options become a yes/no pair of buttons, up to 24 options become buttons (5 per
+row) plus "Other…", 25 become a select menu.
 """
 
 from __future__ import annotations
@@ -26,23 +30,31 @@ PRIMARY, SECONDARY, SUCCESS, DANGER = 1, 2, 3, 4
 
 @dataclass(frozen=True, slots=True)
 class Click:
-    """A parsed ``custom_id``: which decision, and which part of its card."""
+    """A parsed ``custom_id``: which decision, which part of its card, and whose card."""
 
     decision_id: str
     part: str
     """An option index as text, ``select``, ``other`` or ``modal``."""
+    machine: str | None = None
+    """The machine that asked (None: a card from before machines had names)."""
 
     @property
     def index(self) -> int | None:
         return int(self.part) if self.part.isdigit() else None
 
 
+def custom_id(decision_id: str, part: str, machine: str | None = None) -> str:
+    """The ``custom_id`` of one part of a decision's card (see the module's docstring)."""
+    base = f"{PREFIX}:{decision_id}:{part}"
+    return f"{base}:{machine}" if machine else base
+
+
 def parse_custom_id(custom_id: str) -> Click | None:
     """Our click, or None for a custom_id that is not ours."""
     parts = custom_id.split(":")
-    if len(parts) != 3 or parts[0] != PREFIX or not parts[1] or not parts[2]:
+    if len(parts) not in (3, 4) or parts[0] != PREFIX or not all(parts[1:]):
         return None
-    return Click(parts[1], parts[2])
+    return Click(parts[1], parts[2], parts[3] if len(parts) == 4 else None)
 
 
 def _button(label: str, custom_id: str, style: int) -> dict[str, Any]:
@@ -56,12 +68,13 @@ def _rows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def card_components(
-    decision_id: str, options: tuple[str, ...], language: str = "en"
+    decision_id: str, options: tuple[str, ...], language: str = "en", machine: str | None = None
 ) -> list[dict[str, Any]]:
-    """The action rows for a card (its own words in ``language``; option texts as given)."""
+    """The action rows for a card (its own words in ``language``; option texts as given);
+    ``machine``: the asking machine, named in every ``custom_id``."""
     other = _button(
         text(language, "buttons.other" if options else "buttons.answer"),
-        f"{PREFIX}:{decision_id}:other",
+        custom_id(decision_id, "other", machine),
         SECONDARY if options else PRIMARY,
     )
     if not options:
@@ -73,13 +86,15 @@ def card_components(
             if yes_index is not None and no_index is not None:
                 styles[yes_index], styles[no_index] = SUCCESS, DANGER
         buttons = [
-            _button(f"{option_label(i)}. {text}", f"{PREFIX}:{decision_id}:{i}", styles[i])
+            _button(
+                f"{option_label(i)}. {text}", custom_id(decision_id, str(i), machine), styles[i]
+            )
             for i, text in enumerate(options)
         ]
         return _rows([*buttons, other])
     select = {
         "type": 3,
-        "custom_id": f"{PREFIX}:{decision_id}:select",
+        "custom_id": custom_id(decision_id, "select", machine),
         "placeholder": text(language, "buttons.choose")[:150],
         "min_values": 1,
         "max_values": 1,
@@ -91,12 +106,14 @@ def card_components(
     return [{"type": 1, "components": [select]}, *_rows([other])]
 
 
-def modal_response(decision_id: str, question: str, language: str = "en") -> dict[str, Any]:
+def modal_response(
+    decision_id: str, question: str, language: str = "en", machine: str | None = None
+) -> dict[str, Any]:
     """The callback (type 9) that opens a free-text answer box."""
     return {
         "type": 9,
         "data": {
-            "custom_id": f"{PREFIX}:{decision_id}:modal",
+            "custom_id": custom_id(decision_id, "modal", machine),
             "title": text(language, "buttons.modal_title")[:45],
             "components": [
                 {

@@ -99,7 +99,7 @@ class QuestionKind:
         return cards.render_final(decision)
 
     def components(self, decision: Decision) -> list[dict[str, Any]]:
-        return card_components(decision.id, decision.options, decision.language)
+        return card_components(decision.id, decision.options, decision.language, decision.machine)
 
     def judge_message(
         self, decision: Decision, message: dict[str, Any], owner_ids: Set[str]

@@ -1,8 +1,19 @@
-"""Live events for decisions: what a process does with the gateway's events and clicks."""
+"""Live events for decisions: what a process does with the gateway's events and clicks.
+
+With several machines on one bot every machine's gateway receives every click
+(:mod:`discord_mcp.team`): a card's ``custom_id`` names the machine that asked, and only that
+machine answers. A card from before machines had names is answered where its decision file is;
+a machine that does not have it waits for its turn (``unheld``: the watch daemon's team gives
+each machine its own; the last one otherwise) and says it does not know the card only when
+nobody answered meanwhile. A process that is not ``discord-watch`` holding the gateway says
+commands go to ``discord-watch`` the same way, at the last turn.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from discord_mcp import i18n
@@ -11,6 +22,8 @@ from discord_mcp.decisions.clicks import already
 from discord_mcp.decisions.interactive import UPDATE_MESSAGE, ephemeral, parse_custom_id
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.errors import DecisionError, DiscordError, StateError
+from discord_mcp.team.probe import my_turn_came
+from discord_mcp.team.routing import LAST_SLOT, NOW, Turn
 from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)
@@ -30,20 +43,45 @@ class DecisionEvents:
     here, with the callback Discord requires within 3 seconds.
     """
 
-    def __init__(self, service: DecisionService, rest: RestClient) -> None:
+    def __init__(
+        self,
+        service: DecisionService,
+        rest: RestClient,
+        *,
+        unheld: Callable[[], Turn] | None = None,
+    ) -> None:
         self._service = service
         self._rest = rest
+        self._unheld = unheld
 
     async def on_event(self, name: str, data: dict[str, Any]) -> None:
         await self._service.on_event(name, data)
 
     async def on_interaction(self, data: dict[str, Any]) -> None:
-        if data.get("type") in (APPLICATION_COMMAND, AUTOCOMPLETE):
-            await self._no_commands_here(data)
+        received = asyncio.get_running_loop().time()
+        if data.get("type") == AUTOCOMPLETE:
+            return  # discord-watch's, wherever it runs (and it cannot be probed)
+        if data.get("type") == APPLICATION_COMMAND:
+            if await self._last_turn(data, received):
+                await self._no_commands_here(data)
+            return
+        click = parse_custom_id(str((data.get("data") or {}).get("custom_id") or ""))
+        if click is None:
+            return  # not a decision card's component
+        here = self._service.store.path(click.decision_id).exists()
+        if click.machine is not None and click.machine != self._service.machine and not here:
+            return  # another machine's card: it answers
+        # A card from before machines had names, not asked here (perhaps another machine's),
+        # or asked here under another name (a process of this machine configured otherwise):
+        # answered at this machine's turn, only when nobody answered meanwhile.
+        doubtful = (click.machine is None and not here) or (
+            click.machine is not None and click.machine != self._service.machine
+        )
+        if doubtful and not await self._turn(data, received):
             return
         body = await answer_click(self._service, data)
         if body is None:
-            return  # not a decision card's component
+            return
         # An UPDATE_MESSAGE (7) answer is the card showing the outcome of a resolving click.
         resolved = body["type"] == UPDATE_MESSAGE and parse_custom_id(
             str((data.get("data") or {}).get("custom_id") or "")
@@ -60,17 +98,28 @@ class DecisionEvents:
         if resolved:
             await self._service.record_final_shown(resolved.decision_id)
 
+    async def _last_turn(self, data: dict[str, Any], received: float) -> bool:
+        """Wait for the last turn; whether nobody answered the interaction meanwhile."""
+        return await my_turn_came(self._rest, data, Turn("probe", LAST_SLOT), received)
+
+    async def _turn(self, data: dict[str, Any], received: float) -> bool:
+        """For a card that may be another machine's: whether this machine answers it."""
+        turn = self._unheld() if self._unheld is not None else Turn("probe", LAST_SLOT)
+        if turn.act == "never":
+            return False
+        if turn == NOW:
+            return True
+        return await my_turn_came(self._rest, data, turn, received)
+
     async def _no_commands_here(self, data: dict[str, Any]) -> None:
         """A slash command reached a process that is not ``discord-watch`` (which answers them
-        and, when it runs, holds the gateway): say so within Discord's 3 s, privately, rather
-        than leave the owner with "The application did not respond"."""
+        and, when it runs, holds the gateway), and no other machine's ``discord-watch`` answered
+        it: say so within Discord's 3 s, privately, rather than leave the owner with "The
+        application did not respond"."""
         try:
-            if data.get("type") == AUTOCOMPLETE:
-                await self._rest.suggest(str(data["id"]), str(data["token"]), [])
-            else:
-                await self._rest.create_interaction_response(
-                    str(data["id"]), str(data["token"]), 4, ephemeral(NO_WATCH)["data"]
-                )
+            await self._rest.create_interaction_response(
+                str(data["id"]), str(data["token"]), 4, ephemeral(NO_WATCH)["data"]
+            )
         except DiscordError as exc:
             log.warning("answering a command while discord-watch is away failed: %s", exc)
 

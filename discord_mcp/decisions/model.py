@@ -148,6 +148,11 @@ class Decision:
     """The asking project's identity (:attr:`discord_mcp.config.Settings.project_key`): its
     resolved directory, or ``name:<PROJECT_NAME>``. None in files written before it existed
     (they are matched by ``project``)."""
+    machine: str | None = None
+    """The machine that asked (:attr:`discord_mcp.config.Settings.machine`): its name is in
+    every ``custom_id`` of the card, so only that machine answers a click
+    (:mod:`discord_mcp.team`). None in files written before it existed: their cards carry no
+    machine, and are answered where the file is."""
     version: int = field(default=FORMAT_VERSION)
 
     @property

@@ -142,6 +142,11 @@ class DecisionService:
         """The decision files this service works on."""
         return self._store
 
+    @property
+    def machine(self) -> str:
+        """This machine's name: its cards' clicks are the only ones it answers."""
+        return self._settings.machine
+
     # ---- asking -----------------------------------------------------------------------------
 
     async def ask(self, q: Question) -> tuple[Decision, bool]:
@@ -190,6 +195,7 @@ class DecisionService:
             language=i18n.choose(self._settings.language, q.question),
             from_run=self._settings.in_run,
             project_key=self._settings.project_key,
+            machine=self._settings.machine,
         )
         settings = self._settings
 

@@ -146,6 +146,7 @@ class Emulator:
     def stats_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self.stats) | dataclasses.asdict(self.gateway_stats)
         data["interactions_failed"] = self.desk.failed
+        data["interactions_acknowledged_twice"] = self.desk.acknowledged_twice
         data["rest_invalid_requests"] = self.limiter.invalid_count()
         data["cloudflare_banned"] = self.limiter.banned()
         data["cloudflare_ban_remaining"] = round(self.limiter.ban_remaining(), 3)

@@ -22,7 +22,8 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
   ``rest_requests``, ``rest_429``, ``gateway_identifies``, ``gateway_resumes`` (IDENTIFY and
   RESUME payloads received), ``gateway_connections_open``, ``gateway_connections_total``,
   ``gateway_heartbeats``, ``gateway_dispatches``, ``interactions_failed``,
-  ``outside_refused`` (requests ``outside.py`` refused), and more counters.
+  ``interactions_acknowledged_twice`` (callbacks refused with 40060), ``outside_refused``
+  (requests ``outside.py`` refused), and more counters.
   ``gateway_sessions`` lists ``{"session_id", "intents", "seq", "connected", "shard"}`` for
   every live session (connected or resumable).
 - ``POST /_emulator/users`` ``{"username"}``: a new human member; answers the user (201).

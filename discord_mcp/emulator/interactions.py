@@ -21,7 +21,8 @@ Discord's rules, as the desk enforces them:
   10015 "Unknown Webhook".
 
 ``failed`` (the ``interactions_failed`` stat) counts interactions whose deadline passed
-unanswered (once each) and callbacks refused with 10062 or 40060 for other reasons.
+unanswered (once each) and callbacks refused with 10062 or 40060 for other reasons;
+``acknowledged_twice`` (``interactions_acknowledged_twice``) counts the 40060s alone.
 Interactions are created by the control API (``control_interactions.py``) and dispatched over
 the gateway; :meth:`InteractionDesk.create` is the one place that does it.
 """
@@ -87,6 +88,8 @@ class InteractionDesk:
         self.state = state
         self.deadline = deadline
         self.failed = 0
+        self.acknowledged_twice = 0
+        """Callbacks refused with 40060: a bot (or two machines of one) answered twice."""
         self._by_id: dict[str, Interaction] = {}
 
     @property
@@ -191,6 +194,7 @@ class InteractionDesk:
             raise errors.unknown_interaction()
         if interaction.callback_type is not None:
             self.failed += 1
+            self.acknowledged_twice += 1
             raise errors.already_acknowledged()
         if interaction.expired or self.state.clock() - interaction.created_at > self.deadline:
             self.expire(interaction)

@@ -28,6 +28,7 @@ from discord_mcp.emulator.permissions import (
     MANAGE_CHANNELS,
     MANAGE_THREADS,
     READ_MESSAGE_HISTORY,
+    VIEW_CHANNEL,
 )
 from discord_mcp.emulator.rest_commands import COMMAND_ROUTES
 from discord_mcp.emulator.state import normalise_emoji
@@ -143,6 +144,36 @@ def get_gateway_bot(call: Call) -> Reply:
 def get_guild(call: Call) -> Reply:
     access.guild_for_bot(call.state, call.params["guild_id"])
     return Reply(200, guild_json(call.state, with_counts=_query_flag(call, "with_counts")))
+
+
+def list_active_threads(call: Call) -> Reply:
+    """``GET /guilds/{guild_id}/threads/active``: every unarchived thread of the guild the bot can
+    see (its parent is visible to it), newest first, and the bot's own thread memberships."""
+    state = call.state
+    access.guild_for_bot(state, call.params["guild_id"])
+    threads = []
+    for channel in state.channels.values():
+        if not channel.is_thread or channel.archived or channel.parent_id is None:
+            continue
+        parent = state.channels.get(channel.parent_id)
+        if parent is None or not state.permissions_for(state.bot.id, parent) & VIEW_CHANNEL:
+            continue
+        threads.append(channel)
+    threads.sort(key=lambda c: int(c.id), reverse=True)
+    members = [
+        {
+            "id": thread.id,
+            "user_id": state.bot.id,
+            "join_timestamp": thread.create_timestamp or state.now_iso(),
+            "flags": 0,
+        }
+        for thread in threads
+        if state.bot.id in thread.member_ids
+    ]
+    return Reply(
+        200,
+        {"threads": [t.to_json() for t in threads], "members": members, "has_more": False},
+    )
 
 
 def list_roles(call: Call) -> Reply:
@@ -369,6 +400,7 @@ ROUTES: tuple[RestRoute, ...] = (
     RestRoute("GET", "/gateway/bot", get_gateway_bot),
     RestRoute("GET", _GUILD, get_guild),
     RestRoute("GET", _GUILD + "/roles", list_roles),
+    RestRoute("GET", _GUILD + "/threads/active", list_active_threads),
     RestRoute("GET", _GUILD + "/roles/{role_id}", get_role),
     RestRoute("GET", _GUILD + "/members/{user_id}", get_member),
     RestRoute("GET", _CHANNEL, get_channel),

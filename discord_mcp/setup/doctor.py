@@ -6,7 +6,10 @@ exactly what to do. The exit status is non-zero when any check fails. Checks:
 1. configuration: the variables load (token, channel, owners...);
 2. token: ``GET /users/@me`` accepts it; before it, the invalid requests this machine sent in
    the last 10 minutes (a warning from a quarter of Discord's limit) and Cloudflare's ban, which
-   doctor respects like every other process (nothing is sent while it lasts);
+   doctor respects like every other process (nothing is sent while it lasts); then this
+   machine's name (``DISCORD_MCP_MACHINE``) and the machines sharing the bot, as their presence
+   records in Discord say, and the gateway logins (identifies) left for the bot token today,
+   which every machine spends (``GET /gateway/bot``);
 3. Message Content intent: the application's flags, and a gateway login (close 4014 means the
    intent is off) unless a live session on this machine already proves it;
 4. channel: reachable, and the bot's effective permissions there include everything needed;
@@ -58,6 +61,7 @@ from discord_mcp.setup.edge import edge_check
 from discord_mcp.setup.permissions import NEEDED, effective_permissions, missing
 from discord_mcp.setup.session_hooks import session_hooks_state
 from discord_mcp.setup.state_checks import project_checks, quarantine_checks
+from discord_mcp.setup.team_checks import identify_check, machine_check
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.transport.cdn import download
 from discord_mcp.transport.gateway import Gateway
@@ -232,6 +236,8 @@ async def _discord_checks(settings: Settings, rest: RestClient, probe: GatewayPr
     except DiscordError as exc:
         return [Check("FAIL", "token", f"could not ask Discord: {exc}", "Check the network")]
     checks.append(Check("OK", "token", f"logged in as {me.get('username')} ({me['id']})"))
+    checks.append(await machine_check(settings, rest, me["id"]))
+    checks.append(await identify_check(rest))
     checks.append(await _intent_check(settings, rest, probe))
     checks.append(await _channel_check(settings, rest, me["id"]))
     checks.append(await _owner_check(settings, rest))

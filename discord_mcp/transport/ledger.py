@@ -29,6 +29,14 @@ them atomically: :class:`MemoryLedger` for one process (and tests), and
 Times are the ledger's own clock (``time.monotonic``, the same for every process of a machine);
 what a ledger hands back is durations.
 
+Several machines (each its own state directory, so its own ledger) may share one bot token
+(:mod:`discord_mcp.team`): their ledgers cannot see each other's requests, only Discord's
+headers can, and those lag. A 429 on a bucket whose ledger allowed the request is the sign:
+the bucket is *shared* for :data:`SHARED_FOR_S`, and while the machine knows how many machines
+share the token (``sharers``, written by its ``discord-watch`` from the presence records), it
+takes at most its share of each window (``limit // sharers``), so that together they stay
+within the limit and a request refused once is not refused again.
+
 The ledger also keeps Cloudflare's ban and the count of invalid answers that leads to one
 (:mod:`~discord_mcp.transport.ban`): :func:`reserve` and :func:`admit` (for the routes without a
 rate limit, such as interaction callbacks) hold every request while a ban is known, and let one
@@ -56,6 +64,8 @@ GLOBAL_WINDOW_S = 1.0
 """Discord's global limit counts the requests of the last second."""
 UNLIMITED = -1
 """The limit of a bucket whose responses carry no rate-limit headers."""
+SHARED_FOR_S = 600.0
+"""After a 429 its ledger did not foresee, a bucket is shared with other machines this long."""
 RATE_LIMIT_HEADERS = (
     "x-ratelimit-bucket",
     "x-ratelimit-limit",
@@ -111,6 +121,10 @@ class LedgerState:
     """Ledger times of the global-limited sends of the last second, oldest first."""
     ban: BanState = field(default_factory=BanState)
     """Cloudflare's ban and the invalid-request count (:mod:`~discord_mcp.transport.ban`)."""
+    shared: dict[str, float] = field(default_factory=dict)
+    """Bucket name -> ledger time until which other machines are known to spend it too."""
+    sharers: int = 1
+    """How many machines share the token (this one included), as its discord-watch last saw."""
 
     def to_json(self) -> dict[str, Any]:
         """The document a file ledger stores (``version`` 1)."""
@@ -131,6 +145,8 @@ class LedgerState:
             "global_until": self.global_until,
             "global_sent": list(self.global_sent),
             "ban": self.ban.to_json(),
+            "shared": dict(self.shared),
+            "sharers": self.sharers,
         }
 
     @classmethod
@@ -160,6 +176,8 @@ class LedgerState:
                 global_until=float(document["global_until"]),
                 global_sent=sorted(float(t) for t in document["global_sent"]),
                 ban=BanState.from_json(document.get("ban")),
+                shared={str(k): float(v) for k, v in (document.get("shared") or {}).items()},
+                sharers=max(1, int(document.get("sharers", 1))),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed ledger: {exc!r}") from None
@@ -167,6 +185,7 @@ class LedgerState:
     def forget_windows(self) -> None:
         """Drop every time-dependent entry, keeping hashes and limits (the clock restarted)."""
         self.buckets.clear()
+        self.shared.clear()
         self.global_until = 0.0
         self.global_sent.clear()
         # The ban's times are on the old clock too; a ban still on shows again at the first
@@ -241,13 +260,18 @@ def bucket_key(state: LedgerState, route: Route) -> str:
     return f"{bucket_name(state, route)}:{route.major}"
 
 
-def _fresh(state: LedgerState, route: Route) -> BucketState:
+def _fresh(state: LedgerState, route: Route, share: int | None = None) -> BucketState:
     limit = state.limits.get(bucket_name(state, route))
-    return BucketState(limit=limit, remaining=limit if limit is not None and limit > 0 else 0)
+    full = min(limit, share or limit) if limit is not None and limit > 0 else 0
+    return BucketState(limit=limit, remaining=full)
 
 
-def _bucket_delay(bucket: BucketState, now: float) -> float | None:
-    """None when a request may go now; else seconds to wait (0: wait for a response)."""
+def _bucket_delay(bucket: BucketState, now: float, share: int | None = None) -> float | None:
+    """None when a request may go now; else seconds to wait (0: wait for a response).
+
+    ``share``: the requests per window this machine may send of a bucket other machines
+    spend too (None: the whole window is its own): a new window starts with that many.
+    """
     if bucket.limit is None or bucket.limit == UNLIMITED:
         if bucket.remaining <= 0 and bucket.reset_at > now:
             return bucket.reset_at - now  # a 429 told us how long to wait
@@ -256,10 +280,20 @@ def _bucket_delay(bucket: BucketState, now: float) -> float | None:
         # Unknown limit: one probe at a time until a response tells the limit.
         return None if not bucket.in_flight else 0.0
     if now >= bucket.reset_at and bucket.remaining <= 0:
-        bucket.remaining = bucket.limit - len(bucket.in_flight)
+        bucket.remaining = min(bucket.limit, share or bucket.limit) - len(bucket.in_flight)
     if bucket.remaining > 0:
         return None
     return max(bucket.reset_at - now, 0.0)
+
+
+def _share(state: LedgerState, route: Route, now: float) -> int | None:
+    """This machine's share of each window of ``route``'s bucket, when other machines spend it
+    too (see the module's theory)."""
+    name = bucket_name(state, route)
+    limit = state.limits.get(name)
+    if state.sharers <= 1 or state.shared.get(name, 0.0) <= now or not limit or limit < 1:
+        return None
+    return max(1, limit // state.sharers)
 
 
 def _global_delay(state: LedgerState, now: float, per_second: int) -> float:
@@ -277,8 +311,9 @@ def reserve(
     if banned is not None:
         return Hold(banned, banned=True)
     key = bucket_key(state, route)
-    bucket = state.buckets.get(key) or _fresh(state, route)
-    delay = _bucket_delay(bucket, now)
+    share = _share(state, route, now)
+    bucket = state.buckets.get(key) or _fresh(state, route, share)
+    delay = _bucket_delay(bucket, now, share)
     if delay is not None:
         return Hold(delay)
     if route.global_limited:
@@ -430,6 +465,13 @@ def refuse(
     bucket = state.buckets.setdefault(bucket_key(state, route), _fresh(state, route))
     bucket.remaining = 0
     bucket.reset_at = max(bucket.reset_at, now + retry_after)
+    # This ledger let the request go: something else spends the bucket (another machine).
+    state.shared[bucket_name(state, route)] = now + SHARED_FOR_S
+
+
+def share_with(state: LedgerState, now: float, *, machines: int) -> None:
+    """Say how many machines share the token (this one included), from the presence records."""
+    state.sharers = max(1, machines)
 
 
 def forget(state: LedgerState, now: float, *, alive: Callable[[int], bool]) -> None:
@@ -443,6 +485,9 @@ def forget(state: LedgerState, now: float, *, alive: Callable[[int], bool]) -> N
         }
         if not bucket.in_flight and now >= bucket.reset_at:
             del state.buckets[key]
+    for name, until in list(state.shared.items()):
+        if until <= now:
+            del state.shared[name]
     first = 0
     while first < len(state.global_sent) and now - state.global_sent[first] >= GLOBAL_WINDOW_S:
         first += 1

@@ -277,6 +277,11 @@ class RateLimiter:
         if waiters is not None:
             waiters.changed.set()
 
+    async def share_with(self, machines: int) -> None:
+        """How many machines share the token (this one included): each takes its share of a
+        bucket they are seen to share (:mod:`~discord_mcp.transport.ledger`)."""
+        await self._ledger.apply(functools.partial(book.share_with, machines=machines))
+
     async def on_429(self, ticket: Ticket, *, retry_after: float, is_global: bool) -> None:
         """Discord refused ``ticket``'s request; close the right gate for ``retry_after``."""
         if ticket.key is None and not is_global:

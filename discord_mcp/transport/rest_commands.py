@@ -13,7 +13,10 @@ interactions/receiving-and-responding):
   (deferred; the message follows by editing the original response), type 8 autocomplete
   choices (at most 25);
 - within 15 minutes the interaction token also edits that original response (``PATCH
-  /webhooks/{application.id}/{interaction.token}/messages/@original``) and posts follow-ups.
+  /webhooks/{application.id}/{interaction.token}/messages/@original``) and posts follow-ups;
+  ``GET`` on it reads it, and before anyone acknowledged the interaction the token names no
+  webhook yet (10015 Unknown Webhook): how one machine sees whether another answered
+  (:mod:`discord_mcp.team.probe`).
 """
 
 from __future__ import annotations
@@ -171,6 +174,14 @@ class CommandCalls:
             body["flags"] = EPHEMERAL
         route = _webhook_route("POST", application_id, interaction_token, "")
         return cast(Message, await self.request(route, json=body))
+
+    async def get_original_response(
+        self, application_id: str, interaction_token: str, *, max_wait: float = 30.0
+    ) -> Message:
+        """The interaction's original response (10015 while nobody acknowledged it; 10008 when
+        the acknowledgement made no message, such as a modal or autocomplete choices)."""
+        route = _webhook_route("GET", application_id, interaction_token, "/messages/@original")
+        return cast(Message, await self.request(route, max_wait=max_wait))
 
     async def edit_original_response(
         self,

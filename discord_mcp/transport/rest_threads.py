@@ -12,7 +12,9 @@ its own module so ``rest.py`` stays readable; every call still goes through the 
 - a thread from a message (``POST .../messages/{message.id}/threads``) takes its parent's kind
   by itself, and its id is the message's;
 - an archived thread stays readable and reopens when someone writes in it (a bot's message to
-  it fails with 50083 instead; :meth:`RestClient.create_message` reopens it and sends again).
+  it fails with 50083 instead; :meth:`RestClient.create_message` reopens it and sends again);
+- a guild's active (unarchived) threads, of every channel the bot can see, are listed by ``GET
+  /guilds/{guild.id}/threads/active``.
 """
 
 from __future__ import annotations
@@ -51,6 +53,13 @@ class ThreadCalls:
         """Change a channel or thread (name, archived, locked, auto_archive_duration...)."""
         route = Route.of("PATCH", "/channels/{channel_id}", channel_id=channel_id)
         return cast(Channel, await self.request(route, json=fields))
+
+    async def list_active_threads(self, guild_id: str) -> list[Channel]:
+        """The guild's active threads (every channel's, as far as the bot can see them)."""
+        route = Route.of("GET", "/guilds/{guild_id}/threads/active", guild_id=guild_id)
+        found = await self.request(route)
+        threads = found.get("threads") if isinstance(found, dict) else None
+        return [cast(Channel, t) for t in threads or [] if isinstance(t, dict)]
 
     async def archive_thread(self, thread_id: str) -> Channel:
         """Archive a thread (it stays readable and reopens when someone writes in it)."""

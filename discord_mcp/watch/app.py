@@ -7,9 +7,9 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from discord_mcp.approvals.acp import AcpPermissions
 from discord_mcp.config import Settings, watch_roots
@@ -29,12 +29,16 @@ from discord_mcp.runs.schedules import ScheduleStore
 from discord_mcp.runs.spawner import Spawner
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.tasks import Background
+from discord_mcp.team.desk import FIRST_READ_WITHIN_S, TeamDesk
+from discord_mcp.team.presence import Presence
+from discord_mcp.team.roster import Roster
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.shared_ledger import shared_limiter
 from discord_mcp.watch.chat.channels import ChatProjects
 from discord_mcp.watch.chat.desk import ChatDesk
 from discord_mcp.watch.chat.notifier import ChatNotifier
 from discord_mcp.watch.control import Controls, Dispatcher
+from discord_mcp.watch.control.machines import ControlHoldings, describer
 from discord_mcp.watch.control.registration import register
 from discord_mcp.watch.daemon import Watcher
 from discord_mcp.watch.display import render_status
@@ -65,7 +69,9 @@ def write_server_env_file(settings: Settings) -> Path:
     write_private(
         path,
         "# Written by discord-watch for the discord-mcp server of each run; do not share.\n"
-        f'DISCORD_BOT_TOKEN="{token}"\n',
+        f'DISCORD_BOT_TOKEN="{token}"\n'
+        # Its cards are this machine's, whoever reads this file (a run's hooks too).
+        f"DISCORD_MCP_MACHINE={settings.machine}\n",
     )
     return path
 
@@ -93,6 +99,7 @@ def server_environment(settings: Settings) -> dict[str, str]:
         "TMUX_PANE": "",
         "DISCORD_MCP_RUN": "1",
         "DISCORD_MCP_APPROVAL_WAIT_SECONDS": f"{settings.approval_wait_seconds:g}",
+        "DISCORD_MCP_MACHINE": settings.machine,  # its cards are this machine's
     }
     if settings.gateway_url:
         env["DISCORD_GATEWAY_URL"] = settings.gateway_url
@@ -100,13 +107,16 @@ def server_environment(settings: Settings) -> dict[str, str]:
 
 
 def cli_environment(environ: Mapping[str, str], settings: Settings) -> dict[str, str]:
-    """The base environment of every agent CLI: ours, less the token (by name or by value)."""
+    """The base environment of every agent CLI: ours, less the token (by name or by value),
+    with this machine's name (the approval cards of its hooks are this machine's)."""
     token = settings.token.reveal()
-    return {
+    base = {
         name: value
         for name, value in environ.items()
         if name != "DISCORD_BOT_TOKEN" and not (token and token in value)
     }
+    base["DISCORD_MCP_MACHINE"] = settings.machine  # its hooks' cards are this machine's
+    return base
 
 
 async def run_daemon(
@@ -136,7 +146,7 @@ async def run_daemon(
     ensure_dir(settings.home)
     options = watch_options(environ)
     clock = clock or SystemClock()
-    downtime = Downtime(settings.home, wall=clock.time)
+    downtime = Downtime(settings.home, wall=clock.time, machine=settings.machine)
     projects = ProjectRegistry(
         settings.home,
         allowed_roots=watch_roots(environ),
@@ -145,11 +155,12 @@ async def run_daemon(
     await asyncio.to_thread(write_server_env_file, settings)
     holder: dict[str, LiveLink] = {}
     links: list[Controls] = []  # the controls, once made (a run folder's thread link)
+    limiter = shared_limiter(settings.home, settings.token)
     async with (
         RestClient(
             settings.token,
             api_base=settings.api_base,
-            limiter=shared_limiter(settings.home, settings.token),
+            limiter=limiter,
             outbound=SendRedaction([settings.token.reveal()]),
         ) as rest,
         Background() as background,
@@ -207,6 +218,22 @@ async def run_daemon(
             links.append(controls)  # run folders link to their threads
             late = LateAnswers(store=decisions.store, engine=engine, rest=rest)
             decisions.on_change = late.poke
+            roster = Roster(settings.machine)
+            presence = Presence(
+                rest=rest,
+                channel_id=settings.channel_id,
+                roster=roster,
+                describe=describer(controls, lambda: "link" in holder and holder["link"].is_live()),
+                home=settings.home,
+                sharers=limiter.share_with,
+            )
+            controls.team = team = TeamDesk(
+                roster=roster,
+                presence=presence,
+                holdings=ControlHoldings(controls),
+                rest=rest,
+                main_channel=settings.channel_id,
+            )
             watcher = Watcher(
                 settings=settings,
                 rest=rest,
@@ -215,6 +242,7 @@ async def run_daemon(
                 link=None,
                 commands=Dispatcher(controls),
                 chat=desk,
+                team=team,
             )
             controls.chats_changed = watcher.catch_up_soon
             controls.watch_thread = watcher.watch_thread
@@ -231,10 +259,17 @@ async def run_daemon(
                     on_overflow=watcher.catch_up_soon,
                 )
             log.info(
-                "discord-watch running: channel %s, state %s", settings.channel_id, settings.home
+                "discord-watch running on %s: channel %s, state %s",
+                settings.machine,
+                settings.channel_id,
+                settings.home,
             )
             async with asyncio.TaskGroup() as group:
-                group.create_task(watcher.run(), name="watch")
+                group.create_task(presence.run(), name="presence")
+                # Who answers what depends on the other machines: know them before answering.
+                group.create_task(
+                    watcher.run(first=lambda: _after(presence, _nothing())), name="watch"
+                )
                 group.create_task(decisions.recover(all_projects=True), name="recover")
                 group.create_task(
                     ReminderSender(
@@ -250,7 +285,7 @@ async def run_daemon(
                 )
                 group.create_task(late.run(), name="late-answers")
                 if "link" in holder:
-                    group.create_task(holder["link"].run(), name="gateway")
+                    group.create_task(_after(presence, holder["link"].run()), name="gateway")
                 if display is not None:
                     group.create_task(_display(settings, display), name="display")
                 if "link" in holder:
@@ -267,6 +302,21 @@ async def run_daemon(
                     _after_catch_up(watcher, threads, engine, downtime, controls),
                     name="downtime",
                 )
+
+
+async def _after(presence: Presence, work: Coroutine[Any, Any, None]) -> None:
+    """Run ``work`` once the presence thread was read (or after :data:`FIRST_READ_WITHIN_S`:
+    the machine then answers as if alone until it knows better)."""
+    try:
+        async with asyncio.timeout(FIRST_READ_WITHIN_S):
+            await presence.read_once.wait()
+    except TimeoutError:
+        log.warning("the other machines' presence could not be read yet; going on")
+    await work
+
+
+async def _nothing() -> None:
+    return None
 
 
 async def _register_commands(rest: RestClient, controls: Controls, visible_to: str) -> None:

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -28,8 +28,6 @@ from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import (
     DiscordError,
-    DiscordHTTPError,
-    NotFound,
     RunError,
     StateError,
     Unauthorized,
@@ -39,11 +37,13 @@ from discord_mcp.inbox import Inbox
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import JobView, SessionView
 from discord_mcp.state.files import off_loop
+from discord_mcp.team.desk import TeamDesk
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.wire import text_of
 from discord_mcp.watch.chat.desk import ChatDesk
 from discord_mcp.watch.chat.watching import owner_command, watch_chats
 from discord_mcp.watch.control import Dispatcher, SlashCommands
+from discord_mcp.watch.control.machines import text_turn
 from discord_mcp.watch.cursors import Cursors
 from discord_mcp.watch.recovery import (
     FALLBACK_WINDOW_S,
@@ -53,13 +53,13 @@ from discord_mcp.watch.recovery import (
     last_snowflake_at,
     snowflake_at,
 )
+from discord_mcp.watch.rereading import rebuild_inbox, unreadable
 from discord_mcp.watch.routing import (
     CONTENT_HIDDEN_TEXT,
     ENABLE_INTENT,
     Route,
     author_name,
     destination,
-    history,
     inbox_item,
 )
 
@@ -73,9 +73,6 @@ CLOCK_SKEW_S = 2.0
 machine's clock may run ahead of Discord's."""
 DECISION_THREAD_DAYS = 7
 """Decision threads are watched this long after the question, for notes after the answer."""
-UNKNOWN_CHANNEL = 10003
-MISSING_ACCESS = 50001
-"""For a thread while the channel is readable: the bot was removed from it."""
 THREAD_CREATED = 18
 """The system message Discord posts in a channel when a thread is created in it."""
 OWNER_ONLY_REPLY_EVERY_S = 600.0
@@ -120,6 +117,8 @@ class Watcher:
         link: the gateway link (None: REST polling only); set before :meth:`run`.
         commands: the owner's commands (slash and ``!``); None: commands are not answered.
         chat: the chat channels (:mod:`discord_mcp.watch.chat`); None: there are none.
+        team: the machines sharing the bot (:mod:`discord_mcp.team`): which commands and
+            threads are this machine's; None: this machine alone.
     """
 
     def __init__(
@@ -132,15 +131,19 @@ class Watcher:
         link: LiveLink | None,
         commands: Dispatcher | None = None,
         chat: ChatDesk | None = None,
+        team: TeamDesk | None = None,
     ) -> None:
         self.commands = commands
         self.chat = chat
-        self.slash = SlashCommands(commands) if commands is not None else None
+        self.team = team
+        self.slash = SlashCommands(commands, team=team) if commands is not None else None
         self._settings = settings
         self._rest = rest
         self._engine = engine
         self._decisions = decisions
-        self._interactions = DecisionEvents(decisions, rest)
+        self._interactions = DecisionEvents(
+            decisions, rest, unheld=team.unheld_turn if team is not None else None
+        )
         self.link = link
         self._wall: Callable[[], float] = time.time
         self._started_at = self._wall()
@@ -166,9 +169,15 @@ class Watcher:
 
     # ---- running ----------------------------------------------------------------------------
 
-    async def run(self) -> None:
-        """Catch up, then follow live events and read history as a safety net, until cancelled."""
+    async def run(self, *, first: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Catch up, then follow live events and read history as a safety net, until cancelled.
+
+        ``first``: called and awaited before the first catch-up (the other machines' presence:
+        whose commands are whose), once the daemon has looked whether this is its first start.
+        """
         await self._watch_main_channel()
+        if first is not None:
+            await first()
         while True:
             began, complete = self._wall(), False
             try:
@@ -290,68 +299,31 @@ class Watcher:
             after = ordered[-1]["id"]
 
     async def _unreadable(self, channel_id: str, exc: DiscordError, channel_readable: bool) -> bool:
-        """Log a channel that could not be read; retire it if it is a thread that is gone.
-        Returns True when nothing is left to read there (it was retired).
-
-        Missing Access retires a thread only while the channel itself can be read: then the
-        bot was removed from that thread, rather than losing access to the whole channel.
-        """
-        code = exc.code if isinstance(exc, DiscordHTTPError) else 0
-        gone = (
-            isinstance(exc, NotFound)
-            or code == UNKNOWN_CHANNEL
-            or (code == MISSING_ACCESS and channel_readable)
+        """Log a channel that could not be read; retire it if it is a thread that is gone
+        (:func:`~discord_mcp.watch.rereading.unreadable`). True when it was retired."""
+        return await unreadable(
+            self._cursors, channel_id, exc, channel_readable, main=self._settings.channel_id
         )
-        if gone and channel_id != self._settings.channel_id:
-            self._cursors.retire(channel_id)
-            await self._cursors.flush()
-            log.warning("thread %s is gone (%s): no longer watching it", channel_id, exc)
-            return True
-        log.warning(
-            "reading channel %s failed (%s); the others were read, it is tried again next pass",
-            channel_id,
-            exc,
-        )
-        return False
 
     async def _rebuild_inbox(self) -> None:
         """After the inbox was lost to a corrupt file: put the owner's recent notes back."""
-        lost = await off_loop(self._inbox.needs_rebuild)
-        if not lost:
-            return
-        since = snowflake_at(self._wall() - INBOX_WINDOW_S)
-        decisions = await self._store.aall()
-        added, failed = 0, []
-        for channel_id in self._cursors.channels():
-            if self._engine.session(channel_id) is not None:
-                continue  # a run thread's messages are jobs, not notes
-            if self.chat is not None and self.chat.handles(channel_id):
-                continue  # a chat channel's messages are its conversation
-            try:
-                messages = await history(self._rest, channel_id, since)
-            except DiscordError as exc:
-                failed.append(channel_id)
-                log.warning("re-reading channel %s for the inbox failed: %s", channel_id, exc)
-                continue
-            notes = [
-                inbox_item(message, route.project, channel=self._settings.channel_id)
-                for message in messages
-                if (route := self._destination(message, channel_id, decisions)).kind == "inbox"
-            ]
-            added += await off_loop(self._inbox.add, notes)
-        await off_loop(self._inbox.rebuilt, lost)
-        log.warning(
-            "the inbox was corrupt (moved to %s): re-read the last %d days of the channel and "
-            "its threads and put %d notes back, unread%s",
-            ", ".join(lost),
-            int(INBOX_WINDOW_S // 86400),
-            added,
-            f" (could not read {', '.join(failed)})" if failed else "",
+        await rebuild_inbox(
+            self._inbox,
+            channels=list(self._cursors.channels()),
+            runs=self._engine.session,
+            chats=self.chat.handles if self.chat is not None else lambda _channel: False,
+            store=self._store,
+            rest=self._rest,
+            route=self._destination,
+            channel=self._settings.channel_id,
+            since=snowflake_at(self._wall() - INBOX_WINDOW_S),
         )
 
     # ---- live events (LiveHandler) ------------------------------------------------------------
 
     async def on_event(self, name: str, data: dict[str, Any]) -> None:
+        if self.team is not None:
+            self.team.on_event(name, data)  # another machine's presence record
         await self._decisions.on_event(name, data)
         if name == "MESSAGE_CREATE":
             try:
@@ -362,6 +334,8 @@ class Watcher:
             log.warning("thread %s was deleted: no longer watching it", data.get("id"))
             await self._cursors.flush()
         elif name == "THREAD_CREATE" and data.get("parent_id") == self._settings.channel_id:
+            if self.team is not None and self.team.foreign_thread(data, mine=False):
+                return  # another machine's (or the presence thread): its own messages say
             self._parents[str(data["id"])] = self._settings.channel_id
             self._cursors.watch(str(data["id"]), parent_id=self._settings.channel_id, start=None)
             await self._cursors.flush()
@@ -420,11 +394,20 @@ class Watcher:
             self._parents[channel_id] = channel.get("parent_id")
         if self._parents[channel_id] != self._settings.channel_id:
             return False
+        if self.team is not None and not await self._ours(channel_id):
+            return False
         # A live message proves the thread exists, even one retired earlier.
         self._cursors.watch(
             channel_id, parent_id=self._settings.channel_id, start=None, revive=True
         )
         return True
+
+    async def _ours(self, thread_id: str) -> bool:
+        """With other machines sharing the bot: whether a thread not watched yet is this
+        machine's to watch (:meth:`~discord_mcp.team.desk.TeamDesk.our_thread`)."""
+        assert self.team is not None
+        mine = self._engine.session(thread_id) is not None
+        return await self.team.our_thread(thread_id, mine or self._store.in_thread)
 
     def _destination(
         self, message: dict[str, Any], channel_id: str, decisions: list[Decision]
@@ -459,11 +442,14 @@ class Watcher:
             if route.kind != "refuse":  # an owner's command: it must never run twice
                 await self._alive.record(now=True)
         if route.kind == "refuse":
+            if self.team is not None and self.team.anyone_turn().act != "now":
+                return  # one machine refuses, the first in line
             author_id = str((message.get("author") or {}).get("id") or "")
             await self._refuse(channel_id, message_id, author_id)
         elif route.kind in ("channel_command", "thread_command") and route.command is not None:
             # The same dispatcher as the slash commands (watch/control).
-            if self.commands is not None:
+            mine = await text_turn(self.team, message, route.command, self._reply)
+            if self.commands is not None and mine:
                 files = await self._files.keep(message) if message.get("attachments") else []
                 reply = await self.commands.text(message, route.command, files)
                 if reply.text and not reply.quiet_in_text:
@@ -479,6 +465,8 @@ class Watcher:
                 [inbox_item(message, route.project, files, channel=self._settings.channel_id)],
             )
         elif route.kind == "content_hidden" and not self._told_content_hidden:
+            if self.team is not None and self.team.anyone_turn().act != "now":
+                return
             self._told_content_hidden = True
             log.warning(
                 "an owner's message in %s arrived without its text: the Message Content intent "
@@ -511,6 +499,9 @@ class Watcher:
             reference.get("channel_id") if message.get("type") == THREAD_CREATED else None
         )
         if thread_id and str(thread_id) != self._settings.channel_id:
+            bots = (message.get("author") or {}).get("bot")
+            if bots and self.team is not None and self.team.roster.others_known():
+                return  # a thread the bot opened: this machine knows its own (watch_thread)
             self._cursors.watch(str(thread_id), parent_id=self._settings.channel_id, start=None)
 
     async def _refuse(self, channel_id: str, message_id: str, user_id: str) -> None:

@@ -15,12 +15,15 @@ from discord_mcp.errors import DiscordMCPError
 from discord_mcp.inbox import Inbox
 from discord_mcp.relay.holder import read_status
 from discord_mcp.runs import journal
+from discord_mcp.team.presence import read_snapshot
+from discord_mcp.team.roster import AWAY_AFTER_S
 
 
 def render_status(home: Path, *, now: float | None = None) -> str:
     """The whole status as text."""
     now = time.time() if now is None else now
     lines = [f"discord-watch · state {home}"]
+    lines.extend(_machines(home, now))
     gateway = read_status(home / "gateway" / "status.json")
     if gateway is None:
         lines.append("gateway: nobody has held it yet (polling)")
@@ -61,3 +64,24 @@ def render_status(home: Path, *, now: float | None = None) -> str:
             )
     lines.append(f"\ninbox: {Inbox(home).unread_count()} unread")
     return "\n".join(lines)
+
+
+def _machines(home: Path, now: float) -> list[str]:
+    """This machine's name and the others sharing the bot, as the daemon last saw them."""
+    snapshot = read_snapshot(home)
+    if not snapshot or not isinstance(snapshot.get("machines"), list):
+        return []
+    others = []
+    for machine in snapshot["machines"]:
+        if not isinstance(machine, dict) or machine.get("this"):
+            continue
+        seen = machine.get("seen_at")
+        age = now - seen if isinstance(seen, int | float) else None
+        state = "live" if age is not None and age < AWAY_AFTER_S else "away"
+        others.append(f"{machine.get('name')} ({state})")
+    line = f"machine: {snapshot.get('machine')}"
+    if others:
+        line += f"; sharing the bot with {', '.join(others)}"
+    if snapshot.get("conflict"):
+        line += f" — {snapshot['conflict']}"
+    return [line]

@@ -31,7 +31,16 @@ NO_PINGS: dict[str, Any] = {"parse": []}
 
 
 class Downtime:
-    def __init__(self, home: Path, *, wall: Callable[[], float], beat: float = BEAT_S) -> None:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        wall: Callable[[], float],
+        beat: float = BEAT_S,
+        machine: str | None = None,
+    ) -> None:
+        self.machine = machine
+        """Named in the notice: several machines may share the channel (issue 27)."""
         self.path = home / "watch" / "alive.json"
         self._wall = wall
         self._beat = beat
@@ -65,8 +74,9 @@ class Downtime:
         if gap < QUIET_GAP_S and caught_up == 0:
             return None
         messages = "message" if caught_up == 1 else "messages"
+        where = f" on `{self.machine}`" if self.machine else ""
         return (
-            f"\U0001f50c discord-watch was down from {_utc(self.down_since)} to "
+            f"\U0001f50c discord-watch{where} was down from {_utc(self.down_since)} to "
             f"{_utc(self.started_at)} ({_span(gap)}); caught up on {caught_up} {messages}."
         )
 

@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 from discord_mcp.approvals import cards
+from discord_mcp.approvals.kind import APPROVAL
 from discord_mcp.approvals.request import ToolRequest, describe
 from discord_mcp.decisions.model import Decision
 
@@ -134,3 +135,21 @@ def test_a_file_change_shows_the_file_and_its_diff(tmp_path: Any) -> None:
     assert "```diff" in text
     assert "+hi" in text
     assert "a.txt" in text
+
+
+def test_an_approval_card_names_its_machine_on_its_buttons_and_its_marker() -> None:
+    """Issue 27: with several machines on one bot, the card says where it was asked, and only
+    that machine answers its buttons; a card from before machines had names shows none."""
+    decision = approval(bash("make deploy"), machine="build-server")
+    [row] = APPROVAL.components(decision)
+    assert {b["custom_id"].rsplit(":", 1)[1] for b in row["components"]} == {"build-server"}
+    card = cards.render_card(decision, ["42"], buttons=True)
+    assert "decision `20261123-120000-abcdef` · on `build-server`" in card
+    final = cards.render_final(decision.replace(status="cancelled"))
+    assert "· cancelled · on `build-server`" in final
+    old = approval(bash("make deploy"))
+    assert cards.render_card(old, ["42"], buttons=True).endswith(
+        "decision `20261123-120000-abcdef`"
+    )
+    [old_row] = APPROVAL.components(old)
+    assert old_row["components"][0]["custom_id"] == "dmcp:20261123-120000-abcdef:allow"

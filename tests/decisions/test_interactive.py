@@ -168,3 +168,26 @@ async def test_foreign_components_are_not_ours_to_answer(service: DecisionServic
     data = click("x", "0", OWNER)
     data["data"]["custom_id"] = "someone-else:thing"
     assert await answer_click(service, data) is None
+
+
+def test_a_cards_custom_ids_name_its_machine_and_a_card_from_before_still_parses() -> None:
+    """Issue 27: of several machines on one bot, only the one named answers a click."""
+    rows = card_components("20261122-000000-abcdef", ("Yes", "No"), machine="laptop")
+    ids = [c["custom_id"] for row in rows for c in row["components"]]
+    assert ids == [
+        "dmcp:20261122-000000-abcdef:0:laptop",
+        "dmcp:20261122-000000-abcdef:1:laptop",
+        "dmcp:20261122-000000-abcdef:other:laptop",
+    ]
+    click = parse_custom_id(ids[1])
+    assert click is not None
+    assert (click.decision_id, click.index, click.machine) == (
+        "20261122-000000-abcdef",
+        1,
+        "laptop",
+    )
+    old = parse_custom_id("dmcp:20261122-000000-abcdef:1")
+    assert old is not None
+    assert (old.index, old.machine) == (1, None)
+    assert parse_custom_id("dmcp:20261122-000000-abcdef:1:") is None
+    assert parse_custom_id("dmcp:x:1:laptop:extra") is None

@@ -22,6 +22,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from discord_mcp.demo.agents import QUESTION
+from discord_mcp.team.presence import THREAD_NAME as PRESENCE_THREAD
 from tests.support.agent_clis import require_cli
 from tests.support.browser import Page, wait_for
 
@@ -51,7 +52,11 @@ class RunningDemo:
 
     def run_thread(self) -> str | None:
         state = httpx.get(self.base_url + "/_emulator/state", timeout=10).json()
-        threads = [c["id"] for c in state["channels"] if c["type"] == 11]
+        threads = [
+            c["id"]
+            for c in state["channels"]
+            if c["type"] == 11 and c.get("name") != PRESENCE_THREAD  # not the machines' thread
+        ]
         return threads[0] if threads else None
 
     def stop(self) -> int:

@@ -223,6 +223,8 @@ def test_without_the_message_content_intent_everything_falls_back_to_polling(
 def test_a_slash_command_that_reaches_a_server_is_told_discord_watch_answers_them(
     discord: RunningEmulator, tmp_path: Path
 ) -> None:
+    """At its last turn, when no machine's discord-watch answered (issue 27); autocomplete,
+    which another machine's discord-watch may be answering, it leaves alone."""
     home = tmp_path / "home"
 
     async def register() -> None:  # what discord-watch registered when it last ran
@@ -242,5 +244,9 @@ def test_a_slash_command_that_reaches_a_server_is_told_discord_watch_answers_the
     assert command["acknowledged"] is True
     assert command["ephemeral"] is True
     assert "discord-watch start" in json.dumps(command["response"])
-    assert suggested["acknowledged"] is True
-    assert suggested["response"]["data"]["choices"] == []
+    assert suggested["acknowledged"] is False
+    watching = People(discord)
+    try:
+        assert watching.state()["stats"]["interactions_acknowledged_twice"] == 0
+    finally:
+        watching.close()

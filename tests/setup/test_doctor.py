@@ -53,6 +53,8 @@ async def test_a_healthy_setup_passes_every_check(
         "configuration": "OK",
         "invalid requests": "OK",
         "token": "OK",
+        "machine": "OK",
+        "gateway sessions": "OK",
         "message content intent": "OK",
         "channel": "OK",
         "owners": "OK",
@@ -363,3 +365,45 @@ async def test_doctor_run_in_the_home_directory_reports_each_finding_once(
     lines = [check.render() for check in checks]
     assert len(lines) == len(set(lines))
     assert sum(c.name.startswith("gemini (") and c.verdict == "FAIL" for c in checks) == 1
+
+
+async def test_doctor_names_this_machine_the_others_sharing_the_bot_and_the_logins_left(
+    discord: RunningEmulator, tmp_path: Path, home: Path, people: People
+) -> None:
+    """Issue 27: read from Discord alone (the presence records), changing nothing there."""
+    from discord_mcp.state.files import write_json
+    from discord_mcp.team.presence import Presence
+    from discord_mcp.team.records import MachineRecord
+    from discord_mcp.team.roster import Roster
+    from discord_mcp.transport.rest import RestClient
+
+    async def nothing() -> MachineRecord:
+        return MachineRecord(name="", instance="", up_since=0, projects=("api",))
+
+    alone = await doctor(discord, tmp_path, home, DISCORD_MCP_MACHINE="laptop")
+    async with RestClient(Secret(discord.token), api_base=discord.api_base) as rest:
+        await Presence(
+            rest=rest, channel_id=discord.channel_id, roster=Roster("server"), describe=nothing
+        ).tick()
+    [thread] = [c for c in people.state()["channels"] if c.get("name") == "discord-mcp machines"]
+    records_before = people.messages(str(thread["id"]))
+    shared = await doctor(discord, tmp_path, home, DISCORD_MCP_MACHINE="laptop")
+    clash = await doctor(discord, tmp_path, home, DISCORD_MCP_MACHINE="server")
+    assert alone["machine"].verdict == "OK"
+    assert alone["machine"].detail == "`laptop`; no other machine shares this bot"
+    assert shared["machine"].detail == "`laptop`; 1 other machines share this bot: server (live)"
+    assert clash["machine"].verdict == "WARN"
+    assert "already uses that name" in clash["machine"].detail
+    sessions = shared["gateway sessions"]
+    assert sessions.verdict == "OK"
+    assert "of 1000 gateway logins left for this bot token today" in sessions.detail
+    assert people.messages(str(thread["id"])) == records_before  # doctor wrote nothing
+    write_json(
+        tmp_path / "state" / "team" / "machines.json",
+        {"version": 1, "machine": "build", "instance": "x", "machines": []},
+    )
+    renamed = await doctor(discord, tmp_path, home, DISCORD_MCP_MACHINE="laptop")
+    assert renamed["machine"].verdict == "WARN"
+    assert "discord-watch last ran as `build`" in renamed["machine"].detail
+    threads = [c for c in people.state()["channels"] if c.get("name") == "discord-mcp machines"]
+    assert threads == [thread]

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 
 from discord_mcp.emulator import RunningEmulator
+from discord_mcp.team.presence import THREAD_NAME as PRESENCE_THREAD
 
 
 class People:
@@ -140,7 +141,13 @@ class People:
         return dict(response.json())
 
     def threads(self) -> list[dict[str, Any]]:
-        return [c for c in self.state()["channels"] if c.get("type") in (11, 12)]
+        """The threads people opened or the bot opened for them: not the machines' presence
+        thread (``discord-mcp machines``), which every discord-watch keeps (issue 27)."""
+        return [
+            c
+            for c in self.state()["channels"]
+            if c.get("type") in (11, 12) and c.get("name") != PRESENCE_THREAD
+        ]
 
     def click(
         self,

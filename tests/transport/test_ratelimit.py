@@ -209,3 +209,38 @@ async def test_a_place_reserved_before_the_bucket_was_named_is_freed_where_it_mo
     for _ in range(5):
         await limiter.acquire(SEND, max_wait=0.5)  # a whole window: nothing still in flight
     assert clock.slept == []
+
+
+async def test_a_bucket_other_machines_spend_too_is_taken_only_a_share_of_a_window(
+    limiter: RateLimiter, clock: FakeClock
+) -> None:
+    """Issue 27: a 429 this machine's ledger did not foresee means another machine spends the
+    bucket; with three machines sharing the token, each takes a third of each window."""
+    probe = await limiter.acquire(SEND, max_wait=60)
+    await limiter.release(probe, headers(5, 4, 5.0))
+    await limiter.share_with(3)
+    for remaining in (3, 2, 1, 0):  # a full window: not shared yet
+        ticket = await limiter.acquire(SEND, max_wait=60)
+        await limiter.release(ticket, headers(5, remaining, 5.0))
+    assert clock.slept == []
+    await limiter.on_429(ticket, retry_after=5.0, is_global=False)  # someone else took some
+    sent_at = []
+    for _ in range(3):
+        ticket = await limiter.acquire(SEND, max_wait=60)
+        sent_at.append(clock.now)
+        await limiter.release(ticket, headers(5, 4, 5.0))
+    # One (5 // 3) a window now, though Discord said four were left.
+    assert sent_at[1] - sent_at[0] == pytest.approx(5.0)
+    assert sent_at[2] - sent_at[1] == pytest.approx(5.0)
+
+
+async def test_a_machine_alone_keeps_the_whole_window_after_a_429(
+    limiter: RateLimiter, clock: FakeClock
+) -> None:
+    probe = await limiter.acquire(SEND, max_wait=60)
+    await limiter.release(probe, headers(5, 4, 0.5))
+    await limiter.on_429(probe, retry_after=1.0, is_global=False)
+    for remaining in (4, 3, 2, 1, 0):
+        ticket = await limiter.acquire(SEND, max_wait=60)
+        await limiter.release(ticket, headers(5, remaining, 5.0))
+    assert sum(clock.slept) == pytest.approx(1.0)  # the 429's wait, then the full window

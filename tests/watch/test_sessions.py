@@ -188,6 +188,7 @@ async def test_after_downtime_the_channel_is_told_once_how_long_and_what_was_cau
     assert len(notice) == 1
     assert "(2h00m)" in notice[0]
     assert "caught up on 2 messages" in notice[0]
+    assert f"discord-watch on `{live_settings.machine}` was down" in notice[0]
 
 
 def _inbox_notes(settings: Settings) -> list[str]:

@@ -15,6 +15,7 @@ from discord_mcp.runs import SessionView
 from discord_mcp.runs.engine import RunEngine
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.schedules import ScheduleStore
+from discord_mcp.team.desk import TeamDesk
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.chat.desk import ChatDesk
 
@@ -59,7 +60,8 @@ class Controls:
     ``watch_thread`` makes the daemon watch a thread it just created (a new run thread);
     ``guild_id`` is known once the commands are registered (for links); ``wall`` is the
     wall clock (tests inject one); ``schedules_changed`` wakes the schedule runner; ``chat``
-    is the chat desk, and ``chats_changed`` makes the daemon read the chat channels again.
+    is the chat desk, and ``chats_changed`` makes the daemon read the chat channels again;
+    ``team``: the machines sharing the bot (None: this machine alone).
     """
 
     settings: Settings
@@ -73,6 +75,7 @@ class Controls:
     schedules_changed: Callable[[], None] = field(default=lambda: None)
     chat: ChatDesk | None = None
     chats_changed: Callable[[], None] = field(default=lambda: None)
+    team: TeamDesk | None = None
 
     @property
     def projects(self) -> ProjectRegistry:

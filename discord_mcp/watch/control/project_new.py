@@ -18,6 +18,7 @@ from discord_mcp.errors import RunError
 from discord_mcp.runs.spawner import run_once
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
+from discord_mcp.watch.control.machines import refuse_elsewhere
 from discord_mcp.watch.control.projects import ALL_TOOLS
 
 _NAME = re.compile(r"^[a-z0-9_-]{1,40}$")
@@ -32,6 +33,7 @@ async def new(c: Controls, r: Request) -> Reply:
             f"project name {name!r} is not allowed: use 1 to 40 characters from a-z, 0-9, '-' "
             "and '_'",
         )
+    refuse_elsewhere(c, name)
     roots = c.projects.allowed_roots
     if not roots:
         raise RunError("E_INVALID_PATH", "no allowed roots are configured (DISCORD_WATCH_ROOTS)")
@@ -50,7 +52,8 @@ async def new(c: Controls, r: Request) -> Reply:
         code, output = await run_once(["git", "init", "-q", str(folder)], within=GIT_INIT_TIMEOUT_S)
         git = " Ran `git init`." if code == 0 else f" `git init` failed: {output[:200]}"
     return Reply(
-        f"Created `{project.path}` and added project **{project.name}** (tools "
+        f"Created `{project.path}` on `{c.settings.machine}` and added project "
+        f"**{project.name}** (tools "
         f"{', '.join(project.tools)}, default `{project.default_tool}`).{git} Start a run with "
         f"`/start project:{project.name}`."
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 from discord_mcp.errors import RunError
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
+from discord_mcp.watch.control.machines import projects_elsewhere, refuse_elsewhere, roster_of
 from discord_mcp.watch.control.words import fit
 
 ALL_TOOLS = "claude,codex,gemini"
@@ -15,13 +16,14 @@ ALL_TOOLS = "claude,codex,gemini"
 
 async def add(c: Controls, r: Request) -> Reply:
     name, path = r.get("name") or "", r.get("path") or ""
+    refuse_elsewhere(c, name)
     given = await asyncio.to_thread(_acceptable, path)
     tools = [t.strip().lower() for t in (r.get("tools") or ALL_TOOLS).split(",") if t.strip()]
     default = (r.get("default") or "").lower() or None
     approvals = (r.get("approvals") or "ask").strip().lower()
     project = await off_loop(c.projects.add, name, str(given), tools, default, approvals=approvals)
     return Reply(
-        f"Added project **{project.name}**: `{project.path}`, tools "
+        f"Added project **{project.name}** on `{c.settings.machine}`: `{project.path}`, tools "
         f"{', '.join(project.tools)}, default `{project.default_tool}`, approvals "
         f"`{project.approvals}`."
     )
@@ -38,14 +40,18 @@ def _acceptable(path: str) -> Path:
 
 async def list_(c: Controls, r: Request) -> Reply:
     projects = c.projects.list()
-    if not projects:
+    elsewhere = projects_elsewhere(roster_of(c))
+    if not projects and not elsewhere:
         return Reply("No projects yet: add one with `/project add <name> <path>`.")
-    lines = [f"**Projects** ({len(projects)})"]
+    here = f" on `{c.settings.machine}`" if elsewhere else ""
+    lines = [f"**Projects**{here} ({len(projects)})"]
     for p in projects:
         lines.append(
             f"• **{p.name}** `{p.path}` · tools {', '.join(p.tools)} · default `{p.default_tool}`"
             + (f" · approvals `{p.approvals}`" if p.approvals != "ask" else "")
         )
+    if elsewhere:
+        lines += ["", "**On the other machines**", *elsewhere]
     return Reply(fit(lines))
 
 

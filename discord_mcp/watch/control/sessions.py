@@ -8,6 +8,7 @@ from typing import Any
 from discord_mcp.errors import DiscordError
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
+from discord_mcp.watch.control.machines import machines_lines, roster_of
 from discord_mcp.watch.control.words import ago, clip, cmd, fit, session_status
 
 LIST_MAX = 20
@@ -23,15 +24,15 @@ async def status(c: Controls, r: Request) -> Reply:
     queued = sum(s.pending for s in sessions)
     pending = [d for d in await off_loop(c.decisions.all) if d.status == "pending"]
     lines = [
-        f"**discord-watch**: {len(sessions)} sessions, {len(running)} running, "
-        f"{queued} queued jobs, {len(pending)} open decisions"
+        f"**discord-watch** on `{c.settings.machine}`: {len(sessions)} sessions, "
+        f"{len(running)} running, {queued} queued jobs, {len(pending)} open decisions"
     ]
     for session in running[:10]:
         lines.append(
             f"• <#{session.thread_id}> {session.project_name} `{session.tool}` running "
             f"`{session.running_job_id}`"
         )
-    return Reply(fit(lines))
+    return Reply(fit(lines + machines_lines(roster_of(c))))
 
 
 async def list_(c: Controls, r: Request) -> Reply:

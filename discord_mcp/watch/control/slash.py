@@ -8,6 +8,10 @@ when ready (the original response is edited; longer text continues in follow-ups
 ephemeral: only the owner who typed the command sees them. Autocomplete answers at once
 (type 8) from what the daemon has in memory. Each interaction is served in its own task, so
 the gateway's reading loop never waits for a command.
+
+With other machines sharing the bot (:mod:`discord_mcp.team`), each command is first asked
+whose it is: this machine answers it at once (deferring before the team's cutoff rather than
+at :data:`DEFER_AFTER_S`), at its later turn when nobody did, or not at all.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import logging
 from typing import Any
 
 from discord_mcp.errors import DiscordError
+from discord_mcp.team.desk import TeamDesk
+from discord_mcp.team.routing import Turn
 from discord_mcp.transport.chunking import split_message
 from discord_mcp.watch.control.base import Reply, Request
 from discord_mcp.watch.control.dispatch import Dispatcher, error_text, user_name
@@ -63,9 +69,17 @@ def parse(data: dict[str, Any]) -> tuple[Request, str | None, str]:
 class SlashCommands:
     """Serves the application command and autocomplete interactions."""
 
-    def __init__(self, dispatcher: Dispatcher, *, defer_after: float = DEFER_AFTER_S) -> None:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        *,
+        defer_after: float = DEFER_AFTER_S,
+        team: TeamDesk | None = None,
+    ) -> None:
         self._dispatcher = dispatcher
         self._defer_after = defer_after
+        self.team = team
+        """The machines sharing the bot: whose each command is (None: this machine alone)."""
         self._tasks: set[asyncio.Task[None]] = set()
 
     @staticmethod
@@ -74,7 +88,10 @@ class SlashCommands:
 
     async def on_interaction(self, data: dict[str, Any]) -> None:
         """Start serving ``data`` and return at once."""
-        task = asyncio.create_task(self._serve(data), name=f"interaction-{data.get('id')}")
+        received = asyncio.get_running_loop().time()
+        task = asyncio.create_task(
+            self._serve(data, received), name=f"interaction-{data.get('id')}"
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -83,12 +100,12 @@ class SlashCommands:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _serve(self, data: dict[str, Any]) -> None:
+    async def _serve(self, data: dict[str, Any], received: float) -> None:
         try:
             if data.get("type") == AUTOCOMPLETE:
                 await self._autocomplete(data)
             else:
-                await self._command(data)
+                await self._command(data, received)
         except DiscordError as exc:
             log.warning("answering interaction %s failed: %s", data.get("id"), exc)
         except Exception:
@@ -96,6 +113,10 @@ class SlashCommands:
 
     async def _autocomplete(self, data: dict[str, Any]) -> None:
         request, focused, typed = parse(data)
+        if self.team is not None:
+            turn = self._turn(request, focused or "")
+            if turn.act != "now":
+                return  # another machine's to offer (autocomplete cannot be probed)
         controls = self._dispatcher.controls
         choices: list[tuple[str, str]] = []
         if focused and self._dispatcher.is_owner(request.user_id):
@@ -107,16 +128,50 @@ class SlashCommands:
                 log.exception("suggesting for /%s failed", request.command)
         await controls.rest.suggest(str(data["id"]), str(data["token"]), choices)
 
-    async def _command(self, data: dict[str, Any]) -> None:
+    def _turn(self, request: Request, focused: str | None) -> Turn:
+        """This machine's turn for ``request``; a stranger's is refused by whichever machine
+        answers what any machine may."""
+        assert self.team is not None
+        if not self._dispatcher.is_owner(request.user_id):
+            return self.team.anyone_turn(autocomplete=focused is not None)
+        return self.team.turn(request.command, request.options, request.channel_id, focused=focused)
+
+    async def _command(self, data: dict[str, Any], received: float) -> None:
         request, _, _ = parse(data)
         rest = self._dispatcher.controls.rest
         interaction, token = str(data["id"]), str(data["token"])
         if self._dispatcher.controls.guild_id is None and data.get("guild_id"):
             self._dispatcher.controls.guild_id = str(data["guild_id"])
+        defer_after: float | None = self._defer_after
+        note = None
+        if self.team is not None:
+            turn = self.team.turn(
+                request.command, request.options, request.channel_id, focused=None
+            )
+            if turn.act == "never":
+                return
+            if turn.act == "probe":
+                if not await self.team.slot_came(data, turn, received):
+                    return  # another machine answered
+                log.info("/%s: answering at turn %d, nobody did", request.command, turn.slot)
+                defer_after = 0.0
+            else:
+                defer_after = self.team.defer_after(received, self._defer_after)
+                if defer_after is None:
+                    log.warning(
+                        "/%s came too late to answer first: left to another machine",
+                        request.command,
+                    )
+                    return
+            if turn.instead is not None:
+                text = f"{turn.instead}\n-# answered by `{self.team.me}`"
+                await rest.reply_to_interaction(interaction, token, text, ephemeral=True)
+                return
+            note = turn.note
         work = asyncio.create_task(self._dispatcher.dispatch(request))
-        done, _ = await asyncio.wait({work}, timeout=self._defer_after)
+        done, _ = await asyncio.wait({work}, timeout=defer_after)
         if work in done:
-            reply = work.result()
+            reply = _noted(work.result(), note)
             chunks = _chunks(reply)
             await rest.reply_to_interaction(
                 interaction, token, chunks[0], ephemeral=not reply.public
@@ -128,12 +183,19 @@ class SlashCommands:
                     reply = await work
             except TimeoutError:
                 reply = Reply(error_text("E_TIMEOUT", "the command took too long; see /status"))
-            chunks = _chunks(reply)
+            chunks = _chunks(_noted(reply, note))
             await rest.edit_interaction_reply(str(data["application_id"]), token, chunks[0])
         for chunk in chunks[1:]:
             await rest.follow_up(
                 str(data["application_id"]), token, chunk, ephemeral=not reply.public
             )
+
+
+def _noted(reply: Reply, note: str | None) -> Reply:
+    """The reply with the team's note (a project two machines host) below it."""
+    if not note:
+        return reply
+    return Reply(f"{reply.text}\n-# {note}", public=reply.public, quiet_in_text=reply.quiet_in_text)
 
 
 def _chunks(reply: Reply) -> list[str]:

@@ -36,7 +36,8 @@ class Option:
     name: str
     description: str
     required: bool = False
-    suggest: str | None = None  # autocomplete: project, session, tool, model, job, schedule, chat
+    suggest: str | None = None  # autocomplete: project, session, tool, model, job, schedule,
+    # chat, machine
     choices: tuple[str, ...] = ()
     rest: bool = False  # in text: takes the rest of the line
 
@@ -78,6 +79,7 @@ def _o(name: str, description: str, **fields: Any) -> Option:
 
 
 PROJECT = _o("project", "A project", required=True, suggest="project")
+MACHINE = _o("machine", "The machine it goes on (default: the first live one)", suggest="machine")
 SESSION = _o("session", "A run thread (default: this one)", suggest="session")
 PERIODS = ("today", "7d", "30d", "all")
 
@@ -102,6 +104,7 @@ SPECS: tuple[Spec, ...] = (
                 "Tool calls: ask (writes and commands ask you, default), ask-all, off",
                 choices=APPROVAL_MODES,
             ),
+            MACHINE,
         ),
     ),
     Spec(
@@ -114,6 +117,7 @@ SPECS: tuple[Spec, ...] = (
             _o("tools", "Comma-separated tools or ACP agents (default: claude,codex,gemini)"),
             _o("default", "The tool new sessions use", suggest="tool"),
             _o("git", "Run git init in it (default: no)", choices=("yes", "no")),
+            MACHINE,
         ),
     ),
     Spec("project list", "List projects"),

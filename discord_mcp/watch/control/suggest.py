@@ -1,9 +1,10 @@
 """Autocomplete: what the owner is offered while typing an option (Discord shows at most 25).
 
-Projects, session threads (labelled with their project and first prompt), tools (the
-project's, when the command names one), models (well-known names of the thread's tool, the
-project's own ``--model`` arguments and models used before), jobs and schedules; each list is
-filtered by what was typed so far (any part of the label or value, case-insensitive).
+Projects (this machine's, then every other live machine's, labelled with it), session threads
+(labelled with their project and first prompt), tools (the project's, when the command names
+one), models (well-known names of the thread's tool, the project's own ``--model`` arguments
+and models used before), jobs, schedules and the live machines; each list is filtered by what
+was typed so far (any part of the label or value, case-insensitive).
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ def suggestions(
     kind = option.suggest
     if kind == "project":
         found = [(p.name, p.name) for p in c.projects.list()]
+        if c.team is not None:
+            mine = {value for _, value in found}
+            found += [(f"{p} · on {m}", p) for p, m in c.team.all_projects() if p not in mine]
+    elif kind == "machine":
+        names = c.team.roster.live_names() if c.team is not None else [c.settings.machine]
+        found = [(n, n) for n in names]
     elif kind == "session":
         found = _sessions(c)
     elif kind == "tool":
@@ -48,9 +55,9 @@ def suggestions(
         found = _jobs(c, options.get("session") or channel)
     elif kind == "chat":
         chats = c.chat.channels() if c.chat is not None else []
-        names = c.chat.names() if c.chat is not None else {}
+        labels = c.chat.names() if c.chat is not None else {}
         found = [
-            (f"#{names.get(x.channel_id, x.channel_id)} · {x.tool} · {x.who_text()}", x.channel_id)
+            (f"#{labels.get(x.channel_id, x.channel_id)} · {x.tool} · {x.who_text()}", x.channel_id)
             for x in chats
         ]
     else:  # schedules: read by the caller off the loop? a tiny file; read here.

@@ -1,0 +1,1 @@
+"""Several machines, one bot: who answers what, with Discord itself as the bus."""
