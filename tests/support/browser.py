@@ -127,15 +127,21 @@ class Page:
         return wait_for(lambda: (what(self.message(contains)),), what=f"{contains!r} read")[0]
 
     def click(self, css: str, label: str = "", *, within: str = "") -> None:
-        """Click the element matching ``css`` whose text has ``label`` (inside the message
-        containing ``within``, if given), looking again when the live page replaced it."""
+        """Click the element matching ``css`` whose text has ``label`` (inside a message
+        containing ``within``, if given: any of them, since a run's live text may quote a
+        card's question without its buttons), looking again when the live page replaced it."""
 
         def attempt() -> bool:
-            scope: Any = self.message(within) if within else self.driver
-            for element in scope.find_elements(By.CSS_SELECTOR, css):
-                if label in element.text:
-                    element.click()
-                    return True
+            scopes: list[Any] = (
+                [m for m in self.find("#messages .msg") if within in m.text]
+                if within
+                else [self.driver]
+            )
+            for scope in scopes:
+                for element in scope.find_elements(By.CSS_SELECTOR, css):
+                    if label in element.text:
+                        element.click()
+                        return True
             return False
 
         wait_for(attempt, what=f"{css} {label!r} to click")
