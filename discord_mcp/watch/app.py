@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -267,9 +267,7 @@ async def run_daemon(
             async with asyncio.TaskGroup() as group:
                 group.create_task(presence.run(), name="presence")
                 # Who answers what depends on the other machines: know them before answering.
-                group.create_task(
-                    watcher.run(first=lambda: _after(presence, _nothing())), name="watch"
-                )
+                group.create_task(watcher.run(first=lambda: _after(presence)), name="watch")
                 group.create_task(decisions.recover(all_projects=True), name="recover")
                 group.create_task(
                     ReminderSender(
@@ -285,7 +283,7 @@ async def run_daemon(
                 )
                 group.create_task(late.run(), name="late-answers")
                 if "link" in holder:
-                    group.create_task(_after(presence, holder["link"].run()), name="gateway")
+                    group.create_task(_after(presence, holder["link"].run), name="gateway")
                 if display is not None:
                     group.create_task(_display(settings, display), name="display")
                 if "link" in holder:
@@ -304,19 +302,19 @@ async def run_daemon(
                 )
 
 
-async def _after(presence: Presence, work: Coroutine[Any, Any, None]) -> None:
-    """Run ``work`` once the presence thread was read (or after :data:`FIRST_READ_WITHIN_S`:
-    the machine then answers as if alone until it knows better)."""
+async def _after(
+    presence: Presence, work: Callable[[], Coroutine[Any, Any, None]] | None = None
+) -> None:
+    """Run ``work()`` once the presence thread was read (or after :data:`FIRST_READ_WITHIN_S`:
+    the machine then answers as if alone until it knows better). ``work`` is made only then,
+    so a shutdown during the wait leaves no coroutine that was never awaited."""
     try:
         async with asyncio.timeout(FIRST_READ_WITHIN_S):
             await presence.read_once.wait()
     except TimeoutError:
         log.warning("the other machines' presence could not be read yet; going on")
-    await work
-
-
-async def _nothing() -> None:
-    return None
+    if work is not None:
+        await work()
 
 
 async def _register_commands(rest: RestClient, controls: Controls, visible_to: str) -> None:
