@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until as eventually
 
 
 @pytest.fixture
@@ -45,13 +46,6 @@ async def running(settings: Settings) -> AsyncIterator[ApprovalService]:
 async def approvals(settings: Settings) -> AsyncIterator[ApprovalService]:
     async with running(settings) as service:
         yield service
-
-
-async def eventually(condition: Callable[[], Any], seconds: float = 10.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.02)
-    return value
 
 
 def bash(command: str, session: str = "sess-1") -> ToolRequest:

@@ -26,6 +26,7 @@ from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until as eventually
 
 
 @pytest.fixture
@@ -59,13 +60,6 @@ async def running_service(
 async def service(settings: Settings) -> AsyncIterator[DecisionService]:
     async with running_service(settings) as svc:
         yield svc
-
-
-async def eventually(condition: Callable[[], Any], seconds: float = 10.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.02)
-    return value
 
 
 def cards_of(people: People, thread_id: str, decision_id: str) -> list[dict[str, Any]]:

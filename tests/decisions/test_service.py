@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until as eventually
 
 
 @pytest.fixture
@@ -43,13 +44,6 @@ async def running_service(settings: Settings) -> AsyncIterator[DecisionService]:
 async def service(settings: Settings) -> AsyncIterator[DecisionService]:
     async with running_service(settings) as svc:
         yield svc
-
-
-async def eventually(condition: Callable[[], bool], seconds: float = 5.0) -> None:
-    """Wait (bounded) until ``condition()`` holds; polling, never a fixed sleep."""
-    async with asyncio.timeout(seconds):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 def thread_texts(people: People, thread_id: str) -> list[str]:

@@ -26,6 +26,7 @@ from discord_mcp.tasks import Background, cancel_and_wait
 from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until
 
 
 @pytest.fixture
@@ -49,13 +50,6 @@ async def running_service(
             live=live,
         )
         yield service, rest
-
-
-async def until(condition: Callable[[], Any], seconds: float = 15.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.02)
-    return value
 
 
 def thread(people: People, thread_id: str) -> dict[str, Any]:

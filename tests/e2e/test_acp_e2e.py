@@ -41,6 +41,7 @@ from tests.support.model_server import ModelRequest, ModelServer, Reply, ShellCa
 from tests.support.people import People
 from tests.support.requirements import missing
 from tests.support.settings import settings_for
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
 
@@ -67,16 +68,6 @@ def texts(people: People, channel_id: str) -> list[str]:
         return [m["content"] for m in people.messages(channel_id)]
     except httpx.HTTPStatusError:
         return []
-
-
-async def until(condition: Callable[[], Any], seconds: float = 90.0, what: str = "") -> Any:
-    try:
-        async with asyncio.timeout(seconds):
-            while not (value := condition()):
-                await asyncio.sleep(0.1)
-    except TimeoutError:
-        raise AssertionError(f"timed out waiting for {what or condition}") from None
-    return value
 
 
 @contextlib.asynccontextmanager
@@ -133,12 +124,13 @@ EXECUTABLES = {"gemini": "gemini", "claude": "claude-agent-acp", "codex": "codex
 async def _stop_mid_turn(people: People, thread: str, brain: Brain) -> None:
     """``!stop`` while the model is still thinking: the job ends as stopped, nothing late."""
     people.say(thread, "wait for it")
-    await until(brain.held.is_set, what="the held model request")
+    await until(brain.held.is_set, what="the held model request", seconds=90.0)
     people.say(thread, "!stop")
     await until(
         # A stop the owner asked for is no failure (issue 23): said as stopped, no error code.
         lambda: [t for t in texts(people, thread) if "was stopped on request" in t],
         what="the stopped job",
+        seconds=90.0,
     )
     brain.release.set()
     assert "too late" not in " ".join(texts(people, thread))
@@ -204,21 +196,28 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
     try:
         with FeedRecorder(discord) as feed:
             async with watching(settings, environ, {agent: cli.env()}):
-                await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1)
+                await until(
+                    lambda: people.state()["stats"]["gateway_connections_open"] == 1, seconds=90.0
+                )
                 thread = people.say(discord.channel_id, "!start app")["id"]
-                await until(lambda: any("Session started" in t for t in texts(people, thread)))
+                await until(
+                    lambda: any("Session started" in t for t in texts(people, thread)), seconds=90.0
+                )
 
                 # 1. A streamed answer: shown while written, then the final answer.
                 people.say(thread, "hello agent")
                 first = STREAMED[: -(-len(STREAMED) // 4)]
                 preview = await until(
-                    lambda: feed.messages_with(thread, first), what="the streamed preview"
+                    lambda: feed.messages_with(thread, first),
+                    what="the streamed preview",
+                    seconds=90.0,
                 )
                 assert STREAMED not in preview[0]["content"]  # half written, shown already
                 brain.streaming.set()
                 final = await until(
                     lambda: [t for t in texts(people, thread) if STREAMED in t and "\n\n" in t],
                     what="the final answer",
+                    seconds=90.0,
                 )
                 previews = [
                     v
@@ -233,7 +232,9 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
 
                 # 2. A follow-up in the same session: the model sees the first exchange.
                 people.say(thread, "once more please")
-                await until(lambda: any(FOLLOW_UP in t for t in texts(people, thread)))
+                await until(
+                    lambda: any(FOLLOW_UP in t for t in texts(people, thread)), seconds=90.0
+                )
                 asked = [
                     r
                     for r in model_server.turn_requests()
@@ -248,6 +249,7 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
                     await until(
                         lambda: any("context window" in t for t in texts(people, thread)),
                         what="the context window in /usage",
+                        seconds=90.0,
                     )
 
                 # 3. A permission request, answered from the approval card (codex-acp asks when
@@ -260,10 +262,11 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
                         if "approval · decision" in m["content"] and m.get("components")
                     ],
                     what="the approval card",
+                    seconds=90.0,
                 )
                 assert "touch made.txt" in card[0]["content"]
                 people.click(card[0]["id"], button(card[0], "Allow once"))
-                await until(lambda: any(MADE in t for t in texts(people, thread)))
+                await until(lambda: any(MADE in t for t in texts(people, thread)), seconds=90.0)
                 assert (workdir / "made.txt").exists()
 
                 # 4. !stop in the middle of a turn.
@@ -314,9 +317,11 @@ async def test_codex_acp_with_the_untrusted_policy_asks_before_any_write(
     model_server.script(brain, repeat=True)
     environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
     async with watching(settings, environ, {"codex-acp": cli.env()}):
-        await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1)
+        await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1, seconds=90.0)
         thread = people.say(discord.channel_id, "!start app")["id"]
-        await until(lambda: any("Session started" in t for t in texts(people, thread)))
+        await until(
+            lambda: any("Session started" in t for t in texts(people, thread)), seconds=90.0
+        )
         people.say(thread, "make the file now")
         card = await until(
             lambda: [
@@ -325,15 +330,19 @@ async def test_codex_acp_with_the_untrusted_policy_asks_before_any_write(
                 if "approval · decision" in m["content"] and m.get("components")
             ],
             what="the approval card",
+            seconds=90.0,
         )
         assert "touch made.txt" in card[0]["content"]
         people.click(card[0]["id"], button(card[0], "Deny"))
         await until(
-            lambda: any("**Denied**" in t for t in texts(people, thread)), what="the denial"
+            lambda: any("**Denied**" in t for t in texts(people, thread)),
+            what="the denial",
+            seconds=90.0,
         )
         await until(
             lambda: [j for j in _journal(settings.home) if j["type"] in _ENDED],
             what="the job's end",
+            seconds=90.0,
         )
     assert not (workdir / "made.txt").exists()
 
@@ -394,19 +403,26 @@ async def test_a_message_steers_the_running_turn_of_an_agent_that_takes_it(
     environ["DISCORD_WATCH_ROOTS"] = str(tmp_path)
     try:
         async with watching(settings, environ, {"claude-acp": cli.env()}):
-            await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1)
+            await until(
+                lambda: people.state()["stats"]["gateway_connections_open"] == 1, seconds=90.0
+            )
             thread = people.say(discord.channel_id, "!start app")["id"]
-            await until(lambda: any("Session started" in t for t in texts(people, thread)))
+            await until(
+                lambda: any("Session started" in t for t in texts(people, thread)), seconds=90.0
+            )
             people.say(thread, "first task please")
-            await until(asked.is_set, what="the first model request")
+            await until(asked.is_set, what="the first model request", seconds=90.0)
             people.say(thread, "a second thought")
             jobs = await until(
-                lambda: _job_of_message(settings.home, "a second thought"), what="the steer"
+                lambda: _job_of_message(settings.home, "a second thought"),
+                what="the steer",
+                seconds=90.0,
             )
             release.set()
             final = await until(
                 lambda: [t for t in texts(people, thread) if "Steered:" in t and "\n\n" in t],
                 what="the answer that saw the second message",
+                seconds=90.0,
             )
     finally:
         release.set()

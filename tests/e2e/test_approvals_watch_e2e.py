@@ -28,6 +28,7 @@ from tests.support.agent_clis import CLAUDE_MODEL, CLI_CLASSES, GEMINI_MODEL, Ag
 from tests.support.model_server import ModelServer, ShellCall, quote_tool_result
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
 
@@ -53,16 +54,6 @@ def messages(people: People, channel_id: str) -> list[dict[str, Any]]:
 
 def texts(people: People, channel_id: str) -> list[str]:
     return [m["content"] for m in messages(people, channel_id)]
-
-
-async def until(condition: Callable[[], Any], seconds: float = 60.0, what: str = "") -> Any:
-    try:
-        async with asyncio.timeout(seconds):
-            while not (value := condition()):
-                await asyncio.sleep(0.1)
-    except TimeoutError:
-        raise AssertionError(f"no {what} within {seconds:g}s") from None
-    return value
 
 
 def card_in(people: People, thread_id: str) -> Callable[[], dict[str, Any] | None]:
@@ -134,10 +125,16 @@ async def project(
 
 
 async def start_run(people: People, discord: RunningEmulator) -> str:
-    await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1, what="gateway")
+    await until(
+        lambda: people.state()["stats"]["gateway_connections_open"] == 1,
+        what="gateway",
+        seconds=60.0,
+    )
     thread_id = str(people.say(discord.channel_id, "!start app")["id"])
     await until(
-        lambda: any("Session started" in t for t in texts(people, thread_id)), what="the session"
+        lambda: any("Session started" in t for t in texts(people, thread_id)),
+        what="the session",
+        seconds=60.0,
     )
     return thread_id
 
@@ -171,7 +168,9 @@ async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_th
     async with watching(settings, environ, {tool: cli.env()}):
         thread_id = await start_run(people, discord)
         people.say(thread_id, "make the file")
-        card = await until(card_in(people, thread_id), what="the approval card in the thread")
+        card = await until(
+            card_in(people, thread_id), what="the approval card in the thread", seconds=60.0
+        )
         assert "echo approved > made.txt" in card["content"]
         assert len(people.threads()) == 1  # asked in the run's thread
         refused = await click(people, card, "Allow once", user=stranger)
@@ -181,16 +180,18 @@ async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_th
         await until(
             lambda: any("First:" in t and REPLY_HINT in t for t in texts(people, thread_id)),
             what="the final message",
+            seconds=60.0,
         )
         assert (workdir / "made.txt").read_text(encoding="utf-8") == "approved\n"
 
         people.say(thread_id, "and now the cleanup")
-        second = await until(card_in(people, thread_id), what="the second card")
+        second = await until(card_in(people, thread_id), what="the second card", seconds=60.0)
         assert "recursive delete" in second["content"]
         await click(people, second, "Deny")
         final = await until(
             lambda: [t for t in texts(people, thread_id) if "Second:" in t and REPLY_HINT in t],
             what="the final message",
+            seconds=60.0,
         )
     assert not (workdir / "denied.txt").exists()
     assert "not run" in final[-1]
@@ -224,10 +225,11 @@ async def test_a_late_allow_resumes_the_run_which_retries_without_asking(
     async with watching(settings, environ, {"claude": claude.env()}):
         thread_id = await start_run(people, discord)
         people.say(thread_id, "make the late file")
-        card = await until(card_in(people, thread_id), what="the approval card")
+        card = await until(card_in(people, thread_id), what="the approval card", seconds=60.0)
         told = await until(
             lambda: [t for t in texts(people, thread_id) if "Not yet:" in t and REPLY_HINT in t],
             what="the answer",
+            seconds=60.0,
         )
         assert "No one answered" in told[0]
         assert "not run" in told[0]
@@ -236,6 +238,7 @@ async def test_a_late_allow_resumes_the_run_which_retries_without_asking(
         await until(
             lambda: any("Retried:" in t for t in texts(people, thread_id)),
             what="the resumed run's answer",
+            seconds=60.0,
         )
     assert (workdir / "late.txt").read_text(encoding="utf-8") == "late\n"
     prompts = [t for r in model_server.turn_requests() for t in r.user_texts()]
@@ -263,11 +266,12 @@ async def test_codex_asking_twice_for_a_call_that_leaves_its_sandbox_takes_one_c
     async with watching(settings, environ, {"codex": cli.env()}):
         thread_id = await start_run(people, discord)
         people.say(thread_id, "append to the file outside the sandbox")
-        card = await until(card_in(people, thread_id), what="the approval card")
+        card = await until(card_in(people, thread_id), what="the approval card", seconds=60.0)
         await click(people, card, "Allow once")
         await until(
             lambda: any("Ran:" in t and REPLY_HINT in t for t in texts(people, thread_id)),
             what="the final message",
+            seconds=60.0,
         )
     assert (workdir / "once.txt").read_text(encoding="utf-8") == "once\n"
     cards = [t for t in texts(people, thread_id) if "**Approval needed**" in t]

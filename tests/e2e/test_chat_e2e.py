@@ -54,6 +54,7 @@ from tests.support.model_server import (
 )
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
 
@@ -83,16 +84,6 @@ def texts(people: People, channel_id: str) -> list[str]:
         return [m["content"] for m in people.messages(channel_id)]
     except httpx.HTTPStatusError:
         return []
-
-
-async def until(condition: Callable[[], Any], seconds: float = 90.0, what: str = "") -> Any:
-    try:
-        async with asyncio.timeout(seconds):
-            while not (value := condition()):
-                await asyncio.sleep(0.1)
-    except TimeoutError:
-        raise AssertionError(f"timed out waiting for {what or condition}") from None
-    return value
 
 
 @contextlib.asynccontextmanager
@@ -206,7 +197,7 @@ async def test_a_chat_channel_answers_reacts_and_steers_with_claude(
     journal = settings.home / "runs" / "events.ndjson"
     async with watching(settings, environ, tool_env):
         people.say(chat, "hello Pip")
-        await until(lambda: HELLO in texts(people, chat), what="the answer to hello")
+        await until(lambda: HELLO in texts(people, chat), what="the answer to hello", seconds=90.0)
         asked = people.say(chat, "please react to this")
         await until(
             lambda: any(
@@ -216,18 +207,21 @@ async def test_a_chat_channel_answers_reacts_and_steers_with_claude(
                 for r in m.get("reactions") or []
             ),
             what="the reaction",
+            seconds=90.0,
         )
         people.say(chat, "a slow one")
-        await until(brain.held.is_set, what="the slow turn")
+        await until(brain.held.is_set, what="the slow turn", seconds=90.0)
         people.say(chat, "second thought")
         await until(  # Claude Code takes it into the running turn, through its stdin
             lambda: '"JobSteered"' in journal.read_text(encoding="utf-8"),
             what="the second message steered into the running turn",
+            seconds=90.0,
         )
         brain.release.set()
         await until(
             lambda: any("Both thoughts, at once." in t for t in texts(people, chat)),
             what="the answer to the steered message",
+            seconds=90.0,
         )
     prompts = [t for r in model_server.requests if r.api == "anthropic" for t in r.user_texts()]
     hello = next(p for p in prompts if "hello Pip" in p)
@@ -253,15 +247,18 @@ async def test_messages_sent_mid_turn_merge_into_one_next_turn_with_codex(
     journal = settings.home / "runs" / "events.ndjson"
     async with watching(settings, environ, tool_env):
         people.say(chat, "a slow one")
-        await until(brain.held.is_set, what="the slow turn")
+        await until(brain.held.is_set, what="the slow turn", seconds=90.0)
         people.say(chat, "second thought")
         people.say(chat, "and a third thought")
         await until(  # Codex takes nothing mid-turn: both wait in the next turn
             lambda: '"JobAmended"' in journal.read_text(encoding="utf-8"),
             what="the third message merged into the waiting turn",
+            seconds=90.0,
         )
         brain.release.set()
-        await until(lambda: "Both thoughts, at once." in texts(people, chat), what="the merge")
+        await until(
+            lambda: "Both thoughts, at once." in texts(people, chat), what="the merge", seconds=90.0
+        )
     merged = [r for r in model_server.requests if r.contains("second thought")]
     assert merged, "the second message reached the model"
     assert all(r.contains("and a third thought") for r in merged)  # one turn for both
@@ -284,7 +281,9 @@ async def test_a_strangers_turn_cannot_write_a_file(
     async with watching(settings, environ, tool_env):
         people.say(lobby, "please write the file pwned.txt", author=stranger)
         await until(
-            lambda: "I cannot write files." in texts(people, lobby), 150, "the stranger's answer"
+            lambda: "I cannot write files." in texts(people, lobby),
+            150,
+            what="the stranger's answer",
         )
     assert not (workdir / "pwned.txt").exists()
     turn = [r for r in model_server.requests if r.contains("write the file") and r.offered_tools()]
@@ -315,7 +314,9 @@ async def test_a_heartbeat_on_a_per_second_cron_schedule_speaks_in_real_time(
         )
     )  # fmt: skip
     async with watching(settings, environ, tool_env, schedule_tick=0.2):
-        await until(lambda: "Heartbeat: good morning!" in texts(people, chat), 120, "the heartbeat")
+        await until(
+            lambda: "Heartbeat: good morning!" in texts(people, chat), 120, what="the heartbeat"
+        )
         await off_loop(store.remove, schedule.id)
     heartbeat = [r for r in model_server.requests if r.contains("scheduled heartbeat")]
     assert heartbeat

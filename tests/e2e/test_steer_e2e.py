@@ -27,11 +27,11 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs import ProjectRegistry
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.app import run_daemon
-from tests.support import waiting
 from tests.support.agent_clis import CLAUDE_MODEL, ClaudeCli, require_cli
 from tests.support.model_server import BuiltinCall, ModelRequest, ModelServer, Reply, Text
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
 
@@ -56,10 +56,6 @@ def texts(people: People, channel_id: str) -> list[str]:
         return [m["content"] for m in people.messages(channel_id)]
     except httpx.HTTPStatusError:
         return []
-
-
-async def until(condition: Callable[[], Any], what: str = "the condition") -> Any:
-    return await waiting.until(condition, WAIT_S, what, poll=0.1)
 
 
 @contextlib.asynccontextmanager
@@ -158,7 +154,7 @@ class Setup:
 
 
 async def _connected(people: People) -> None:
-    await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1)
+    await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1, seconds=WAIT_S)
 
 
 async def test_a_message_written_while_claude_code_works_joins_its_running_turn(
@@ -170,18 +166,27 @@ async def test_a_message_written_while_claude_code_works_joins_its_running_turn(
         async with setup.watching():
             await _connected(people)
             thread = people.say(discord.channel_id, "!start app")["id"]
-            await until(lambda: any("Session started" in t for t in texts(people, thread)))
+            await until(
+                lambda: any("Session started" in t for t in texts(people, thread)), seconds=WAIT_S
+            )
             people.say(thread, "first task please")
-            await until(setup.brain.asked.is_set, what="the held model request")
+            await until(setup.brain.asked.is_set, what="the held model request", seconds=WAIT_S)
             people.say(thread, SECOND)
             [steered] = await until(
-                lambda: of_type(setup.home, "JobSteered"), what="the message steered"
+                lambda: of_type(setup.home, "JobSteered"),
+                what="the message steered",
+                seconds=WAIT_S,
             )
-            await until(lambda: handed_over(setup.home, steered["job_id"]), what="the hand-over")
+            await until(
+                lambda: handed_over(setup.home, steered["job_id"]),
+                what="the hand-over",
+                seconds=WAIT_S,
+            )
             setup.brain.release.set()
             final = await until(
                 lambda: [t for t in texts(people, thread) if "Steered:" in t and "Reply in" in t],
                 what="the answer",
+                seconds=WAIT_S,
             )
     finally:
         setup.brain.release.set()
@@ -211,23 +216,36 @@ async def test_a_job_reattached_after_a_daemon_restart_still_takes_a_steered_mes
         async with setup.watching():
             await _connected(people)
             thread = people.say(discord.channel_id, "!start app")["id"]
-            await until(lambda: any("Session started" in t for t in texts(people, thread)))
+            await until(
+                lambda: any("Session started" in t for t in texts(people, thread)), seconds=WAIT_S
+            )
             people.say(thread, "first task please")
-            await until(setup.brain.asked.is_set, what="the held model request")
+            await until(setup.brain.asked.is_set, what="the held model request", seconds=WAIT_S)
         # The daemon is gone; Claude Code still waits for the model.
         assert not of_type(setup.home, "JobCompleted")
         async with setup.watching():
-            await until(lambda: of_type(setup.home, "JobReattached"), what="the reattached job")
+            await until(
+                lambda: of_type(setup.home, "JobReattached"),
+                what="the reattached job",
+                seconds=WAIT_S,
+            )
             await _connected(people)
             people.say(thread, SECOND)
             [steered] = await until(
-                lambda: of_type(setup.home, "JobSteered"), what="the message steered"
+                lambda: of_type(setup.home, "JobSteered"),
+                what="the message steered",
+                seconds=WAIT_S,
             )
-            await until(lambda: handed_over(setup.home, steered["job_id"]), what="the hand-over")
+            await until(
+                lambda: handed_over(setup.home, steered["job_id"]),
+                what="the hand-over",
+                seconds=WAIT_S,
+            )
             setup.brain.release.set()
             final = await until(
                 lambda: [t for t in texts(people, thread) if "Steered:" in t and "Reply in" in t],
                 what="the answer",
+                seconds=WAIT_S,
             )
     finally:
         setup.brain.release.set()

@@ -13,7 +13,6 @@ import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -27,6 +26,7 @@ from tests.support.agent_clis import CLAUDE_MODEL, ClaudeCli, CodexCli
 from tests.support.model_server import ModelServer, Text, ToolCall, quote_tool_result
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
 
@@ -48,13 +48,6 @@ def texts(people: People, channel_id: str) -> list[str]:
         return [m["content"] for m in people.messages(channel_id)]
     except httpx.HTTPStatusError:
         return []
-
-
-async def until(condition: Callable[[], Any], seconds: float = 60.0, what: str = "") -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.1)
-    return value
 
 
 @contextlib.asynccontextmanager
@@ -98,14 +91,17 @@ async def test_a_runs_agent_asks_in_its_thread_and_tool_switches(
         Text("Codex here, picking up."),
     )
     async with watching(settings, environ, {"claude": claude.env(), "codex": codex.env()}):
-        await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1)
+        await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1, seconds=60.0)
         thread_id = people.say(discord.channel_id, "!start app")["id"]
-        await until(lambda: any("Session started" in t for t in texts(people, thread_id)))
+        await until(
+            lambda: any("Session started" in t for t in texts(people, thread_id)), seconds=60.0
+        )
         people.say(thread_id, "deploy the release")
         card = await until(
             # the card, not the run's status line that also names the question
             lambda: [t for t in texts(people, thread_id) if "**Question:** Deploy to prod?" in t],
             what="the agent's question in the run thread",
+            seconds=60.0,
         )
         assert "decision `" in card[0]
         assert len(people.threads()) == 1  # asked in the run thread, not a new one
@@ -115,15 +111,19 @@ async def test_a_runs_agent_asks_in_its_thread_and_tool_switches(
                 "The owner decided" in t and "Reply in this" in t for t in texts(people, thread_id)
             ),
             what="the final answer",
+            seconds=60.0,
         )
         people.say(thread_id, "!tool codex")
-        await until(lambda: any("uses `codex`" in t for t in texts(people, thread_id)))
+        await until(
+            lambda: any("uses `codex`" in t for t in texts(people, thread_id)), seconds=60.0
+        )
         people.say(thread_id, "carry on")
         await until(  # the final answer, not its streamed preview
             lambda: any(
                 "Codex here" in t and "Reply in this" in t for t in texts(people, thread_id)
             ),
             what="codex",
+            seconds=60.0,
         )
     [result] = [r for r in model_server.tool_results() if '"status"' in r.text]
     answer = json.loads(result.text)

@@ -10,7 +10,6 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,6 +23,7 @@ from tests.support.agent_clis import CLAUDE_MODEL, CLI_CLASSES
 from tests.support.model_server import ModelServer, Text
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.e2e
 
@@ -37,13 +37,6 @@ ARGS: dict[Tool, list[str]] = {"claude": ["--model", CLAUDE_MODEL], "codex": [],
 @pytest.fixture
 def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
     return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.01)
-
-
-async def until(condition: Callable[[], Any], seconds: float = 90.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.1)
-    return value
 
 
 @contextlib.asynccontextmanager
@@ -81,11 +74,18 @@ async def test_the_owners_screenshot_in_a_run_thread_reaches_the_model(
         )
         environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
         async with watching(settings, environ, {tool: cli.env()}):
-            await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1)
+            await until(
+                lambda: people.state()["stats"]["gateway_connections_open"] == 1, seconds=90.0
+            )
             thread_id = people.say(discord.channel_id, "!start app")["id"]
-            await until(lambda: any("Session started" in t for t in texts(people, thread_id)))
+            await until(
+                lambda: any("Session started" in t for t in texts(people, thread_id)), seconds=90.0
+            )
             people.send_files(thread_id, [("phone.png", PNG, "image/png")], content="see this?")
-            await until(lambda: any("I see the screenshot" in t for t in texts(people, thread_id)))
+            await until(
+                lambda: any("I see the screenshot" in t for t in texts(people, thread_id)),
+                seconds=90.0,
+            )
         assert not model_server.outbound_attempts, model_server.outbound_attempts
         [kept] = list((settings.home / "files").glob("*/*-phone.png"))
         assert kept.read_bytes() == PNG

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until as eventually
 
 QUESTIONS = {
     "en": "Deploy to production now?",
@@ -46,13 +47,6 @@ async def services(settings: Settings) -> AsyncIterator[tuple[DecisionService, A
             settings=settings, rest=rest, store=DecisionStore(settings.home), background=background
         )
         yield decisions, ApprovalService(settings=settings, decisions=decisions, rest=rest)
-
-
-async def eventually(condition: Callable[[], Any], seconds: float = 10.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.02)
-    return value
 
 
 def card_of(people: People, decision: Decision) -> dict[str, Any]:

@@ -3,9 +3,7 @@ owner's prompt; what the agent wrote is shown as it wrote it."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +17,11 @@ from discord_mcp.watch.notifier import DiscordNotifier, final_head, final_messag
 from tests.approvals.test_runs import job as english_job
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until as eventually
 
 
 def job(prompt: str, **changes: Any) -> JobView:
     return dataclasses.replace(english_job(), prompt=prompt, **changes)
-
-
-async def eventually(condition: Callable[[], Any], seconds: float = 10.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.02)
-    return value
 
 
 @pytest.mark.parametrize(

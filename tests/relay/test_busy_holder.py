@@ -24,6 +24,7 @@ from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until
 
 
 @pytest.fixture
@@ -31,13 +32,6 @@ def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
     # Heartbeats every ~400 ms: a read loop stuck for seconds would miss many ACKs (and beats
     # any shorter are missed by a loaded machine's scheduling alone).
     return make_emulator(rate_limit_scale=0.01, gateway_heartbeat_scale=0.01)
-
-
-async def until(condition: Callable[[], Any], seconds: float = 20.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.02)
-    return value
 
 
 async def heartbeats_past(people: People, count: int, seconds: float = 30.0) -> None:

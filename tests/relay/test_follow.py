@@ -32,6 +32,7 @@ from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import env_for, settings_for
 from tests.support.stdio_peer import StdioPeer
+from tests.support.waiting import until as eventually
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
@@ -57,15 +58,6 @@ class Recorder:
 
     def numbers(self) -> list[int]:
         return [d["n"] for _, d, _ in self.events if "n" in d]
-
-
-async def eventually(condition: Callable[[], Any], seconds: float = 30.0) -> Any:
-    """Wait (bounded) until ``condition()`` holds; polling the test's condition, never sleeping
-    a fixed time."""
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.02)
-    return value
 
 
 @contextlib.asynccontextmanager

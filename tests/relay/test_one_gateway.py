@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -29,6 +28,7 @@ from tests.support.people import People
 from tests.support.settings import env_for
 from tests.support.slash import Slash
 from tests.support.stdio_peer import StdioPeer
+from tests.support.waiting import until_sync as until
 
 WATCH = [sys.executable, "-c", "from discord_mcp.watch.cli import main; raise SystemExit(main())"]
 
@@ -38,14 +38,6 @@ def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
     # Heartbeats every 2 s: often enough to take a dead holder over fast, not so often that a
     # loaded machine misses an ACK and reconnects (which would add a connection).
     return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.05)
-
-
-def until(condition: Callable[[], Any], seconds: float = 20.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + seconds
-    while not (value := condition()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-    return value
 
 
 def holder_pid(home: Path) -> int | None:

@@ -6,10 +6,8 @@ The engine's monotonic clock is injected (real time plus jumps the test makes), 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from discord_mcp.runs import ProjectRegistry
@@ -17,6 +15,7 @@ from discord_mcp.runs.contract import OwnerWait
 from discord_mcp.state.files import off_loop
 from tests.runs.conftest import FAST, EngineFactory
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario
+from tests.support.waiting import until
 
 LIMITS = dataclasses.replace(FAST, job_timeout=3600.0, wait_check_interval=0.02)
 
@@ -59,13 +58,6 @@ class OwnerWaits:
 
 async def project_with_timeout(registry: ProjectRegistry, workdir: Path, seconds: float) -> None:
     await off_loop(registry.add, "slowpoke", workdir, ["claude"], "claude", job_timeout=seconds)
-
-
-async def until(condition: Callable[[], object]) -> None:
-    """Wait (at most 20 s) until ``condition()`` holds."""
-    async with asyncio.timeout(20):
-        while not condition():
-            await asyncio.sleep(0.01)
 
 
 async def test_a_job_waiting_for_the_owner_longer_than_its_timeout_is_not_killed(

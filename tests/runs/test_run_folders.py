@@ -4,12 +4,10 @@ schema after each test: tests/support/run_schemas.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import re
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +28,7 @@ from discord_mcp.transport.rest import Upload
 from tests.runs.conftest import FAST, EngineFactory
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario
 from tests.support.run_schemas import checked_files, problems
+from tests.support.waiting import until
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -56,13 +55,6 @@ def repo(workdir: Path) -> Path:
     git(workdir, "add", "kept.txt")
     git(workdir, "commit", "-q", "-m", "start")
     return workdir
-
-
-async def until(condition: Callable[[], Any], seconds: float = 20.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.02)
-    return value
 
 
 def document(path: Path) -> dict[str, Any]:

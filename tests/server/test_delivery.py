@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +19,11 @@ from discord_mcp.emulator import RunningEmulator
 from tests.support.people import People
 from tests.support.settings import env_for
 from tests.support.stdio_peer import StdioPeer
+from tests.support.waiting import until_sync as until
 
 LOOK_S = 3.0
 """How long the test watches the decision file for a "delivered" that must not come; written
 before the response, it came within milliseconds of the answer."""
-
-
-def until(condition: Callable[[], Any], what: str, seconds: float = 30.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while not (value := condition()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-    return value
 
 
 def decision_file(home: Path) -> dict[str, Any] | None:
@@ -54,8 +46,8 @@ def test_an_answer_whose_response_never_left_is_given_to_the_next_session(
         asker.stop_reading()
         for n in range(40):  # the tool list is a few kB: these fill the pipe
             asker.send({"jsonrpc": "2.0", "id": 200 + n, "method": "tools/list", "params": {}})
-        until(lambda: asker.unread() >= 4096, "a full pipe")
-        thread = until(lambda: people.threads(), "the question's thread")[0]
+        until(lambda: asker.unread() >= 4096, what="a full pipe")
+        thread = until(lambda: people.threads(), what="the question's thread")[0]
         people.say(thread["id"], "Ship")
         asker.send(
             {
@@ -70,7 +62,7 @@ def test_an_answer_whose_response_never_left_is_given_to_the_next_session(
         )
         answered = until(
             lambda: (d := decision_file(home)) is not None and d["status"] == "answered" and d,
-            "the answer recorded",
+            what="the answer recorded",
         )
         assert answered["selected_option"] == "Ship"
         deadline = time.monotonic() + LOOK_S
@@ -114,7 +106,7 @@ def test_an_answer_check_pending_took_but_never_sent_goes_to_the_next_session(
         assert asked["status"] == "pending"
     finally:
         asker.close()  # the asking session is gone; the owner answers afterwards
-    thread = until(lambda: people.threads(), "the question's thread")[0]
+    thread = until(lambda: people.threads(), what="the question's thread")[0]
     people.say(thread["id"], "Rotate")
     taker = StdioPeer(env, tmp_path)
     try:
@@ -122,7 +114,7 @@ def test_an_answer_check_pending_took_but_never_sent_goes_to_the_next_session(
         taker.stop_reading()
         for n in range(40):  # fill the pipe: check_pending's answer cannot be written
             taker.send({"jsonrpc": "2.0", "id": 200 + n, "method": "tools/list", "params": {}})
-        until(lambda: taker.unread() >= 4096, "a full pipe")
+        until(lambda: taker.unread() >= 4096, what="a full pipe")
         first = decision_file(home)
         assert first is not None
         taker.send(
@@ -140,7 +132,7 @@ def test_an_answer_check_pending_took_but_never_sent_goes_to_the_next_session(
                 and d["status"] == "answered"
                 and d["asker_lease"] != first["asker_lease"]
             ),
-            "the answer taken by the new session",
+            what="the answer taken by the new session",
         )
         decision = decision_file(home)
         assert decision is not None

@@ -13,10 +13,8 @@ import asyncio
 import fcntl
 import json
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -30,19 +28,9 @@ from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import env_for, settings_for
 from tests.support.stdio_peer import StdioPeer
+from tests.support.waiting import until_sync as until
 
 SENDS = "this process sends the reminders"
-
-
-def until(condition: Callable[[], Any], *, timeout: float = 30.0, what: str = "it") -> Any:
-    """Poll ``condition`` until it is truthy (bounded); return its value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def ask(discord: RunningEmulator, home: Path, question: str) -> Decision:

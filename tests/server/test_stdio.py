@@ -14,13 +14,7 @@ from discord_mcp.relay.holder import read_status
 from tests.support.people import People
 from tests.support.settings import env_for
 from tests.support.stdio_peer import SERVER, StdioPeer
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
+from tests.support.waiting import until_sync as wait_for
 
 
 def holds_gateway(home: Path, pid: int) -> bool:

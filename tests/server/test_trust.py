@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +38,6 @@ async def call(client: Client[Any], tool: str, **arguments: Any) -> dict[str, An
     result = await client.call_tool(tool, arguments)
     assert isinstance(result.structured_content, dict)
     return result.structured_content
-
-
-async def eventually(condition: Callable[[], Any], seconds: float = 10.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.02)
-    return value
 
 
 async def test_progress_reports_for_one_task_at_once_post_one_card_and_all_return(

@@ -18,7 +18,7 @@ POLL_S = 0.02
 
 async def until(
     condition: Callable[[], T],
-    seconds: float = 15.0,
+    seconds: float = 30.0,
     what: str = "the condition",
     *,
     timeout: float | None = None,
@@ -36,7 +36,7 @@ async def until(
 
 def until_sync(
     condition: Callable[[], T],
-    seconds: float = 15.0,
+    seconds: float = 30.0,
     what: str = "the condition",
     *,
     timeout: float | None = None,

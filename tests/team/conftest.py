@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,13 +21,7 @@ from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
 from tests.support.settings import settings_for
 from tests.support.slash import Slash
-
-
-async def until(condition: Callable[[], Any], seconds: float = 20.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.05)
-    return value
+from tests.support.waiting import until
 
 
 @dataclass

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,16 +21,10 @@ from discord_mcp.transport.shared_ledger import shared_limiter
 from tests.support.people import People
 from tests.support.settings import env_for, settings_for
 from tests.support.slash import Slash
+from tests.support.waiting import until_sync as wait_for
 from tests.team.conftest import presence_records
 
 WATCH = [sys.executable, "-c", "from discord_mcp.watch.cli import main; raise SystemExit(main())"]
-
-
-def wait_for(condition: Callable[[], object], seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "the condition did not hold in time"
-        time.sleep(0.05)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +20,6 @@ from tests.support.settings import settings_for
 from tests.support.slash import Slash
 
 COMMAND_COUNT = 15
-
-
-async def until(condition: Callable[[], Any], seconds: float = 15.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.05)
-    return value
 
 
 class WallClock:

@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -25,6 +24,7 @@ from discord_mcp.watch.cursors import Cursors
 from tests.decisions.test_service import running_service
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
+from tests.support.waiting import until
 
 
 @contextlib.asynccontextmanager
@@ -39,13 +39,6 @@ async def daemon(
         with contextlib.suppress(asyncio.CancelledError):
             async with asyncio.timeout(15):
                 await task
-
-
-async def until(condition: Callable[[], Any], seconds: float = 15.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.05)
-    return value
 
 
 def texts(people: People, channel_id: str) -> list[str]:

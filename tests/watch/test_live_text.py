@@ -4,21 +4,13 @@ breaking a code fence, removed when the job ends."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
 
 from discord_mcp.config import Secret
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.live_text import LiveText
 from tests.support.people import People
-
-
-async def until(condition: Callable[[], Any], seconds: float = 10.0) -> Any:
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.02)
-    return value
+from tests.support.waiting import until
 
 
 async def test_a_burst_of_chunks_costs_few_edits_and_ends_as_the_whole_text(
