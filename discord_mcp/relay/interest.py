@@ -203,11 +203,13 @@ class Router:
         for name in names:
             if name == self._own or name.startswith("."):
                 continue
-            if not self._alive(name):
-                self._forget(name, key)
-                continue
-            if self._append(name, line):
-                sent.append(name)
+            try:
+                if not self._alive(name):
+                    self._forget(name, key)
+                elif self._append(name, line):
+                    sent.append(name)
+            except OSError as exc:  # its lease or files cannot be looked at: skip it this time
+                log.warning("cannot hand an event to follower %s: %s", name, exc)
         return sent
 
     def _append(self, name: str, line: bytes) -> bool:

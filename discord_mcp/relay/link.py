@@ -167,8 +167,6 @@ class LiveLink:
         """Set while this process follows the spool (its reader is open)."""
         self.wakeups = 0
         """How many times the follower loop woke (tests count them: an idle follower sleeps)."""
-        self.router: Router | None = None
-        """While holding: who gets which event (tests read its counts)."""
 
     # ---- what others ask --------------------------------------------------------------------
 
@@ -317,9 +315,7 @@ class LiveLink:
             await self._sleep(self._lock_retry * 5)
             return
         writer = SpoolWriter(self._spool_path)
-        router = self.router = Router(
-            self._settings.home, own=self._interests.name if self._interests else None
-        )
+        router = Router(self._settings.home, own=self._interests.name if self._interests else None)
         with contextlib.suppress(OSError):
             await off_loop(router.sweep)  # dead followers' interests and mailboxes
 
