@@ -159,9 +159,13 @@ class Poster:
             ),
         )
         log.info("asked decision %s in thread %s", stored.id, stored.thread_id)
-        if stored.reaction_emojis:
-            self._background.spawn(self._add_reactions(stored), f"reactions-{stored.id}")
+        self.add_reactions_soon(stored)
         return stored
+
+    def add_reactions_soon(self, decision: Decision) -> None:
+        """Put the card's answer reactions on it, in the background (each one once)."""
+        if decision.reaction_emojis and decision.card_message_id:
+            self._background.spawn(self._add_reactions(decision), f"reactions-{decision.id}")
 
     async def _open_thread(self, decision: Decision) -> Decision:
         name = f"{decision.project} · {decision.session} · {decision.question}"

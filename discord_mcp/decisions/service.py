@@ -43,6 +43,7 @@ from discord_mcp.errors import (
 )
 from discord_mcp.relay.fswatch import FileChanges, Subscription, subscribed
 from discord_mcp.relay.interest import Interests
+from discord_mcp.state.leases import lease_alive
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 
@@ -219,6 +220,10 @@ class DecisionService:
         if existing is not None:
             if not existing.card_message_id:
                 existing = await self.poster.post(existing, fresh=False)
+            elif not lease_alive(self._store.home, existing.asker_lease):
+                # Its asker may have died between the card and its reactions (found by
+                # bench/chaos): adding a reaction the card has is a no-op.
+                self.poster.add_reactions_soon(existing)
             return existing, False
         return await self.poster.post(draft, fresh=True), True
 

@@ -214,3 +214,29 @@ async def test_the_main_channel_is_refused_as_a_thread(
         await service.ask(Question("Here?", thread_id=settings.channel_id))
     assert len(people.messages(settings.channel_id)) == before
     assert service.store.all() == []
+
+
+async def test_a_reask_after_the_askers_death_before_the_cards_reactions_adds_them(
+    service: DecisionService, people: People, settings: Settings
+) -> None:
+    """kill -9 after the card, before its reactions (bench/chaos found it: the owner waited for
+    reactions that never came): the same question asked again puts them on the card."""
+    first, _ = await service.ask(Question("Roll back?", options=("Yes", "No")))
+    async with RestClient(settings.token, api_base=settings.api_base) as rest:
+        bare = await rest.create_message(first.thread_id, f"decision `{first.id}`: Roll back?")
+    await left_behind(
+        service,
+        first,
+        card_message_id=bare["id"],
+        seen_message_id=bare["id"],
+        asker_lease="4242-deadbeef",  # a process that is gone
+    )
+
+    def reactions() -> set[str]:
+        [card] = [m for m in people.messages(first.thread_id) if m["id"] == bare["id"]]
+        return {r["emoji"]["name"] for r in card.get("reactions") or []}
+
+    assert reactions() == set()
+    again, created = await service.ask(Question("Roll back?", options=("Yes", "No")))
+    assert (again.id, again.card_message_id, created) == (first.id, bare["id"], False)
+    await eventually(lambda: reactions() == set(first.reaction_emojis))
