@@ -26,6 +26,7 @@ from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until
 
 
 @pytest.fixture
@@ -239,4 +240,4 @@ async def test_a_reask_after_the_askers_death_before_the_cards_reactions_adds_th
     assert reactions() == set()
     again, created = await service.ask(Question("Roll back?", options=("Yes", "No")))
     assert (again.id, again.card_message_id, created) == (first.id, bare["id"], False)
-    await eventually(lambda: reactions() == set(first.reaction_emojis))
+    await until(lambda: reactions() == set(first.reaction_emojis), 10, "the card's reactions")

@@ -21,6 +21,7 @@ from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until
 
 
 @contextlib.asynccontextmanager
@@ -103,9 +104,7 @@ async def test_a_later_wait_asks_for_the_thread_again_for_as_long_as_it_waits(
             assert pending.status == "pending"
             assert interests.threads() == set()
             waiting = asyncio.create_task(service.wait(decision.id, max_wait=30))
-            async with asyncio.timeout(30):
-                while interests.threads() != {decision.thread_id}:
-                    await asyncio.sleep(0.01)
+            await until(lambda: interests.threads() == {decision.thread_id}, 30, "the ask")
             await asyncio.to_thread(people.say, decision.thread_id, "merge")
             assert (await waiting).selected_option == "Merge"
             assert interests.threads() == set()
@@ -143,9 +142,7 @@ async def test_a_thread_whose_events_cannot_be_asked_for_is_polled_at_the_normal
             )
             before = len(polls)
             waiting = asyncio.create_task(service.wait(decision.id, max_wait=20))
-            async with asyncio.timeout(30):  # the wait's first look at the thread
-                while len(polls) == before:
-                    await asyncio.sleep(0.01)
+            await until(lambda: len(polls) > before, 30, "the wait's first look at the thread")
             await asyncio.to_thread(people.say, decision.thread_id, "deploy")
             result = await waiting  # never routed here: found by the next poll, not in 30 s
             assert result.selected_option == "Deploy"

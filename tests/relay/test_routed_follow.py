@@ -34,6 +34,7 @@ from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import env_for, settings_for
 from tests.support.stdio_peer import StdioPeer
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
@@ -55,14 +56,6 @@ class Recorder:
 
     def contents(self) -> list[str]:
         return [d.get("content", "") for n, d in self.events if n == "MESSAGE_CREATE"]
-
-
-async def eventually(condition: Callable[[], Any], seconds: float = 30.0) -> Any:
-    """Wait (bounded) until ``condition()`` holds."""
-    async with asyncio.timeout(seconds):
-        while not (value := condition()):
-            await asyncio.sleep(0.02)
-    return value
 
 
 @contextlib.asynccontextmanager
@@ -127,7 +120,7 @@ async def test_a_follower_is_woken_only_by_the_events_of_the_threads_it_wants(
                 link,
                 changes,
             ):
-                await eventually(link.following.is_set)
+                await until(link.following.is_set, 30)
                 assert interests.want(WANTED)
                 woken, kernel = link.wakeups, changes.wakeups
                 for n in range(40):  # a busy holder: other threads, the main channel
@@ -138,11 +131,11 @@ async def test_a_follower_is_woken_only_by_the_events_of_the_threads_it_wants(
                         HolderStatus(pid=os.getpid(), program="t", state="ready", alive_at=0.0),
                     )
                 relay(WANTED, "mine", 41)
-                await eventually(lambda: recorder.contents() == ["mine"])
+                await until(lambda: recorder.contents() == ["mine"], 30)
                 assert link.wakeups - woken <= 1
                 assert changes.wakeups - kernel <= 1
                 relay(WANTED, "mine again", 42)
-                await eventually(lambda: recorder.contents() == ["mine", "mine again"])
+                await until(lambda: recorder.contents() == ["mine", "mine again"], 30)
                 assert not link.holding.is_set()
     finally:
         held.release()
@@ -176,27 +169,27 @@ async def test_a_follower_keeps_its_threads_across_a_killed_holder_and_one_that_
 
     try:
         server.handshake()
-        await eventually(lambda: holder() == server.process.pid)
+        await until(lambda: holder() == server.process.pid, 30)
         async with RestClient(settings.token, api_base=settings.api_base) as rest:
             first = (await rest.create_thread(settings.channel_id, "first"))["id"]
             second = (await rest.create_thread(settings.channel_id, "second"))["id"]
         async with linked(
             replace(settings, gateway="follow"), follower, may_hold=False, interests=interests
         ) as (link, _):
-            await eventually(link.following.is_set)
+            await until(link.following.is_set, 30)
             assert interests.want(first)
             await asyncio.to_thread(people.say, first, "a")
             await asyncio.to_thread(people.say, discord.channel_id, "not for it")
-            await eventually(lambda: follower.contents() == ["a"])
+            await until(lambda: follower.contents() == ["a"], 30)
             os.kill(server.process.pid, signal.SIGKILL)
             server.process.wait(timeout=10)
             assert interests.want(second)  # nobody holds the gateway now
             async with linked(settings, successor) as (taken, _):
-                await eventually(taken.holding.is_set)
+                await until(taken.holding.is_set, 30)
                 for thread, content in ((second, "b"), (discord.channel_id, "no"), (first, "c")):
                     await asyncio.to_thread(people.say, thread, content)
-                await eventually(lambda: len(follower.contents()) >= 3)
-                await eventually(lambda: "c" in successor.contents())
+                await until(lambda: len(follower.contents()) >= 3, 30)
+                await until(lambda: "c" in successor.contents(), 30)
         assert follower.contents() == ["a", "b", "c"]
     finally:
         server.close()

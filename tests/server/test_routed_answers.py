@@ -13,7 +13,6 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +22,10 @@ from tests.server.test_idle_wakeups import WAKEUPS_PER_S, rates
 from tests.support.people import People
 from tests.support.settings import env_for
 from tests.support.stdio_peer import StdioPeer
+from tests.support.waiting import until_sync
 
 NOISE_PER_S = 25
 """Messages a second the owner writes elsewhere while the follower waits."""
-
-
-def until(condition: Callable[[], Any], what: str, seconds: float = 60.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while not (value := condition()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-    return value
 
 
 def holder_pid(home: Path) -> int | None:
@@ -64,7 +56,7 @@ def result(peer: StdioPeer, request_id: int, seconds: float = 60.0) -> dict[str,
                 return dict(message["result"]["structuredContent"])
         return None
 
-    return dict(until(found, f"the result of call {request_id}", seconds))
+    return dict(until_sync(found, seconds, f"the result of call {request_id}"))
 
 
 def card_thread(people: People, question: str) -> str:
@@ -76,7 +68,7 @@ def card_thread(people: People, question: str) -> str:
                 return str(thread["id"])
         return None
 
-    return str(until(posted, f"the card of {question!r}"))
+    return str(until_sync(posted, 60, f"the card of {question!r}"))
 
 
 def test_a_waiting_follower_sleeps_while_the_owner_writes_elsewhere(
@@ -100,7 +92,7 @@ def test_a_waiting_follower_sleeps_while_the_owner_writes_elsewhere(
     noise = threading.Thread(target=chatter)
     try:
         holder.handshake()
-        until(lambda: holder_pid(home) == holder.process.pid, "the first server to hold")
+        until_sync(lambda: holder_pid(home) == holder.process.pid, 60, "the first holder")
         follower.handshake()
         ask(follower, "Deploy the follower's change?", 7)
         thread_id = card_thread(people, "Deploy the follower's change?")
@@ -143,14 +135,14 @@ def test_an_answer_reaches_its_follower_across_a_killed_holder(
     second = StdioPeer(env_for(discord, home, DISCORD_MCP_GATEWAY="auto"), tmp_path)
     try:
         first.handshake()
-        until(lambda: holder_pid(home) == first.process.pid, "the first server to hold")
+        until_sync(lambda: holder_pid(home) == first.process.pid, 60, "the first holder")
         follower.handshake()
         second.handshake()
         ask(follower, "Migrate the database now?", 9)
         thread_id = card_thread(people, "Migrate the database now?")
         os.kill(first.process.pid, signal.SIGKILL)
         first.process.wait(timeout=10)
-        until(lambda: holder_pid(home) == second.process.pid, "the second server to take over")
+        until_sync(lambda: holder_pid(home) == second.process.pid, 60, "the takeover")
         people.say(thread_id, "no")
         answered = result(follower, 9, seconds=90)
         assert answered["status"] == "answered"
