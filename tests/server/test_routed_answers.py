@@ -76,7 +76,11 @@ def test_a_waiting_follower_sleeps_while_the_owner_writes_elsewhere(
 ) -> None:
     home = tmp_path / "home"
     holder = StdioPeer(env_for(discord, home, DISCORD_MCP_GATEWAY="auto"), tmp_path)
-    follower = StdioPeer(env_for(discord, home, DISCORD_MCP_GATEWAY="follow"), tmp_path)
+    # It polls Discord once an hour: its answer must be routed to it.
+    follower = StdioPeer(
+        env_for(discord, home, DISCORD_MCP_GATEWAY="follow", POLL_INTERVAL_SECONDS="3600"),
+        tmp_path,
+    )
     stop = threading.Event()
 
     def chatter() -> None:
