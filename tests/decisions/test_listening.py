@@ -136,7 +136,9 @@ async def test_a_thread_whose_events_cannot_be_asked_for_is_polled_at_the_normal
         ):
             thread = await rest.create_thread(settings.channel_id, "asked here")
             # Something that is not a folder where the thread's interests would go.
-            (home / "gateway" / "interest" / thread["id"]).write_text("in the way")
+            (home / "gateway" / "interest" / thread["id"]).write_text(
+                "in the way", encoding="utf-8"
+            )
             decision, _ = await service.ask(
                 Question("Deploy?", options=("Deploy", "Hold"), thread_id=thread["id"])
             )

@@ -111,6 +111,7 @@ def killed_follower(home: Path, *threads: str) -> str:
         [sys.executable, "-c", DIE_WAITING, str(home), *threads],
         capture_output=True,
         text=True,
+        encoding="utf-8",
         check=False,
         timeout=60,
     )
