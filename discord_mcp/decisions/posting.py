@@ -58,6 +58,10 @@ class Poster:
 
     Args:
         live: whether a gateway session is live (cards get buttons).
+        before_card: told of a decision whose card is about to be posted (its thread is
+            known): a server asks for the thread's live events then, so no answer to the card
+            can come before it listens.
+        not_posted: told of a decision whose post failed after ``before_card``.
     """
 
     def __init__(
@@ -68,7 +72,11 @@ class Poster:
         store: DecisionStore,
         background: Background,
         live: Callable[[], bool],
+        before_card: Callable[[Decision], None] | None = None,
+        not_posted: Callable[[str], None] | None = None,
     ) -> None:
+        self._before_card = before_card
+        self._not_posted = not_posted
         self._settings = settings
         self._rest = rest
         self._store = store
@@ -117,6 +125,8 @@ class Poster:
             try:
                 return await self._post(current, fresh=fresh)
             except (DiscordError, StateError):
+                if self._not_posted is not None:
+                    self._not_posted(current.id)
                 if fresh:
                     await self._withdraw_draft(current.id)
                 raise
@@ -124,10 +134,16 @@ class Poster:
             claim.release()
 
     async def _post(self, decision: Decision, *, fresh: bool) -> Decision:
+        adoptable = not fresh and bool(decision.thread_id)  # a card only in an older thread
         if not decision.thread_id:
             decision = await self._open_thread(decision)
-        elif not fresh and (adopted := await self._adopt(decision)) is not None:
+        if self._before_card is not None:
+            self._before_card(decision)
+        if adoptable and (adopted := await self._adopt(decision)) is not None:
             return adopted
+        return await self._post_card(decision)
+
+    async def _post_card(self, decision: Decision) -> Decision:
         live = self._live()
         owners = decision.owner_ids or tuple(sorted(self._settings.owner_ids))
         card = await self._rest.create_message(
@@ -143,9 +159,13 @@ class Poster:
             ),
         )
         log.info("asked decision %s in thread %s", stored.id, stored.thread_id)
-        if stored.reaction_emojis:
-            self._background.spawn(self._add_reactions(stored), f"reactions-{stored.id}")
+        self.add_reactions_soon(stored)
         return stored
+
+    def add_reactions_soon(self, decision: Decision) -> None:
+        """Put the card's answer reactions on it, in the background (each one once)."""
+        if decision.reaction_emojis and decision.card_message_id:
+            self._background.spawn(self._add_reactions(decision), f"reactions-{decision.id}")
 
     async def _open_thread(self, decision: Decision) -> Decision:
         name = f"{decision.project} · {decision.session} · {decision.question}"

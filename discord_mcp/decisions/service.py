@@ -7,6 +7,10 @@ watches the decision's file, so an answer found by another process (another agen
 watch daemon, the gateway holder) ends the wait too. Posting the question is
 :mod:`~discord_mcp.decisions.posting`'s job.
 
+With a gateway, live events answer first; a server that follows another process's gateway gets
+those of the threads it asked for (:mod:`~discord_mcp.decisions.listening`). Polling is then a
+slow safety net, except where the route could not be recorded.
+
 Every state change goes through the store's async methods, off the event loop, and no lock is
 held while Discord is asked anything: one process serves every waiting call of its session.
 """
@@ -14,7 +18,6 @@ held while Discord is asked anything: one process serves every waiting call of i
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -24,6 +27,7 @@ from typing import Any
 from discord_mcp import i18n
 from discord_mcp.config import Settings
 from discord_mcp.decisions import cards, kinds
+from discord_mcp.decisions.listening import Listening
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
 from discord_mcp.decisions.posting import Poster
 from discord_mcp.decisions.questions import Question, same_question, validated
@@ -31,7 +35,6 @@ from discord_mcp.decisions.reading import ThreadReader
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.decisions.threads import archive_if_done
 from discord_mcp.errors import (
-    DecisionError,
     DecisionNotFound,
     DiscordError,
     NotFound,
@@ -39,6 +42,8 @@ from discord_mcp.errors import (
     Unauthorized,
 )
 from discord_mcp.relay.fswatch import FileChanges, Subscription, subscribed
+from discord_mcp.relay.interest import Interests
+from discord_mcp.state.leases import lease_alive
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 
@@ -87,6 +92,9 @@ class DecisionService:
             to a final state (the watch daemon resumes runs on a late Allow).
         answer_first: the longest the card's outcome waits for a waiting call of this process
             to hand the answer over (:data:`ANSWER_FIRST_S`).
+        interests: where this process says which threads' live events it wants (a server that
+            may follow another process's gateway); None: it gets every event (the daemon), or
+            none (no gateway).
     """
 
     def __init__(
@@ -105,6 +113,7 @@ class DecisionService:
         file_poll: float = FILE_POLL_S,
         on_change: Callable[[str], None] | None = None,
         answer_first: float = ANSWER_FIRST_S,
+        interests: Interests | None = None,
     ) -> None:
         self._answer_first = answer_first
         self._settings = settings
@@ -113,13 +122,10 @@ class DecisionService:
         self.on_change = on_change
         """Called with a decision's id whenever this process resolved or ended it."""
         self._live = live
-        self._watch_all = watch_all
         self._lease = lease
         self._sleep = sleep
         self._waiting: dict[str, int] = {}
-        self._routes: dict[str, tuple[str, str]] = {}
-        """(thread id, card message id) of decisions waited on here: fixed once the card is
-        posted, so a live event is matched without reading every waiting decision's file."""
+        self._listening = Listening(store, self._waiting, interests=interests, everything=watch_all)
         self._rest = rest
         self._store = store
         self._background = background
@@ -131,7 +137,13 @@ class DecisionService:
         self._handed: dict[str, asyncio.Event] = {}
         """Decisions resolved here while a call waited: set once their answer has left."""
         self.poster = Poster(
-            settings=settings, rest=rest, store=store, background=background, live=live
+            settings=settings,
+            rest=rest,
+            store=store,
+            background=background,
+            live=live,
+            before_card=self._listening.asked,
+            not_posted=self._listening.done,
         )
         self.reader = ThreadReader(
             settings=settings, rest=rest, store=store, poster=self.poster, resolved=self._resolved
@@ -214,6 +226,10 @@ class DecisionService:
         if existing is not None:
             if not existing.card_message_id:
                 existing = await self.poster.post(existing, fresh=False)
+            elif not lease_alive(self._store.home, existing.asker_lease):
+                # Its asker may have died between the card and its reactions (found by
+                # bench/chaos): adding a reaction the card has is a no-op.
+                self.poster.add_reactions_soon(existing)
             return existing, False
         return await self.poster.post(draft, fresh=True), True
 
@@ -232,20 +248,21 @@ class DecisionService:
         Returns the decision: final, or still pending when the bound ran out. Cancelling the
         call (a client timeout, Esc) leaves the decision pending; nothing is lost.
         """
-        self._store.load(decision_id)  # DecisionNotFound before anything else
+        decision = self._store.load(decision_id)  # DecisionNotFound before anything else
         hold = await self._store.ahold_waiting(decision_id)
         self._waiting[decision_id] = self._waiting.get(decision_id, 0) + 1
         try:
+            self._listening.listen(decision)  # before the first poll: nothing falls in between
             return await self._wait(decision_id, max_wait, progress, progress_every)
         finally:
             self._waiting[decision_id] -= 1
             if not self._waiting[decision_id]:
                 del self._waiting[decision_id]
-                self._routes.pop(decision_id, None)
+            self._listening.done(decision_id)
             hold.release()
 
-    def _poll_interval(self) -> float:
-        if self._live():
+    def _poll_interval(self, decision_id: str) -> float:
+        if self._live() and self._listening.routed(decision_id):
             return max(self._settings.poll_interval, SAFETY_POLL_S)
         return self._settings.poll_interval
 
@@ -279,6 +296,7 @@ class DecisionService:
             if decision.deadline_passed(datetime.now(UTC)):
                 return await self.expire(decision)
             now = self._clock()
+            self._listening.listen(decision)  # its thread may have been opened since
             if not decision.card_buttons and now >= next_live_check:
                 decision = await self._upgrade_if_live(decision)
                 next_live_check = now + LIVE_CHECK_S
@@ -286,7 +304,7 @@ class DecisionService:
                 decision = await self.poll(decision)
                 if decision.is_final:
                     return decision
-                next_poll = self._clock() + self._poll_interval()
+                next_poll = self._clock() + self._poll_interval(decision_id)
             now = self._clock()
             if now - start >= max_wait:
                 return decision
@@ -331,6 +349,7 @@ class DecisionService:
         handed = None
         if decision.id in self._waiting:
             handed = self._handed.setdefault(decision.id, asyncio.Event())
+        self._listening.done(decision.id)
         self.notify_waiters(decision.id)
         self._background.spawn(self._show_final_after(decision, handed), f"final-{decision.id}")
 
@@ -398,44 +417,15 @@ class DecisionService:
 
     # ---- live events (from the gateway, directly or through the spool) ----------------------
 
-    async def _watched(self, *, thread_id: str = "", card_id: str = "") -> list[Decision]:
-        """The pending decisions this process watches whose thread (or card) is this one."""
-
-        def matches(route: tuple[str, str]) -> bool:
-            return bool(route[1]) and (route[0] == thread_id if thread_id else route[1] == card_id)
-
-        if self._watch_all:
-            return [
-                d
-                for d in await self._store.aall()
-                if d.status == "pending" and matches((d.thread_id, d.card_message_id))
-            ]
-        found = []
-        for decision_id in list(self._waiting):
-            with contextlib.suppress(DecisionError, StateError):
-                if matches(self._route(decision_id)):
-                    found.append(self._store.load(decision_id))
-        return found
-
-    def _route(self, decision_id: str) -> tuple[str, str]:
-        """The thread and card of a decision waited on here (read once its card is posted)."""
-        route = self._routes.get(decision_id)
-        if route is None:
-            decision = self._store.load(decision_id)
-            route = (decision.thread_id, decision.card_message_id)
-            if all(route):
-                self._routes[decision_id] = route
-        return route
-
     async def on_event(self, name: str, data: dict[str, Any]) -> None:
         """A live gateway event: replies and reactions for the decisions this process watches."""
         if name == "MESSAGE_CREATE":
             thread_id = str(data.get("channel_id") or "")
-            for decision in await self._watched(thread_id=thread_id):
+            for decision in await self._listening.matching(thread_id=thread_id):
                 await self._locked_judge_message(decision, data)
         elif name == "MESSAGE_REACTION_ADD":
             message_id = str(data.get("message_id") or "")
-            for decision in await self._watched(card_id=message_id):
+            for decision in await self._listening.matching(card_id=message_id):
                 if decision.card_message_id == message_id:
                     member = data.get("member") if isinstance(data.get("member"), dict) else {}
                     user = (member or {}).get("user") or {}
@@ -506,6 +496,7 @@ class DecisionService:
             decision.id, status="expired", answered_at=utc_now()
         )
         if won:
+            self._listening.done(decision.id)
             self.notify_waiters(decision.id)
             self._background.spawn(self.show_final(stored), f"final-{decision.id}")
         return stored
@@ -516,6 +507,7 @@ class DecisionService:
             decision_id, status="cancelled", cancel_reason=reason, answered_at=utc_now()
         )
         if won:
+            self._listening.done(decision_id)
             self.notify_waiters(decision_id)
             await self.show_final(stored)
         return stored

@@ -196,6 +196,8 @@ async def decide(
         runtime = Runtime(settings)
         if process is not None:
             process.keep_secret(settings.token.reveal())
+            if runtime.interests is not None:
+                process.on_exit(runtime.interests.close)  # before the lease that names it
             process.on_exit(runtime.lease.close)
         link = asyncio.create_task(runtime.run_link(), name="hook-gateway")
         async with _until(None if deadline is None else deadline - SETTLE_S, process):

@@ -19,6 +19,12 @@ decision three times; a watch of ``decisions/`` would wake every session for all
 for every temporary and lock file besides, where a watch of the file wakes only its own. A file
 that does not exist yet is watched through its directory (renames and deletions only) until it
 does.
+
+Files that are written in place (appended to by another process, or held open for writing by
+it) can be watched one by one too (``writes=``: the in-place events wanted, such as
+:data:`MODIFIED` or :data:`CLOSED`): a follower's mailbox, appended to by the gateway holder,
+wakes its follower only, and the holder's presence file only when it is closed. Such a file that
+does not exist yet is watched through its directory until it is created.
 """
 
 from __future__ import annotations
@@ -51,6 +57,10 @@ REPLACED = IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE
 """The events of files that are only replaced whole (renamed into place) or removed."""
 WRITTEN = REPLACED | IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE
 """The events of files that are also written in place (appended to, held open for writing)."""
+MODIFIED = IN_MODIFY
+"""``writes=``: wake when the file is written to (appended)."""
+CLOSED = IN_CLOSE_WRITE
+"""``writes=``: wake when a process that had the file open for writing closes it (or dies)."""
 FILE = IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF
 """The events of a watched file that is replaced (its last link goes: ``IN_ATTRIB``), removed or
 moved away."""
@@ -124,7 +134,9 @@ class FileChanges:
         """Directory -> its watch."""
         self._masks: dict[Path, int] = {}
         self._files: dict[int, Path] = {}
-        """Watch -> the replaced file it is on (the file's watches are not in ``_wds``)."""
+        """Watch -> the file it is on (the file's watches are not in ``_wds``)."""
+        self._file_masks: dict[int, int] = {}
+        """Watch of a file -> the events it reports."""
         self._subscriptions: dict[int, set[Subscription]] = {}
         """Watch (of a directory or a file) -> who is interested."""
         self._libc: Any = None
@@ -146,24 +158,26 @@ class FileChanges:
         *,
         event: asyncio.Event | None = None,
         replaced: bool = False,
+        writes: int = 0,
     ) -> Subscription:
         """Be told when any of ``names`` in ``directory`` changes (the directory must exist).
 
         ``replaced``: these files are only ever renamed into place or removed (atomic writes):
         each is watched itself (see the module), so other files of the directory never wake
-        this process.
+        this process. ``writes`` (:data:`MODIFIED`, :data:`CLOSED` or both): these files are
+        also written in place, and each is watched itself for those writes as well.
         """
         names = frozenset(names)
         subscription = Subscription(self, directory, names, event or asyncio.Event(), False)
-        if replaced and self._start():
-            wds = [self._watch_file(directory / name) for name in names]
+        if (replaced or writes) and self._start():
+            wds = [self._watch_file(directory / name, FILE | writes) for name in names]
             if all(wd is not None for wd in wds):
                 for wd in wds:
                     self._subscriptions.setdefault(wd, set()).add(subscription)  # type: ignore[arg-type]
                 subscription.notified = True
                 return subscription
             self._forget_unwatched()
-        wd = self._watch(directory, REPLACED if replaced else WRITTEN)
+        wd = self._watch(directory, _absent(writes) if (replaced or writes) else WRITTEN)
         if wd is not None:
             self._subscriptions.setdefault(wd, set()).add(subscription)
             subscription.notified = True
@@ -178,6 +192,7 @@ class FileChanges:
         """Remove the watches of files nobody is interested in any more."""
         for wd in [wd for wd in self._files if not self._subscriptions.get(wd)]:
             del self._files[wd]
+            self._file_masks.pop(wd, None)
             self._subscriptions.pop(wd, None)
             if self._fd is not None:
                 self._libc.inotify_rm_watch(self._fd, wd)  # its IN_IGNORED is then dropped
@@ -193,6 +208,7 @@ class FileChanges:
         self._wds.clear()
         self._masks.clear()
         self._files.clear()
+        self._file_masks.clear()
         for subscriptions in self._subscriptions.values():
             for subscription in subscriptions:
                 subscription.notified = False
@@ -251,13 +267,15 @@ class FileChanges:
         self._masks[directory] = known | mask
         return int(wd)
 
-    def _watch_file(self, path: Path) -> int | None:
-        """A watch on the file at ``path`` (shared with other subscriptions to it); None if it
-        does not exist or cannot be watched."""
-        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), FILE)
+    def _watch_file(self, path: Path, mask: int) -> int | None:
+        """A watch on the file at ``path`` reporting ``mask`` (shared with other subscriptions
+        to it, and then reporting what each of them wants); None if it does not exist or cannot
+        be watched."""
+        wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), mask | IN_MASK_ADD)
         if wd < 0:
             return None
         self._files[wd] = path
+        self._file_masks[wd] = self._file_masks.get(wd, 0) | mask
         return int(wd)
 
     def _replaced(self, wd: int) -> None:
@@ -265,18 +283,19 @@ class FileChanges:
         then watch what is at its path now. That happens before any of them can read the file,
         so a change after their read is reported by the new watch."""
         path = self._files.pop(wd)
+        mask = self._file_masks.pop(wd, FILE)
         subscriptions = self._subscriptions.pop(wd, set())
         for subscription in subscriptions:
             subscription._fire(path.name)
-        new = self._watch_file(path) if subscriptions else None
+        new = self._watch_file(path, mask) if subscriptions else None
         if new != wd and self._fd is not None:
             # The old file's watch (it may live on while a reader holds the file open); its
             # IN_IGNORED then finds no watch here and is dropped.
             self._libc.inotify_rm_watch(self._fd, wd)
         if not subscriptions:
             return
-        if new is None:  # gone: its directory tells when a file is renamed into its place
-            new = self._watch(path.parent, REPLACED)
+        if new is None:  # gone: its directory tells when a file is put in its place
+            new = self._watch(path.parent, _absent(mask & ~FILE))
         if new is None:
             for subscription in subscriptions:
                 subscription.notified = False
@@ -316,7 +335,11 @@ class FileChanges:
                     for subscription in subscriptions:
                         subscription._fire(None)
             elif wd in self._files:
-                self._replaced(wd)
+                if mask & (FILE | IN_IGNORED):
+                    self._replaced(wd)
+                else:  # written in place
+                    for subscription in self._subscriptions.get(wd, ()):
+                        subscription._fire(self._files[wd].name)
             elif mask & IN_IGNORED:  # the directory is gone: its subscribers must poll
                 for subscription in self._subscriptions.pop(wd, set()):
                     subscription.notified = False
@@ -331,6 +354,12 @@ class FileChanges:
                         subscription._fire(name)
 
 
+def _absent(writes: int) -> int:
+    """What a directory reports of a watched file that is not there: renamed into place, and
+    for a file written in place, also created."""
+    return REPLACED | (IN_CREATE if writes else 0)
+
+
 @contextlib.contextmanager
 def subscribed(
     changes: FileChanges | None,
@@ -339,15 +368,68 @@ def subscribed(
     *,
     event: asyncio.Event | None = None,
     replaced: bool = False,
+    writes: int = 0,
 ) -> Iterator[Subscription]:
     """A subscription for the duration of a block (an unnotified one without ``changes``)."""
     if changes is None:
         changes = _NEVER
-    subscription = changes.subscribe(directory, names, event=event, replaced=replaced)
+    subscription = changes.subscribe(
+        directory, names, event=event, replaced=replaced, writes=writes
+    )
     try:
         yield subscription
     finally:
         subscription.close()
+
+
+class Watches:
+    """Several subscriptions (files watched in different ways) that wake one sleeper.
+
+    Reads like one :class:`Subscription`: :meth:`take`, :meth:`wait`, :attr:`notified`.
+    """
+
+    def __init__(self, changes: FileChanges | None) -> None:
+        self._changes = changes or _NEVER
+        self.event = asyncio.Event()
+        self._subscriptions: list[Subscription] = []
+
+    def add(
+        self, directory: Path, names: Iterable[str], *, replaced: bool = False, writes: int = 0
+    ) -> None:
+        self._subscriptions.append(
+            self._changes.subscribe(
+                directory, names, event=self.event, replaced=replaced, writes=writes
+            )
+        )
+
+    @property
+    def notified(self) -> bool:
+        """Whether every change is reported; if not, the owner must poll."""
+        return bool(self._subscriptions) and all(s.notified for s in self._subscriptions)
+
+    def take(self) -> set[str]:
+        """The names that changed since the last call, and clear the event."""
+        changed: set[str] = set()
+        for subscription in self._subscriptions:
+            changed |= subscription.take()
+        self.event.clear()
+        return changed
+
+    async def wait(self, seconds: float) -> bool:
+        """Sleep until a change is reported or ``seconds`` pass; whether it was a change."""
+        if self.event.is_set():
+            return True
+        try:
+            async with asyncio.timeout(max(seconds, 0.0)):
+                await self.event.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    def close(self) -> None:
+        for subscription in self._subscriptions:
+            subscription.close()
+        self._subscriptions.clear()
 
 
 _NEVER = FileChanges(enabled=False)

@@ -14,6 +14,11 @@ a handover. A non-preferred holder hands over to the watch daemon when it asks. 
 refuses the gateway for good (bad token, Message Content intent off), the gateway is marked
 disabled for a while and everyone keeps working by polling.
 
+A follower given :class:`~.interest.Interests` (a server) reads its own mailbox instead of the
+spool: the holder routes to it the events of the threads it waits on, and nothing else
+(:mod:`~.interest`). It then watches two single files, its mailbox and the holder's presence
+file: the writes of other sessions wake it no more.
+
 Whether holding or following, events reach the handler through :class:`~.lanes.Lanes`: the
 gateway's read loop (and the follower's spool loop) only hand them over, an interaction is
 handled at once in a task of its own, and each channel's events in order in its own lane.
@@ -22,6 +27,7 @@ handled at once in a task of its own, and each channel's events in order in its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -32,7 +38,7 @@ from typing import Any
 from discord_mcp.config import Settings
 from discord_mcp.errors import DiscordError, GatewayError
 from discord_mcp.relay.budget import IdentifyBudget
-from discord_mcp.relay.fswatch import FileChanges, Subscription, subscribed
+from discord_mcp.relay.fswatch import CLOSED, MODIFIED, FileChanges, Subscription, Watches
 from discord_mcp.relay.holder import (
     HolderLock,
     HolderStatus,
@@ -42,9 +48,10 @@ from discord_mcp.relay.holder import (
     write_preference,
     write_status,
 )
-from discord_mcp.relay.lanes import Lanes, LiveHandler, Overflow
-from discord_mcp.relay.spool import SpoolReader, SpoolWriter, last_seq
-from discord_mcp.state.files import ensure_dir
+from discord_mcp.relay.interest import Interests, Router
+from discord_mcp.relay.lanes import Lanes, LiveHandler, Overflow, lane_of
+from discord_mcp.relay.spool import SpoolReader, SpoolWriter, encode, last_seq
+from discord_mcp.state.files import FILE_MODE, ensure_dir, off_loop
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.gateway import DEFAULT_INTENTS, Gateway, SessionInfo
 from discord_mcp.transport.rest import RestClient
@@ -107,6 +114,8 @@ class LiveLink:
         safety: with notifications, seconds between unprompted looks at the spool and the lock.
         on_overflow: told about a live event its channel's lane had no room for
             (:mod:`~.lanes`); it should make sure the event is read from history instead.
+        interests: this process's interests (a server): as a follower it reads its mailbox
+            rather than the spool. None: follow the whole spool (the watch daemon).
     """
 
     def __init__(
@@ -126,8 +135,10 @@ class LiveLink:
         lock_retry: float = LOCK_RETRY_S,
         safety: float = FOLLOW_SAFETY_S,
         on_overflow: Overflow | None = None,
+        interests: Interests | None = None,
     ) -> None:
         self._settings = settings
+        self._interests = interests
         self._rest = rest
         self._handler = handler
         self._on_overflow = on_overflow
@@ -177,28 +188,33 @@ class LiveLink:
         ensure_dir(self._directory)
         if self._preferred:
             write_preference(self._prefer_path, self._program)
-        reader = SpoolReader(self._spool_path)
+        mailbox = self._interests.mailbox if self._interests is not None else None
+        # A mailbox is this process's alone: read from its top, and kept across roles.
+        reader = SpoolReader(mailbox or self._spool_path, at_end=mailbox is None)
         self._lanes = Lanes(self._handler, on_overflow=self._on_overflow)
+        news = self._watch(mailbox)
         try:
-            with subscribed(self._changes, self._directory, {SPOOL, PRESENCE, PREFER}) as news:
-                while True:
-                    if self._may_hold(news) and self._lock.try_acquire():
-                        self.following.clear()
-                        self._retries.clear()
-                        await self._relay(reader)  # the last holder's events come before ours
+            while True:
+                if self._may_hold(news) and self._lock.try_acquire():
+                    self.following.clear()
+                    self._retries.clear()
+                    await self._relay(reader)  # the last holder's events come before ours
+                    if mailbox is None:
                         reader.close()
-                        try:
-                            self.holding.set()
-                            await self._hold()
-                        finally:
-                            self.holding.clear()
+                    try:
+                        self.holding.set()
+                        await self._hold()
+                    finally:
+                        self.holding.clear()
+                        if mailbox is None:
                             # From the end as it is now, while nobody else can append.
                             reader = SpoolReader(self._spool_path)
-                            self._lock.release()
-                        news.take()
-                    else:
-                        await self._follow(reader, news)
+                        self._lock.release()
+                    news.take()
+                else:
+                    await self._follow(reader, news)
         finally:
+            news.close()
             self.following.clear()
             reader.close()
             if self._preferred:
@@ -207,7 +223,27 @@ class LiveLink:
             if lanes is not None:
                 await lanes.aclose()
 
-    def _may_hold(self, news: Subscription) -> bool:
+    def _watch(self, mailbox: Path | None) -> Watches:
+        """What wakes a follower: the spool, the holder's presence file and the daemon's wish.
+
+        With a mailbox: that file instead of the spool, and the presence file, each watched by
+        itself, so nothing another session writes wakes this one. The daemon's wish is left out:
+        it matters to the holder (which watches it) and to a follower only once the holder lets
+        go, which the presence file tells (then the wish is read afresh).
+        """
+        news = Watches(self._changes)
+        if mailbox is None:
+            news.add(self._directory, {SPOOL, PRESENCE, PREFER})
+            return news
+        # The presence file must exist to be watched by itself; opening it to read (creating it)
+        # is no news for anyone: only a close after writing is.
+        with contextlib.suppress(OSError):
+            os.close(os.open(self._directory / PRESENCE, os.O_RDONLY | os.O_CREAT, FILE_MODE))
+        news.add(mailbox.parent, {mailbox.name}, writes=MODIFIED)
+        news.add(self._directory, {PRESENCE}, writes=CLOSED)
+        return news
+
+    def _may_hold(self, news: Watches) -> bool:
         """Whether to try the holder lock now."""
         if not self._may_hold_at_all:
             return False
@@ -223,7 +259,7 @@ class LiveLink:
         # Leave the gateway to the watch daemon when it wants it.
         return self._preferred or preferred_pid(self._prefer_path) is None
 
-    async def _follow(self, reader: SpoolReader, news: Subscription) -> None:
+    async def _follow(self, reader: SpoolReader, news: Watches) -> None:
         """Relay the spool as it grows, until it is time to try the holder lock again.
 
         With notifications this sleeps until the holder appends or lets go; without, it polls.
@@ -279,15 +315,22 @@ class LiveLink:
             await self._sleep(self._lock_retry * 5)
             return
         writer = SpoolWriter(self._spool_path)
+        router = Router(self._settings.home, own=self._interests.name if self._interests else None)
+        with contextlib.suppress(OSError):
+            await off_loop(router.sweep)  # dead followers' interests and mailboxes
 
         def dispatched(name: str, data: dict[str, Any], seq: int | None) -> None:
             # In the gateway's read loop: hand over, never wait. An interaction first (its
-            # 3 seconds run), then the spool (in order, for the followers), then the lane.
+            # 3 seconds run), then the followers that want it, then the spool (in order, for
+            # the watch daemon and a successor), then the lane.
             if name == "INTERACTION_CREATE":
                 self._deliver(name, data)
             if name in RELAYED:
+                line = encode(name, data, seq, session=gateway.session.session_id)
+                if name != "INTERACTION_CREATE":
+                    router.route(lane_of(name, data), line)
                 try:
-                    writer.append(name, data, seq, session=gateway.session.session_id)
+                    writer.write(line)
                 except OSError as exc:
                     log.warning("could not spool %s for the other processes: %s", name, exc)
             if name != "INTERACTION_CREATE":
@@ -349,7 +392,9 @@ class LiveLink:
                 self._publish(gateway, "stopped")
 
     def _subscribe(self, names: set[str]) -> Subscription:
-        return (self._changes or FileChanges(enabled=False)).subscribe(self._directory, names)
+        # Each file by itself: the holder's own spool appends and status writes are no news.
+        changes = self._changes or FileChanges(enabled=False)
+        return changes.subscribe(self._directory, names, replaced=True)
 
     def _publish(self, gateway: Gateway, state: str, *, reason: str | None = None) -> None:
         now = self._wall()

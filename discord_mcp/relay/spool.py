@@ -60,10 +60,10 @@ class SpoolWriter:
         self, name: str, data: dict[str, Any], seq: int | None, *, session: str | None = None
     ) -> None:
         """Add one event of gateway ``session``; rotates the file when it is full."""
-        event: dict[str, Any] = {"v": FORMAT, "t": name, "s": seq, "at": time.time(), "d": data}
-        if session:
-            event["sid"] = session
-        line = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+        self.write(encode(name, data, seq, session=session))
+
+    def write(self, line: bytes) -> None:
+        """Add one event already :func:`encode`-d; rotates the file when it is full."""
         if self._fd is None:
             self._fd = os.open(
                 self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE
@@ -71,7 +71,7 @@ class SpoolWriter:
         try:
             prefix = b"" if self._checked_end else self._line_break_needed()
             self._checked_end = True
-            os.write(self._fd, prefix + (line + "\n").encode("utf-8"))
+            os.write(self._fd, prefix + line)
             size = os.fstat(self._fd).st_size
         except OSError:
             self.close()  # opened afresh by the next append
@@ -90,15 +90,25 @@ class SpoolWriter:
             return b""
 
 
-class SpoolReader:
-    """Follows the spool from its end (a follower's side). Not thread-safe; poll it."""
+def encode(name: str, data: dict[str, Any], seq: int | None, *, session: str | None) -> bytes:
+    """One event as a spool line (with its line break)."""
+    event: dict[str, Any] = {"v": FORMAT, "t": name, "s": seq, "at": time.time(), "d": data}
+    if session:
+        event["sid"] = session
+    return (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
-    def __init__(self, path: Path) -> None:
+
+class SpoolReader:
+    """Follows the spool from its end (a follower's side), or with ``at_end=False`` from its
+    beginning (a follower's own mailbox, :mod:`~discord_mcp.relay.interest`). Not thread-safe;
+    poll it."""
+
+    def __init__(self, path: Path, *, at_end: bool = True) -> None:
         self._path = path
         self._handle: IO[bytes] | None = None
         self._inode: int | None = None
         self._partial = b""
-        self._open(at_end=True)
+        self._open(at_end=at_end)
 
     def _open(self, *, at_end: bool) -> None:
         try:

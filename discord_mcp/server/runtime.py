@@ -20,11 +20,13 @@ from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.reminders import ReminderSender
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.errors import StateError
 from discord_mcp.files.answers import answer_files
 from discord_mcp.files.store import OwnerFiles
 from discord_mcp.outbound.sending import SendRedaction
 from discord_mcp.progress import ProgressBoard
 from discord_mcp.relay.fswatch import FileChanges
+from discord_mcp.relay.interest import Interests
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.server import results
 from discord_mcp.server.tmux import PaneWatcher, pane_from
@@ -59,6 +61,13 @@ class Runtime:
         )
         self.changes = FileChanges()
         self.link: LiveLink | None = None
+        # Which threads' live events this process wants from another process's gateway.
+        self.interests: Interests | None = None
+        if settings.gateway != "off":
+            try:
+                self.interests = Interests(settings.home, self.lease.name)
+            except (OSError, StateError) as exc:
+                log.warning("following the whole spool: no mailbox (%s)", exc)
         self.service = DecisionService(
             settings=settings,
             rest=self.rest,
@@ -67,6 +76,7 @@ class Runtime:
             live=lambda: self.link is not None and self.link.is_live(),
             lease=self.lease.name,
             changes=self.changes,
+            interests=self.interests,
         )
         self.approvals = ApprovalService(
             settings=settings,
@@ -94,6 +104,7 @@ class Runtime:
                 program="discord-mcp",
                 may_hold=settings.gateway == "auto",
                 changes=self.changes,
+                interests=self.interests,
             )
         pane = pane_from(os.environ if environ is None else environ)
         self.pane = (
@@ -139,6 +150,8 @@ class Runtime:
         await self.background.drain()
         await self.rest.aclose()
         self.changes.close()
+        if self.interests is not None:
+            self.interests.close()
         self.lease.close()
 
 

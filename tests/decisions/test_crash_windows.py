@@ -26,7 +26,7 @@ from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.settings import settings_for
-from tests.support.waiting import until as eventually
+from tests.support.waiting import until
 
 
 @pytest.fixture
@@ -156,13 +156,13 @@ async def test_a_card_posted_before_the_gateway_came_up_gets_its_buttons(
         assert not card.get("components")
         live = True
         waiting = asyncio.create_task(service.wait(decision.id, max_wait=15))
-        card = await eventually(
+        card = await until(
             lambda: [
                 m for m in cards_of(people, decision.thread_id, decision.id) if m.get("components")
             ]
         )
         assert "click a button" in card[0]["content"]
-        await eventually(lambda: service.store.load(decision.id).card_buttons)
+        await until(lambda: service.store.load(decision.id).card_buttons)
         waiting.cancel()
         live = False  # (no real gateway here: answer by a reply, which polling finds)
         people.say(decision.thread_id, "hold")
@@ -179,7 +179,7 @@ async def test_a_failed_final_edit_of_the_card_is_retried(
     people.say(decision.thread_id, "tag")
     result = await service.wait(decision.id, max_wait=10)
     assert result.selected_option == "Tag"
-    await eventually(lambda: service.store.load(decision.id).final_shown, seconds=30)
+    await until(lambda: service.store.load(decision.id).final_shown, seconds=30)
     [card] = cards_of(people, decision.thread_id, decision.id)
     assert "**Answered:**" in card["content"]
 
@@ -195,7 +195,7 @@ async def test_a_final_edit_that_never_happened_is_shown_on_recovery(
     assert not service.store.load(decision.id).final_shown
     people.fault(clear=True)
     await service.recover()
-    await eventually(lambda: service.store.load(decision.id).final_shown, seconds=30)
+    await until(lambda: service.store.load(decision.id).final_shown, seconds=30)
     [card] = cards_of(people, decision.thread_id, decision.id)
     assert "**Answered:**" in card["content"]
 
@@ -208,3 +208,29 @@ async def test_the_main_channel_is_refused_as_a_thread(
         await service.ask(Question("Here?", thread_id=settings.channel_id))
     assert len(people.messages(settings.channel_id)) == before
     assert service.store.all() == []
+
+
+async def test_a_reask_after_the_askers_death_before_the_cards_reactions_adds_them(
+    service: DecisionService, people: People, settings: Settings
+) -> None:
+    """kill -9 after the card, before its reactions (bench/chaos found it: the owner waited for
+    reactions that never came): the same question asked again puts them on the card."""
+    first, _ = await service.ask(Question("Roll back?", options=("Yes", "No")))
+    async with RestClient(settings.token, api_base=settings.api_base) as rest:
+        bare = await rest.create_message(first.thread_id, f"decision `{first.id}`: Roll back?")
+    await left_behind(
+        service,
+        first,
+        card_message_id=bare["id"],
+        seen_message_id=bare["id"],
+        asker_lease="4242-deadbeef",  # a process that is gone
+    )
+
+    def reactions() -> set[str]:
+        [card] = [m for m in people.messages(first.thread_id) if m["id"] == bare["id"]]
+        return {r["emoji"]["name"] for r in card.get("reactions") or []}
+
+    assert reactions() == set()
+    again, created = await service.ask(Question("Roll back?", options=("Yes", "No")))
+    assert (again.id, again.card_message_id, created) == (first.id, bare["id"], False)
+    await until(lambda: reactions() == set(first.reaction_emojis), 10, "the card's reactions")

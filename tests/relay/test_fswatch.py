@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from discord_mcp.relay.fswatch import FileChanges
+from discord_mcp.relay.fswatch import CLOSED, MODIFIED, FileChanges
 from discord_mcp.state.files import write_json
 from tests.support.waiting import until
 
@@ -228,4 +228,74 @@ async def test_a_wider_subscription_widens_the_directory_watch(tmp_path: Path) -
         assert await spool.wait(30)
         assert spool.take() == {"spool.ndjson"}
     finally:
+        changes.close()
+
+
+async def test_a_subscriber_to_an_appended_file_is_woken_by_its_appends_only(
+    tmp_path: Path,
+) -> None:
+    """A follower's mailbox, appended to by the holder: the spool and other mailboxes beside it,
+    and a reader's opening, wake nobody; an empty file renamed over it (a fresh mailbox) is
+    reported, and so are the appends to that one."""
+    mailbox = tmp_path / "me.ndjson"
+    mailbox.touch()
+    changes = FileChanges()
+    try:
+        mine = changes.subscribe(tmp_path, {mailbox.name}, writes=MODIFIED)
+        assert mine.notified
+        for other in ("spool.ndjson", "someone.ndjson", "someone.ndjson"):
+            append = [sys.executable, "-c", APPEND, str(tmp_path / other)]
+            await asyncio.to_thread(subprocess.run, append, check=True)
+        os.close(os.open(mailbox, os.O_RDONLY))
+        append = [sys.executable, "-c", APPEND, str(mailbox)]
+        await asyncio.to_thread(subprocess.run, append, check=True)
+        assert await mine.wait(30)
+        assert mine.take() == {mailbox.name}
+        # Reported in order: had anything before the append been reported, it would be here.
+        assert changes.events == 1
+        fresh = tmp_path / ".me.ndjson.tmp"
+        fresh.touch()
+        os.replace(fresh, mailbox)
+        assert await mine.wait(30)
+        assert mine.take() == {mailbox.name}
+        await asyncio.to_thread(subprocess.run, append, check=True)
+        assert await mine.wait(30)
+        assert mine.take() == {mailbox.name}
+    finally:
+        changes.close()
+
+
+async def test_a_file_held_open_for_writing_is_reported_when_its_writer_dies(
+    tmp_path: Path,
+) -> None:
+    """The holder's presence file, watched by itself: a reader's opening and the writes beside
+    it are no news; the holder's death is."""
+    path = tmp_path / "holder.alive"
+    changes = FileChanges()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_OPEN, str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    try:
+        assert holder.stdout is not None
+        assert await asyncio.to_thread(holder.stdout.readline) == "open\n"
+        gone = changes.subscribe(tmp_path, {path.name}, writes=CLOSED)
+        assert gone.notified
+        os.close(os.open(path, os.O_RDONLY))
+        await asyncio.to_thread(write_json, tmp_path / "status.json", {"version": 1})
+        append = [sys.executable, "-c", APPEND, str(tmp_path / "spool.ndjson")]
+        await asyncio.to_thread(subprocess.run, append, check=True)
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=10)
+        assert await gone.wait(30)
+        assert gone.take() == {path.name}
+        assert changes.events == 1
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait(timeout=10)
+        if holder.stdout is not None:
+            holder.stdout.close()
         changes.close()
