@@ -21,9 +21,9 @@ from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
-from tests.approvals.test_service import eventually
 from tests.support.people import People
 from tests.support.settings import settings_for
+from tests.support.waiting import until as eventually
 
 
 @pytest.fixture

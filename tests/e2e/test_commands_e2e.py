@@ -22,12 +22,13 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs import ProjectRegistry, Tool
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.app import run_daemon
-from tests.e2e.test_watch_e2e import texts, until
+from tests.e2e.test_watch_e2e import texts
 from tests.support.agent_clis import CLAUDE_MODEL, ClaudeCli
 from tests.support.model_server import ModelServer, Text
 from tests.support.people import People
 from tests.support.settings import settings_for
 from tests.support.slash import Slash
+from tests.support.waiting import until
 from tests.watch.test_sessions import MovableClock
 
 pytestmark = pytest.mark.e2e

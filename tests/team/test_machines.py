@@ -20,7 +20,8 @@ from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.slash import Slash
-from tests.team.conftest import Machine, machine, running, until
+from tests.support.waiting import until
+from tests.team.conftest import Machine, machine, running
 
 
 def stats(people: People) -> dict[str, int]:

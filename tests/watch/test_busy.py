@@ -25,7 +25,8 @@ from discord_mcp.transport.rest import RestClient
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
 from tests.support.slash import Slash
-from tests.watch.conftest import live_daemon, until
+from tests.support.waiting import until
+from tests.watch.conftest import live_daemon
 from tests.watch.test_daemon import inbox_contents
 
 HELD_S = 8.0

@@ -25,7 +25,7 @@ from discord_mcp.watch.chat.context import message_block
 from discord_mcp.watch.chat.persona import HEARTBEAT_PROMPT
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
-from tests.watch.conftest import until
+from tests.support.waiting import until
 from tests.watch.test_sessions import MovableClock
 
 REPLY = "pong (user turns seen: 1)"  # the fake claude's final text (claude-new.jsonl)

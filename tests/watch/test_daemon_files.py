@@ -13,7 +13,8 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.inbox import Inbox
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
-from tests.watch.test_daemon import daemon, until
+from tests.support.waiting import until
+from tests.watch.test_daemon import daemon
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
 OGG = b"OggS" + bytes(300)

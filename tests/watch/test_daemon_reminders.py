@@ -11,7 +11,8 @@ from discord_mcp.emulator import RunningEmulator
 from tests.decisions.test_service import running_service
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
-from tests.watch.test_daemon import daemon, started, until
+from tests.support.waiting import until
+from tests.watch.test_daemon import daemon, started
 
 
 async def test_the_daemon_reminds_the_owner_of_an_unanswered_question(

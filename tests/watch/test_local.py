@@ -21,7 +21,7 @@ from discord_mcp.runs.folders import RunFolder
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.watch.local import run_local
 from tests.support.fake_agents import FAKE_CLI, FakeSpawner, Scenario
-from tests.watch.conftest import until
+from tests.support.waiting import until
 
 CLI = "from discord_mcp.watch.cli import main; raise SystemExit(main())"
 

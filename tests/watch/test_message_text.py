@@ -15,7 +15,8 @@ from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
-from tests.watch.test_daemon import daemon, first_look, inbox, inbox_contents, texts, until
+from tests.support.waiting import until
+from tests.watch.test_daemon import daemon, first_look, inbox, inbox_contents, texts
 
 INTENT_HINT = "Message Content intent"
 

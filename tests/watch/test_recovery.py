@@ -22,7 +22,8 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.state.quarantine import find_quarantined
 from tests.support.fake_agents import FakeSpawner, Scenario
 from tests.support.people import People
-from tests.watch.test_daemon import daemon, inbox, inbox_contents, started, texts, until
+from tests.support.waiting import until
+from tests.watch.test_daemon import daemon, inbox, inbox_contents, started, texts
 
 
 def bot(discord: RunningEmulator) -> httpx.Client:

@@ -16,7 +16,8 @@ from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
 from tests.support.fake_agents import FakeSpawner, Scenario
 from tests.support.people import People
-from tests.watch.conftest import live_daemon, until
+from tests.support.waiting import until
+from tests.watch.conftest import live_daemon
 from tests.watch.test_daemon import texts
 
 RESET = 1_900_000_000.0  # resetsAt in synthetic/claude-usage-limit.jsonl

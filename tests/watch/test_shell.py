@@ -15,7 +15,8 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs.folders import RunFolder
 from tests.support.fake_agents import FakeSpawner, Scenario
 from tests.support.people import People
-from tests.watch.conftest import live_daemon, until
+from tests.support.waiting import until
+from tests.watch.conftest import live_daemon
 from tests.watch.test_daemon import texts
 
 CLI = "from discord_mcp.watch.cli import main; raise SystemExit(main())"

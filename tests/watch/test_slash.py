@@ -22,7 +22,8 @@ from discord_mcp.watch.control.spec import SPECS
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
 from tests.support.slash import Slash
-from tests.watch.conftest import COMMAND_COUNT, live_daemon, until, watch_settings
+from tests.support.waiting import until
+from tests.watch.conftest import COMMAND_COUNT, live_daemon, watch_settings
 from tests.watch.test_daemon import texts
 
 CONTRACT = {

@@ -15,8 +15,9 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs.schedules import ScheduleStore
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
+from tests.support.waiting import until
 from tests.watch.conftest import watch_settings
-from tests.watch.test_daemon import daemon, started, texts, until
+from tests.watch.test_daemon import daemon, started, texts
 
 
 @pytest.fixture
