@@ -258,7 +258,9 @@ def run(n: int, *, idle: float, rounds: int, holder_kind: str) -> Outcome:
 
     def count_429(exchange: Exchange) -> None:
         if exchange.status == 429:
-            outcome.limited[f"{exchange.method} {re.sub(r'/[0-9]+', '/{id}', exchange.path)}"] += 1
+            route = f"{exchange.method} {re.sub(r'/[0-9]+', '/{id}', exchange.path)}"
+            scope = exchange.response_headers.get("X-RateLimit-Scope", "user")
+            outcome.limited[f"{route} ({scope})"] += 1
 
     with (
         start_in_thread(rate_limit_scale=1.0, exchange_hook=count_429) as emulator,

@@ -11,7 +11,11 @@ import pytest
 
 from discord_mcp.errors import RateLimited
 from discord_mcp.transport.ledger import LedgerState, MemoryLedger
-from discord_mcp.transport.ratelimit import RateLimiter
+from discord_mcp.transport.ratelimit import (
+    DISCORD_GLOBAL_PER_SECOND,
+    GLOBAL_REQUESTS_PER_SECOND,
+    RateLimiter,
+)
 from discord_mcp.transport.routes import Route
 from tests.support.clock import FakeClock
 
@@ -140,6 +144,20 @@ async def test_global_budget_spreads_a_burst_over_seconds(
         ticket = await limiter.acquire(route, max_wait=10)
         await limiter.release(ticket, None)
     assert sum(clock.slept) == pytest.approx(2.0)
+
+
+async def test_the_default_global_budget_keeps_a_margin_below_discords_fifty(
+    clock: FakeClock,
+) -> None:
+    limiter = RateLimiter(clock=clock, sleep=clock.sleep)
+    start = clock.now
+    sent_within_the_first_second = 0
+    for channel in range(DISCORD_GLOBAL_PER_SECOND):
+        route = Route.of("GET", "/channels/{channel_id}", channel_id=str(channel))
+        ticket = await limiter.acquire(route, max_wait=10)
+        sent_within_the_first_second += clock.now - start < 1.0
+        await limiter.release(ticket, None)
+    assert sent_within_the_first_second == GLOBAL_REQUESTS_PER_SECOND < DISCORD_GLOBAL_PER_SECOND
 
 
 async def test_routes_sharing_a_bucket_hash_share_its_limit(
