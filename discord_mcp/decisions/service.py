@@ -464,12 +464,14 @@ class DecisionService:
 
     async def record_final_shown(self, decision_id: str) -> None:
         """The card shows the outcome: record it, and archive the question's thread if nothing
-        else is open there (:mod:`~discord_mcp.decisions.threads`)."""
-        stored, _ = await self._store.aupdate(
+        else is open there (:mod:`~discord_mcp.decisions.threads`). Only the process that
+        records it archives: others that showed the same outcome send no second request."""
+        stored, recorded = await self._store.aupdate(
             decision_id,
             lambda current: None if current.final_shown else current.replace(final_shown=True),
         )
-        await archive_if_done(self._store, self._rest, stored)
+        if recorded:
+            await archive_if_done(self._store, self._rest, stored)
 
     async def show_final(self, decision: Decision) -> None:
         """Show the outcome on the card, retrying a failed edit a few times (then recovery

@@ -85,6 +85,21 @@ async def test_a_question_opens_its_thread_for_a_day_and_archives_it_once_answer
     assert not archived(people, decision.thread_id)
 
 
+async def test_only_the_first_showing_of_an_outcome_archives_the_thread(
+    settings: Settings, people: People
+) -> None:
+    async with running_service(settings) as (service, _rest):
+        decision, _ = await service.ask(Question("Merge now?", options=("Yes", "No")))
+        await answered(service, people, decision)
+        await until(lambda: archived(people, decision.thread_id))
+        await asyncio.to_thread(people.say, decision.thread_id, "one more thing")
+        assert not archived(people, decision.thread_id)
+        # Another process showed the same outcome (recovery, a second server): no request.
+        async with running_service(settings) as (other, _):
+            await other.record_final_shown(decision.id)
+    assert not archived(people, decision.thread_id)
+
+
 async def test_a_thread_with_another_open_question_stays_open_until_that_one_is_done(
     settings: Settings, people: People
 ) -> None:
