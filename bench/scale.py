@@ -13,7 +13,9 @@ Printed beside their budgets (issue 15):
   side by side after its own handshake;
 * 429s from the emulator (real rate limits): none;
 * answer latency through the spool (reply posted -> tool result read), p99 <= 150 ms at the
-  largest N (shown for every N), in every run (``--runs``).
+  largest N (shown for every N), in every run (``--runs``);
+* shown without a budget: every session's CPU time while asking and answering, per answer,
+  which stays flat in N when each session wakes only for its own questions (issue 28 §2).
 
 Idle CPU is the process's time on a CPU over the window from the scheduler's nanosecond counts
 (``/proc/<pid>/task/*/schedstat``); ``/proc/<pid>/stat`` utime+stime (10 ms ticks) is shown
@@ -193,6 +195,9 @@ class Outcome:
         self.failed: list[str] = []
         """Errors of asks that never reached Discord."""
         self.holder_latency: list[float] = []
+        self.cpu_per_answer = 0.0
+        """Every session's CPU time while asking and answering, per answer: flat in N when a
+        session does only its own work, growing with N when each wakes for the others'."""
 
 
 def _env(emulator: RunningEmulator, home: Path, **extra: str) -> dict[str, str]:
@@ -314,6 +319,7 @@ def run(n: int, *, idle: float, rounds: int, holder_kind: str) -> Outcome:
             outcome.rss = [_rss_mb(s.pid) for s in sessions]
             outcome.minimal_rss = _rss_mb(minimal.pid)
             before = control.get("/state").json()["stats"]
+            busy0 = sum(_cpu_ns(pid) for pid in measured)
             for round_ in range(rounds):
                 asked = _ask_all(sessions, control, round_, outcome.failed)
                 posted = {}
@@ -333,6 +339,9 @@ def run(n: int, *, idle: float, rounds: int, holder_kind: str) -> Outcome:
                         outcome.holder_latency.append(latency)
                     else:
                         outcome.spool.append(latency)
+            answers = len(outcome.spool) + len(outcome.holder_latency)
+            busy = sum(_cpu_ns(pid) for pid in measured) - busy0
+            outcome.cpu_per_answer = busy / 1e9 / answers if answers else 0.0
             stats = control.get("/state").json()["stats"]
             outcome.rest_429 = stats["rest_429"]
             outcome.rest_requests = stats["rest_requests"] - before["rest_requests"]
@@ -409,6 +418,12 @@ def report(outcome: Outcome, idle: float, *, largest: bool) -> bool:
         print(
             f"    answers by text reply through the spool: n={len(outcome.spool)} "
             f"p50 {p50 * 1000:.0f} ms p99 {p99 * 1000:.0f} ms ({budget}"
+        )
+    if outcome.cpu_per_answer:
+        print(
+            f"    CPU per answer, every session's while asking and answering: "
+            f"{outcome.cpu_per_answer * 1000:.1f} ms (shown, no budget: flat in N when each "
+            "session wakes only for its own)"
         )
     return ok
 
