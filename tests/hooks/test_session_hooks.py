@@ -186,3 +186,30 @@ def test_a_quiet_hook_exits_0_without_output_on_bad_input_or_settings(
     no_token = {k: v for k, v in hook_env.items() if k != "DISCORD_BOT_TOKEN"}
     event = json.dumps(payload(cwd=str(tmp_path)))
     assert run_hook("session-start", event, no_token) == (0, "", "")
+
+
+class CountingStore(DecisionStore):
+    """The decision files, counting which ones were parsed."""
+
+    def __init__(self, home: Path) -> None:
+        super().__init__(home)
+        self.parsed: list[str] = []
+
+    def load(self, decision_id: str) -> Decision:
+        self.parsed.append(decision_id)
+        return super().load(decision_id)
+
+
+def test_a_hook_parses_only_its_sessions_files_and_the_ids_its_transcript_names(
+    tmp_path: Path,
+) -> None:
+    writer = DecisionStore(tmp_path)
+    mine = ask(writer, 1)
+    others = [ask(writer, n, session="deadbeef") for n in range(2, 40)]
+    quoted = others[-1]  # another session's question that this transcript waited on
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text(f'{{"tool_result": "decision_id {quoted}"}}\n', encoding="utf-8")
+    store = CountingStore(tmp_path)
+    found = stop.session_decisions(store, payload(transcript_path=str(transcript)))
+    assert [d.id for d in found] == [mine, quoted]
+    assert sorted(store.parsed) == [mine, quoted]
