@@ -61,6 +61,7 @@ from discord_mcp.errors import (
     StateFull,
     Unauthorized,
 )
+from discord_mcp.state.files import remove_unfinished_writes
 
 log = logging.getLogger(__name__)
 
@@ -316,6 +317,8 @@ class HookProcess:
         for cleanup in self._cleanups:
             with contextlib.suppress(Exception):
                 cleanup()
+        with contextlib.suppress(Exception):
+            remove_unfinished_writes()  # a state write cut short leaves no temporary file
         code = reply.code
         try:
             code = emit(reply, self._stdout, self._stderr)

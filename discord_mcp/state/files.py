@@ -30,6 +30,7 @@ import functools
 import json
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -110,6 +111,22 @@ def ensure_dir(path: Path) -> Path:
     return path
 
 
+_UNFINISHED: set[str] = set()
+"""Temporary files of :func:`write_bytes` calls under way in this process."""
+_UNFINISHED_LOCK = threading.Lock()
+
+
+def remove_unfinished_writes() -> None:
+    """Remove the temporary files of writes still under way, for a process about to end with
+    ``os._exit`` (a hook): the writes are lost with it, and their files must not outlive it.
+    The replaced files keep their old contents."""
+    with _UNFINISHED_LOCK:
+        unfinished = list(_UNFINISHED)
+    for tmp in unfinished:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
 def write_json(path: Path, document: dict[str, Any], *, durable: bool = True) -> None:
     """Atomically replace ``path`` with ``document`` (which must carry a ``version``)."""
     if "version" not in document:
@@ -129,6 +146,8 @@ def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise _write_failed(path, exc) from None
+    with _UNFINISHED_LOCK:
+        _UNFINISHED.add(tmp)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -145,6 +164,9 @@ def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    finally:
+        with _UNFINISHED_LOCK:
+            _UNFINISHED.discard(tmp)
     if durable:
         _fsync_dir(path.parent)
 

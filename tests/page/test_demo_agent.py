@@ -113,13 +113,19 @@ def test_the_demo_with_claude_shows_its_question_then_its_approval_card_on_the_p
     page.shot("question")
     page.click("button.btn", "release/1.4", within=QUESTION)
 
-    card = wait_for(
-        lambda: next((m for m in page.find("#messages .msg") if "Approval needed" in m.text), None),
-        timeout=AGENT_TIMEOUT,
-        what="the approval card on the page",
+    def approval_card() -> tuple[str, int] | None:
+        """The card's text and its number of buttons, read in one go (the live page may
+        redraw it between two reads)."""
+        for message in page.find("#messages .msg"):
+            if "Approval needed" in message.text:
+                return message.text, len(message.find_elements(By.CSS_SELECTOR, "button.btn"))
+        return None
+
+    text, buttons = wait_for(
+        approval_card, timeout=AGENT_TIMEOUT, what="the approval card on the page"
     )
-    assert "echo deploying release/1.4 to staging > deploy.log" in card.text
-    assert card.find_elements(By.CSS_SELECTOR, "button.btn")
+    assert "echo deploying release/1.4 to staging > deploy.log" in text
+    assert buttons
     page.shot("approval-card")
     page.click("button.btn", "Allow once", within="Approval needed")
     wait_for(lambda: demo.said("the job ended"), timeout=AGENT_TIMEOUT, what="the job to end")
