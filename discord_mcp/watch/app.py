@@ -264,42 +264,46 @@ async def run_daemon(
                 settings.channel_id,
                 settings.home,
             )
-            async with asyncio.TaskGroup() as group:
-                group.create_task(presence.run(), name="presence")
-                # Who answers what depends on the other machines: know them before answering.
-                group.create_task(watcher.run(first=lambda: _after(presence)), name="watch")
-                group.create_task(decisions.recover(all_projects=True), name="recover")
-                group.create_task(
-                    ReminderSender(
-                        home=settings.home,
-                        rest=rest,
-                        store=DecisionStore(settings.home),
-                        channel_id=settings.channel_id,
-                        owner_ids=settings.owner_ids,
-                        policy=settings.reminders,
-                        language=settings.language,
-                    ).run(),
-                    name="reminders",
-                )
-                group.create_task(late.run(), name="late-answers")
-                if "link" in holder:
-                    group.create_task(_after(presence, holder["link"].run), name="gateway")
-                if display is not None:
-                    group.create_task(_display(settings, display), name="display")
-                if "link" in holder:
+            try:
+                async with asyncio.TaskGroup() as group:
+                    group.create_task(presence.run(), name="presence")
+                    # Who answers what depends on the other machines: know them before answering.
+                    group.create_task(watcher.run(first=lambda: _after(presence)), name="watch")
+                    group.create_task(decisions.recover(all_projects=True), name="recover")
                     group.create_task(
-                        _register_commands(rest, controls, options.commands_for), name="commands"
+                        ReminderSender(
+                            home=settings.home,
+                            rest=rest,
+                            store=DecisionStore(settings.home),
+                            channel_id=settings.channel_id,
+                            owner_ids=settings.owner_ids,
+                            policy=settings.reminders,
+                            language=settings.language,
+                        ).run(),
+                        name="reminders",
                     )
-                group.create_task(heartbeats.run(), name="schedules")
-                group.create_task(
-                    ShellRequests(engine, settings.home, controls=controls).run(),
-                    name="shell-requests",
-                )
-                group.create_task(downtime.beat(), name="alive")
-                group.create_task(
-                    _after_catch_up(watcher, threads, engine, downtime, controls),
-                    name="downtime",
-                )
+                    group.create_task(late.run(), name="late-answers")
+                    if "link" in holder:
+                        group.create_task(_after(presence, holder["link"].run), name="gateway")
+                    if display is not None:
+                        group.create_task(_display(settings, display), name="display")
+                    if "link" in holder:
+                        group.create_task(
+                            _register_commands(rest, controls, options.commands_for),
+                            name="commands",
+                        )
+                    group.create_task(heartbeats.run(), name="schedules")
+                    group.create_task(
+                        ShellRequests(engine, settings.home, controls=controls).run(),
+                        name="shell-requests",
+                    )
+                    group.create_task(downtime.beat(), name="alive")
+                    group.create_task(
+                        _after_catch_up(watcher, threads, engine, downtime, controls),
+                        name="downtime",
+                    )
+            finally:
+                await threads.aclose()  # its typing indicators, before the REST client closes
 
 
 async def _after(

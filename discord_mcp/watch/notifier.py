@@ -157,6 +157,12 @@ class DiscordNotifier:
             self._keep_typing(job.thread_id), name=f"typing-{job.job_id}"
         )
 
+    async def aclose(self) -> None:
+        """Stop every typing indicator (the daemon is stopping; its REST client closes next)."""
+        typing, self._typing = list(self._typing.values()), {}
+        for task in typing:
+            await cancel_and_wait(task, within=5)
+
     async def _keep_typing(self, thread_id: str) -> None:
         while True:
             try:
