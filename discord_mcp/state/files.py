@@ -114,13 +114,19 @@ def ensure_dir(path: Path) -> Path:
 _UNFINISHED: set[str] = set()
 """Temporary files of :func:`write_bytes` calls under way in this process."""
 _UNFINISHED_LOCK = threading.Lock()
+_ENDING = False
+"""Set by :func:`remove_unfinished_writes`: no write starts any more."""
 
 
 def remove_unfinished_writes() -> None:
     """Remove the temporary files of writes still under way, for a process about to end with
     ``os._exit`` (a hook): the writes are lost with it, and their files must not outlive it.
-    The replaced files keep their old contents."""
+    The replaced files keep their old contents. From then on no write starts (each fails with
+    a :class:`~discord_mcp.errors.StateError`), so no thread can make a new temporary file
+    between this call and the end of the process."""
+    global _ENDING
     with _UNFINISHED_LOCK:
+        _ENDING = True
         unfinished = list(_UNFINISHED)
     for tmp in unfinished:
         with contextlib.suppress(OSError):
@@ -142,11 +148,13 @@ def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
     crash of the machine may lose the change (or leave an empty file).
     """
     ensure_dir(path.parent)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise _write_failed(path, exc) from None
-    with _UNFINISHED_LOCK:
+    with _UNFINISHED_LOCK:  # made and registered in one step: see remove_unfinished_writes
+        if _ENDING:
+            raise _write_failed(path, OSError(errno.ESHUTDOWN, "the process is ending"))
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError as exc:
+            raise _write_failed(path, exc) from None
         _UNFINISHED.add(tmp)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import threading
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,11 +16,9 @@ from discord_mcp.state.files import (
     append_line,
     locked,
     read_json,
-    remove_unfinished_writes,
     write_bytes,
     write_json,
 )
-from tests.support.waiting import until_sync
 
 
 def test_write_then_read_round_trips_with_private_permissions(tmp_path: Path) -> None:
@@ -98,44 +97,64 @@ def test_append_line_writes_whole_json_lines(tmp_path: Path) -> None:
     assert os.stat(path).st_mode & 0o777 == 0o600
 
 
+_CUT_SHORT = """
+import sys, threading, time
+from pathlib import Path
+from discord_mcp.errors import StateError
+from discord_mcp.state.files import remove_unfinished_writes, write_bytes
+
+target = Path(sys.argv[1])
+failures = []
+
+def write():
+    try:
+        write_bytes(target, b"x" * 200_000_000)
+    except BaseException as exc:
+        failures.append(exc)
+
+writer = threading.Thread(target=write)
+writer.start()
+deadline = time.monotonic() + 30
+while not any(p.name.endswith(".tmp") for p in target.parent.iterdir()):
+    if not writer.is_alive():
+        print("missed")
+        sys.exit(0)
+    if time.monotonic() > deadline:
+        print("never seen")
+        sys.exit(1)
+    time.sleep(0.001)
+remove_unfinished_writes()
+writer.join(60)
+try:
+    write_bytes(target, b"new")
+    print("a write started after the end")
+except StateError:
+    print("cut" if failures else "the write under way succeeded")
+"""
+
+
 def test_a_write_cut_short_by_the_process_ending_leaves_no_temporary_file(
     tmp_path: Path,
 ) -> None:
     """A hook ends with ``os._exit`` while a state write may be under way in another thread:
-    ``remove_unfinished_writes`` removes its temporary file, and the file keeps its old text."""
+    ``remove_unfinished_writes`` removes its temporary file, the file keeps its old text, and
+    no write starts after it (run in a child process, which it ends the writing of)."""
     target = tmp_path / "ledger.json"
     for _attempt in range(5):
         write_bytes(target, b"old")
-        if _cut_short(target, b"x" * 200_000_000):  # long enough to be seen under way
-            assert [p.name for p in tmp_path.iterdir()] == ["ledger.json"]
-            assert target.read_bytes() == b"old"
-            return
+        done = subprocess.run(
+            [sys.executable, "-c", _CUT_SHORT, str(target)],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=120,
+            check=False,
+        )
+        said = done.stdout.strip()
+        if said == "missed":  # the write ended before it was seen under way: again
+            continue
+        assert said == "cut", (said, done.stderr)
+        assert [p.name for p in tmp_path.iterdir()] == ["ledger.json"]
+        assert target.read_bytes() == b"old"
+        return
     raise AssertionError("the write was never seen under way in five attempts")
-
-
-def _cut_short(target: Path, data: bytes) -> bool:
-    """Write ``data`` in a thread and remove the unfinished writes while it is under way; False
-    if the write ended before it was seen."""
-    failures: list[BaseException] = []
-
-    def write() -> None:
-        try:
-            write_bytes(target, data)
-        except BaseException as exc:
-            failures.append(exc)
-
-    writer = threading.Thread(target=write)
-    writer.start()
-    seen = until_sync(
-        lambda: (
-            [p for p in target.parent.iterdir() if p.name.endswith(".tmp")] or not writer.is_alive()
-        ),
-        what="the write under way",
-    )
-    if seen is True:
-        writer.join()
-        return False
-    remove_unfinished_writes()
-    writer.join(timeout=60)
-    assert failures, "the write cannot succeed once its temporary file is gone"
-    return True
