@@ -103,14 +103,7 @@ class Subscription:
 
     async def wait(self, seconds: float) -> bool:
         """Sleep until a change is reported or ``seconds`` pass; whether it was a change."""
-        if self.event.is_set():
-            return True
-        try:
-            async with asyncio.timeout(max(seconds, 0.0)):
-                await self.event.wait()
-        except TimeoutError:
-            return False
-        return True
+        return await _set_within(self.event, seconds)
 
     def close(self) -> None:
         self._owner._unsubscribe(self)
@@ -417,14 +410,7 @@ class Watches:
 
     async def wait(self, seconds: float) -> bool:
         """Sleep until a change is reported or ``seconds`` pass; whether it was a change."""
-        if self.event.is_set():
-            return True
-        try:
-            async with asyncio.timeout(max(seconds, 0.0)):
-                await self.event.wait()
-        except TimeoutError:
-            return False
-        return True
+        return await _set_within(self.event, seconds)
 
     def close(self) -> None:
         for subscription in self._subscriptions:
@@ -433,3 +419,15 @@ class Watches:
 
 
 _NEVER = FileChanges(enabled=False)
+
+
+async def _set_within(event: asyncio.Event, seconds: float) -> bool:
+    """Whether ``event`` is set now or within ``seconds``."""
+    if event.is_set():
+        return True
+    try:
+        async with asyncio.timeout(max(seconds, 0.0)):
+            await event.wait()
+    except TimeoutError:
+        return False
+    return True
