@@ -21,6 +21,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -38,11 +39,13 @@ from discord_mcp.errors import (
     DecisionNotFound,
     DiscordError,
     NotFound,
+    NotYourDecision,
     StateError,
     Unauthorized,
 )
 from discord_mcp.relay.fswatch import FileChanges, Subscription, subscribed
 from discord_mcp.relay.interest import Interests
+from discord_mcp.state.files import off_loop
 from discord_mcp.state.leases import lease_alive
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
@@ -68,6 +71,15 @@ twenty sessions answered at once, that is a good part of the machine's work."""
 """Recovery re-shows outcomes on cards whose final edit failed, for this long."""
 
 Progress = Callable[[float, Decision], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who calls a tool about a decision: its session's label, and whether every session of
+    this process is one (stdio: yes; HTTP serves many sessions from one process: no)."""
+
+    session: str
+    process_is_session: bool = True
 
 
 class DecisionService:
@@ -242,13 +254,20 @@ class DecisionService:
         max_wait: float,
         progress: Progress | None = None,
         progress_every: float = 20.0,
+        caller: Caller | None = None,
     ) -> Decision:
         """Wait up to ``max_wait`` seconds for the decision to become final.
 
         Returns the decision: final, or still pending when the bound ran out. Cancelling the
         call (a client timeout, Esc) leaves the decision pending; nothing is lost.
+
+        Raises:
+            DecisionNotFound: no such decision.
+            NotYourDecision: ``caller`` may not wait on it (:meth:`check_caller`).
         """
         decision = self._store.load(decision_id)  # DecisionNotFound before anything else
+        if caller is not None:
+            self.check_caller(decision, caller)
         hold = await self._store.ahold_waiting(decision_id)
         self._waiting[decision_id] = self._waiting.get(decision_id, 0) + 1
         try:
@@ -503,8 +522,17 @@ class DecisionService:
             self._background.spawn(self.show_final(stored), f"final-{decision.id}")
         return stored
 
-    async def cancel(self, decision_id: str, reason: str | None) -> Decision:
-        """Withdraw a question; the card says so and waiting calls return ``cancelled``."""
+    async def cancel(
+        self, decision_id: str, reason: str | None, *, caller: Caller | None = None
+    ) -> Decision:
+        """Withdraw a question; the card says so and waiting calls return ``cancelled``.
+
+        Raises:
+            DecisionNotFound: no such decision.
+            NotYourDecision: ``caller`` may not cancel it (:meth:`check_caller`).
+        """
+        if caller is not None:
+            self.check_caller(await off_loop(self._store.load, decision_id), caller)
         stored, won = await self._store.afinish(
             decision_id, status="cancelled", cancel_reason=reason, answered_at=utc_now()
         )
@@ -513,6 +541,35 @@ class DecisionService:
             self.notify_waiters(decision_id)
             await self.show_final(stored)
         return stored
+
+    def check_caller(self, decision: Decision, caller: Caller) -> None:
+        """Whether ``caller`` may wait on ``decision``, cancel it and be handed its answer: a
+        session of the project that asked it, and the asking session itself while that one
+        still runs (its process's lease is held). Once the asker is gone, any session of the
+        project may take its question over: an answer survives the asker's restart.
+
+        Raises:
+            NotYourDecision: with a sentence the calling agent can act on.
+        """
+        if not self._settings.owns(decision):
+            raise NotYourDecision(
+                f"decision {decision.id} was asked by another project ({decision.project}): "
+                "only that project's agents can wait on it, cancel it or receive its answer. "
+                "Use the decision_id your own ask_decision returned, or call check_pending for "
+                "this project's open decisions"
+            )
+        if not decision.session or decision.session == caller.session:
+            return
+        lease = decision.asker_lease
+        if lease == self._lease and caller.process_is_session:
+            return  # this process asked it, or took it over (check_pending)
+        if lease_alive(self._store.home, lease):
+            raise NotYourDecision(
+                f"decision {decision.id} was asked by another session of this project "
+                f"({decision.session}) that is still running: only it can wait on it, cancel it "
+                "or receive its answer. Ask with ask_decision yourself if you need an answer "
+                "too"
+            )
 
     async def mark_delivered(self, decision: Decision) -> Decision:
         """Record that an agent received this final result."""
