@@ -21,13 +21,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from discord_mcp import i18n
 from discord_mcp.config import Settings
 from discord_mcp.decisions import cards, kinds
+from discord_mcp.decisions.callers import Caller, check_caller
 from discord_mcp.decisions.listening import Listening
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
 from discord_mcp.decisions.posting import Poster
@@ -39,7 +39,6 @@ from discord_mcp.errors import (
     DecisionNotFound,
     DiscordError,
     NotFound,
-    NotYourDecision,
     StateError,
     Unauthorized,
 )
@@ -71,15 +70,6 @@ twenty sessions answered at once, that is a good part of the machine's work."""
 """Recovery re-shows outcomes on cards whose final edit failed, for this long."""
 
 Progress = Callable[[float, Decision], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """Who calls a tool about a decision: its session's label, and whether every session of
-    this process is one (stdio: yes; HTTP serves many sessions from one process: no)."""
-
-    session: str
-    process_is_session: bool = True
 
 
 class DecisionService:
@@ -543,33 +533,13 @@ class DecisionService:
         return stored
 
     def check_caller(self, decision: Decision, caller: Caller) -> None:
-        """Whether ``caller`` may wait on ``decision``, cancel it and be handed its answer: a
-        session of the project that asked it, and the asking session itself while that one
-        still runs (its process's lease is held). Once the asker is gone, any session of the
-        project may take its question over: an answer survives the asker's restart.
+        """Whether ``caller`` may wait on ``decision``, cancel it and be handed its answer
+        (:func:`~discord_mcp.decisions.callers.check_caller`).
 
         Raises:
             NotYourDecision: with a sentence the calling agent can act on.
         """
-        if not self._settings.owns(decision):
-            raise NotYourDecision(
-                f"decision {decision.id} was asked by another project ({decision.project}): "
-                "only that project's agents can wait on it, cancel it or receive its answer. "
-                "Use the decision_id your own ask_decision returned, or call check_pending for "
-                "this project's open decisions"
-            )
-        if not decision.session or decision.session == caller.session:
-            return
-        lease = decision.asker_lease
-        if lease == self._lease and caller.process_is_session:
-            return  # this process asked it, or took it over (check_pending)
-        if lease_alive(self._store.home, lease):
-            raise NotYourDecision(
-                f"decision {decision.id} was asked by another session of this project "
-                f"({decision.session}) that is still running: only it can wait on it, cancel it "
-                "or receive its answer. Ask with ask_decision yourself if you need an answer "
-                "too"
-            )
+        check_caller(self._settings, self._store.home, self._lease, decision, caller)
 
     async def mark_delivered(self, decision: Decision) -> Decision:
         """Record that an agent received this final result."""

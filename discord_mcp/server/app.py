@@ -33,8 +33,8 @@ from discord_mcp.state.quarantine import take_reports
 from discord_mcp.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
+    from discord_mcp.decisions.callers import Caller
     from discord_mcp.decisions.model import Decision
-    from discord_mcp.decisions.service import Caller
     from discord_mcp.server.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -254,7 +254,7 @@ def build_server(
     def caller(ctx: Context) -> Caller:
         """Who calls, for the decisions' owner check: over HTTP, one process serves many
         sessions, so this process having asked is not enough."""
-        from discord_mcp.decisions.service import Caller
+        from discord_mcp.decisions.callers import Caller
 
         return Caller(label(ctx), process_is_session=not per_session)
 
