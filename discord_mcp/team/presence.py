@@ -100,6 +100,7 @@ class Presence:
         self.roster = roster
         self._key = key
         self._rejected: set[tuple[str, str]] = set()
+        self._own_unread = False
         self._describe = describe
         self._home = home
         self._every = every
@@ -241,11 +242,14 @@ class Presence:
             [message] = await self._rest.send_text(home, content, allowed_mentions={"parse": []})
         self._written_at = self._monotonic()
         written = parse(message, key=self._key, bot_id=self.bot_id)
-        if written is None:
+        if written is None and not self._own_unread:
+            self._own_unread = True
             log.warning(
                 "this machine's presence record no longer reads as signed once in Discord "
-                "(changed on the way?): the other machines will not see it"
+                "(changed on the way, or this machine's clock is more than ten minutes off "
+                "Discord's?): the other machines will not see it"
             )
+        if written is None:
             written = record
         self.roster.wrote(
             replace(
