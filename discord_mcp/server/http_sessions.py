@@ -21,6 +21,7 @@ The clock is injected (monotonic seconds), so tests expire sessions without wait
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -33,6 +34,8 @@ from discord_mcp.errors import ConfigError
 SESSION_HEADER = b"mcp-session-id"
 MAX_SESSIONS_ENV = "DISCORD_MCP_HTTP_MAX_SESSIONS"
 IDLE_SECONDS_ENV = "DISCORD_MCP_HTTP_SESSION_IDLE_SECONDS"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,9 @@ class SessionCap:
                 pending = False
                 self._opening -= 1
                 if session_id and status < 400:
-                    self._sessions[session_id] = _Session(scope=scope, last_active=self._clock())
+                    # Its headers (the token among them) are not kept: a DELETE needs none.
+                    kept = {k: v for k, v in scope.items() if k != "headers"}
+                    self._sessions[session_id] = _Session(scope=kept, last_active=self._clock())
 
         try:
             await self.app(scope, receive, _watching(send, opened))
@@ -172,22 +177,25 @@ class SessionCap:
     async def _end_idle(self) -> None:
         now = self._clock()
         idle = [
-            (session_id, session)
+            session_id
             for session_id, session in self._sessions.items()
             if session.in_flight == 0 and now - session.last_active >= self.limits.idle_seconds
         ]
-        for session_id, session in idle:
-            self._sessions.pop(session_id, None)
-            await self._delete(session_id, session.scope)
+        ended = [(session_id, self._sessions.pop(session_id)) for session_id in idle]
+        for session_id, session in ended:  # forgotten first: a concurrent sweep skips them
+            log.info(
+                "closing MCP session %s… after %g s idle",
+                session_id[:6].decode("latin-1"),
+                now - session.last_active,
+            )
+            try:
+                await self._delete(session_id, session.scope)
+            except Exception:  # the session is gone from the count either way
+                log.exception("closing an idle MCP session failed")
 
     async def _delete(self, session_id: bytes, opened_by: Scope) -> None:
         """End a session in the SDK as its client would: ``DELETE`` with its id."""
-        headers = [
-            (k, v)
-            for k, v in opened_by.get("headers") or []
-            if k.lower() in (b"host", b"authorization")
-        ]
-        scope = dict(opened_by, method="DELETE", headers=[*headers, (SESSION_HEADER, session_id)])
+        scope = dict(opened_by, method="DELETE", headers=[(SESSION_HEADER, session_id)])
         sent = False
 
         async def receive() -> Message:
