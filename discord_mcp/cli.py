@@ -56,6 +56,38 @@ def _parser() -> argparse.ArgumentParser:
         help="with --http: every request must carry Authorization: Bearer TOKEN (required "
         "beyond 127.0.0.1; DISCORD_MCP_HTTP_TOKEN keeps it out of the process list)",
     )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="with --http: also answer requests whose Host is NAME (any port) or NAME:PORT, "
+        "beside 127.0.0.1, localhost and [::1] with --port (repeat it; or "
+        "DISCORD_MCP_HTTP_ALLOWED_HOSTS, comma-separated)",
+    )
+    serve.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="with --http: also answer browser requests from this origin, e.g. "
+        "https://tools.example (repeat it; or DISCORD_MCP_HTTP_ALLOWED_ORIGINS); others are "
+        "refused",
+    )
+    serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=None,
+        help="with --http: MCP sessions open at once, at most (default 64; "
+        "DISCORD_MCP_HTTP_MAX_SESSIONS)",
+    )
+    serve.add_argument(
+        "--session-idle-seconds",
+        type=float,
+        default=None,
+        help="with --http: close a session after this long without a request (default 1800; "
+        "DISCORD_MCP_HTTP_SESSION_IDLE_SECONDS)",
+    )
     sub.add_parser("emulator", help=_EMULATOR_HELP, add_help=False)
     sub.add_parser("demo", help=_DEMO_HELP, add_help=False)
     sub.add_parser("hook", help=_HOOK_HELP, add_help=False)
@@ -141,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return hook_main(args[1:], exit_process=True)
     parsed = _parser().parse_args(args)
     if parsed.command == "serve" and parsed.http:
-        return _serve_http(parsed.host, parsed.port, parsed.auth_token)
+        return _serve_http(parsed)
     if parsed.command in (None, "serve"):
         return _serve()
     if parsed.command == "setup":
@@ -298,17 +330,16 @@ def _doctor(env_file: str | None = None) -> int:
     return 1 if failed else 0
 
 
-def _serve_http(host: str, port: int, auth_token: str | None) -> int:
+def _serve_http(parsed: argparse.Namespace) -> int:
     """``discord-mcp serve --http``: MCP over streamable HTTP; beyond loopback only with a
-    bearer token."""
-    import os
-
+    bearer token; only to callers whose Host and Origin name this server."""
     from discord_mcp.config import Settings
     from discord_mcp.log import configure
+    from discord_mcp.server.http_guard import access_from, is_loopback
+    from discord_mcp.server.http_sessions import limits_from
 
-    token = auth_token or os.environ.get("DISCORD_MCP_HTTP_TOKEN", "").strip() or None
-    from discord_mcp.server.app import is_loopback, serve_http
-
+    host: str = parsed.host
+    token = parsed.auth_token or os.environ.get("DISCORD_MCP_HTTP_TOKEN", "").strip() or None
     if not is_loopback(host) and token is None:
         sys.stderr.write(
             f"discord-mcp: --host {host} reaches beyond this machine: anyone who can connect "
@@ -317,13 +348,26 @@ def _serve_http(host: str, port: int, auth_token: str | None) -> int:
         )
         return 2
     try:
+        access = access_from(
+            os.environ,
+            host=host,
+            port=parsed.port,
+            token=token,
+            allowed_hosts=parsed.allowed_host,
+            allowed_origins=parsed.allowed_origin,
+        )
+        limits = limits_from(
+            os.environ, max_sessions=parsed.max_sessions, idle_seconds=parsed.session_idle_seconds
+        )
         settings = Settings.from_env()
     except ConfigError as exc:
         sys.stderr.write(f"discord-mcp: configuration error: {exc}\n")
         return 2
     secrets = [settings.token.reveal(), *([token] if token else [])]
     configure(program="discord-mcp", home=settings.home, secrets=secrets)
-    serve_http(settings, host=host, port=port, auth_token=token)
+    from discord_mcp.server.app import serve_http
+
+    serve_http(settings, access, limits)
     return 0
 
 

@@ -19,7 +19,7 @@ from discord_mcp.emulator.config import (
     DEFAULT_TOKEN,
     MAX_RATE_LIMIT_SCALE,
 )
-from discord_mcp.emulator.outside import is_loopback
+from discord_mcp.emulator.outside import beyond_loopback_notice, check_binding, is_loopback
 from discord_mcp.emulator.server import RunningEmulator, start_in_thread
 
 
@@ -57,7 +57,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--port", type=_port, default=DEFAULT_PORT, help="port, 0 for any free one (%(default)s)"
     )
-    parser.add_argument("--token", default=DEFAULT_TOKEN, help="the bot token it accepts")
+    parser.add_argument(
+        "--token",
+        default=DEFAULT_TOKEN,
+        help="the bot token it accepts (the only one); beyond loopback give your own, the "
+        "built-in one is public",
+    )
     parser.add_argument(
         "--control-token",
         default=None,
@@ -93,7 +98,9 @@ def _banner(running: RunningEmulator) -> str:
             "Point discord-mcp at it:",
             f"  export DISCORD_API_BASE={running.api_base}",
             f"  export DISCORD_GATEWAY_URL={running.gateway_url}",
-            f"  export DISCORD_BOT_TOKEN={running.token}",
+            "  export DISCORD_BOT_TOKEN="
+            # Beyond loopback it is a secret of the user's: not for a terminal's scrollback.
+            + (running.token if is_loopback(running.host) else "<the --token you gave>"),
             f"  export DISCORD_CHANNEL_ID={running.channel_id}",
             f"  export DISCORD_OWNER_IDS={running.owner_user_id}",
             "",
@@ -114,15 +121,13 @@ def main(argv: list[str]) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # --help, or a usage error already explained on stderr
         return exc.code if isinstance(exc.code, int) else 2
+    try:
+        check_binding(args.host, args.control_token, args.token)
+    except ValueError as exc:
+        _say(f"discord-mcp emulator: will not serve: {exc}")
+        return 2
     if not is_loopback(args.host):
-        _say(
-            f"discord-mcp emulator: warning: {args.host} is reachable from other machines, and "
-            "the control API has no authentication of its own: anyone who reaches it acts as "
-            "any user (the owner included)."
-        )
-        if not args.control_token:
-            _say("discord-mcp emulator: give --control-token <secret> to serve beyond loopback")
-            return 2
+        _say(f"discord-mcp emulator: {beyond_loopback_notice(args.host)}")
     try:
         running = start_in_thread(
             args.host,

@@ -47,7 +47,8 @@ ExchangeHook = Callable[[Exchange], None]
 class EmulatorConfig:
     """Settings of one emulator.
 
-    - ``token``: the only bot token accepted.
+    - ``token``: the only bot token accepted. Beyond loopback it must not be the built-in
+      :data:`DEFAULT_TOKEN` (``outside.check_binding``).
     - ``rate_limit_scale``: every rate-limit window (route buckets, the global limit, the
       invalid-request window) is multiplied by it, so tests can use 0.01 and wait milliseconds.
       It can be changed at run time through ``POST /_emulator/faults``.

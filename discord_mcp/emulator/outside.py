@@ -9,7 +9,8 @@ So, for every request (the ASGI middleware :class:`OutsideGuard`, in this order)
 
 1. ``Host``: bound to a loopback address, the emulator answers only to ``localhost``, a
    loopback address (``127.0.0.1``, ``[::1]``) or the bound name; anything else is 403 (DNS
-   rebinding). Bound beyond loopback, a control token is required instead (below).
+   rebinding). Bound beyond loopback, a control token (below) and a bot token of the user's
+   own are required instead (:func:`check_binding`): the built-in one is public.
 2. The gateway websocket refuses a handshake whose ``Origin`` is another origin (a bot sends
    none; a web page cannot leave it out).
 3. The control API (``/_emulator``): a browser's cross-origin request (``Origin`` not this
@@ -37,6 +38,8 @@ from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from discord_mcp.emulator.config import DEFAULT_TOKEN
+
 CONTROL_PREFIX = "/_emulator"
 _API_PREFIX = "/api/v10"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -56,18 +59,46 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_binding(host: str, control_token: str | None) -> None:
-    """Refuse to serve beyond loopback without a control token.
+def check_binding(host: str, control_token: str | None, token: str = DEFAULT_TOKEN) -> None:
+    """Refuse to serve beyond loopback without a control token, or with the built-in bot token
+    (it is printed in this project's documentation: anyone who reaches the emulator would read
+    and post every message as the bot). Beyond loopback the bot token given is then the only
+    one REST and the gateway's IDENTIFY accept.
 
     Raises:
         ValueError: with the sentence to show.
     """
-    if not is_loopback(host) and not control_token:
-        raise ValueError(
-            f"{host} is reachable from other machines and the control API acts as any user "
-            "with no authentication: give a control token (--control-token) or bind to "
-            "127.0.0.1"
+    if is_loopback(host):
+        return
+    missing = []
+    if not control_token:
+        missing.append(
+            "the control API acts as any user with no authentication: give a control token "
+            "(--control-token)"
         )
+    if token == DEFAULT_TOKEN:
+        missing.append(
+            "the built-in bot token is public, so anyone who reaches it would read and post "
+            "every message as the bot: give a bot token of your own (--token)"
+        )
+    if missing:
+        raise ValueError(
+            f"{host} is reachable from other machines, and "
+            + "; and ".join(missing)
+            + "; or bind to 127.0.0.1"
+        )
+
+
+def beyond_loopback_notice(host: str) -> str:
+    """What an emulator served beyond loopback protects, and what it does not."""
+    return (
+        f"{host} is reachable from other machines. Protected: the control API and the "
+        "owner's page need the control token; Discord's routes (/api/v10) and the gateway "
+        "accept only the bot token you gave. Not protected: everything travels as plain HTTP, "
+        "so anyone on the network path can read it, tokens included; attachment links open "
+        "for whoever holds one until they expire, as on Discord; and /_emulator/binding "
+        "tells anyone where it listens."
+    )
 
 
 class OutsideGuard:

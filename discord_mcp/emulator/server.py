@@ -196,7 +196,7 @@ def start_in_thread(
     ``control_token``, and ``RuntimeError`` if the server does not start within 10 seconds.
     """
     emulator = Emulator(_config(config, options))
-    check_binding(host, emulator.config.control_token)
+    check_binding(host, emulator.config.control_token, emulator.config.token)
     sock = _bind(host, port)
     emulator.guard.bound_host = host
     bound_port = sock.getsockname()[1]
@@ -244,7 +244,7 @@ async def serve(
     ``running.emulator`` (its state, limiter, faults) may be used directly from this loop.
     """
     emulator = Emulator(_config(config, options))
-    check_binding(host, emulator.config.control_token)
+    check_binding(host, emulator.config.control_token, emulator.config.token)
     sock = _bind(host, port)
     emulator.guard.bound_host = host
     emulator.state.media_base = base_url(host, sock.getsockname()[1])

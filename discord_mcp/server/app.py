@@ -12,7 +12,8 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator, Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from fastmcp import Context, FastMCP
@@ -26,6 +27,8 @@ from discord_mcp.config import Settings
 from discord_mcp.errors import DiscordMCPError, Unauthorized
 from discord_mcp.server import results
 from discord_mcp.server.chat_tools import FILES_HELP, chat_tools
+from discord_mcp.server.http_guard import HttpAccess, HttpGuard
+from discord_mcp.server.http_sessions import SessionCap, SessionLimits
 from discord_mcp.server.limits import max_block_seconds
 from discord_mcp.server.wire import Wire
 from discord_mcp.state.files import off_loop
@@ -583,80 +586,43 @@ async def _serve_stdio(server: FastMCP, wire: Wire, *, handshake_era: bool) -> N
         reset_transport(token)
 
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is reachable from this machine only."""
-    import ipaddress
-
-    if host in LOOPBACK_HOSTS:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-class _Bearer:
-    """Every request carries ``Authorization: Bearer <token>`` (compared in constant time), or
-    gets 401 without reaching the MCP server."""
-
-    def __init__(self, app: Any, token: str) -> None:
-        self.app = app
-        self._expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        import hmac
-
-        if scope.get("type") == "http":
-            given = b""
-            for name, value in scope.get("headers") or []:
-                if name.lower() == b"authorization":
-                    given = value
-            if not hmac.compare_digest(given, self._expected):
-                body = b'{"error": "a bearer token is required (Authorization: Bearer ...)"}'
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="discord-mcp"'),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
-
-
-def http_app(settings: Settings, *, auth_token: str | None = None) -> Any:
+def http_app(
+    settings: Settings,
+    access: HttpAccess,
+    *,
+    limits: SessionLimits | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Any:
     """The server as an ASGI app speaking MCP streamable HTTP at ``/mcp`` (FastMCP's own
-    transport), one process for every client session; with ``auth_token``, a bearer token is
-    required."""
+    transport), one process for every client session, answering only the callers ``access``
+    lets through (:mod:`.http_guard`) and keeping at most ``limits`` sessions
+    (:mod:`.http_sessions`; ``clock`` is what their idle time is measured with)."""
     from starlette.middleware import Middleware as AsgiMiddleware
 
+    limits = limits or SessionLimits()
     server = build_server(settings, per_session=True)
-    middleware = [AsgiMiddleware(_Bearer, token=auth_token)] if auth_token else []
-    return server.http_app(path="/mcp", middleware=middleware)
+    middleware = [
+        AsgiMiddleware(HttpGuard, access=access),
+        AsgiMiddleware(SessionCap, limits=limits, clock=clock),
+    ]
+    return server.http_app(
+        path="/mcp",
+        middleware=middleware,
+        # Ours is the one check of Host and Origin; the SDK ends idle sessions as ours does.
+        host_origin_protection=False,
+        session_idle_timeout=limits.idle_seconds,
+    )
 
 
-def serve_http(
-    settings: Settings,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8765,
-    auth_token: str | None = None,
-) -> None:
-    """Serve MCP over streamable HTTP at ``http://host:port/mcp`` until interrupted. Logs go
-    to stderr and the log file, never stdout (access lines are off)."""
+def serve_http(settings: Settings, access: HttpAccess, limits: SessionLimits) -> None:
+    """Serve MCP over streamable HTTP at ``http://host:port/mcp`` (``access``'s) until
+    interrupted. Logs go to stderr and the log file, never stdout (access lines are off)."""
     import uvicorn
 
-    app = http_app(settings, auth_token=auth_token)
+    app = http_app(settings, access, limits=limits)
     config = uvicorn.Config(
-        app, host=host, port=port, log_config=None, access_log=False, lifespan="on"
+        app, host=access.host, port=access.port, log_config=None, access_log=False, lifespan="on"
     )
     server = uvicorn.Server(config)
-    log.info("serving MCP over HTTP at http://%s:%d/mcp", host, port)
+    log.info("serving MCP over HTTP at http://%s:%d/mcp", access.host, access.port)
     server.run()

@@ -205,7 +205,7 @@ async def emulator_exposure(api_base: str, *, deadline: float = 3.0) -> Check | 
         f"the emulator at {origin} listens on {bound}, reachable from other machines{guarded}: "
         "its control API acts as any user, the owner included; without a control token anyone "
         "who reaches it can",
-        "restart it on 127.0.0.1 (the default), or keep --control-token secret",
+        "restart it on 127.0.0.1 (the default), or keep its --control-token and --token secret",
     )
 
 

@@ -337,11 +337,13 @@ async def test_claude_code_uses_the_server_over_http(
         ToolCall("discord", "notify", {"message": "hello over HTTP"}), Text("Sent."), repeat=False
     )
     env = cli.env()
-    async with serving(http_app(settings)) as url:
+    token = "claude-http-token-77"
+    async with serving(lambda access: http_app(settings, access), token) as url:
+        # Claude Code's requests pass the Host and Origin check and carry the token.
         added = await asyncio.to_thread(
             subprocess.run,
             [str(executable), "mcp", "add", "--transport", "http", "--scope", "user",
-             "discord", url],
+             "discord", url, "--header", f"Authorization: Bearer {token}"],
             env=env, capture_output=True, text=True, encoding="utf-8", timeout=60,
             stdin=subprocess.DEVNULL,
         )  # fmt: skip

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,8 @@ from fastmcp import Client
 
 from discord_mcp.cli import main
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.server.app import http_app, is_loopback
+from discord_mcp.server.app import http_app
+from discord_mcp.server.http_guard import HttpAccess, is_loopback
 from tests.server.test_tools import CONTRACT
 from tests.support.people import People
 from tests.support.settings import settings_for
@@ -31,8 +32,12 @@ def free_port() -> int:
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
+async def serving(
+    make_app: Callable[[HttpAccess], Any], token: str | None = None
+) -> AsyncIterator[str]:
+    """``make_app``'s app served on a free port of 127.0.0.1; yields its URL."""
     port = free_port()
+    app = make_app(HttpAccess(host="127.0.0.1", port=port, token=token))
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
     )
@@ -51,7 +56,7 @@ async def test_an_mcp_client_lists_and_calls_the_tools_over_http(
     discord: RunningEmulator, people: People, tmp_path: Path
 ) -> None:
     settings = settings_for(discord, tmp_path / "home")
-    async with serving(http_app(settings)) as url, Client(url) as client:
+    async with serving(lambda access: http_app(settings, access)) as url, Client(url) as client:
         names = sorted(t.name for t in await client.list_tools())
         pinned = sorted(
             t["name"] for t in __import__("json").loads(CONTRACT.read_text(encoding="utf-8"))
@@ -67,7 +72,11 @@ async def test_two_http_sessions_asking_the_same_question_get_two_decisions(
 ) -> None:
     settings = settings_for(discord, tmp_path / "home", DISCORD_MCP_MAX_BLOCK_SECONDS="0.5")
     question = {"question": "Ship it?", "options": ["Yes", "No"], "mention": False}
-    async with serving(http_app(settings)) as url, Client(url) as one, Client(url) as two:
+    async with (
+        serving(lambda access: http_app(settings, access)) as url,
+        Client(url) as one,
+        Client(url) as two,
+    ):
         first = (await one.call_tool("ask_decision", question)).data
         second = (await two.call_tool("ask_decision", question)).data
     assert first["status"] == second["status"] == "pending"
@@ -78,7 +87,7 @@ async def test_a_bearer_token_is_required_when_one_is_set(
     discord: RunningEmulator, tmp_path: Path
 ) -> None:
     settings = settings_for(discord, tmp_path / "home")
-    async with serving(http_app(settings, auth_token="s3cret-token")) as url:
+    async with serving(lambda access: http_app(settings, access), "s3cret-token") as url:
         async with httpx.AsyncClient() as plain:
             refused = await plain.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
             assert refused.status_code == 401

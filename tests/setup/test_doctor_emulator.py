@@ -27,7 +27,9 @@ async def test_an_emulator_on_loopback_is_ok(emulator: RunningEmulator, tmp_path
 async def test_an_emulator_bound_to_every_address_is_a_warning(tmp_path: Path) -> None:
     from discord_mcp.emulator import start_in_thread
 
-    with start_in_thread("0.0.0.0", 0, control_token="doctor-test-token") as discord:
+    with start_in_thread(
+        "0.0.0.0", 0, control_token="doctor-test-token", token="doctor-own-bot-token"
+    ) as discord:
         # The client reaches it on loopback; the emulator itself says where it listens.
         local = f"http://127.0.0.1:{discord.port}"
         check = await emulator_check(
