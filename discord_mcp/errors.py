@@ -21,9 +21,11 @@
     │   ├── StateFull                the disk is full: nothing was half written
     │   └── StateBusy                a state lock stayed taken too long (a stuck process)
     ├── DecisionError
-    │   └── DecisionNotFound
+    │   ├── DecisionNotFound
+    │   └── NotYourDecision          another project's (or another live session's) decision
     ├── MessageError                 a message, reaction or history read cannot be done as asked
-    │   └── FileRefused              a file an agent asked to send may not go (path, name, size)
+    │   ├── FileRefused              a file an agent asked to send may not go (path, name, size)
+    │   └── OutOfScope               a channel or thread that is not the project's
     └── AgentError                   the run engine and its CLIs
         └── RunError                 .code (seed 000 §14, e.g. E_QUEUE_FULL) .message: how to fix
             ├── JournalCorrupt       runs/events.ndjson has a gap or a bad line: .path .line
@@ -240,6 +242,11 @@ class DecisionNotFound(DecisionError):
         )
 
 
+class NotYourDecision(DecisionError):
+    """A decision asked by another project, or by another session of this project that still
+    runs: only the asker waits on it, cancels it and is handed its answer."""
+
+
 class MessageError(DiscordMCPError):
     """A message, reaction or history read an agent asked for cannot be done as asked."""
 
@@ -247,6 +254,11 @@ class MessageError(DiscordMCPError):
 class FileRefused(MessageError):
     """A file an agent asked to send may not go: outside the project, a secret's place, too big,
     or too many. The message says why and what to do."""
+
+
+class OutOfScope(MessageError):
+    """A channel or thread an agent named is not its project's: another channel, a thread under
+    another channel, or the machines' presence thread (:mod:`discord_mcp.outbound.scope`)."""
 
 
 class AgentError(DiscordMCPError):

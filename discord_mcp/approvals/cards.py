@@ -89,15 +89,27 @@ def _when(iso: str | None, lang: str) -> str:
         return iso
 
 
-def _minutes(seconds: float, lang: str) -> str:
-    minutes = seconds / 60
-    if minutes >= 1 and abs(minutes - round(minutes)) < 0.05:
-        count = round(minutes)
+def for_people(seconds: float, lang: str = "en") -> str:
+    """A duration as people say it, in ``lang``: whole seconds under a minute, half minutes
+    under ten, whole minutes under two hours, half hours beyond; never "0 seconds" (a wait
+    shorter than a second is "less than a second") nor "26.9249 seconds"."""
+    if not seconds >= 1:  # NaN too
+        return i18n.text(lang, "approval.under_a_second")
+    whole = round(seconds)
+    if whole < 60:
+        return i18n.text(lang, "approval.second" if whole == 1 else "approval.seconds", n=whole)
+    if whole < 2 * 3600:
+        minutes = whole / 60
+        count = _halves(minutes) if minutes < 10 else round(minutes)
         return i18n.text(lang, "approval.minute" if count == 1 else "approval.minutes", n=count)
-    if seconds < 60:
-        key = "approval.second" if seconds == 1 else "approval.seconds"
-        return i18n.text(lang, key, n=f"{seconds:g}")
-    return i18n.text(lang, "approval.minutes", n=f"{minutes:.1f}")
+    count = _halves(whole / 3600)
+    return i18n.text(lang, "approval.hour" if count == 1 else "approval.hours", n=count)
+
+
+def _halves(amount: float) -> float | int:
+    """``amount`` to the nearest half, as an int when whole (``1.5``, ``2``)."""
+    half = round(amount * 2) / 2
+    return int(half) if half.is_integer() else half
 
 
 def wait_words(decision: Decision, lang: str = "en") -> str:
@@ -105,7 +117,7 @@ def wait_words(decision: Decision, lang: str = "en") -> str:
     approval = decision.approval or {}
     seconds = approval.get("wait_seconds")
     if isinstance(seconds, int | float):
-        return _minutes(float(seconds), lang)
+        return for_people(float(seconds), lang)
     return i18n.text(lang, "approval.a_while")
 
 

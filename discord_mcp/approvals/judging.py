@@ -22,13 +22,13 @@ from discord_mcp.approvals.cards import (
     DENY_NOTE,
     REACTIONS,
 )
-from discord_mcp.approvals.replies import read_reply
+from discord_mcp.approvals.replies import Reading, read_reply
 from discord_mcp.decisions.answers import (
     CONTENT_HIDDEN,
     IGNORE,
     Verdict,
     content_hint,
-    owner_words,
+    read_owner_words,
     refuse,
 )
 from discord_mcp.decisions.model import Decision, Via, utc_now
@@ -99,11 +99,16 @@ def judge_message(decision: Decision, message: dict[str, Any], owner_ids: Set[st
             {"notices": (*decision.notices, CONTENT_HIDDEN)},
             content_hint(decision.language),
         )
-    reading = read_reply(owner_words(text))
+    words = read_owner_words(text)
+    reading = read_reply(words.text)
+    if reading.verdict == "allow" and words.marked:
+        # Beside words in code, struck through or behind a spoiler, what the owner meant is
+        # unknown: an allow (the one reading that runs something) is asked about again.
+        reading = Reading("unclear", "an allow beside marked-up words")
     if reading.verdict == "allow":
         return allowed(user_id, username, "text")
     if reading.verdict == "deny":
-        return denied(user_id, username, "text", owner_words(text) or text)
+        return denied(user_id, username, "text", words.text or text)
     if decision.clarifications >= MAX_HINTS:
         return IGNORE
     return Verdict(

@@ -20,6 +20,7 @@ below ``MCP_TOOL_TIMEOUT``.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -27,8 +28,17 @@ from typing import Any
 from discord_mcp.approvals.request import ToolRequest
 from discord_mcp.approvals.service import ApprovalService, Outcome
 from discord_mcp.decisions.service import Progress
+from discord_mcp.errors import DiscordError, StateError, Unauthorized
+
+log = logging.getLogger(__name__)
 
 MARGIN_S = 15.0
+NOT_ASKED = (
+    "The owner could not be asked for approval ({why}), so this tool call was not run. Do not "
+    "retry it at once: go on without it, try again in a few minutes, or tell the owner"
+)
+"""A denial when no card could reach the owner: fail closed, in words the model can act on
+(never Discord's raw error line)."""
 
 
 def prompt_wait_bound(wanted: float, environ: Mapping[str, str]) -> float:
@@ -71,10 +81,26 @@ async def answer_prompt(
         route="prompt-tool",
         tool_use_id=tool_use_id,
     )
-    outcome = await approvals.decide(
-        request,
-        max_wait=prompt_wait_bound(wait_seconds, environ),
-        label=label,
-        progress=progress,
-    )
+    try:
+        outcome = await approvals.decide(
+            request,
+            max_wait=prompt_wait_bound(wait_seconds, environ),
+            label=label,
+            progress=progress,
+        )
+    except Exception as exc:  # fail closed: whatever went wrong, the call does not run
+        why = _why_not_asked(exc)
+        log.warning("approval of %s denied: the owner could not be asked (%s)", tool_name, exc)
+        return json.dumps({"behavior": "deny", "message": NOT_ASKED.format(why=why)})
     return prompt_result(outcome, tool_input)
+
+
+def _why_not_asked(exc: Exception) -> str:
+    """What failed, for the model: a few words, no status line or route."""
+    if isinstance(exc, Unauthorized):
+        return "Discord refused the bot's token"
+    if isinstance(exc, DiscordError):
+        return "Discord did not take the approval card"
+    if isinstance(exc, StateError):
+        return "the approval could not be recorded on this machine"
+    return "an unexpected error in discord-mcp"

@@ -254,7 +254,7 @@ class ApprovalService:
     async def give_up(self, decision: Decision) -> Decision:
         """Stop waiting: the approval stays open, the card says no one answered in time."""
         stored = await self._show_pending(decision, gave_up_at=utc_now())
-        log.info("approval %s: no answer within %ss", stored.id, cards.wait_words(stored))
+        log.info("approval %s: no answer within %s", stored.id, cards.wait_words(stored))
         return stored
 
     async def _show_pending(self, decision: Decision, **changes: object) -> Decision:

@@ -18,7 +18,7 @@ from discord_mcp import i18n
 from discord_mcp.decisions.cards import refusal_text
 from discord_mcp.decisions.clarify import clarify_message
 from discord_mcp.decisions.model import Attempt, Decision, Via, utc_now
-from discord_mcp.decisions.parser import parse_answer
+from discord_mcp.decisions.parser import ParsedAnswer, parse_answer
 from discord_mcp.files.store import OwnerFiles
 from discord_mcp.transport.wire import content_withheld, text_of
 
@@ -34,6 +34,44 @@ def content_hint(language: str) -> str:
 _QUOTE_LINE = re.compile(r"\s*>(?: |$)")
 _BLOCK_QUOTE = re.compile(r"\s*>>>(?: |$)")
 _MENTION = re.compile(r"<(?:@[!&]?|#)\d+>|@(?:everyone|here)(?![A-Za-z0-9_])")
+_CODE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
+_MARKED = re.compile(r"``(?!`)(.+?)``|`([^`]+)`|~~(.+?)~~|\|\|(.+?)\|\|", re.DOTALL)
+"""Inline code, strikethrough and spoilers, as Discord draws them (a marker left open is
+plain text, as Discord shows it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerWords:
+    """The owner's plain words in a message, and whether words were set apart from them.
+
+    ``marked``: the message held words in code, struck through or behind a spoiler. They are
+    not the owner's plain word (``~~yes~~`` is a yes taken back, ``||yes||`` a hidden one,
+    ```yes``` a quotation): they are left out, and a reply that would pick an option or allow
+    beside them is asked about again, since what they say is unknown.
+    """
+
+    text: str
+    marked: bool
+
+
+def read_owner_words(content: str) -> OwnerWords:
+    """The owner's own words in a message (:func:`owner_words`), and whether any were set
+    apart in code, strikethrough or spoilers (:class:`OwnerWords`)."""
+    marked = False
+
+    def drop(match: re.Match[str]) -> str:
+        nonlocal marked
+        marked = marked or bool(match.group().strip("`~| \n"))
+        return " "
+
+    lines: list[str] = []
+    for line in _CODE_BLOCK.sub(drop, content).splitlines():
+        if _BLOCK_QUOTE.match(line):
+            break
+        if not _QUOTE_LINE.match(line):
+            lines.append(line)
+    text = _MARKED.sub(drop, "\n".join(lines))
+    return OwnerWords(_MENTION.sub(" ", text).strip(), marked)
 
 
 def owner_words(content: str) -> str:
@@ -42,15 +80,10 @@ def owner_words(content: str) -> str:
     Quoted lines are someone else's words (often the card itself): Discord's ``> `` quotes a
     line and ``>>> `` quotes the rest of the message. User, role and channel mentions
     (``<@1>``, ``<@!1>``, ``<@&1>``, ``<#1>``) and ``@everyone``/``@here`` name people, not
-    options.
+    options. Code (inline or in a block), struck-through words and spoilers are not the
+    owner's plain word either (:class:`OwnerWords`).
     """
-    lines: list[str] = []
-    for line in content.splitlines():
-        if _BLOCK_QUOTE.match(line):
-            break
-        if not _QUOTE_LINE.match(line):
-            lines.append(_MENTION.sub(" ", line))
-    return "\n".join(lines).strip()
+    return read_owner_words(content).text
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +179,11 @@ def judge_message(
             {"notices": (*decision.notices, CONTENT_HIDDEN)},
             content_hint(decision.language),
         )
-    text = owner_words(content)
+    words = read_owner_words(content)
+    text = words.text
     parsed = parse_answer(text, decision.options)
+    if words.marked and (parsed.kind == "option" or not text):
+        parsed = ParsedAnswer("unclear", None, None, parsed.text, "marked")  # never a pick
     if parsed.kind == "option":
         return _with_files(
             _answered(
@@ -171,7 +207,14 @@ def judge_message(
     return Verdict(
         "clarify",
         {"clarifications": attempt},
-        clarify_message(text, decision.options, attempt, MAX_CLARIFICATIONS, decision.language),
+        clarify_message(
+            text,
+            decision.options,
+            attempt,
+            MAX_CLARIFICATIONS,
+            decision.language,
+            reason="marked" if parsed.reason == "marked" else None,
+        ),
     )
 
 

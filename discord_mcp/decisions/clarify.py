@@ -21,6 +21,7 @@ from discord_mcp.decisions.parser import (
 _REASONS = frozenset(
     {
         "empty",
+        "marked",
         "ambiguous",
         "out_of_range",
         "yes_no_unmapped",
@@ -47,7 +48,13 @@ def _clip(text: str, limit: int) -> str:
 
 
 def clarify_message(
-    text: str, options: Sequence[str], attempt: int, max_attempts: int, language: str = "en"
+    text: str,
+    options: Sequence[str],
+    attempt: int,
+    max_attempts: int,
+    language: str = "en",
+    *,
+    reason: str | None = None,
 ) -> str:
     """A short clarifying question to post in the thread after an unclear reply, in
     ``language``.
@@ -56,7 +63,9 @@ def clarify_message(
     unless an option's own text is a letter or number: see :func:`label_readings`) and says how
     to answer. The reply is not echoed, and every ``@`` is followed by a zero-width space, so
     neither the reply nor the agent's option texts can mention ``@everyone``, ``@here``, users
-    or roles. At most :data:`MESSAGE_LIMIT` characters.
+    or roles. At most :data:`MESSAGE_LIMIT` characters. ``reason``: why, when the caller knows
+    better than a reading of ``text`` (``marked``: words in code, struck through or behind a
+    spoiler).
 
     Raises:
         ValueError: ``attempt`` is not within ``1..max_attempts``.
@@ -68,7 +77,8 @@ def clarify_message(
     progress = i18n.text(lang, "clarify.progress", attempt=attempt, max=max_attempts)
     if not options:
         return _defuse(i18n.text(lang, "clarify.free_text", progress=progress))
-    reason = parsed.reason if parsed.reason in _REASONS else "unknown"
+    reason = reason or parsed.reason
+    reason = reason if reason in _REASONS else "unknown"
     why = i18n.text(lang, f"clarify.why_{reason}")
     letters, numbers = label_readings(options)
     lines = [

@@ -25,7 +25,8 @@ from discord_mcp.config import Settings
 from discord_mcp.decisions import kinds
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
-from discord_mcp.errors import DecisionError, DiscordError, NotFound, StateError
+from discord_mcp.errors import DecisionError, DiscordError, NotFound, OutOfScope, StateError
+from discord_mcp.outbound.scope import refusal
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
 
@@ -88,6 +89,8 @@ class Poster:
 
         Raises:
             DecisionError: it is not a thread (the main channel's chatter is not an answer).
+            OutOfScope: it is not a thread of the project's channel, or it is the machines'
+                presence thread (:mod:`discord_mcp.outbound.scope`).
         """
         try:
             thread = await self._rest.get_channel(thread_id)
@@ -96,6 +99,9 @@ class Poster:
                 f"thread_id {thread_id} does not exist (or the bot cannot see it); omit "
                 "thread_id to open a new thread"
             ) from None
+        reason = refusal(self._settings, thread)
+        if reason is not None:
+            raise OutOfScope(reason)
         if thread.get("type") not in THREAD_TYPES:
             raise DecisionError(
                 f"thread_id {thread_id} is a channel, not a thread: questions are asked in a "

@@ -27,6 +27,7 @@ from typing import Any
 from discord_mcp import i18n
 from discord_mcp.config import Settings
 from discord_mcp.decisions import cards, kinds
+from discord_mcp.decisions.callers import Caller, check_caller
 from discord_mcp.decisions.listening import Listening
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
 from discord_mcp.decisions.posting import Poster
@@ -43,6 +44,7 @@ from discord_mcp.errors import (
 )
 from discord_mcp.relay.fswatch import FileChanges, Subscription, subscribed
 from discord_mcp.relay.interest import Interests
+from discord_mcp.state.files import off_loop
 from discord_mcp.state.leases import lease_alive
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
@@ -242,13 +244,20 @@ class DecisionService:
         max_wait: float,
         progress: Progress | None = None,
         progress_every: float = 20.0,
+        caller: Caller | None = None,
     ) -> Decision:
         """Wait up to ``max_wait`` seconds for the decision to become final.
 
         Returns the decision: final, or still pending when the bound ran out. Cancelling the
         call (a client timeout, Esc) leaves the decision pending; nothing is lost.
+
+        Raises:
+            DecisionNotFound: no such decision.
+            NotYourDecision: ``caller`` may not wait on it (:meth:`check_caller`).
         """
         decision = self._store.load(decision_id)  # DecisionNotFound before anything else
+        if caller is not None:
+            self.check_caller(decision, caller)
         hold = await self._store.ahold_waiting(decision_id)
         self._waiting[decision_id] = self._waiting.get(decision_id, 0) + 1
         try:
@@ -503,8 +512,17 @@ class DecisionService:
             self._background.spawn(self.show_final(stored), f"final-{decision.id}")
         return stored
 
-    async def cancel(self, decision_id: str, reason: str | None) -> Decision:
-        """Withdraw a question; the card says so and waiting calls return ``cancelled``."""
+    async def cancel(
+        self, decision_id: str, reason: str | None, *, caller: Caller | None = None
+    ) -> Decision:
+        """Withdraw a question; the card says so and waiting calls return ``cancelled``.
+
+        Raises:
+            DecisionNotFound: no such decision.
+            NotYourDecision: ``caller`` may not cancel it (:meth:`check_caller`).
+        """
+        if caller is not None:
+            self.check_caller(await off_loop(self._store.load, decision_id), caller)
         stored, won = await self._store.afinish(
             decision_id, status="cancelled", cancel_reason=reason, answered_at=utc_now()
         )
@@ -513,6 +531,15 @@ class DecisionService:
             self.notify_waiters(decision_id)
             await self.show_final(stored)
         return stored
+
+    def check_caller(self, decision: Decision, caller: Caller) -> None:
+        """Whether ``caller`` may wait on ``decision``, cancel it and be handed its answer
+        (:func:`~discord_mcp.decisions.callers.check_caller`).
+
+        Raises:
+            NotYourDecision: with a sentence the calling agent can act on.
+        """
+        check_caller(self._settings, self._store.home, self._lease, decision, caller)
 
     async def mark_delivered(self, decision: Decision) -> Decision:
         """Record that an agent received this final result."""

@@ -5,8 +5,10 @@ session's project directory (the server's working directory) or inside a directo
 listed in ``DISCORD_MCP_FILE_ROOTS``; and never if it is inside the state directory or looks
 like a place secrets live (:data:`DENIED_NAMES`, :data:`DENIED_DIRS`), wherever it is: every
 directory from the root (its own name included) down to the file is checked, and the
-directories above a root against :data:`CREDENTIAL_DIRS`. Text files are scanned like messages
-(:mod:`discord_mcp.outbound.redaction`) and sent redacted.
+directories above a root against :data:`CREDENTIAL_DIRS`; a name is judged with its
+compression suffixes too (``credentials.json.gz``). Text files are scanned like messages
+(:mod:`discord_mcp.outbound.redaction`) and sent redacted; compressed files and archives are
+looked inside, and other binary files searched for the token (:mod:`.archives`).
 
 The check and the read cannot be split by a swap: the file is opened from the checked root one
 directory at a time, never following a symlink (``openat`` with ``O_NOFOLLOW|O_DIRECTORY``, and
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import FileRefused
+from discord_mcp.outbound.archives import check_packed, member_parts
 from discord_mcp.outbound.redaction import redact
 from discord_mcp.transport.rest import Upload
 
@@ -81,6 +84,22 @@ DENIED_NAMES = (
 """File names (shell patterns, case-insensitive) that usually hold secrets."""
 ALLOWED_NAMES = (".env.example", ".env.sample", ".env.template", ".env.dist")
 """Exceptions to :data:`DENIED_NAMES`: templates without values."""
+PACKED_SUFFIXES = {
+    ".gz": "",
+    ".gzip": "",
+    ".bz2": "",
+    ".xz": "",
+    ".lzma": "",
+    ".zst": "",
+    ".zip": "",
+    ".7z": "",
+    ".rar": "",
+    ".tar": "",
+    ".tgz": ".tar",
+    ".tbz2": ".tar",
+    ".txz": ".tar",
+}
+"""Suffixes of compressed files and archives, and what they stand for once removed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +151,9 @@ def prepare(paths: Sequence[str], policy: FilePolicy, known_secrets: Iterable[st
         )
         content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         text = _as_text(data)
-        if text is not None:
+        if text is None:
+            check_packed(data, raw, secrets, secret_place)
+        else:
             clean = redact(text, secrets)
             if clean.changed:
                 data = clean.text.encode("utf-8")
@@ -224,10 +245,30 @@ def _parts_below(given: Path, project_dir: Path) -> tuple[str, ...]:
 
 
 def _denied_name(name: str) -> bool:
+    """Whether ``name`` usually holds secrets, as it is or without its compression suffixes
+    (``.env.gz``, ``credentials.json.gz``, ``keys.tgz`` -> ``keys.tar`` -> ``keys``)."""
     lowered = name.lower()
-    if lowered in ALLOWED_NAMES:
-        return False
-    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in DENIED_NAMES)
+    while True:
+        if lowered not in ALLOWED_NAMES and any(
+            fnmatch.fnmatchcase(lowered, pattern) for pattern in DENIED_NAMES
+        ):
+            return True
+        stem, dot, suffix = lowered.rpartition(".")
+        if not dot or not stem or f".{suffix}" not in PACKED_SUFFIXES:
+            return False
+        lowered = stem + PACKED_SUFFIXES[f".{suffix}"]
+
+
+def secret_place(path: str) -> str | None:
+    """The part of a path inside an archive that usually holds secrets (a directory as
+    ``name/``, or the file's name), or None."""
+    parts = member_parts(path)
+    for part in parts[:-1]:
+        if part.lower() in DENIED_DIRS:
+            return f"{part}/"
+    if parts and (parts[-1].lower() in DENIED_DIRS or _denied_name(parts[-1])):
+        return parts[-1]
+    return None
 
 
 def _resolved(path: Path) -> Path:

@@ -193,6 +193,16 @@ def redact(text: str, known: Iterable[str] = ()) -> Redacted:
     return Redacted(text, tuple(kinds))
 
 
+def find_known(text: str, known: Iterable[str]) -> str | None:
+    """The kind of the first known secret (the bot token) found in ``text`` in any of its forms,
+    or None: :func:`redact`'s search without the shapes, fast enough for megabytes."""
+    for value in sorted({v for v in known if len(v) >= 8}, key=len, reverse=True):
+        for kind, pattern in _forms(value):
+            if pattern.search(text):
+                return kind
+    return None
+
+
 @functools.lru_cache(maxsize=16)
 def _forms(value: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     """How ``value`` may appear: as is, hex, base64 whole and at each alignment; each allowing

@@ -36,6 +36,7 @@ from discord_mcp.state.quarantine import take_reports
 from discord_mcp.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
+    from discord_mcp.decisions.callers import Caller
     from discord_mcp.decisions.model import Decision
     from discord_mcp.server.runtime import Runtime
 
@@ -253,6 +254,13 @@ def build_server(
         bound = max_block_seconds(_client_name(ctx), env, settings.max_block_seconds)
         return bound if requested is None else max(0.0, min(requested, bound))
 
+    def caller(ctx: Context) -> Caller:
+        """Who calls, for the decisions' owner check: over HTTP, one process serves many
+        sessions, so this process having asked is not enough."""
+        from discord_mcp.decisions.callers import Caller
+
+        return Caller(label(ctx), process_is_session=not per_session)
+
     async def waited(decision_id: str, ctx: Context, max_wait: float) -> Decision:
         service = runtime().service
 
@@ -263,7 +271,11 @@ def build_server(
             )
 
         decision = await service.wait(
-            decision_id, max_wait=max_wait, progress=keep_alive, progress_every=progress_every
+            decision_id,
+            max_wait=max_wait,
+            progress=keep_alive,
+            progress_every=progress_every,
+            caller=caller(ctx),
         )
         return await handed_over(decision, ctx)
 
@@ -414,7 +426,9 @@ def build_server(
 
         with _tool_errors():
             service, scrub = runtime().service, Scrubber(settings)
-            decision = await service.cancel(decision_id.strip(), scrub.optional("reason", reason))
+            decision = await service.cancel(
+                decision_id.strip(), scrub.optional("reason", reason), caller=caller(ctx)
+            )
             result = await runtime().decision_result(await handed_over(decision, ctx))
             return _reported(scrub.noted(result))
 

@@ -51,14 +51,15 @@ def chat_tools(
     """
     pinned = settings.thread_id if settings.tools == "chat" else None
 
-    def where(thread_id: str | None) -> str | None:
-        """The thread a tool may use: any, or in a pinned server only its own."""
+    async def where(thread_id: str | None) -> str:
+        """The place a tool uses: the project's channel or one of its threads (checked,
+        :mod:`discord_mcp.outbound.scope`), or in a pinned server only its own."""
         given = (thread_id or "").strip() or None
         if pinned is not None and given not in (None, pinned):
             raise MessageError(
                 f"this conversation can only use its own channel ({pinned}): omit thread_id"
             )
-        return given
+        return await runtime().scope.target(given)
 
     def no_files(files: list[str] | None) -> list[str] | None:
         if pinned is not None and files:
@@ -82,6 +83,7 @@ def chat_tools(
 
         with errors():
             scrub = Scrubber(settings)
+            place = await where(thread_id)
             text = scrub.text("message", message)
             prepared = await scrub.files(settings, files)
             sent = await send(
@@ -89,7 +91,7 @@ def chat_tools(
                 settings,
                 text,
                 level=level,
-                thread_id=thread_id,
+                thread_id=place,
                 mention=mention,
                 files=prepared.uploads,
             )
@@ -165,7 +167,7 @@ def chat_tools(
                     runtime().rest,
                     settings,
                     content,
-                    thread_id=where(thread_id),
+                    thread_id=await where(thread_id),
                     files=no_files(files),
                     reply_to=reply_to,
                 )
@@ -186,7 +188,9 @@ def chat_tools(
 
         with errors():
             return reported(
-                await react(runtime().rest, settings, message_id, emoji, thread_id=where(thread_id))
+                await react(
+                    runtime().rest, settings, message_id, emoji, thread_id=await where(thread_id)
+                )
             )
 
     async def read_history(
@@ -216,7 +220,7 @@ def chat_tools(
                 await read(
                     runtime().rest,
                     settings,
-                    thread_id=where(thread_id),
+                    thread_id=await where(thread_id),
                     limit=limit,
                     before=before,
                     files=OwnerFiles(settings.home),

@@ -23,6 +23,7 @@ from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import StateError
 from discord_mcp.files.answers import answer_files
 from discord_mcp.files.store import OwnerFiles
+from discord_mcp.outbound.scope import Scope
 from discord_mcp.outbound.sending import SendRedaction
 from discord_mcp.progress import ProgressBoard
 from discord_mcp.relay.fswatch import FileChanges
@@ -59,6 +60,8 @@ class Runtime:
             limiter=shared_limiter(settings.home, settings.token),
             outbound=SendRedaction([settings.token.reveal()]),
         )
+        self.scope = Scope(settings, self.rest)
+        """Where the agent may post, react and read (its project's channel and threads)."""
         self.changes = FileChanges()
         self.link: LiveLink | None = None
         # Which threads' live events this process wants from another process's gateway.

@@ -11,6 +11,7 @@ from discord_mcp.errors import DiscordError
 from discord_mcp.setup.checks import Check
 from discord_mcp.team.presence import read_records, read_snapshot
 from discord_mcp.team.roster import AWAY_AFTER_S
+from discord_mcp.team.signing import RecordKey
 from discord_mcp.transport.rest import RestClient
 
 IDENTIFIES_LOW = 100
@@ -37,7 +38,11 @@ async def machine_check(settings: Settings, rest: RestClient, bot_id: str) -> Ch
         guild_id = str(channel.get("guild_id") or "")
         records = (
             await read_records(
-                rest, channel_id=settings.channel_id, guild_id=guild_id, bot_id=bot_id
+                rest,
+                channel_id=settings.channel_id,
+                guild_id=guild_id,
+                bot_id=bot_id,
+                key=RecordKey(settings.token),
             )
             if guild_id
             else []

@@ -14,6 +14,10 @@ Two machines that opened a thread each at the same moment both see both at their
 the one with the lowest id is *the* thread, a record in another one is written again there and
 deleted where it was. Records are read from every such thread until then, so no machine is
 missed meanwhile.
+
+Records are signed (:mod:`~discord_mcp.team.signing`): one without a valid signature is not a
+machine (an agent made the bot post it, or a discord-watch older than signing wrote it), and is
+logged once per machine name and reason.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from typing import Any
 from discord_mcp import __version__
 from discord_mcp.errors import DiscordError, DiscordMCPError, NotFound, StateError, Unauthorized
 from discord_mcp.state.files import off_loop, write_json
-from discord_mcp.team.records import MachineRecord, parse, render
+from discord_mcp.team.records import MachineRecord, Rejected, parse, read, render
 from discord_mcp.team.roster import Roster
+from discord_mcp.team.signing import RecordKey
 from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)
@@ -45,6 +50,17 @@ THREADS_READ_MAX = 3
 """Presence threads read at most (more exist only after repeated simultaneous starts)."""
 SNAPSHOT = "machines.json"
 
+REJECTED_KEPT = 256
+"""Rejected records (by machine name and reason) already logged, kept at most."""
+WHY_REJECTED = {
+    "unsigned": "it carries no signature: written by a discord-watch older than signed records "
+    "(upgrade every machine that shares the bot), or posted by something else",
+    "bad": "its signature is wrong: not written by a discord-watch with this bot's token, or "
+    "changed on the way",
+    "stale": "it was signed long before Discord stored it: a copy of an older record (or that "
+    "machine's clock is off by more than ten minutes)",
+}
+
 Describe = Callable[[], Awaitable[MachineRecord]]
 """What this machine has right now: its projects, running jobs, waiting questions, gateway."""
 
@@ -56,6 +72,7 @@ class Presence:
         rest: the REST client.
         channel_id: the configured channel (the thread is opened under it).
         roster: where the records read go.
+        key: signs this machine's record and checks the others' (from the bot token).
         describe: this machine's current record (name, instance and times are filled in here).
         home: the state directory (``team/machines.json``: the last roster, for
             ``discord-watch status``).
@@ -70,6 +87,7 @@ class Presence:
         rest: RestClient,
         channel_id: str,
         roster: Roster,
+        key: RecordKey,
         describe: Describe,
         home: Path | None = None,
         every: float = WRITE_EVERY_S,
@@ -80,6 +98,9 @@ class Presence:
         self._rest = rest
         self._channel_id = channel_id
         self.roster = roster
+        self._key = key
+        self._rejected: set[tuple[str, str]] = set()
+        self._own_unread = False
         self._describe = describe
         self._home = home
         self._every = every
@@ -157,7 +178,7 @@ class Presence:
             except NotFound:
                 continue
             for message in messages:
-                record = parse(message, bot_id=self.bot_id)
+                record = self._record(message)
                 if record is None:
                     continue
                 if record.name == self.roster.me:
@@ -165,18 +186,46 @@ class Presence:
                 self.roster.saw(record)
         return own
 
+    def _record(self, message: Mapping[str, Any]) -> MachineRecord | None:
+        """The machine record ``message`` holds, if it is one signed with the bot's key; a
+        rejected one is logged (once per machine name and reason)."""
+        found = read(message, key=self._key, bot_id=self.bot_id)
+        if isinstance(found, Rejected):
+            self._say_rejected(found)
+            return None
+        return found
+
+    def _say_rejected(self, rejected: Rejected) -> None:
+        seen = (rejected.name, rejected.verdict)
+        if seen in self._rejected:
+            return
+        if len(self._rejected) >= REJECTED_KEPT:
+            self._rejected.clear()
+        self._rejected.add(seen)
+        log.warning(
+            "ignored a presence record in the name of machine %r (message %s): %s",
+            rejected.name,
+            rejected.message_id,
+            WHY_REJECTED[rejected.verdict],
+        )
+
     async def _write(self, found: list[MachineRecord]) -> None:
         home = self.threads[0]
         current = await self._describe()
         record = replace(
             current,
+            # As they will leave (redacted), so that what is signed is what Discord stores.
+            waiting=tuple(
+                replace(w, question=self._rest.as_sent("presence record", w.question))
+                for w in current.waiting
+            ),
             name=self.roster.me,
             instance=self.roster.instance,
             up_since=self.roster.up_since,
             version=__version__,
             knows=self.roster.knows(),
         )
-        content = render(record, now=time.time())
+        content = render(record, now=time.time(), key=self._key)
         mine = self.roster.own
         target = mine if mine is not None and mine.thread_id == home else None
         if target is None:
@@ -192,7 +241,16 @@ class Presence:
         if message is None:
             [message] = await self._rest.send_text(home, content, allowed_mentions={"parse": []})
         self._written_at = self._monotonic()
-        written = parse(message, bot_id=self.bot_id) or record
+        written = parse(message, key=self._key, bot_id=self.bot_id)
+        if written is None and not self._own_unread:
+            self._own_unread = True
+            log.warning(
+                "this machine's presence record no longer reads as signed once in Discord "
+                "(changed on the way, or this machine's clock is more than ten minutes off "
+                "Discord's?): the other machines will not see it"
+            )
+        if written is None:
+            written = record
         self.roster.wrote(
             replace(
                 record,
@@ -259,7 +317,7 @@ class Presence:
         if name in ("MESSAGE_CREATE", "MESSAGE_UPDATE"):
             if str(data.get("channel_id") or "") not in self.threads:
                 return
-            record = parse(data, bot_id=self.bot_id)
+            record = self._record(data)
             if record is not None:
                 self.roster.saw(record)
                 if len(self.roster.live_names()) != self._told_sharers:
@@ -274,9 +332,10 @@ class Presence:
 
 
 async def read_records(
-    rest: RestClient, *, channel_id: str, guild_id: str, bot_id: str
+    rest: RestClient, *, channel_id: str, guild_id: str, bot_id: str, key: RecordKey
 ) -> list[MachineRecord]:
-    """Every machine's record, read from Discord alone and changing nothing (``doctor``)."""
+    """Every machine's signed record, read from Discord alone and changing nothing
+    (``doctor``)."""
     found: dict[str, MachineRecord] = {}
     threads = [
         t
@@ -287,7 +346,7 @@ async def read_records(
     ]
     for thread in sorted(threads, key=lambda t: int(t["id"]))[:THREADS_READ_MAX]:
         for message in await rest.list_messages(str(thread["id"]), limit=100):
-            record = parse(message, bot_id=bot_id)
+            record = parse(message, key=key, bot_id=bot_id)
             if record is not None and record.seen_at >= found.get(record.name, record).seen_at:
                 found[record.name] = record
     return [found[name] for name in sorted(found)]

@@ -7,10 +7,12 @@ there, never a secret (the bot's outbound redaction runs over it like over every
 sends). The last-seen time is Discord's own: the message's ``edited_timestamp`` (else its
 ``timestamp``), so no machine's clock is trusted for it.
 
-Reading is strict: only the bot's own messages, only a well-formed block, names that are valid
-machine names and project names, lists cut to what a record may hold. Anything else is not a
-record (a person's message in the thread, a record from a newer format with fields we do not
-know is still read for the fields we do).
+Reading is strict: only the bot's own messages, only a well-formed block signed with the key
+derived from the bot token (:mod:`~discord_mcp.team.signing`: the bot posts for agents too, and
+an agent's message must never speak for a machine), names that are valid machine names and
+project names, lists cut to what a record may hold. Anything else is not a record (a person's
+message in the thread, an agent's, a record of a version older than signing); a record from a
+newer format with fields we do not know is still read for the fields we do.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from datetime import datetime
 from typing import Any
 
 from discord_mcp.team.identity import is_machine_name
+from discord_mcp.team.signing import RecordKey, Verdict
 
-FORMAT = 1
+FORMAT = 2
+"""2: signed (:mod:`~discord_mcp.team.signing`); 1: unsigned, no longer read."""
 MARKER = "discord_mcp_machine"
 """The JSON block's first key: what makes a message a record (its value is the format)."""
 CONTENT_LIMIT = 2000
@@ -90,13 +94,27 @@ class MachineRecord:
         return project in self.projects
 
 
-def render(record: MachineRecord, *, now: float) -> str:
-    """The record's message: a line for people and the JSON block, at most 2000 characters
-    (lists are shortened until it fits; the totals stay)."""
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A message that reads like a record but is not a machine's word (its signature)."""
+
+    name: str
+    verdict: Verdict
+    format: int
+    message_id: str
+
+
+def render(record: MachineRecord, *, now: float, key: RecordKey) -> str:
+    """The record's message, signed with ``key``: a line for people and the JSON block, at most
+    2000 characters (lists are shortened until it fits; the totals stay).
+
+    Texts must reach it as they will be sent (the bot's outbound redaction applied): a text
+    changed after signing no longer matches its signature.
+    """
     waiting = [replace(w, question=_clip(w.question, TEXT_MAX)) for w in record.waiting]
     jobs, projects = list(record.jobs), list(record.projects)
     while True:
-        content = _content(record, projects, jobs, waiting, now)
+        content = _content(record, projects, jobs, waiting, now, key)
         if len(content) <= CONTENT_LIMIT:
             return content
         if waiting:
@@ -115,8 +133,9 @@ def _content(
     jobs: Sequence[Job],
     waiting: Sequence[Waiting],
     now: float,
+    key: RecordKey,
 ) -> str:
-    body = {
+    body: dict[str, Any] = {
         MARKER: FORMAT,
         "name": record.name,
         "instance": record.instance,
@@ -152,12 +171,24 @@ def _content(
         f"{body['jobs_total']} running · {body['waiting_total']} waiting for you"
     )
     note = "-# this machine's presence record, edited at most once a minute by discord-watch"
-    block = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    block = json.dumps(key.sign(body, now=now), ensure_ascii=False, separators=(",", ":"))
     return f"{summary}\n{note}\n```json\n{block}\n```"
 
 
-def parse(message: Mapping[str, Any], *, bot_id: str | None = None) -> MachineRecord | None:
-    """The record a message holds, or None (not the bot's, not a record, or malformed)."""
+def parse(
+    message: Mapping[str, Any], *, key: RecordKey, bot_id: str | None = None
+) -> MachineRecord | None:
+    """The record a message holds, or None (not the bot's, not a record, not signed with
+    ``key``, or malformed)."""
+    found = read(message, key=key, bot_id=bot_id)
+    return found if isinstance(found, MachineRecord) else None
+
+
+def read(
+    message: Mapping[str, Any], *, key: RecordKey, bot_id: str | None = None
+) -> MachineRecord | Rejected | None:
+    """The record a message holds; :class:`Rejected` when it reads like one but its signature
+    is missing, wrong or stale; None when it is no record at all."""
     author = message.get("author") or {}
     if not isinstance(author, Mapping) or not author.get("bot"):
         return None
@@ -176,6 +207,9 @@ def parse(message: Mapping[str, Any], *, bot_id: str | None = None) -> MachineRe
     if not isinstance(name, str) or not is_machine_name(name):
         return None
     seen = _unix(message.get("edited_timestamp")) or _unix(message.get("timestamp"))
+    verdict = key.verdict(body, stored_at=seen)
+    if verdict != "signed":
+        return Rejected(name, verdict, body[MARKER], str(message.get("id") or ""))
     up_since = body.get("up_since")
     return MachineRecord(
         name=name,

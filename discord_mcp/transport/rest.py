@@ -285,6 +285,11 @@ class RestClient(CommandCalls, ThreadCalls):
 
     # ---- channels and threads ---------------------------------------------------------------
 
+    def as_sent(self, where: str, text: str) -> str:
+        """``text`` as it would leave in a request (through the ``outbound`` filter): for a
+        text that must be known exactly before it is sent (a signed presence record)."""
+        return self._outbound(where, text)
+
     async def get_channel(self, channel_id: str) -> Channel:
         """A channel or thread."""
         route = Route.of("GET", "/channels/{channel_id}", channel_id=channel_id)

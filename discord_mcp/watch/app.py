@@ -32,6 +32,7 @@ from discord_mcp.tasks import Background
 from discord_mcp.team.desk import FIRST_READ_WITHIN_S, TeamDesk
 from discord_mcp.team.presence import Presence
 from discord_mcp.team.roster import Roster
+from discord_mcp.team.signing import RecordKey
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.shared_ledger import shared_limiter
 from discord_mcp.watch.chat.channels import ChatProjects
@@ -223,6 +224,7 @@ async def run_daemon(
                 rest=rest,
                 channel_id=settings.channel_id,
                 roster=roster,
+                key=RecordKey(settings.token),
                 describe=describer(controls, lambda: "link" in holder and holder["link"].is_live()),
                 home=settings.home,
                 sharers=limiter.share_with,

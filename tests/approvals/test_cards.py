@@ -153,3 +153,34 @@ def test_an_approval_card_names_its_machine_on_its_buttons_and_its_marker() -> N
     )
     [old_row] = APPROVAL.components(old)
     assert old_row["components"][0]["custom_id"] == "dmcp:20261123-120000-abcdef:allow"
+
+
+def test_waits_are_said_as_people_say_them_never_zero_and_never_to_the_ten_thousandth() -> None:
+    """Issue 32: cards said "waits up to 26.9249 seconds" and "within 0 seconds"."""
+
+    def said(seconds: float, lang: str = "en") -> str:
+        document = {**approval(bash("make")).approval, "wait_seconds": seconds}  # type: ignore[dict-item]
+        return cards.wait_words(approval(bash("make"), approval=document), lang)
+
+    assert said(26.9249) == "27 seconds"
+    assert said(0) == "less than a second"
+    assert said(0.3) == "less than a second"
+    assert said(1.2) == "1 second"
+    assert said(59.6) == "1 minute"
+    assert said(90) == "1.5 minutes"
+    assert said(125.7) == "2 minutes"
+    assert said(600) == "10 minutes"
+    assert said(5999) == "100 minutes"
+    assert said(7200) == "2 hours"
+    assert said(99_000) == "27.5 hours"
+    assert said(26.9249, "ko") == "27초"
+    assert "0" not in said(0, "ja")
+    text = cards.render_card(
+        approval(
+            bash("make"), approval={**approval(bash("make")).approval, "wait_seconds": 26.9249}
+        ),  # type: ignore[dict-item]
+        ["42"],
+        buttons=True,
+    )
+    assert "waits up to 27 seconds" in text
+    assert "26.9249" not in text

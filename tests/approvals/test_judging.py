@@ -146,3 +146,30 @@ def test_quoted_lines_are_not_the_owners_words() -> None:
     verdict = judge_message(pending(), reply("> yes\nno, use staging"), OWNERS)
     assert (verdict.kind, verdict.changes["answer"]) == ("resolve", "deny")
     assert judge_message(pending(), reply("> no\nyes"), OWNERS).changes["answer"] == "allow"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "~~yes~~",
+        "||yes||",
+        "`yes`",
+        "``yes``",
+        "```\nyes\n```",
+        "~~ok~~",
+        "||네||",
+        "yes ||just kidding||",
+        "~~no~~ yes",
+        "`rm -rf /` yes",
+    ],
+)
+def test_struck_through_hidden_or_quoted_words_never_allow(text: str) -> None:
+    """Issue 32: a struck-through ``~~yes~~`` allowed. Strikethrough, spoilers and code are not
+    the owner's plain word; an allow beside them is asked again."""
+    verdict = judge_message(pending(), reply(text), OWNERS)
+    assert verdict.kind == "clarify", verdict
+
+
+def test_a_plain_no_beside_marked_up_words_still_denies() -> None:
+    verdict = judge_message(pending(), reply("no, that `rm -rf` wipes ~~prod~~ everything"), OWNERS)
+    assert (verdict.kind, verdict.changes["answer"]) == ("resolve", "deny")

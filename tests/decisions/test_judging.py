@@ -311,3 +311,28 @@ def test_yes_and_no_are_offered_and_coloured_only_for_a_yes_and_a_no() -> None:
     assert "`yes` for A or `no` for B" in render_card(paired, OWNERS, buttons=True)
     styles = [b["style"] for b in card_components(paired.id, paired.options)[0]["components"][:2]]
     assert styles == [SUCCESS, DANGER]
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("~~A~~ B", "B"),
+        ("||A|| B", "B"),
+        ("use `rm -rf` B", "use B"),
+        ("```\nA\n```\nB", "B"),
+        ("~~yes~~", ""),
+        ("~~unclosed yes", "~~unclosed yes"),
+        ("> ~~quoted~~\nB", "B"),
+    ],
+)
+def test_struck_through_hidden_and_code_words_are_not_the_owners_plain_words(
+    content: str, words: str
+) -> None:
+    assert " ".join(owner_words(content).split()) == words
+
+
+@pytest.mark.parametrize("reply", ["~~Keep them~~", "||B||", "`A`", "A ||just kidding||"])
+def test_a_struck_through_or_hidden_option_is_clarified_never_recorded(reply: str) -> None:
+    """Issue 32: strikethrough, spoilers and code are not the owner's plain word."""
+    verdict = judge_message(make_decision(options=BRANCHES), message(reply), OWNERS, None)
+    assert verdict.kind == "clarify", verdict

@@ -80,3 +80,31 @@ async def test_approvals_are_not_listed_as_questions_to_wait_for(
     assert listed.structured_content is not None
     assert listed.structured_content["pending"] == []
     call.cancel()
+
+
+async def test_when_discord_fails_the_answer_is_a_deny_with_a_sentence_not_an_http_line(
+    client: Client[Any], people: People
+) -> None:
+    """Fail closed: no card could be posted, so nothing may run, and the model is told why in
+    words it can act on (issue 32)."""
+    people.fault(route="POST /channels/{channel_id}/threads", status=500, count=1000)
+    people.fault(route="POST /channels/{channel_id}/messages", status=500, count=1000)
+    result = await asyncio.wait_for(
+        client.call_tool(
+            "approve",
+            {"tool_name": "Bash", "input": {"command": "make deploy"}, "tool_use_id": "toolu_9"},
+            raise_on_error=False,
+        ),
+        60,
+    )
+    assert not result.is_error
+    [block] = result.content
+    answer = json.loads(block.text)
+    assert answer["behavior"] == "deny"
+    message = answer["message"]
+    assert "500" not in message
+    assert "/channels/" not in message
+    assert "HTTP" not in message
+    assert "Discord" in message
+    assert "not run" in message
+    assert "try again" in message

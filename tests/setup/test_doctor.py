@@ -375,6 +375,7 @@ async def test_doctor_names_this_machine_the_others_sharing_the_bot_and_the_logi
     from discord_mcp.team.presence import Presence
     from discord_mcp.team.records import MachineRecord
     from discord_mcp.team.roster import Roster
+    from discord_mcp.team.signing import RecordKey
     from discord_mcp.transport.rest import RestClient
 
     async def nothing() -> MachineRecord:
@@ -383,7 +384,11 @@ async def test_doctor_names_this_machine_the_others_sharing_the_bot_and_the_logi
     alone = await doctor(discord, tmp_path, home, DISCORD_MCP_MACHINE="laptop")
     async with RestClient(Secret(discord.token), api_base=discord.api_base) as rest:
         await Presence(
-            rest=rest, channel_id=discord.channel_id, roster=Roster("server"), describe=nothing
+            rest=rest,
+            channel_id=discord.channel_id,
+            roster=Roster("server"),
+            key=RecordKey(Secret(discord.token)),
+            describe=nothing,
         ).tick()
     [thread] = [c for c in people.state()["channels"] if c.get("name") == "discord-mcp machines"]
     records_before = people.messages(str(thread["id"]))

@@ -22,6 +22,11 @@ class People:
             headers=control_headers(emulator),
         )
 
+    @property
+    def emulator(self) -> RunningEmulator:
+        """The emulator these people act in."""
+        return self._emulator
+
     def close(self) -> None:
         self._http.close()
 

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from discord_mcp.config import Settings
+from discord_mcp.config import Secret, Settings
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.team.presence import THREAD_NAME
 from discord_mcp.team.records import MachineRecord, parse
+from discord_mcp.team.signing import RecordKey
 from discord_mcp.watch.app import run_daemon
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
@@ -65,13 +66,14 @@ def _machine(
 
 
 def presence_records(people: People) -> dict[str, MachineRecord]:
-    """Every machine's record in the presence thread(s), by name."""
+    """Every machine's (signed) record in the presence thread(s), by name."""
+    key = RecordKey(Secret(people.emulator.token))
     found: dict[str, MachineRecord] = {}
     for channel in people.state()["channels"]:
         if channel.get("name") != THREAD_NAME:
             continue
         for message in people.messages(str(channel["id"])):
-            record = parse(message)
+            record = parse(message, key=key)
             if record is not None:
                 found[record.name] = record
     return found

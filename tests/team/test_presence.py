@@ -13,6 +13,7 @@ from discord_mcp.outbound.sending import SendRedaction
 from discord_mcp.team.presence import THREAD_NAME, WRITE_EVERY_S, Presence, read_snapshot
 from discord_mcp.team.records import MachineRecord, Waiting, parse
 from discord_mcp.team.roster import Roster
+from discord_mcp.team.signing import RecordKey
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.display import render_status
 from tests.support.people import People
@@ -40,7 +41,8 @@ def presence_threads(people: People) -> list[dict[str, object]]:
 
 
 def records(people: People, thread_id: str) -> list[MachineRecord]:
-    found = [parse(m) for m in people.messages(thread_id)]
+    key = RecordKey(Secret(people.emulator.token))
+    found = [parse(m, key=key) for m in people.messages(thread_id)]
     return [r for r in found if r is not None]
 
 
@@ -53,6 +55,7 @@ async def test_each_machine_keeps_one_record_and_reads_the_others_from_discord(
             rest=rest,
             channel_id=discord.channel_id,
             roster=laptop,
+            key=RecordKey(Secret(discord.token)),
             describe=describing("app"),  # type: ignore[arg-type]
             home=tmp_path / "laptop",
         )
@@ -60,6 +63,7 @@ async def test_each_machine_keeps_one_record_and_reads_the_others_from_discord(
             rest=rest,
             channel_id=discord.channel_id,
             roster=server,
+            key=RecordKey(Secret(discord.token)),
             describe=describing("api"),  # type: ignore[arg-type]
         )
         await first.tick()
@@ -99,6 +103,7 @@ async def test_a_record_is_edited_at_most_once_a_minute(
             rest=rest,
             channel_id=discord.channel_id,
             roster=Roster("laptop"),
+            key=RecordKey(Secret(discord.token)),
             describe=describing("app"),  # type: ignore[arg-type]
             monotonic=ticks,
         )
@@ -140,6 +145,7 @@ async def test_two_machines_that_open_the_thread_at_once_end_up_in_one(
                 rest=client,  # type: ignore[arg-type]
                 channel_id=discord.channel_id,
                 roster=Roster(name),
+                key=RecordKey(Secret(discord.token)),
                 describe=describing(),  # type: ignore[arg-type]
                 monotonic=ticks,
             )
@@ -168,6 +174,7 @@ async def test_a_record_carries_no_secret(discord: RunningEmulator, people: Peop
             rest=rest,
             channel_id=discord.channel_id,
             roster=Roster("laptop"),
+            key=RecordKey(Secret(discord.token)),
             describe=describing("app", waiting=(leak,)),  # type: ignore[arg-type]
         )
         await presence.tick()
