@@ -320,7 +320,8 @@ async def test_a_chat_turn_keeps_typing_through_a_failed_call_and_posts_only_its
     desk = ChatDesk(settings=settings, rest=rest)  # type: ignore[arg-type]
     desk._chats["42"] = ChatChannel(channel_id="42", tool="claude")
     inner = Inner()
-    notifier = ChatNotifier(inner, desk, rest, typing_every=0.01)  # type: ignore[arg-type]
+    # Typing every 0 s: a typing loop still alive types at every turn of the event loop.
+    notifier = ChatNotifier(inner, desk, rest, typing_every=0)  # type: ignore[arg-type]
     now = dt.datetime.now(dt.UTC)
     job = JobView(
         job_id="job_1", thread_id="42", message_id="7", author="Owner", prompt="hi",
@@ -334,7 +335,8 @@ async def test_a_chat_turn_keeps_typing_through_a_failed_call_and_posts_only_its
     await until(lambda: len(rest.typed) >= 3, 10)  # the failed first call did not stop it
     await notifier.job_finished(job, None)  # type: ignore[arg-type]
     typed = len(rest.typed)
-    await asyncio.sleep(0)
+    for _ in range(100):  # a hundred turns of the event loop (no clock involved)
+        await asyncio.sleep(0)
     assert len(rest.typed) == typed  # typing ended with the turn (its task was awaited)
     assert rest.sent == [("42", "Hello there")]
     assert inner.calls == []
