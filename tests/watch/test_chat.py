@@ -24,7 +24,7 @@ from discord_mcp.watch.app import run_daemon
 from discord_mcp.watch.chat.channels import ChatChannel, ChatStore
 from discord_mcp.watch.chat.context import message_block
 from discord_mcp.watch.chat.persona import HEARTBEAT_PROMPT
-from tests.support.fake_agents import FakeSpawner
+from tests.support.fake_agents import FakeSpawner, Scenario
 from tests.support.people import People
 from tests.support.settings import settings_for
 from tests.support.waiting import until
@@ -150,6 +150,82 @@ async def test_the_first_turn_after_the_chats_tool_changes_from_the_shell_runs_t
     assert [spec.tool for spec in spawner.specs] == ["claude", "codex"]
     journal = (settings.home / "runs" / "events.ndjson").read_text(encoding="utf-8")
     assert "E_TOOL_NOT_ENABLED" not in journal
+
+
+def journal_text(settings: Settings) -> str:
+    return (settings.home / "runs" / "events.ndjson").read_text(encoding="utf-8")
+
+
+def restricted_turn(spec: Any) -> bool:
+    """Whether a spawned turn is a stranger's (runs/restricted.py): Claude Code without a
+    built-in tool, Codex's discord server serving the chat tools only."""
+    if spec.tool == "claude":
+        return "--tools" in spec.argv and arg_after(spec.argv, "--tools") == ""
+    return bool(spec.env.get("DISCORD_MCP_TOOLS") == "chat")
+
+
+async def test_a_strangers_message_never_steers_the_owners_running_turn(
+    settings: Settings,
+    spawner: FakeSpawner,
+    people: People,
+    discord: RunningEmulator,
+    tmp_path: Any,
+) -> None:
+    """Claude Code takes messages mid-turn: an owner's turn running unrestricted must not be
+    handed a stranger's words (its agent has the owner's tools); they wait for a turn of
+    their own, restricted."""
+    gate = tmp_path / "gate"
+    spawner.default = Scenario(gate=gate)  # every turn works until the gate opens
+    lobby = people.text_channel("lobby")
+    stranger = people.new_user("stranger")
+    await chat_added(settings, lobby, who="everyone")
+    async with daemon(settings, spawner):
+        people.say(lobby, "the owner asks first")
+        await until(lambda: len(spawner.specs) == 1, 30, what="the owner's turn")
+        said = people.say(lobby, "a stranger cuts in", author=stranger)
+        await until(lambda: said["id"] in journal_text(settings), 30, what="the stranger's")
+        gate.touch()
+        await until(lambda: len(spawner.specs) == 2, 30, what="the stranger's turn")
+        await until(lambda: journal_text(settings).count('"JobCompleted"') == 2, 30)
+    owners, strangers = spawner.specs
+    assert '"JobSteered"' not in journal_text(settings)
+    assert not restricted_turn(owners)
+    assert "a stranger cuts in" not in spawner.prompts[owners.job_id]
+    assert restricted_turn(strangers)
+    assert "a stranger cuts in" in spawner.prompts[strangers.job_id]
+
+
+async def test_a_strangers_message_joining_the_owners_waiting_turn_restricts_it(
+    settings: Settings,
+    spawner: FakeSpawner,
+    people: People,
+    discord: RunningEmulator,
+    tmp_path: Any,
+) -> None:
+    """Codex takes nothing mid-turn: messages wait in one next turn, whoever wrote them. Once a
+    stranger's words are in it, the owner's waiting turn runs as a stranger's."""
+    gate = tmp_path / "gate"
+    spawner.default = Scenario(gate=gate)
+    lobby = people.text_channel("lobby")
+    stranger = people.new_user("stranger")
+    await chat_added(settings, lobby, who="everyone", tool="codex", project="app")
+    async with daemon(settings, spawner):
+        people.say(lobby, "the owner asks first")
+        await until(lambda: len(spawner.specs) == 1, 30, what="the owner's turn")
+        waiting = people.say(lobby, "the owner asks again")
+        await until(lambda: waiting["id"] in journal_text(settings), 30, what="the owner's next")
+        said = people.say(lobby, "a stranger cuts in", author=stranger)
+        await until(lambda: said["id"] in journal_text(settings), 30, what="the stranger's")
+        gate.touch()
+        await until(lambda: len(spawner.specs) == 2, 30, what="the merged turn")
+        await until(lambda: journal_text(settings).count('"JobCompleted"') == 2, 30)
+    first, merged = spawner.specs
+    assert not restricted_turn(first)
+    prompt = spawner.prompts[merged.job_id]
+    assert "the owner asks again" in prompt
+    assert "a stranger cuts in" in prompt  # one turn for both
+    assert restricted_turn(merged)
+    assert arg_after(merged.argv, "-s") == "read-only"
 
 
 def test_a_stranger_chat_refuses_an_acp_agent_and_the_bots_own_channel_is_no_chat(
