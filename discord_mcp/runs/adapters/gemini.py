@@ -313,7 +313,9 @@ def _restricted_invocation(request: InvocationRequest) -> Invocation:
     prompt = request.prompt_with_instructions(prompt_with_files(request.prompt, ()))
     argv += [*restricted.model_args(request.default_args), f"--prompt={prompt}"]
     real = real_gemini_dir(request.env)
-    skipped = _OWN_ENTRIES | _OFFLINE_SKIPPED | {"policies", "commands", "skills", "agents"}
+    skipped = _OWN_ENTRIES | _OFFLINE_SKIPPED | {
+        "policies", "commands", "skills", "agents", "GEMINI.md", "AGENTS.md", "memory"
+    }  # fmt: skip
     links = {
         overlay / entry.name: entry
         for entry in _entries(real)

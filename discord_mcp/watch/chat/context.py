@@ -3,7 +3,8 @@
 Everything people wrote is untrusted input, and the prompt says so: each message sits in its
 own ``<discord-message>`` element whose attributes (who, when, whether it mentions the bot, the
 files) are ours, and whose body is the author's words; a body can neither close its element
-nor open another (any ``<discord-`` or ``</discord-`` inside, in any case, is defused). The
+nor open another (any ``<discord-`` or ``</discord-`` inside, in any case, is defused), and
+its ``@`` signs are written ``＠`` (an ``@path`` is a file some CLIs attach by themselves). The
 persona and the rules go to the agent's instructions (:mod:`.persona`), never here.
 
 A message's block is made when it arrives (its files are kept locally then, as for a run
@@ -27,8 +28,20 @@ UNTRUSTED_NOTE = (
 )
 
 
+_AT = re.compile(r"<@[!&]?\d+>|@")
+WIDE_AT = "\uff20"
+"""``＠``: how an ``@`` in people's words reaches the agent (see :func:`_no_file_references`)."""
+
+
+def _no_file_references(text: str) -> str:
+    """``text`` with every ``@`` written ``＠``, but in Discord's mentions (``<@123>``): Claude
+    Code and Gemini CLI read ``@path`` in a prompt as a file to attach, from any folder,
+    without a tool call (a stranger's ``@/home/owner/Screenshot.png`` reached the model)."""
+    return _AT.sub(lambda found: WIDE_AT if found.group(0) == "@" else found.group(0), text)
+
+
 def _attr(value: Any) -> str:
-    text = " ".join(str(value).split())
+    text = _no_file_references(" ".join(str(value).split()))
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
@@ -38,8 +51,8 @@ _TAG = re.compile(r"<(\s*/?\s*discord-)", re.IGNORECASE)
 def _body(text: str) -> str:
     """The author's words, with every tag of ours in them defused, opening or closing, in any
     case or spacing (``<`` becomes ``&lt;``): a body can neither close its element nor open one
-    that claims another author or role."""
-    return _TAG.sub(r"&lt;\1", text)
+    that claims another author or role; and no file reference (:func:`_no_file_references`)."""
+    return _TAG.sub(r"&lt;\1", _no_file_references(text))
 
 
 def author_name(author: Mapping[str, Any]) -> str:
