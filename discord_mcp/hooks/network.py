@@ -1,9 +1,13 @@
-"""``discord-mcp hook network --client claude|gemini``: keep a run without network off it.
+"""``discord-mcp hook network --client claude|gemini``: the early, explained refusal of a run
+without network.
 
-Wired by the run adapters for a run whose constraints say no network
-(:mod:`discord_mcp.runs.constraints`): Claude Code's ``PreToolUse`` (in the run's
-``--settings`` file) and Gemini CLI's ``BeforeTool`` (in the overlay settings of runs without
-network). It needs no Discord settings and answers at once, from the tool call alone:
+The promise itself is kept by the operating system: every command of such a run's agent runs in
+a network namespace of its own (:mod:`discord_mcp.runs.offline`). This hook only spares the
+agent a command that would fail there anyway, with a reason it can act on ("this run has no
+network") instead of a connection error. Wired by the run adapters for a run whose constraints
+say no network (:mod:`discord_mcp.runs.constraints`): Claude Code's ``PreToolUse`` (in the
+run's ``--settings`` file) and Gemini CLI's ``BeforeTool`` (in the overlay settings of runs
+without network). It needs no Discord settings and answers at once, from the tool call alone:
 
 - a web tool, or a tool of an MCP server other than ours: denied;
 - a shell command that uses the network (:func:`~discord_mcp.runs.constraints.network_use`):

@@ -6,26 +6,30 @@ a CLI's session lives in one configuration (Gemini's in one home), so it is neve
 half-way. ``allow_network`` is false when the request OR the project says so; ``timeout_s``
 overrides the project's job timeout.
 
-How each CLI is kept off the network (fail closed: a CLI whose project arguments would undo it
-is not started, E_NETWORK_NOT_ENFORCEABLE; a run says in its result how it was enforced):
+How each CLI is kept off the network (fail closed: a CLI whose project arguments would undo it,
+or a machine where no network namespace can be made, is not started, E_NETWORK_NOT_ENFORCEABLE;
+a run says in its result how it was enforced):
 
-===========  ============  ===================================================================
-CLI          enforcement   how
-===========  ============  ===================================================================
-codex        ``sandbox``   its own sandbox, network off (``sandbox_workspace_write.
-                           network_access=false``; read-only has none), web search disabled,
-                           the MCP servers of its config files turned off (they run outside
-                           the sandbox), no way out of the sandbox (no ``--approve-for-me``);
-                           arguments that turn the sandbox off or the network on are refused
-claude       ``tools``     web tools removed (``--disallowedTools WebFetch WebSearch``), only
-                           our MCP server (``--strict-mcp-config``), and a ``PreToolUse`` hook
-                           that denies shell commands using the network (:func:`network_use`)
-gemini       ``tools``     web tools excluded (``tools.exclude``), only our MCP server, and a
-                           ``BeforeTool`` hook doing the same
-===========  ============  ===================================================================
+===========  =============  ==================================================================
+CLI          enforcement    how
+===========  =============  ==================================================================
+codex        ``sandbox``    its own sandbox, network off (``sandbox_workspace_write.
+                            network_access=false``; read-only has none), web search disabled,
+                            the MCP servers of its config files turned off (they run outside
+                            the sandbox), no way out of the sandbox (no ``--approve-for-me``);
+                            arguments that turn the sandbox off or the network on are refused
+claude       ``namespace``  every command its agent starts runs in a network namespace with no
+                            interface but its own loopback (:mod:`discord_mcp.runs.offline`);
+                            the tools that reach the network from the CLI's own process are
+                            removed, and only our MCP server runs (``--strict-mcp-config``)
+gemini       ``namespace``  the same, through a ``bash`` of ours first on its PATH; web tools
+                            and ``invoke_agent`` excluded, only our MCP server
+ACP agents   refused        an agent's own tools reach the network from its own process
+===========  =============  ==================================================================
 
-``tools`` is not a sandbox: a program the agent writes and then runs can still open a
-connection. The README says so, and so does every result (``constraints.network_enforcement``).
+For Claude Code and Gemini CLI a hook (:func:`network_use`) still refuses, at once and with a
+reason the agent can act on, the shell commands it can tell use the network: an early,
+explained refusal, not the boundary (the namespace is).
 """
 
 from __future__ import annotations
@@ -40,12 +44,16 @@ from discord_mcp.errors import RunError
 
 TIMEOUT_RANGE_S = (1.0, 86_400.0)
 """The shortest and longest a run's turn may be limited to (as a project's job timeout)."""
-NETWORK_ENFORCEMENT: Mapping[str, str] = {"codex": "sandbox", "claude": "tools", "gemini": "tools"}
+NETWORK_ENFORCEMENT: Mapping[str, str] = {
+    "codex": "sandbox",
+    "claude": "namespace",
+    "gemini": "namespace",
+}
 NETWORK_NOTES: Mapping[str, str] = {
     "sandbox": "the CLI's own sandbox has no network",
-    "tools": (
-        "web tools, other MCP servers and shell commands that use the network are denied; "
-        "not a sandbox: a program the agent writes itself can still connect"
+    "namespace": (
+        "every command the agent started ran in a network namespace with no interface but its "
+        "own loopback; web tools and other MCP servers were removed"
     ),
 }
 

@@ -90,8 +90,9 @@ CODES: dict[str, ErrorCode] = {
         ErrorCode(
             "E_NETWORK_NOT_ENFORCEABLE",
             False,
-            "--no-network was asked, but this CLI cannot be kept off the network with the "
-            "project's arguments or its config (the run was not started)",
+            "--no-network was asked, but the run cannot be kept off the network: the "
+            "project's arguments or config would undo it, no network namespace can be made on "
+            "this machine, or the engine is an ACP agent (the run was not started)",
         ),
         # -- the request
         ErrorCode("E_PROJECT_NOT_FOUND", False, "no project of that name"),

@@ -17,6 +17,8 @@ from discord_mcp.runs.spawner import process_start_time, read_status
 from discord_mcp.runs.views import Tool
 from discord_mcp.state.files import DIR_MODE, FILE_MODE, ensure_dir
 
+PROGRAM_MODE = 0o700
+
 
 def check_tool_enabled(tool: str, project: str, tools: tuple[Tool, ...]) -> None:
     if not is_tool(tool):
@@ -49,11 +51,14 @@ def attached_files(entries: Iterable[Mapping[str, Any]]) -> tuple[AttachedFile, 
     return tuple(files)
 
 
-def write_private(path: Path, content: str) -> None:
-    """Write a 0600 file atomically (a CLI may be reading the old one right now)."""
+def write_private(path: Path, content: str, *, executable: bool = False) -> None:
+    """Write a 0600 file (0700: ``executable``) atomically (a CLI may be reading the old one
+    right now)."""
     private_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    mode = PROGRAM_MODE if executable else FILE_MODE
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    os.fchmod(fd, mode)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(content)
     os.replace(tmp, path)

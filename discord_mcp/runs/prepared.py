@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+NAMESPACED = frozenset({"claude", "gemini"})
+"""The CLIs whose commands a run without network puts in a namespace (Codex has its sandbox)."""
 WITHHELD_VARIABLES = frozenset({"DISCORD_BOT_TOKEN"})
 """Never in a CLI's environment: an agent's shell can print it. The run's discord-mcp server
 gets the token by reference (``DISCORD_MCP_ENV_FILE``)."""
@@ -74,6 +76,10 @@ def spawn_spec(
         env[ARTIFACTS_VARIABLE] = str(RunFolder.of(s.state_dir, session.run_id).artifacts)
     private_dirs(paths.job_dir)
     private_dirs(paths.stdout.parent)
+    # No network: the agent's commands get a namespace (runs/offline.py); probed before it starts.
+    jail = (
+        s.spawner.network_jail() if offline and tool in NAMESPACED and not job.restricted else None
+    )
     invocation = adapter_for(tool).invocation(
         InvocationRequest(
             executable=tool,
@@ -98,12 +104,15 @@ def spawn_spec(
             instructions=turn.instructions if turn is not None else None,
             restricted=job.restricted,
             mcp_extra=dict(turn.mcp_env) if turn is not None else {},
+            jail=jail,
         )
     )
     secrets = {**(s.mcp.env if s.mcp else {}), **invocation.env}
     check_no_secrets_in_argv(invocation.argv, secrets)
     for path, content in invocation.files.items():
         write_private(path, content)
+    for path, content in invocation.programs.items():
+        write_private(path, content, executable=True)
     if invocation.input is not None:  # the prompt, on stdin (see runs/wrap.py)
         write_private(paths.input / FIRST_INPUT, invocation.input)
     for link, target in invocation.links.items():
@@ -222,4 +231,31 @@ def check_restricted_engine(job: Job, tool: Tool) -> None:
         check_engine(tool)
 
 
-__all__ = ["WITHHELD_VARIABLES", "PreparedStarts", "RunError", "check_restricted_engine"]
+def check_agent_network(s: Scheduler, session: Session, tool: Tool) -> None:
+    """Refuse a run without network on an ACP agent: its own tools reach the network from its
+    own process, which needs its model API, so no namespace can hold it.
+
+    Raises:
+        RunError: E_NETWORK_NOT_ENFORCEABLE.
+    """
+    constraints = Constraints.from_dict(session.constraints)
+    try:
+        project_allows = s.projects.get(session.project_name).allow_network
+    except RunError:
+        project_allows = False
+    if not (constraints.allow_network and project_allows):
+        raise RunError(
+            "E_NETWORK_NOT_ENFORCEABLE",
+            f"the run asks for no network, and {tool} is an ACP agent whose own tools reach "
+            "the network from its own process: use claude, codex or gemini, or run with "
+            "network",
+        )
+
+
+__all__ = [
+    "WITHHELD_VARIABLES",
+    "PreparedStarts",
+    "RunError",
+    "check_agent_network",
+    "check_restricted_engine",
+]

@@ -21,15 +21,23 @@ claude       no built-in tool at all (``--tools ""``), only our MCP server
              permission prompt tool); the user's and the project's settings are not read
              (``--setting-sources ""``)
 codex        the ``read-only`` sandbox with ``approval_policy = "never"`` (nothing can ask to
-             leave it), its shell tools off (``--disable shell_tool``, ``unified_exec``), web
-             search off, every other MCP server of its config files off, no hooks
+             leave it), its shell tools off (``--disable shell_tool``, ``unified_exec``) and
+             its image viewer (``view_image``, which its own process runs outside the
+             sandbox: it read any path), web search off, every other MCP server of its
+             config files off, no hooks
 gemini       a home of its own (``<state>/runs/cli-homes/gemini-restricted``): no MCP server but
-             ours with the three chat tools (``includeTools``), every built-in tool excluded,
-             no extensions, no hooks, the default approval mode (headless Gemini then offers no
-             shell or write tool), and an admin policy (``--admin-policy``) that denies every
-             tool but those three
+             ours with the three chat tools (``includeTools``), no memory file of the owner's
+             (``context.fileName`` names none; ``GEMINI.md`` is not linked), every built-in
+             tool excluded, no extensions, no hooks, the default approval mode (headless
+             Gemini then offers no shell or write tool), and an admin policy
+             (``--admin-policy``) that denies every tool but those three
 ACP agents   refused (E_RESTRICTED_NOT_ENFORCEABLE): an agent's own tools cannot be taken away
 ===========  ==================================================================================
+
+What people write reaches such a turn with its ``@`` signs written ``＠``
+(:mod:`discord_mcp.watch.chat.context`): Claude Code and Gemini CLI attach an ``@path`` in a
+prompt by themselves, without a tool. Not closed: Codex still reads the owner's
+``$CODEX_HOME/AGENTS.md`` into the turn's instructions (it has no setting to skip it).
 
 The project's own arguments are dropped for such a turn (they could undo any of this), all but
 its ``--model``. When something cannot be held (an admin policy directory of Gemini's that
@@ -63,7 +71,11 @@ GEMINI_BUILTIN_TOOLS = (
 """Excluded by name as well as by policy (a layer in case the policy is not read)."""
 GEMINI_SYSTEM_POLICIES = Path("/etc/gemini-cli/policies")
 """Gemini ignores ``--admin-policy`` when this directory holds policy files."""
-CODEX_FEATURES_OFF = ("shell_tool", "unified_exec")
+GEMINI_NO_MEMORY = "DISCORD-MCP-NO-MEMORY.md"
+"""The memory file name of a stranger's Gemini turn: never a file anyone wrote."""
+CODEX_FEATURES_OFF = ("shell_tool", "unified_exec", "view_image")
+"""Codex's tools that run programs or read files, switched off for a stranger's turn
+(``view_image`` is run by Codex's own process, outside its sandbox: it read any path)."""
 
 
 def check_engine(tool: str) -> None:
@@ -165,4 +177,11 @@ def gemini_settings(settings: dict[str, Any], server: dict[str, Any]) -> dict[st
     tools["exclude"] = sorted({*(tools.get("exclude") or []), *GEMINI_BUILTIN_TOOLS})
     kept["tools"] = tools
     kept["mcpServers"] = {SERVER: {**server, "includeTools": list(CHAT_TOOLS)}}
+    # The owner's memory (~/.gemini/GEMINI.md, and such files in the folders above) is not a
+    # stranger's to read: a memory file name that no one has.
+    context = dict(kept.get("context") or {})
+    context["fileName"] = GEMINI_NO_MEMORY
+    context.pop("includeDirectories", None)
+    context["loadMemoryFromIncludeDirectories"] = False
+    kept["context"] = context
     return kept

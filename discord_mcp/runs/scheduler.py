@@ -35,6 +35,7 @@ from discord_mcp.runs.notices import Notices
 from discord_mcp.runs.prepared import (
     WITHHELD_VARIABLES,
     PreparedStarts,
+    check_agent_network,
     check_restricted_engine,
     spawn_spec,
 )
@@ -233,6 +234,7 @@ class Scheduler(Recovery):
         if not is_builtin(tool):  # an ACP agent (issue 24)
             try:
                 check_restricted_engine(job, tool)
+                check_agent_network(self, session, tool)
             except RunError as exc:
                 self._finish_failed(job.job_id, exc.code, exc.message)
                 return

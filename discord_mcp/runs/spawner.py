@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from discord_mcp.errors import SpawnError
 from discord_mcp.processes import pid_alive
 from discord_mcp.runs import wrap
 from discord_mcp.runs.model import ProcessInfo
+from discord_mcp.runs.offline import Jail, Probe
 from discord_mcp.runs.views import Tool
 
 WRAPPER = Path(wrap.__file__).resolve()
@@ -81,12 +83,26 @@ class Spawner(Protocol):
         """
         ...
 
+    def network_jail(self) -> Jail:
+        """How this machine keeps a command off the network (:mod:`discord_mcp.runs.offline`),
+        probed the first time it is asked.
+
+        Raises:
+            RunError: E_NETWORK_NOT_ENFORCEABLE when no network namespace can be made.
+        """
+        ...
+
 
 class ProcessSpawner:
     """The real spawner: ``posix_spawn`` of the wrapper, as described in the module doc."""
 
     def __init__(self, python: str | None = None) -> None:
         self.python = python or sys.executable
+        self._probe = Probe(self.python, run_blocking)
+
+    def network_jail(self) -> Jail:
+        # A probe of about 30 ms, once per daemon: not worth a thread.
+        return self._probe()
 
     def spawn(self, spec: SpawnSpec) -> ProcessInfo:
         executable = resolve_executable(spec.argv[0], spec.env)
@@ -188,6 +204,23 @@ async def run_once(argv: list[str], *, within: float) -> tuple[int | None, str]:
         await process.wait()
         return None, f"{argv[0]} did not finish within {within:g} s"
     return process.returncode, output.decode("utf-8", errors="replace")
+
+
+def run_blocking(argv: list[str], within: float) -> tuple[int | None, str]:
+    """Run a short probe to its end (argv, no shell, stdin from /dev/null, bounded by
+    ``within`` seconds); (exit code or None, its stderr)."""
+    try:
+        done = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=within,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, str(exc)
+    return done.returncode, done.stderr.decode("utf-8", errors="replace")
 
 
 def resolve_executable(command: str, env: Mapping[str, str]) -> str:

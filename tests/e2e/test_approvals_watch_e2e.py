@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import functools
 import os
+import socket
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -108,13 +109,19 @@ RUN_CLIS: tuple[Tool, ...] = ("claude", "codex", "gemini")
 
 
 async def project(
-    settings: Settings, tmp_path: Path, tool: Tool, cli: AgentCli, busy: str = "queue"
+    settings: Settings,
+    tmp_path: Path,
+    tool: Tool,
+    cli: AgentCli,
+    busy: str = "queue",
+    allow_network: bool = True,
 ) -> Path:
     workdir = tmp_path / "app"
     workdir.mkdir()
     args = {tool: PROJECT_ARGS[tool]}
+    registry = ProjectRegistry(settings.home, allowed_roots=[tmp_path])
     await off_loop(
-        functools.partial(ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add, busy=busy),
+        functools.partial(registry.add, busy=busy, allow_network=allow_network),
         "app",
         workdir,
         [tool],
@@ -278,3 +285,49 @@ async def test_codex_asking_twice_for_a_call_that_leaves_its_sandbox_takes_one_c
     assert len(cards) == 1  # the second ask for the same call was answered by the same click
     [approval] = [d for d in DecisionStore(settings.home).all() if d.kind == "approval"]
     assert (approval.approval or {}).get("second_ask_used")  # Codex did ask twice
+
+
+@pytest.mark.parametrize("tool", ["claude", "gemini"])
+async def test_a_run_without_network_still_asks_its_owner_and_runs_the_allowed_command_offline(
+    tool: Tool,
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    tmp_path: Path,
+) -> None:
+    """Our MCP server (Claude Code's approve tool) and our approval hook (Gemini CLI's) reach
+    Discord from outside the run's network namespace; the command the owner allows runs inside,
+    and cannot connect to a listener on the host."""
+    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
+    cli = CLI_CLASSES[tool](
+        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
+    )
+    await project(settings, tmp_path, tool, cli, allow_network=False)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.settimeout(0)
+        port = listener.getsockname()[1]
+        connect = f"__import__('soc'+'ket').create_connection(('127.0.0.1', {port}))"
+        model_server.script(
+            ShellCall(f'python3 -c "{connect}"; echo exit:$?'),
+            quote_tool_result("Tried: {result}"),
+        )
+        environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
+        async with watching(settings, environ, {tool: cli.env()}):
+            thread_id = await start_run(people, discord)
+            people.say(thread_id, "connect to the listener")
+            card = await until(card_in(people, thread_id), what="the approval card", seconds=60.0)
+            await click(people, card, "Allow once")
+            final = await until(
+                lambda: [t for t in texts(people, thread_id) if "Tried:" in t and REPLY_HINT in t],
+                what="the final message",
+                seconds=60.0,
+            )
+        try:
+            connection, _ = listener.accept()
+        except BlockingIOError:
+            reached = False
+        else:
+            connection.close()
+            reached = True
+    assert not reached  # no connection reached the listener
+    assert "exit:1" in final[-1]  # the command ran, and could not connect

@@ -14,6 +14,7 @@ import http.server
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -337,30 +338,17 @@ OFFLINE_ARGS: dict[str, list[str]] = {
 }
 
 
-@pytest.mark.parametrize(
-    ("cli", "enforcement"), [("claude", "tools"), ("codex", "sandbox"), ("gemini", "tools")]
-)
-def test_no_network_keeps_each_cli_off_the_network(
-    cli: str,
-    enforcement: str,
-    script: Script,
-    model_server: ModelServer,
-    tmp_path: Path,
-    listener: str,
+def test_no_network_keeps_codex_off_the_network(
+    script: Script, model_server: ModelServer, tmp_path: Path, listener: str
 ) -> None:
     workdir = project(tmp_path, "app")
-    # Codex's sandbox is tried with a program the agent runs itself; the others' guard (not a
-    # sandbox) with the command a CLI's shell tool is given.
-    command = (
-        f"python3 -c \"import urllib.request as u; print(u.urlopen('{listener}').read())\""
-        if cli == "codex"
-        else f"curl -s {listener}"
-    )
+    # Codex's sandbox is tried with a program the agent runs itself.
+    command = f"python3 -c \"import urllib.request as u; print(u.urlopen('{listener}').read())\""
     model_server.script(ShellCall(command), quote_tool_result("Fetched: {result}"))
     script.start_daemon()
     added = script.run(
-        "project", "add", "app", str(workdir), "--tools", cli, "--args",
-        f"{cli}={json.dumps(OFFLINE_ARGS[cli])}",
+        "project", "add", "app", str(workdir), "--tools", "codex", "--args",
+        f"codex={json.dumps(OFFLINE_ARGS['codex'])}",
     )  # fmt: skip
     code, result = script.json("submit", "app", "Fetch the page", "--no-network", "--wait")
     script.stop_daemon()
@@ -369,28 +357,159 @@ def test_no_network_keeps_each_cli_off_the_network(
     assert Hits.seen == []  # nothing reached the listener
     assert "NETWORK-OK" not in (result["summary"] or "")
     assert result["constraints"]["allow_network"] is False
-    assert result["constraints"]["network_enforcement"] == enforcement
+    assert result["constraints"]["network_enforcement"] == "sandbox"
     [tool_result] = [r for r in model_server.tool_results() if r.text]
-    if cli == "codex":
-        assert "Operation not permitted" in tool_result.text
-    else:
-        assert "no network" in tool_result.text
+    assert "Operation not permitted" in tool_result.text
 
 
-@pytest.mark.parametrize("cli", ["claude", "codex"])
-def test_with_network_the_same_command_reaches_the_listener(
-    cli: str, script: Script, model_server: ModelServer, tmp_path: Path, listener: str
-) -> None:
-    """The control for the test above: its commands do reach the network when allowed."""
-    workdir = project(tmp_path, "app")
-    args = OFFLINE_ARGS[cli]
-    if cli == "codex":
-        args = [*args, "-c", "sandbox_workspace_write.network_access=true"]
-    command = (
-        f"python3 -c \"import urllib.request as u; print(u.urlopen('{listener}').read())\""
-        if cli == "codex"
-        else f"curl -s {listener}"
+class Connections:
+    """A TCP listener on the host's loopback that counts the connections it accepts (each one
+    closed at once)."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.accepted = 0
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            connection.close()
+
+    def close(self) -> None:
+        self.server.shutdown(socket.SHUT_RDWR)  # wakes the accept() under way
+        self.server.close()
+        self.thread.join(5)
+
+
+@pytest.fixture
+def connections() -> Iterator[Connections]:
+    listener = Connections()
+    yield listener
+    listener.close()
+
+
+def reaching(port: int) -> list[str]:
+    """Commands that open a TCP connection to ``port`` on 127.0.0.1, each in a form the command
+    check (``discord-mcp hook network``) lets through, each printing its exit code."""
+    return [
+        f"python3 -c \"__import__('soc'+'ket').create_connection(('127.0.0.1', {port}))\"; "
+        "echo PY:$?",
+        f"node -e \"require('net').connect({port}, '127.0.0.1')"
+        ".on('connect', () => process.exit(0)).on('error', () => process.exit(3))\"; echo NODE:$?",
+        f"$'\\x63url' -s --max-time 10 127.0.0.1:{port}; echo CURL:$?",
+    ]
+
+
+def in_background(cli: str, command: str) -> Reply:
+    """The model runs ``command`` with the CLI's shell tool, in the background."""
+    if cli == "claude":
+        arguments = {"command": command, "description": "bg", "run_in_background": True}
+        return BuiltinCall("Bash", arguments)
+    return BuiltinCall(
+        "run_shell_command", {"command": command, "description": "bg", "is_background": True}
     )
+
+
+def reaching_in_background(port: int) -> tuple[str, str]:
+    """A background command that connects to ``port``, and one that waits for its exit code."""
+    start = (
+        f"python3 -c \"__import__('soc'+'ket').create_connection(('127.0.0.1', {port}))\"; "
+        "echo $? > bg-exit"
+    )
+    # (Gemini CLI refuses commands with $(...) in them.)
+    wait = (
+        "python3 -c \"import pathlib, time; p = pathlib.Path('bg-exit'); "
+        "[time.sleep(0.1) for _ in range(300) if not (p.exists() and p.read_text().strip())]; "
+        "print('BG:' + p.read_text().strip())\""
+    )
+    return start, wait
+
+
+@pytest.mark.parametrize("cli", ["claude", "gemini"])
+def test_no_network_runs_every_command_of_the_agent_in_a_namespace_without_network(
+    cli: str,
+    script: Script,
+    model_server: ModelServer,
+    tmp_path: Path,
+    connections: Connections,
+) -> None:
+    """Commands the command check lets through, in the foreground and in the background, never
+    reach a listener on the host: the operating system keeps the promise, not the check."""
+    workdir = project(tmp_path, "app")
+    start, wait = reaching_in_background(connections.port)
+    model_server.script(
+        *[ShellCall(command) for command in reaching(connections.port)],
+        in_background(cli, start),
+        ShellCall(wait),
+        after_tool("Tried them all."),
+    )
+    script.start_daemon()
+    added = script.run(
+        "project", "add", "app", str(workdir), "--tools", cli, "--args",
+        f"{cli}={json.dumps(OFFLINE_ARGS[cli])}",
+    )  # fmt: skip
+    code, result = script.json("submit", "app", "Connect", "--no-network", "--wait")
+    script.stop_daemon()
+    assert added.returncode == 0, added.stderr
+    assert code == 0, result
+    assert connections.accepted == 0  # nothing reached the listener
+    said = "\n".join(r.text for r in model_server.tool_results())
+    # Each ran, and each failed to connect: refused by the namespace's own loopback.
+    assert "PY:1" in said
+    assert "NODE:3" in said
+    assert "CURL:7" in said
+    assert "BG:1" in said
+    assert result["constraints"]["allow_network"] is False
+    assert result["constraints"]["network_enforcement"] == "namespace"
+
+
+@pytest.mark.parametrize("cli", ["claude", "gemini"])
+def test_with_network_the_same_commands_reach_the_listener(
+    cli: str,
+    script: Script,
+    model_server: ModelServer,
+    tmp_path: Path,
+    connections: Connections,
+) -> None:
+    """The control for the test above: its commands do connect when the run has network."""
+    workdir = project(tmp_path, "app")
+    start, wait = reaching_in_background(connections.port)
+    model_server.script(
+        *[ShellCall(command) for command in reaching(connections.port)],
+        in_background(cli, start),
+        ShellCall(wait),
+        after_tool("Tried them all."),
+    )
+    script.start_daemon()
+    script.run(
+        "project", "add", "app", str(workdir), "--tools", cli, "--args",
+        f"{cli}={json.dumps(OFFLINE_ARGS[cli])}",
+    )  # fmt: skip
+    code, result = script.json("submit", "app", "Connect", "--wait")
+    script.stop_daemon()
+    assert code == 0, result
+    assert connections.accepted == 4
+    said = "\n".join(r.text for r in model_server.tool_results())
+    assert "PY:0" in said
+    assert "NODE:0" in said
+    assert "BG:0" in said
+
+
+def test_with_network_codex_reaches_the_listener(
+    script: Script, model_server: ModelServer, tmp_path: Path, listener: str
+) -> None:
+    """The control for the Codex test above: its command does reach the network when allowed."""
+    cli = "codex"
+    workdir = project(tmp_path, "app")
+    args = [*OFFLINE_ARGS[cli], "-c", "sandbox_workspace_write.network_access=true"]
+    command = f"python3 -c \"import urllib.request as u; print(u.urlopen('{listener}').read())\""
     model_server.script(ShellCall(command), quote_tool_result("Fetched: {result}"))
     script.start_daemon()
     script.run(

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from discord_mcp.runs.adapters.codex import CodexAdapter
 from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.error_codes import CODES, is_retryable, result_code
 from discord_mcp.runs.folders import RunFolder, RunQueue, new_run_id, read_status
+from discord_mcp.runs.offline import Jail
 from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import Upload
 from tests.runs.conftest import FAST, EngineFactory
@@ -268,23 +271,35 @@ async def test_without_network_each_cli_is_kept_off_it_or_the_run_is_refused(
             if run_id is not None
         }
     argv = {spec.tool: list(spec.argv) for spec in spawner.specs}
+    env = {spec.tool: spec.env for spec in spawner.specs}
     assert "--strict-mcp-config" in argv["claude"]
-    assert argv["claude"][argv["claude"].index("--disallowedTools") + 1 :][:2] == [
+    assert argv["claude"][argv["claude"].index("--disallowedTools") + 1 :][:6] == [
         "WebFetch",
         "WebSearch",
+        "Monitor",
+        "EnterWorktree",
+        "ExitWorktree",
+        "Workflow",
     ]
     assert "--settings" in argv["claude"]  # its hook: see the adapter test below
+    # Their commands go through the namespace launcher (tests/runs/test_offline.py).
+    assert env["claude"]["CLAUDE_CODE_SHELL_PREFIX"].endswith("/no-network-shell")
+    assert env["gemini"]["PATH"].split(os.pathsep)[0].endswith("/no-network-bin")
+    assert env["gemini"]["GEMINI_SANDBOX"] == "false"
+    assert "--allowed-mcp-server-names" in argv["gemini"]
+    assert "CLAUDE_CODE_SHELL_PREFIX" not in env["codex"]
     assert "sandbox_workspace_write.network_access=false" in argv["codex"]
     assert 'web_search="disabled"' in argv["codex"]
     assert "--approve-for-me" not in argv["codex"]
     gemini_home = Path(spawner.specs[2].env["GEMINI_CLI_HOME"])
     assert gemini_home.name == "gemini-offline"
     overlay = json.loads((gemini_home / ".gemini" / "settings.json").read_text(encoding="utf-8"))
-    assert set(overlay["tools"]["exclude"]) >= {"google_web_search", "web_fetch"}
+    assert set(overlay["tools"]["exclude"]) >= {"google_web_search", "web_fetch", "invoke_agent"}
     assert overlay["mcpServers"] == {}
     [group] = overlay["hooks"]["BeforeTool"]
     assert group["hooks"][0]["command"].endswith("hook network --client gemini")
-    assert results["claude"]["constraints"]["network_enforcement"] == "tools"
+    assert results["claude"]["constraints"]["network_enforcement"] == "namespace"
+    assert results["gemini"]["constraints"]["network_enforcement"] == "namespace"
     assert results["codex"]["constraints"]["network_enforcement"] == "sandbox"
     assert results["open"]["error"]["code"] == "E_NETWORK_NOT_ENFORCEABLE"
     assert results["open"]["error"]["retryable"] is False
@@ -303,6 +318,7 @@ def test_claudes_settings_without_network_carry_the_network_hook(tmp_path: Path)
         env={},
         mcp=None,
         allow_network=False,
+        jail=Jail("unshare", sys.executable, 1),
     )
     invocation = ClaudeAdapter().invocation(request)
     settings = json.loads(invocation.files[tmp_path / "claude-settings.json"])

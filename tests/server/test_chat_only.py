@@ -3,7 +3,9 @@ channel and without files (DISCORD_MCP_TOOLS=chat), and leaves the mark that its
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastmcp import Client
@@ -45,9 +47,11 @@ async def test_a_restricted_server_lists_only_the_chat_tools_and_keeps_to_its_ch
     async with Client(build_server(settings, environ={})) as client:
         names = sorted(t.name for t in await client.list_tools())
         assert names == ["add_reaction", "read_history", "send_message"]
-        for forbidden in ("read_inbox", "check_pending", "ask_decision", "approve", "notify"):
-            with pytest.raises(ToolError):
-                await client.call_tool(forbidden, {})
+        for forbidden, arguments in OWNERS_CALLS.items():
+            # Calls the owner's server takes as they are: only the restriction refuses them.
+            with pytest.raises(ToolError, match="Unknown tool"):
+                async with asyncio.timeout(15):  # an unrestricted ask would wait for an answer
+                    await client.call_tool(forbidden, arguments)
         hello = people.say(chat, "hello bot")
         assert not said_since(mark, 0.0)
         sent = await client.call_tool("send_message", {"content": "hi there"})
@@ -69,3 +73,40 @@ async def test_a_restricted_server_lists_only_the_chat_tools_and_keeps_to_its_ch
         assert [m["content"] for m in history.data["messages"]] == ["hello bot", "hi there"]
     main = [m["content"] for m in people.messages(discord.channel_id)]
     assert "sneaky" not in main
+    posted = main + [m["content"] for m in people.messages(chat)]
+    posted += [m["content"] for t in people.threads() for m in people.messages(t["id"])]
+    for words in ("Deploy now?", "the owner's notice", "rm -rf /tmp/work", "Halfway"):
+        assert not [text for text in posted if words in text], words
+
+
+OWNERS_CALLS: dict[str, dict[str, Any]] = {
+    "read_inbox": {},
+    "check_pending": {},
+    "clear_inbox": {},
+    "ask_decision": {"question": "Deploy now?", "options": ["yes", "no"], "timeout_seconds": 60},
+    "approve": {"tool_name": "Bash", "input": {"command": "rm -rf /tmp/work"}},
+    "notify": {"message": "the owner's notice", "level": "info"},
+    "report_progress": {"title": "Migration", "summary": "Halfway"},
+}
+"""The owner's tools, each with arguments its unrestricted server accepts."""
+
+
+async def test_the_owners_server_takes_those_same_calls(
+    discord: RunningEmulator, people: People, tmp_path: Path
+) -> None:
+    """The control for the test above: its calls are refused by the restriction alone."""
+    settings = settings_for(
+        discord,
+        tmp_path / "home",
+        DISCORD_MCP_MAX_BLOCK_SECONDS="1",  # an ask comes back pending
+        DISCORD_MCP_APPROVAL_WAIT_SECONDS="1",  # an approval comes back unanswered
+    )
+    async with Client(build_server(settings, environ={})) as client:
+        for name, arguments in OWNERS_CALLS.items():
+            async with asyncio.timeout(30):
+                result = await client.call_tool(name, arguments)
+            assert not result.is_error, name
+    posted = [m["content"] for m in people.messages(discord.channel_id)]
+    posted += [m["content"] for t in people.threads() for m in people.messages(t["id"])]
+    for words in ("Deploy now?", "the owner's notice", "rm -rf /tmp/work", "Halfway"):
+        assert [text for text in posted if words in text], words

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from discord_mcp.runs import Activity, JobView, ProcessSpawner, SessionView, SpawnSpec
 from discord_mcp.runs.model import ProcessInfo
+from discord_mcp.runs.offline import Jail
 from discord_mcp.runs.views import Tool
 from discord_mcp.runs.wrap import FIRST_INPUT
 
@@ -118,6 +119,9 @@ class FakeSpawner:
         argv = (sys.executable, *self.python_flags, str(FAKE_CLI), document, "--", *spec.argv)
         self.specs.append(spec)
         return self.real.spawn(replace(spec, argv=argv))
+
+    def network_jail(self) -> Jail:
+        return self.real.network_jail()
 
     def runs(self) -> list[dict[str, Any]]:
         """What each fake CLI run recorded (pid, pgid, argv, cwd, env, prompt, ...)."""

@@ -41,6 +41,7 @@ from typing import Any, ClassVar, Protocol
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs.model import session_key_name
+from discord_mcp.runs.offline import Jail
 from discord_mcp.runs.restricted import TOOLS_VARIABLE
 from discord_mcp.runs.streaming import TextStream
 from discord_mcp.runs.views import Tool, ToolCallSummary, Usage
@@ -161,6 +162,7 @@ class InvocationRequest:
     steer: bool = False  # the project hands messages to a running turn (``busy: steer``)
     instructions: str | None = None  # added to the agent's instructions (issue 25: a persona)
     restricted: bool = False  # a stranger's turn: only the chat tools (runs/restricted.py)
+    jail: Jail | None = None  # no network: how its commands get a namespace (runs/offline.py)
     mcp_extra: Mapping[str, str] = field(default_factory=dict)  # more for the server, per turn
 
     def mcp_env(self) -> dict[str, str]:
@@ -196,6 +198,9 @@ class Invocation:
     input: str | None = None
     """JSON lines the CLI reads first from its stdin (its prompt), for a CLI started so that it
     takes messages mid-turn (:meth:`Adapter.steer_line`); None: its stdin is /dev/null."""
+    programs: Mapping[Path, str] = field(default_factory=dict)
+    """Private programs (mode 0700) to write like ``files``: the shell prefix or the ``bash``
+    through which a run without network starts its commands (:mod:`discord_mcp.runs.offline`)."""
 
 
 @dataclass(frozen=True)

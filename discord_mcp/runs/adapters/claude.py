@@ -25,10 +25,14 @@ off``, so an edited persona reaches a kept session). A stranger's turn is locked
 :mod:`discord_mcp.runs.restricted` says: no built-in tools, only our server's chat tools, no
 permission prompt tool, no hooks, none of the project's arguments but its model.
 
-Without network (:mod:`discord_mcp.runs.constraints`): ``--disallowedTools WebFetch
-WebSearch``, ``--strict-mcp-config`` (the user's MCP servers are not started; ours is, when
-registered) and a ``PreToolUse`` hook, ``discord-mcp hook network``, in the same per-job
-settings file, denying shell commands that use the network.
+Without network (:mod:`discord_mcp.runs.constraints`): every command the agent starts runs in
+a network namespace of its own, through ``CLAUDE_CODE_SHELL_PREFIX`` (set in the environment
+and in the per-job settings file's ``env``; :mod:`discord_mcp.runs.offline`), our MCP server
+and approval hook excepted; ``--disallowedTools`` removes the tools that reach the network or
+run programs from the CLI's own process (``WebFetch``, ``WebSearch``, ``Monitor``,
+``EnterWorktree``, ``ExitWorktree``, ``Workflow``), ``--strict-mcp-config`` the user's MCP
+servers, and a ``PreToolUse`` hook, ``discord-mcp hook network``, in the same settings file,
+refuses at once, with a reason, the shell commands it can tell use the network.
 
 Steering (the project's ``busy: steer``): ``--input-format stream-json`` and no prompt in argv;
 the prompt is the first line of the CLI's stdin, a user message as the Agent SDK writes it
@@ -55,10 +59,11 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import RunError
-from discord_mcp.runs import restricted
+from discord_mcp.runs import offline, restricted
 from discord_mcp.runs.adapters.base import (
     MCP_SERVER_NAME,
     Decoder,
@@ -71,8 +76,6 @@ from discord_mcp.runs.adapters.base import (
 )
 from discord_mcp.runs.constraints import claude_network_check
 from discord_mcp.runs.views import Tool, Usage
-
-WEB_TOOLS = ("WebFetch", "WebSearch")
 
 
 class ClaudeDecoder(Decoder):
@@ -222,9 +225,13 @@ def user_message(text: str) -> str:
 HOOK_TIMEOUT_S = 30
 
 
+def _hook_argv(server_argv: Sequence[str], *args: str) -> list[str]:
+    return [*server_argv, "hook", *args, "--timeout", str(HOOK_TIMEOUT_S)]
+
+
 def _hook_group(server_argv: Sequence[str], *args: str) -> dict[str, Any]:
     """A ``PreToolUse`` group running ``discord-mcp hook ARGS`` for every tool call."""
-    command = shlex.join([*server_argv, "hook", *args, "--timeout", str(HOOK_TIMEOUT_S)])
+    command = shlex.join(_hook_argv(server_argv, *args))
     # onFailure "block" (Claude Code 2.1.330): a hook that cannot start, fails or times out
     # blocks the call instead of letting it run unasked.
     hook = {
@@ -276,15 +283,31 @@ class ClaudeAdapter:
                 "has none",
             )
         groups = []
+        ours: list[list[str]] = []  # what runs outside a run's network namespace: it is ours
+        if request.mcp is not None:
+            ours.append(list(request.mcp.argv))
         if request.mcp is not None and request.approvals == "ask-all" and not request.restricted:
             groups.append(_hook_group(request.mcp.argv, "pre-tool-use"))
+            ours.append(_hook_argv(request.mcp.argv, "pre-tool-use"))
+        settings: dict[str, Any] = {}
+        env: dict[str, str] = {}
+        programs: dict[Path, str] = {}
         if not request.allow_network and not request.restricted:
             claude_network_check(request.default_args)
-            argv += ["--strict-mcp-config", "--disallowedTools", *WEB_TOOLS]
+            jail = offline.required(request.jail)
+            argv += ["--strict-mcp-config", "--disallowedTools", *offline.CLAUDE_DENIED_TOOLS]
+            # The early, explained refusal; the namespace is what keeps the promise.
             groups.append(_hook_group(request.hook_argv(), "network", "--client", "claude"))
+            wiring = offline.claude(jail, request.job_dir, request.env.get("PATH", ""), ours)
+            files.update(wiring.files)
+            programs.update(wiring.programs)
+            env.update(wiring.env)
+            settings["env"] = wiring.env  # outranks any settings file the agent could write
         if groups:
+            settings["hooks"] = {"PreToolUse": groups}
+        if settings:
             settings_path = request.job_dir / "claude-settings.json"
-            files[settings_path] = json.dumps({"hooks": {"PreToolUse": groups}}, indent=1)
+            files[settings_path] = json.dumps(settings, indent=1)
             argv += ["--settings", str(settings_path)]
         if request.attachments and not request.restricted:
             argv += ["--add-dir", *file_dirs(request.attachments)]
@@ -296,9 +319,15 @@ class ClaudeAdapter:
         )
         if request.steer:  # the prompt is stdin's first line (see the module doc)
             argv += default_args
-            return Invocation(argv=tuple(argv), files=files, input=user_message(prompt))
+            return Invocation(
+                argv=tuple(argv),
+                env=env,
+                files=files,
+                input=user_message(prompt),
+                programs=programs,
+            )
         argv += [*default_args, "--", prompt]
-        return Invocation(argv=tuple(argv), files=files)
+        return Invocation(argv=tuple(argv), env=env, files=files, programs=programs)
 
     def decoder(self) -> Decoder:
         return ClaudeDecoder()

@@ -37,12 +37,17 @@ here, and a failure, settings missing from its ``env`` included, is a deny. The 
 unchanged and runs go without the discord server (logged), rather than without the user's
 settings.
 
-Without network (:mod:`discord_mcp.runs.constraints`) a run gets an overlay home of its own
-kind, ``<state>/runs/cli-homes/gemini-offline`` (a run's constraints never change, so its
-sessions stay in one home), even without Discord: its settings keep no MCP server but ours,
-exclude the web tools (``tools.exclude``), and add a ``BeforeTool`` hook, ``discord-mcp hook
-network``, that denies shell commands using the network. Extensions (which may bring MCP
-servers) are not linked into it.
+Without network (:mod:`discord_mcp.runs.constraints`) every command the agent starts (its shell
+tool and the hooks, which Gemini runs as ``bash -c``) runs in a network namespace of its own,
+through a ``bash`` of ours first on the run's PATH (:mod:`discord_mcp.runs.offline`), our
+approval hook excepted. The run gets an overlay home of its own kind,
+``<state>/runs/cli-homes/gemini-offline`` (a run's constraints never change, so its sessions
+stay in one home), even without Discord: its settings keep no MCP server but ours (and
+``--allowed-mcp-server-names discord`` drops a project's), exclude the web tools and
+``invoke_agent`` (``tools.exclude``), and add a ``BeforeTool`` hook, ``discord-mcp hook
+network``, that refuses at once, with a reason, the shell commands it can tell use the network.
+Extensions (which may bring MCP servers) are not linked into it; ``GEMINI_SANDBOX=false`` keeps
+a project's settings from restarting the CLI in a container of its own.
 
 A persona (issue 25) heads the prompt (Gemini has no flag that adds to its instructions). A
 stranger's turn is locked down as :mod:`discord_mcp.runs.restricted` says, in a home of its
@@ -68,6 +73,7 @@ from discord_mcp.chat.said import MARK_VARIABLE
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
 from discord_mcp.errors import RunError
 from discord_mcp.hooks import before_tool
+from discord_mcp.runs import offline as offline_runs
 from discord_mcp.runs import restricted
 from discord_mcp.runs.adapters.base import (
     ARTIFACTS_VARIABLE,
@@ -93,7 +99,6 @@ APPROVALS_VARIABLE = "DISCORD_MCP_APPROVALS"
 project's runs, so the hook matches every tool and decides per run)."""
 APPROVAL_HOOK_NAME = "discord-mcp approvals"
 NETWORK_HOOK_NAME = "discord-mcp network"
-WEB_TOOLS = ("google_web_search", "web_fetch")
 _OFFLINE_SKIPPED = frozenset({"extensions", "mcp-oauth-tokens.json"})
 """Not linked into the home of runs without network: extensions may bring MCP servers."""
 HOOK_MARGIN_S = 30.0
@@ -206,8 +211,10 @@ class GeminiAdapter:
             argv += [f"--include-directories={d}" for d in file_dirs(request.attachments)]
         prompt = prompt_with_files(request.prompt, request.attachments, _at_reference)
         prompt = request.prompt_with_instructions(prompt)
-        argv += [*request.default_args, f"--prompt={prompt}"]
         offline = not request.allow_network
+        if offline:  # a project's settings may name MCP servers: none runs but ours
+            argv += ["--allowed-mcp-server-names", MCP_SERVER_NAME]
+        argv += [*request.default_args, f"--prompt={prompt}"]
         if request.mcp is None and not offline:
             return Invocation(argv=tuple(argv))
         real = real_gemini_dir(request.env)
@@ -220,6 +227,8 @@ class GeminiAdapter:
             if entry.name not in skipped and not entry.name.endswith(".tmp")
         }
         files: dict[Path, str] = {}
+        programs: dict[Path, str] = {}
+        ours: list[list[str]] = []  # what runs outside a run's network namespace: it is ours
         settings = read_settings(real / SETTINGS_FILE)
         if settings is None and offline:
             settings = {}  # never the user's servers unfiltered: start from nothing
@@ -236,10 +245,13 @@ class GeminiAdapter:
             if request.mcp is not None:
                 servers[MCP_SERVER_NAME] = _server_entry(request.mcp)
                 hooks = _with_approval_hook(hooks, request.mcp)
+                ours.append(_approval_hook_argv(request.mcp))
             if offline:
+                # The early, explained refusal; the namespace is what keeps the promise.
                 hooks = _with_network_hook(hooks, request.hook_argv())
                 tools = dict(settings.get("tools") or {})
-                tools["exclude"] = sorted({*(tools.get("exclude") or []), *WEB_TOOLS})
+                excluded = {*(tools.get("exclude") or []), *offline_runs.GEMINI_EXCLUDED_TOOLS}
+                tools["exclude"] = sorted(excluded)
                 settings["tools"] = tools
             settings["mcpServers"] = servers
             if hooks is not None:
@@ -250,7 +262,14 @@ class GeminiAdapter:
             APPROVALS_VARIABLE: request.approvals,
             MARK_VARIABLE: request.mcp_extra.get(MARK_VARIABLE, ""),  # the file is shared
         }
-        return Invocation(argv=tuple(argv), env=env, files=files, links=links)
+        if offline:
+            jail = offline_runs.required(request.jail)
+            path = request.env.get("PATH", "")
+            wiring = offline_runs.gemini(jail, request.job_dir, path, ours)
+            env.update(wiring.env)
+            files.update(wiring.files)
+            programs.update(wiring.programs)
+        return Invocation(argv=tuple(argv), env=env, files=files, links=links, programs=programs)
 
     def decoder(self) -> Decoder:
         return GeminiDecoder()
@@ -294,7 +313,9 @@ def _restricted_invocation(request: InvocationRequest) -> Invocation:
     prompt = request.prompt_with_instructions(prompt_with_files(request.prompt, ()))
     argv += [*restricted.model_args(request.default_args), f"--prompt={prompt}"]
     real = real_gemini_dir(request.env)
-    skipped = _OWN_ENTRIES | _OFFLINE_SKIPPED | {"policies", "commands", "skills", "agents"}
+    skipped = _OWN_ENTRIES | _OFFLINE_SKIPPED | {
+        "policies", "commands", "skills", "agents", "GEMINI.md", "AGENTS.md", "memory"
+    }  # fmt: skip
     links = {
         overlay / entry.name: entry
         for entry in _entries(real)
@@ -344,13 +365,22 @@ def _with_network_hook(hooks: Any, hook_argv: tuple[str, ...]) -> dict[str, Any]
     return merged
 
 
+def _approval_wait(mcp: McpRegistration) -> float:
+    return float(mcp.env.get("DISCORD_MCP_APPROVAL_WAIT_SECONDS") or DEFAULT_APPROVAL_WAIT_S)
+
+
+def _approval_hook_argv(mcp: McpRegistration) -> list[str]:
+    wait = _approval_wait(mcp)
+    timeout = wait + HOOK_MARGIN_S
+    options = ["--client", "gemini", "--wait", f"{wait:g}", "--timeout", f"{timeout:g}"]
+    return [*mcp.argv, "hook", "before-tool", *options]
+
+
 def _with_approval_hook(hooks: Any, mcp: McpRegistration) -> dict[str, Any]:
     """The user's hooks plus our ``BeforeTool`` hook (replacing an older one of ours)."""
     merged = dict(hooks) if isinstance(hooks, dict) else {}
-    wait = float(mcp.env.get("DISCORD_MCP_APPROVAL_WAIT_SECONDS") or DEFAULT_APPROVAL_WAIT_S)
-    timeout = wait + HOOK_MARGIN_S
-    options = ["--client", "gemini", "--wait", f"{wait:g}", "--timeout", f"{timeout:g}"]
-    command = shlex.join([*mcp.argv, "hook", "before-tool", *options])
+    timeout = _approval_wait(mcp) + HOOK_MARGIN_S
+    command = shlex.join(_approval_hook_argv(mcp))
     ours = {
         "matcher": before_tool.matcher(ask_all=True),
         "hooks": [

@@ -2,9 +2,10 @@
 
 Everything people wrote is untrusted input, and the prompt says so: each message sits in its
 own ``<discord-message>`` element whose attributes (who, when, whether it mentions the bot, the
-files) are ours, and whose body is the author's words; a body cannot close its element (any
-``</discord-`` inside is defused). The persona and the rules go to the agent's instructions
-(:mod:`.persona`), never here.
+files) are ours, and whose body is the author's words; a body can neither close its element
+nor open another (any ``<discord-`` or ``</discord-`` inside, in any case, is defused), and
+its ``@`` signs are written ``＠`` (an ``@path`` is a file some CLIs attach by themselves). The
+persona and the rules go to the agent's instructions (:mod:`.persona`), never here.
 
 A message's block is made when it arrives (its files are kept locally then, as for a run
 thread: the owners' files with a local path, others' listed without one); the history is read
@@ -14,6 +15,7 @@ when the turn starts, so a reply the agent gave meanwhile is in it.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
@@ -26,13 +28,31 @@ UNTRUSTED_NOTE = (
 )
 
 
+_AT = re.compile(r"<@[!&]?\d+>|@")
+WIDE_AT = "\uff20"
+"""``＠``: how an ``@`` in people's words reaches the agent (see :func:`_no_file_references`)."""
+
+
+def _no_file_references(text: str) -> str:
+    """``text`` with every ``@`` written ``＠``, but in Discord's mentions (``<@123>``): Claude
+    Code and Gemini CLI read ``@path`` in a prompt as a file to attach, from any folder,
+    without a tool call (a stranger's ``@/home/owner/Screenshot.png`` reached the model)."""
+    return _AT.sub(lambda found: WIDE_AT if found.group(0) == "@" else found.group(0), text)
+
+
 def _attr(value: Any) -> str:
-    text = " ".join(str(value).split())
+    text = _no_file_references(" ".join(str(value).split()))
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
+_TAG = re.compile(r"<(\s*/?\s*discord-)", re.IGNORECASE)
+
+
 def _body(text: str) -> str:
-    return text.replace("</discord-", "<\\/discord-")
+    """The author's words, with every tag of ours in them defused, opening or closing, in any
+    case or spacing (``<`` becomes ``&lt;``): a body can neither close its element nor open one
+    that claims another author or role; and no file reference (:func:`_no_file_references`)."""
+    return _TAG.sub(r"&lt;\1", _no_file_references(text))
 
 
 def author_name(author: Mapping[str, Any]) -> str:

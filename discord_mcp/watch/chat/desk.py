@@ -132,7 +132,9 @@ class ChatDesk:
             RunError: the engine refused it (the daemon replies with the code).
         """
         channel_id = str(message.get("channel_id") or "")
-        chat = self._chats.get(channel_id)
+        # The command line may have changed the chat since the last look (``chat add --tool``):
+        # a turn runs as the file says now, never as it said before.
+        chat = (await self.refresh()).get(channel_id)
         if chat is None or self.engine is None:
             return None
         who = speaker(message, chat, owners=self.settings.owner_ids)
