@@ -11,7 +11,9 @@ Retry policy:
 
 * 429 with Discord's JSON body: wait ``retry_after`` (the limiter closes the bucket or, for a
   global limit, everything) and try again, at most :data:`MAX_429_RETRIES` times; a wait longer
-  than the caller's ``max_wait`` raises :class:`~discord_mcp.errors.RateLimited` at once.
+  than the caller's ``max_wait`` raises :class:`~discord_mcp.errors.RateLimited` at once. The
+  wait is capped (:mod:`.waits`: seconds for the global limit, minutes for a route), and one of
+  over an hour is a ban, :class:`~discord_mcp.errors.CloudflareBanned` at once.
 * 429 without that body: Cloudflare banned the IP; :class:`~discord_mcp.errors.CloudflareBanned`
   at once, and nothing is retried (retrying extends the ban). The limiter records the ban in
   the ledger every process shares, so no process sends anything until it should be over.
@@ -214,8 +216,10 @@ class RestClient(CommandCalls, ThreadCalls):
             if status < 300:
                 return response.json() if response.content else None
             if status == 429:
-                retry_after, is_global = parse_429(response, route)
-                await self._limiter.on_429(ticket, retry_after=retry_after, is_global=is_global)
+                asked, is_global = parse_429(response, route)
+                retry_after = await self._limiter.on_429(
+                    ticket, retry_after=asked, is_global=is_global
+                )
                 if retry_after > max_wait or rate_limited_tries >= MAX_429_RETRIES:
                     raise RateLimited(
                         method=route.method,
