@@ -136,8 +136,10 @@ class AcpJobs:
         """Send activity and streamed text as the updates come; stop the turn on timeout."""
         s = self.scheduler
         while True:
+            wait = s.limits.wait_check_interval
+            held = s.text_held(run)  # type: ignore[arg-type]
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(s.limits.wait_check_interval):
+                async with asyncio.timeout(wait if held is None else min(wait, held)):
                     await run.changed.wait()
             run.changed.clear()
             s._progress(run)  # type: ignore[arg-type]

@@ -136,6 +136,10 @@ class AgentHosts:
         try:
             await connection.initialize()
             session_id, loaded = await connection.open(str(cwd), mcp, resume, agent.mode)
+        except asyncio.CancelledError:
+            # Shutdown while the agent starts: it is no host yet, so nobody else would end it.
+            await asyncio.shield(connection.close(self._limits.kill_grace))
+            raise
         except (AgentGone, TimeoutError, Exception) as exc:
             await connection.close(self._limits.kill_grace)
             tail = _last_lines(host.stderr_tail())
@@ -170,8 +174,8 @@ class AgentHosts:
                 await self.release(thread_id)
 
     async def close(self) -> None:
-        for thread_id in list(self.hosts):
-            await self.release(thread_id)
+        """End every agent at once: each takes at most its grace twice (SIGTERM, SIGKILL)."""
+        await asyncio.gather(*(self.release(thread_id) for thread_id in list(self.hosts)))
 
 
 class AcpRun:
@@ -221,6 +225,7 @@ class AcpRun:
         self.activity_dirty = False
         self.activity_sent_at: float | None = None
         self.stream_sent = 0
+        self.stream_sent_at: float | None = None
         self.stream_on = True
         self.mcp_extra: dict[str, str] = {}  # the turn's own server variables (chat channels)
         self.host: AgentHost | None = None
