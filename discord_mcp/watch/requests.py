@@ -20,7 +20,7 @@ from discord_mcp.errors import DiscordError, RunError, StateError
 from discord_mcp.runs import JobView
 from discord_mcp.runs.engine import RunEngine
 from discord_mcp.runs.error_codes import is_retryable
-from discord_mcp.runs.folders import RUN_ID
+from discord_mcp.runs.folders import check_run_id, names_a_run
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls
 from discord_mcp.watch.request_files import POLL_S, Request, RequestBox
@@ -115,8 +115,8 @@ def job_result(s: ShellRequests, job: JobView, final_text: str | None = None) ->
 
 async def stop(s: ShellRequests, args: dict[str, Any]) -> dict[str, Any]:
     target = str(args["target"])
-    if RUN_ID.match(target):
-        ended = await s.engine.stop_run(target)
+    if names_a_run(target):
+        ended = await s.engine.stop_run(check_run_id(target))
         return {"run_id": target, "thread_id": ended.thread_id, "stopped": True, "was": "run"}
     job = s.engine.job(target)
     if job is None:

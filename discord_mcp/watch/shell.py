@@ -192,9 +192,9 @@ def _run(home: Path, args: argparse.Namespace) -> int:
 
 
 def _logs(home: Path, args: argparse.Namespace) -> int:
-    from discord_mcp.runs.folders import RUN_ID
+    from discord_mcp.runs.folders import names_a_run
 
-    if RUN_ID.match(args.target):
+    if names_a_run(args.target):
         text = run_client.logs(home, args.target, raw=args.raw)
         if args.json:
             key = "stdout" if args.raw else "events_md"
