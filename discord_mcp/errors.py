@@ -14,6 +14,7 @@
     │   │   └── DiscordServerError   5xx after the retries ran out
     │   ├── CloudflareBanned         a 429 without a JSON body, or asking for over an hour: a ban
     │   ├── DiscordTransportError    connect/read failures after the retries ran out
+    │   ├── UnexpectedAnswer         a success whose body is not JSON, or not the shape asked
     │   ├── DownloadFailed           an attachment could not be fetched (status, size, time)
     │   └── GatewayError             the gateway refused us for good (bad token, intents, ...)
     ├── StateError                   the state directory
@@ -198,6 +199,29 @@ class CloudflareBanned(DiscordError):
 
 class DiscordTransportError(DiscordError):
     """The connection to Discord failed (connect, read, timeout) after bounded retries."""
+
+
+class UnexpectedAnswer(DiscordError):
+    """Discord's success answer could not be used: an HTML page or other text where JSON
+    belongs, or JSON of another shape (a list where an object belongs, an object without its
+    ``id``). Something other than Discord may be answering (a proxy, a captive portal).
+
+    Attributes:
+        method, route, status: the request and the answer's HTTP status.
+        what: what came instead, in a few words.
+    """
+
+    def __init__(self, method: str, route: str, status: int, what: str) -> None:
+        self.method = method
+        self.route = route
+        self.status = status
+        self.what = what
+        super().__init__(
+            f"{method} {route}: Discord answered HTTP {status} with {what}, not the answer it "
+            "documents; something else may be answering in its place (a proxy, a captive "
+            "portal, an outage page). Check the network and DISCORD_API_BASE, and whether the "
+            "request took effect before sending it again"
+        )
 
 
 class DownloadFailed(DiscordError):
