@@ -78,6 +78,7 @@ class AcpJobs:
             resumed=resume_key is not None,
         )
         run._grace = s.limits.agent_cancel_grace
+        run.kill_grace = s.limits.kill_grace
         run.mcp_extra = dict(turn.mcp_env) if turn is not None else {}
         run.stream_on = project is None or project.stream == "on"
         s.runs[job.job_id] = run  # type: ignore[assignment]

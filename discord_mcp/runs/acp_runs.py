@@ -60,6 +60,7 @@ from discord_mcp.runs.views import Activity
 
 log = logging.getLogger(__name__)
 _STDERR_TAIL = 4096
+FORCED = "the agent did not stop when asked and was ended"
 
 
 @dataclass
@@ -315,8 +316,11 @@ class AcpRun:
                 await asyncio.wait({prompt})
         except TimeoutError:
             log.warning("the agent of job %s did not stop in time; ending it", self.job_id)
-            host.notes.append("the agent did not stop when asked and was ended")
-            await host.process.close(5.0)
+            host.notes.append(FORCED)
+            forced = True
+            await host.process.close(self.kill_grace)
+        else:
+            forced = False
         reason = self.stop_reason or "E_STOPPED"
         if prompt.done() and not prompt.cancelled() and prompt.exception() is None:
             self.write("acp_result", stop_reason=prompt.result().stop_reason, usage=_usage(prompt))
@@ -326,9 +330,12 @@ class AcpRun:
             message = f"{self.tool} was interrupted by a newer message"
         else:
             message = f"{self.tool} was stopped on request"
+        if forced:
+            message += f"; {FORCED}"
         return self._failure(reason, message)
 
     _grace = 10.0
+    kill_grace = 5.0
 
     def _ended(self, host: AgentHost, prompt: asyncio.Future[Any]) -> Outcome:
         exc = prompt.exception()

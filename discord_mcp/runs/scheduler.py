@@ -120,7 +120,8 @@ class Scheduler(Recovery):
         if run.stop_reason is None:
             run.stop_reason = "E_STOPPED"
         run.wakeup.set()
-        bound = 2 * self.limits.kill_grace + 5 + self.limits.agent_cancel_grace
+        # An agent's cancel grace, then its ending: stdin, SIGTERM, SIGKILL (a grace each).
+        bound = 3 * self.limits.kill_grace + 5 + self.limits.agent_cancel_grace
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(bound):
                 await run.done.wait()

@@ -171,3 +171,43 @@ def agent_pids(workdir: Path) -> list[int]:
             if str(FAKE).encode() in argv and (entry / "cwd").resolve() == workdir.resolve():
                 found.append(int(entry.name))
     return [pid for pid in found if alive(pid)]
+
+
+async def test_discord_watch_stop_on_an_agent_that_ignores_the_cancel_says_it_was_ended(
+    acp_settings: Settings, discord: RunningEmulator, people: People, tmp_path: Path
+) -> None:
+    """The agent takes its cancel grace (10 s) and then is ended: longer than a plain request
+    may take, so ``stop`` waits for it and says how the job ended, instead of E_NO_ANSWER."""
+    async with daemon(acp_settings, discord, tmp_path, FAKE_ACP_PAUSE="600"):
+        thread = await start_thread(people, discord)
+        people.say(thread, "take your time")
+        await until(lambda: agent_pids(tmp_path / "app"), seconds=60)
+        await until(lambda: job_logs(acp_settings), seconds=60)
+        code, out, err = await shell(acp_settings, "stop", thread)
+        pids = agent_pids(tmp_path / "app")
+    assert (code, err) == (0, ""), (out, err)
+    assert out.startswith("stopped job_")
+    assert "was stopped on request; the agent did not stop when asked and was ended" in out
+    assert pids == []  # ended, not only said to be
+
+
+async def shell(settings: Settings, *args: str) -> tuple[int, str, str]:
+    """``discord-watch ARGS`` as its own process, next to the daemon running here."""
+    cli = "from discord_mcp.watch.cli import main; raise SystemExit(main())"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        cli,
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(settings.home.parent),
+            "DISCORD_MCP_HOME": str(settings.home),
+        },
+    )
+    async with asyncio.timeout(120):
+        out, err = await process.communicate()
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
