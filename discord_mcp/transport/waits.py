@@ -8,8 +8,8 @@ documented limits are short, so a longer wait is not taken at its word:
 
 * the global limit (50 requests per second) resets within seconds: a global wait is at most
   :data:`GLOBAL_CAP_S`;
-* a route's window lasts seconds to a few minutes: a longer wait is suspicious, and kept at
-  :data:`ROUTE_CAP_S`;
+* a route's window lasts seconds, at most ten minutes (a channel's name: 2 edits per 10
+  minutes): a longer wait is suspicious, and kept at :data:`ROUTE_CAP_S`;
 * a 429 asking for more than :data:`BAN_ABOVE_S` (an hour) is no rate limit but a ban, and is
   handled as Cloudflare's (:mod:`~discord_mcp.transport.ban`): nothing is sent for an hour, then
   one request checks whether it is over;
@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 
 GLOBAL_CAP_S = 60.0
 """The longest global wait believed: Discord's global limit resets within seconds."""
-ROUTE_CAP_S = 300.0
-"""The longest wait on one route's bucket believed: windows last seconds to a few minutes."""
+ROUTE_CAP_S = 600.0
+"""The longest wait on one route's bucket believed: the longest window Discord is known to use
+(renaming a channel or thread: twice per ten minutes)."""
 BAN_ABOVE_S = BAN_S
 """A 429 asking for longer than this (an hour) is handled as a ban."""
 
