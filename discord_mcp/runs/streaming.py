@@ -52,7 +52,8 @@ class TextStream:
         self._current: deque[str] = deque()  # the chunks of the message being written
         self._current_size = 0
         self._cut = False  # text was dropped from the front
-        self._fences_cut = 0  # code fences in what was dropped (their parity tells inside)
+        self._fences_gone = 0  # code fences in dropped text of finished messages
+        self._fences_going = 0  # and of the message being written (a replace takes them back)
         self._text = ""
         self._text_version = 0
         self.version = 0
@@ -65,7 +66,7 @@ class TextStream:
         if not delta:
             return
         if len(delta) > self._limit:
-            self._drop(delta[: -self._limit])
+            self._drop(delta[: -self._limit], current=True)
             delta = delta[-self._limit :]
         self._current.append(delta)
         self._current_size += len(delta)
@@ -79,6 +80,7 @@ class TextStream:
             return
         self._current.clear()
         self._current_size = 0
+        self._fences_going = 0  # the new text holds them again
         self.add(text)
         if not text:
             self.version += 1
@@ -88,6 +90,8 @@ class TextStream:
         message = "".join(self._current)
         self._current.clear()
         self._current_size = 0
+        self._fences_gone += self._fences_going
+        self._fences_going = 0
         if message.strip():
             message = message.strip("\n")
             self._done.append(message)
@@ -102,7 +106,7 @@ class TextStream:
             return self._text
         parts = [*self._done, "".join(self._current).strip("\n")]
         whole = "\n\n".join(p for p in parts if p.strip())
-        fences = self._fences_cut
+        fences = self._fences_gone + self._fences_going
         if len(whole) > self._limit:
             fences += whole[: -self._limit].count(_FENCE)
             whole = whole[-self._limit :]
@@ -120,15 +124,18 @@ class TextStream:
         while self._done and self._done_size + self._current_size > self._limit:
             dropped = self._done.popleft()
             self._done_size -= len(dropped)
-            self._drop(dropped)
+            self._drop(dropped, current=False)
         while self._current and self._current_size - len(self._current[0]) >= self._limit:
             dropped = self._current.popleft()
             self._current_size -= len(dropped)
-            self._drop(dropped)
+            self._drop(dropped, current=True)
 
-    def _drop(self, text: str) -> None:
+    def _drop(self, text: str, *, current: bool) -> None:
         self._cut = True
-        self._fences_cut += text.count(_FENCE)
+        if current:
+            self._fences_going += text.count(_FENCE)
+        else:
+            self._fences_gone += text.count(_FENCE)
 
 
 class Head:

@@ -175,3 +175,18 @@ async def test_an_acp_agents_text_reaches_the_notifier_while_it_writes(
         done = await notifier.wait_finished(job.job_id)
     assert done.final_text == "first words and the rest."
     assert notifier.of("job_text", job.job_id)[-1].text in ("first words", done.final_text)
+
+
+def test_a_message_sent_whole_again_and_again_keeps_its_code_block_open_once() -> None:
+    """Codex and Gemini re-send the message being written whole: what the last copy dropped
+    counts, not what every copy dropped."""
+    stream = TextStream()
+    text = "```python\n"
+    for number in range(3000):
+        text += f"print({number})\n"
+        if number % 500 == 0:
+            stream.replace(text)
+    stream.replace(text)
+    assert stream.text.startswith("…\n```\n")
+    stream.replace(text + "```\ndone")
+    assert all(p.count("```") % 2 == 0 for p in pieces(stream.text))
