@@ -36,7 +36,8 @@ DEFAULT_POLL_INTERVAL_S = 5.0
 GATEWAY_MODES = ("auto", "follow", "off")
 DEFAULT_APPROVAL_WAIT_S = 600.0
 """How long a tool approval waits for the owner before the agent is told no one answered."""
-_SNOWFLAKE = re.compile(r"^[0-9]{15,21}$")
+_SNOWFLAKE = re.compile(r"[0-9]{17,20}")
+"""A Discord id (snowflake): 17 to 20 ASCII digits."""
 
 
 class Secret:
@@ -231,8 +232,44 @@ def default_env_file(environ: Mapping[str, str] | None = None) -> Path | None:
 
 def _home(env: Mapping[str, str], cwd: Path) -> Path:
     raw = _get(env, "DISCORD_MCP_HOME")
-    home = Path(raw).expanduser() if raw else Path.home() / ".discord-mcp"
-    return home if home.is_absolute() else (cwd / home).resolve()
+    if not raw:
+        return Path.home() / ".discord-mcp"
+    home = Path(raw).expanduser()
+    problem = home_problem(home)
+    if problem is not None:
+        raise ConfigError(
+            "DISCORD_MCP_HOME",
+            problem,
+            "Use an absolute path to a directory of your own that can be created, e.g. "
+            "~/.discord-mcp (the default; one state directory per bot token)",
+        )
+    return home
+
+
+_KERNEL_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+def home_problem(home: Path) -> str | None:
+    """Why ``home`` cannot be a state directory (None: it can): it must be absolute, not ``/``
+    nor under /proc, /sys or /dev, and a directory this user can create or write."""
+    if not home.is_absolute():
+        return "is a relative path; the state directory must not depend on where a program starts"
+    real = Path(os.path.realpath(home))
+    if real == Path("/"):
+        return "is the root directory /"
+    for seen in (Path(os.path.normpath(home)), real):  # as written, and where links lead
+        for tree in _KERNEL_TREES:
+            if seen == tree or tree in seen.parents:
+                return f"is under {tree}, a kernel file system where no state can be kept"
+    existing = real
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"cannot be the state directory: {existing} is a file, not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "" if existing == real else f" ({existing} is not writable)"
+        return f"cannot be the state directory: this user cannot write there{where}"
+    return None
 
 
 def watch_roots(environ: Mapping[str, str] | None = None) -> list[Path]:
@@ -379,13 +416,33 @@ def _snowflake(env: Mapping[str, str], name: str, what: str) -> str:
             f"Set it to the id of {what}: enable Developer Mode in Discord (Settings > Advanced), "
             "then right-click it > Copy ID",
         )
-    if not _SNOWFLAKE.match(value):
+    problem = id_problem(value)
+    if problem is not None:
         raise ConfigError(
             name,
-            f"must be a Discord id (digits); {describe_value(value)}",
+            problem,
             "A Discord id is 17 to 20 digits; right-click > Copy ID with Developer Mode on",
         )
     return value
+
+
+def is_snowflake(value: str) -> bool:
+    """Whether ``value`` is a Discord id: 17 to 20 ASCII digits, nothing else."""
+    return _SNOWFLAKE.fullmatch(value) is not None
+
+
+def id_problem(value: str) -> str | None:
+    """What is wrong with ``value`` as a Discord id, in words (None: nothing)."""
+    if is_snowflake(value):
+        return None
+    if value.isascii() and value.isdigit():
+        if len(value) < 17:
+            return (
+                f"is {len(value)} digits: too short for a Discord id, which is 17 to 20 digits "
+                "(part of it may be missing)"
+            )
+        return f"is {len(value)} digits: too long for a Discord id, which is 17 to 20 digits"
+    return f"must be a Discord id (digits); {describe_value(value)}"
 
 
 def _owner_ids(env: Mapping[str, str]) -> frozenset[str]:
@@ -398,17 +455,21 @@ def _owner_ids(env: Mapping[str, str]) -> frozenset[str]:
             "these users may answer decisions and start runs",
         )
     ids = [part.strip() for part in raw.split(",") if part.strip()]
-    bad = [part for part in ids if not _SNOWFLAKE.match(part)]
+    bad = [part for part in ids if not is_snowflake(part)]
     if bad or not ids:
-        raise ConfigError(
-            "DISCORD_OWNER_IDS",
-            (
+        problem = id_problem(bad[0]) if bad else None
+        if problem is not None and problem.startswith("must be"):
+            problem = (
                 f"must be Discord user ids (digits); entry {ids.index(bad[0]) + 1} is not: "
                 + describe_value(bad[0])
             )
-            if bad
-            else "is empty",
-            "Use comma-separated numeric user ids, e.g. 123456789012345678,234567890123456789",
+        elif problem is not None:
+            problem = f"entry {ids.index(bad[0]) + 1} {problem}"
+        raise ConfigError(
+            "DISCORD_OWNER_IDS",
+            problem or "is empty",
+            "Use comma-separated numeric user ids (17 to 20 digits each), e.g. "
+            "123456789012345678,234567890123456789",
         )
     return frozenset(ids)
 
@@ -436,7 +497,8 @@ def _reminders(env: Mapping[str, str]) -> ReminderPolicy:
         raise ConfigError(
             "DISCORD_MCP_REMINDERS",
             f"{exc} ({describe_value(raw)})",
-            "Use delays such as 15m,1h,4h (units s, m, h; the last one repeats), or off",
+            "Use delays such as 15m,1h,4h (units s, m, h; the last one repeats, at least every "
+            "5m), or off",
         ) from None
     raw = _get(env, "DISCORD_MCP_QUIET_HOURS")
     try:

@@ -12,8 +12,9 @@
     │   │   ├── NotFound (404)
     │   │   ├── RateLimited (429)    only when waiting would exceed the caller's bound
     │   │   └── DiscordServerError   5xx after the retries ran out
-    │   ├── CloudflareBanned         a 429 without a JSON body: the IP is banned for a while
+    │   ├── CloudflareBanned         a 429 without a JSON body, or asking for over an hour: a ban
     │   ├── DiscordTransportError    connect/read failures after the retries ran out
+    │   ├── UnexpectedAnswer         a success whose body is not JSON, or not the shape asked
     │   ├── DownloadFailed           an attachment could not be fetched (status, size, time)
     │   └── GatewayError             the gateway refused us for good (bad token, intents, ...)
     ├── StateError                   the state directory
@@ -159,18 +160,28 @@ class DiscordServerError(DiscordHTTPError):
 
 
 class CloudflareBanned(DiscordError):
-    """Cloudflare has banned this IP for a while: a 429 without Discord's JSON body, or
-    (``seconds`` given) a request held back because the ban is known and still on.
+    """Cloudflare has banned this IP for a while: a 429 without Discord's JSON body, a 429
+    asking for a wait of over an hour (``asked``), or (``seconds`` given) a request held back
+    because the ban is known and still on.
 
     Attributes:
         seconds: how long, at least, the ban is expected to last (None: it was just met).
+        asked: the ``retry_after`` of over an hour that was taken as a ban, if that was it.
     """
 
-    def __init__(self, method: str, route: str, *, seconds: float | None = None) -> None:
+    def __init__(
+        self, method: str, route: str, *, seconds: float | None = None, asked: float | None = None
+    ) -> None:
         self.method = method
         self.route = route
         self.seconds = seconds
-        if seconds is None:
+        self.asked = asked
+        if asked is not None:
+            what = (
+                f"Discord answered with a 429 asking for a wait of {asked:.0f} seconds, over an "
+                "hour, which is handled as a ban of this IP for about an hour"
+            )
+        elif seconds is None:
             what = (
                 "Discord's edge (Cloudflare) refused the request with a 429 and no rate-limit "
                 "body: this IP is banned for about an hour"
@@ -190,6 +201,29 @@ class CloudflareBanned(DiscordError):
 
 class DiscordTransportError(DiscordError):
     """The connection to Discord failed (connect, read, timeout) after bounded retries."""
+
+
+class UnexpectedAnswer(DiscordError):
+    """Discord's success answer could not be used: an HTML page or other text where JSON
+    belongs, or JSON of another shape (a list where an object belongs, an object without its
+    ``id``). Something other than Discord may be answering (a proxy, a captive portal).
+
+    Attributes:
+        method, route, status: the request and the answer's HTTP status.
+        what: what came instead, in a few words.
+    """
+
+    def __init__(self, method: str, route: str, status: int, what: str) -> None:
+        self.method = method
+        self.route = route
+        self.status = status
+        self.what = what
+        super().__init__(
+            f"{method} {route}: Discord answered HTTP {status} with {what}, not the answer it "
+            "documents; something else may be answering in its place (a proxy, a captive "
+            "portal, an outage page). Check the network and DISCORD_API_BASE, and whether the "
+            "request took effect before sending it again"
+        )
 
 
 class DownloadFailed(DiscordError):

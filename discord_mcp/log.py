@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from discord_mcp.errors import StateError
 from discord_mcp.state.files import ensure_dir
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s [%(process)d] %(message)s"
@@ -81,7 +82,7 @@ def configure(
             os.chmod(log_path, 0o600)
             file_handler.setFormatter(formatter)
             root.addHandler(file_handler)
-        except OSError as exc:
+        except (OSError, StateError) as exc:
             root.warning("cannot write logs under %s (%s); logging to stderr only", home, exc)
             log_path = None
     return log_path

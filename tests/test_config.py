@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from discord_mcp.config import Secret, Settings, parse_token
+from discord_mcp.config import Secret, Settings, parse_token, state_home
 from discord_mcp.errors import ConfigError
 from discord_mcp.log import RedactingFormatter
 
@@ -104,6 +106,71 @@ def test_invalid_value_names_the_variable_and_the_fix(
     assert caught.value.variable == variable
     assert str(caught.value).startswith(f"{variable}: ")
     assert says in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("home", "says"),
+    [
+        ("/proc", "is under /proc, a kernel file system"),
+        ("/proc/self/cwd/state", "is under /proc"),
+        ("/sys/kernel/state", "is under /sys"),
+        ("/dev/shm/discord-mcp", "is under /dev"),
+        ("/", "is the root directory /"),
+        ("/tmp/../", "is the root directory /"),
+        ("state", "is a relative path"),
+        ("./state", "is a relative path"),
+        ("../state", "is a relative path"),
+    ],
+)
+def test_a_state_directory_that_cannot_hold_state_is_refused_with_a_sentence(
+    tmp_path: Path, home: str, says: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        settings(tmp_path, DISCORD_MCP_HOME=home)
+    assert caught.value.variable == "DISCORD_MCP_HOME"
+    assert says in str(caught.value)
+    assert "~/.discord-mcp" in str(caught.value)
+    with pytest.raises(ConfigError):
+        state_home({"DISCORD_MCP_HOME": home}, cwd=tmp_path)
+
+
+def test_a_state_directory_under_a_file_cannot_be_created(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        settings(tmp_path, DISCORD_MCP_HOME=str(tmp_path / "a-file" / "state"))
+    said = str(caught.value)
+    assert f"cannot be the state directory: {tmp_path / 'a-file'} is a file" in said
+
+
+def test_a_state_directory_that_can_be_created_is_taken_as_given(tmp_path: Path) -> None:
+    deep = tmp_path / "not" / "there" / "yet"
+    assert settings(tmp_path, DISCORD_MCP_HOME=str(deep)).home == deep
+    assert not deep.exists()  # reading the settings makes nothing
+    assert settings(tmp_path, DISCORD_MCP_HOME="~/state").home == Path.home() / "state"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("DISCORD_OWNER_IDS", "12345", "entry 1 is 5 digits: too short for a Discord id"),
+        (
+            "DISCORD_OWNER_IDS",
+            "223456789012345678,2234567890123456",
+            "entry 2 is 16 digits: too short",
+        ),
+        ("DISCORD_OWNER_IDS", "1" * 21, "entry 1 is 21 digits: too long"),
+        ("DISCORD_CHANNEL_ID", "1234567890", "is 10 digits: too short for a Discord id"),
+        ("DISCORD_THREAD_ID", "123456789012345", "is 15 digits: too short"),
+    ],
+)
+def test_an_id_of_digits_with_the_wrong_length_is_said_to_be_too_short_or_long(
+    tmp_path: Path, variable: str, value: str, says: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        settings(tmp_path, **{variable: value})
+    assert says in str(caught.value)
+    assert "17 to 20 digits" in str(caught.value)
+    assert "must be" not in str(caught.value)  # it is digits: no word about what it is made of
 
 
 def test_token_never_appears_in_repr_or_errors(tmp_path: Path) -> None:
@@ -204,3 +271,28 @@ def test_a_channel_id_with_letters_says_so() -> None:
     assert describe_value("12 ab") == (
         "the value given has 5 characters: letters, digits and spaces"
     )
+
+
+@pytest.mark.parametrize("where", ["/proc", "a-file"])
+def test_the_server_says_what_is_wrong_with_its_state_directory_without_a_traceback(
+    tmp_path: Path, where: str
+) -> None:
+    home = Path(where)
+    if not home.is_absolute():  # a file where the directory belongs
+        home = tmp_path / where
+        home.write_text("not a directory", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "discord_mcp", "serve"],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **GOOD, "DISCORD_MCP_HOME": str(home)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""  # stdout is the MCP protocol
+    said = done.stderr.strip()
+    assert said.startswith("discord-mcp: configuration error: DISCORD_MCP_HOME: "), said
+    assert ("is under /proc" if where == "/proc" else f"{home} is a file") in said
+    assert TOKEN not in said

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from discord_mcp import i18n
-from discord_mcp.approvals import cards
+from discord_mcp.approvals import cards, unasked
 from discord_mcp.approvals.request import ToolRequest, describe
 from discord_mcp.approvals.rules import (
     FILE_LIMIT,
@@ -118,7 +118,11 @@ class ApprovalService:
             )
             return Outcome("allow", "", found.how, found.decision)
         max_wait = _until(deadline, max_wait)
-        decision = await self.ask(request, max_wait=max_wait, label=label, extra=extra)
+        try:
+            decision = await self.ask(request, max_wait=max_wait, label=label, extra=extra)
+        except BaseException as exc:  # the call is blocked: a run's result must say so
+            await self._not_asked(request, exc)
+            raise
         max_wait = _until(deadline, max_wait)
         waiting = asyncio.create_task(
             self._decisions.wait(
@@ -250,6 +254,25 @@ class ApprovalService:
                 ),
             )
         return existing
+
+    async def _not_asked(self, request: ToolRequest, exc: BaseException) -> None:
+        """Note a call blocked before its card existed (:mod:`.unasked`); never raises."""
+        thread_id = self._settings.thread_id
+        if not thread_id:
+            return
+        given = request.tool_input
+        detail = given.get("command") or given.get("file_path") or given.get("path") or ""
+        try:
+            await off_loop(
+                unasked.record,
+                self._settings.home,
+                thread_id,
+                request.tool_name,
+                str(detail),
+                exc,
+            )
+        except (Exception, asyncio.CancelledError):  # the ask's own error is what counts
+            log.warning("could not note the call %s not run", request.tool_name)
 
     async def give_up(self, decision: Decision) -> Decision:
         """Stop waiting: the approval stays open, the card says no one answered in time."""

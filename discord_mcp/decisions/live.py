@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 APPLICATION_COMMAND, AUTOCOMPLETE = 2, 4
 NO_WATCH = (
     "Commands are answered by `discord-watch`, and it does not hold this machine's Discord "
-    "connection right now. Start it (`discord-watch start`), or if it is starting, try again "
+    "connection right now. Start it on that machine (`discord-watch run`, or `discord-watch` "
+    "alone), or if it is starting, try again "
     "in a few seconds. Text commands (`!status`, `!start ...`) wait for it instead."
 )
 

@@ -26,6 +26,9 @@ if TYPE_CHECKING:  # the settings read this module: keep its imports light
 
 DEFAULT_DELAYS: tuple[float, ...] = (15 * 60.0, 60 * 60.0, 4 * 3600.0)
 MIN_DELAY_S = 1.0
+MIN_REPEAT_S = 5 * 60.0
+"""The last delay repeats until the question is answered: at least this, or a pending question
+would ring the owner's phone every few seconds for as long as it waits."""
 MAX_DELAY_S = 7 * 86400.0
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 _DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh])\s*$")
@@ -37,8 +40,9 @@ def parse_delays(raw: str) -> tuple[float, ...]:
     """``15m,1h,4h`` -> seconds; ``off`` -> () (no reminders); empty -> the default.
 
     Raises:
-        ValueError: a part is not a number with a unit s, m or h between 1 s and 7 days (the
-            message says which part, never what it holds).
+        ValueError: a part is not a number with a unit s, m or h between 1 s and 7 days, or
+            the last (repeating) one is under :data:`MIN_REPEAT_S` (the message says which
+            part, never what it holds).
     """
     text = raw.strip().lower()
     if not text:
@@ -57,6 +61,11 @@ def parse_delays(raw: str) -> tuple[float, ...]:
         if not MIN_DELAY_S <= seconds <= MAX_DELAY_S:
             raise ValueError(f"part {index} is not between 1 second and 7 days")
         delays.append(seconds)
+    if delays[-1] < MIN_REPEAT_S:
+        raise ValueError(
+            f"the last delay repeats until an answer comes, so it must be at least "
+            f"{MIN_REPEAT_S / 60:g} minutes (part {len(delays)} is shorter)"
+        )
     return tuple(delays)
 
 

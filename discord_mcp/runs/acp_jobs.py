@@ -78,6 +78,7 @@ class AcpJobs:
             resumed=resume_key is not None,
         )
         run._grace = s.limits.agent_cancel_grace
+        run.kill_grace = s.limits.kill_grace
         run.mcp_extra = dict(turn.mcp_env) if turn is not None else {}
         run.stream_on = project is None or project.stream == "on"
         s.runs[job.job_id] = run  # type: ignore[assignment]
@@ -136,8 +137,10 @@ class AcpJobs:
         """Send activity and streamed text as the updates come; stop the turn on timeout."""
         s = self.scheduler
         while True:
+            wait = s.limits.wait_check_interval
+            held = s.text_held(run)  # type: ignore[arg-type]
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(s.limits.wait_check_interval):
+                async with asyncio.timeout(wait if held is None else min(wait, held)):
                     await run.changed.wait()
             run.changed.clear()
             s._progress(run)  # type: ignore[arg-type]

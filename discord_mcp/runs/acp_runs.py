@@ -60,6 +60,7 @@ from discord_mcp.runs.views import Activity
 
 log = logging.getLogger(__name__)
 _STDERR_TAIL = 4096
+FORCED = "the agent did not stop when asked and was ended"
 
 
 @dataclass
@@ -136,6 +137,10 @@ class AgentHosts:
         try:
             await connection.initialize()
             session_id, loaded = await connection.open(str(cwd), mcp, resume, agent.mode)
+        except asyncio.CancelledError:
+            # Shutdown while the agent starts: it is no host yet, so nobody else would end it.
+            await asyncio.shield(connection.close(self._limits.kill_grace))
+            raise
         except (AgentGone, TimeoutError, Exception) as exc:
             await connection.close(self._limits.kill_grace)
             tail = _last_lines(host.stderr_tail())
@@ -170,8 +175,8 @@ class AgentHosts:
                 await self.release(thread_id)
 
     async def close(self) -> None:
-        for thread_id in list(self.hosts):
-            await self.release(thread_id)
+        """End every agent at once: each takes at most its grace twice (SIGTERM, SIGKILL)."""
+        await asyncio.gather(*(self.release(thread_id) for thread_id in list(self.hosts)))
 
 
 class AcpRun:
@@ -221,6 +226,7 @@ class AcpRun:
         self.activity_dirty = False
         self.activity_sent_at: float | None = None
         self.stream_sent = 0
+        self.stream_sent_at: float | None = None
         self.stream_on = True
         self.mcp_extra: dict[str, str] = {}  # the turn's own server variables (chat channels)
         self.host: AgentHost | None = None
@@ -310,8 +316,11 @@ class AcpRun:
                 await asyncio.wait({prompt})
         except TimeoutError:
             log.warning("the agent of job %s did not stop in time; ending it", self.job_id)
-            host.notes.append("the agent did not stop when asked and was ended")
-            await host.process.close(5.0)
+            host.notes.append(FORCED)
+            forced = True
+            await host.process.close(self.kill_grace)
+        else:
+            forced = False
         reason = self.stop_reason or "E_STOPPED"
         if prompt.done() and not prompt.cancelled() and prompt.exception() is None:
             self.write("acp_result", stop_reason=prompt.result().stop_reason, usage=_usage(prompt))
@@ -321,9 +330,12 @@ class AcpRun:
             message = f"{self.tool} was interrupted by a newer message"
         else:
             message = f"{self.tool} was stopped on request"
+        if forced:
+            message += f"; {FORCED}"
         return self._failure(reason, message)
 
     _grace = 10.0
+    kill_grace = 5.0
 
     def _ended(self, host: AgentHost, prompt: asyncio.Future[Any]) -> Outcome:
         exc = prompt.exception()

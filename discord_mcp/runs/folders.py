@@ -48,7 +48,9 @@ from discord_mcp.state.files import ensure_dir, write_json
 
 VERSION = 1
 SCHEMAS = ("request", "session", "result")
-RUN_ID = re.compile(r"^run_\d{8}_\d{6}_[0-9a-f]{6}$")
+RUN_ID = re.compile(r"run_[0-9]{8}_[0-9]{6}_[0-9a-f]{6}")
+r"""A run id's form; a whole string is one only by :func:`is_run_id` (``fullmatch``: ``$``
+would take a final newline, ``\d`` other scripts' digits)."""
 SESSION_STATES = ("created", "running", "stopping", "completed", "failed", "stopped")
 AT_REST = frozenset({"completed", "failed", "stopped"})
 """A run whose session is in one of these has nothing running or waiting."""
@@ -61,13 +63,24 @@ def new_run_id(now: float) -> str:
     return f"run_{moment:%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
 
 
+def is_run_id(text: str) -> bool:
+    """Whether ``text`` is a run id, whole (never a path, a space or a newline more)."""
+    return RUN_ID.fullmatch(text) is not None
+
+
+def names_a_run(target: str) -> bool:
+    """Whether a command's ``target`` is meant as a run id (``run_...``; job ids and thread
+    ids never start so): it is then a run id or refused, never taken for something else."""
+    return target.startswith("run_")
+
+
 def check_run_id(run_id: str) -> str:
     """``run_id`` if it is one (never a path: it names a folder).
 
     Raises:
         RunError: E_RUN_NOT_FOUND.
     """
-    if not RUN_ID.match(run_id):
+    if not is_run_id(run_id):
         raise RunError(
             "E_RUN_NOT_FOUND",
             f"{run_id!r} is not a run id (run_YYYYMMDD_HHMMSS_xxxxxx, as submit printed it)",
@@ -236,7 +249,7 @@ class RunQueue:
         The folder is None when the request resumes a run that has no folder (dropped too)."""
         document = read_document(path)
         run_id = str((document or {}).get("run_id") or "")
-        if document is None or not RUN_ID.match(run_id) or not path.name.startswith(run_id):
+        if document is None or not is_run_id(run_id) or not path.name.startswith(run_id):
             with contextlib.suppress(OSError):
                 path.unlink()
             return None

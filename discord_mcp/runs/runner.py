@@ -109,6 +109,7 @@ class JobRun:
         self.activity_sent_at: float | None = None
         self.stream_on = False  # the project streams text (set by the scheduler)
         self.stream_sent = 0  # the stream version last queued
+        self.stream_sent_at: float | None = None  # when (monotonic)
         self._handle: BinaryIO | None = None
         self._partial = b""
         self._input_ended = False

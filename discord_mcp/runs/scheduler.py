@@ -45,6 +45,7 @@ from discord_mcp.runs.runner import JobPaths, JobRun, sweep_group
 from discord_mcp.runs.spawner import (
     Spawner,
 )
+from discord_mcp.runs.streaming import TEXT_PACE_S
 from discord_mcp.runs.views import SessionView, Tool
 
 log = logging.getLogger(__name__)
@@ -120,7 +121,8 @@ class Scheduler(Recovery):
         if run.stop_reason is None:
             run.stop_reason = "E_STOPPED"
         run.wakeup.set()
-        bound = 2 * self.limits.kill_grace + 5 + self.limits.agent_cancel_grace
+        # An agent's cancel grace, then its ending: stdin, SIGTERM, SIGKILL (a grace each).
+        bound = 3 * self.limits.kill_grace + 5 + self.limits.agent_cancel_grace
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(bound):
                 await run.done.wait()
@@ -383,10 +385,20 @@ class Scheduler(Recovery):
             run.activity_dirty = False
             run.activity_sent_at = now
             self._notices.activity(run.job_id, run.activity())
-        stream = run.decoder.stream
-        if run.stream_on and stream.version != run.stream_sent:
-            run.stream_sent = stream.version
+        if self.text_held(run) == 0.0:
+            stream = run.decoder.stream
+            run.stream_sent, run.stream_sent_at = stream.version, now
             self._notices.text(run.job_id, stream.text)
+
+    def text_held(self, run: JobRun) -> float | None:
+        """Seconds until the job's newer streamed text may be queued (0: now; None: there is
+        none to send): the first at once, then at most every ``TEXT_PACE_S``
+        (:mod:`~discord_mcp.runs.streaming`)."""
+        if not run.stream_on or run.decoder.stream.version == run.stream_sent:
+            return None
+        if run.stream_sent_at is None:
+            return 0.0
+        return max(0.0, run.stream_sent_at + TEXT_PACE_S - self.clock.monotonic())
 
     def _complete(self, run: JobRun, outcome: Outcome) -> None:
         run.close()

@@ -8,20 +8,17 @@ writes ``.env`` with mode 0600 (keeping any other lines already in it).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
-from discord_mcp.config import DEFAULT_API_BASE, Secret, parse_token
+from discord_mcp.config import DEFAULT_API_BASE, Secret, is_snowflake, parse_token
 from discord_mcp.errors import ConfigError, DiscordError, NotFound, Unauthorized
 from discord_mcp.setup.channel_kinds import POSTS_ONLY, posts_only_reason
 from discord_mcp.setup.permissions import NEEDED, invite_url
 from discord_mcp.transport.rest import RestClient
-
-_SNOWFLAKE = re.compile(r"^[0-9]{15,21}$")
 
 PORTAL_STEPS = """\
 Discord side, once (https://discord.com/developers/applications):
@@ -47,7 +44,7 @@ def _ask_id(ask: Ask, out: TextIO, prompt: str, *, many: bool = False) -> tuple[
     while True:
         raw = ask(prompt).strip()
         ids = tuple(p.strip() for p in raw.split(",") if p.strip()) if many else (raw,)
-        if ids and all(_SNOWFLAKE.match(i) for i in ids):
+        if ids and all(is_snowflake(i) for i in ids):
             return ids
         out.write("  That is not a Discord id (17-20 digits). Right-click > Copy ID.\n")
 

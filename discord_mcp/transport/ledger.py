@@ -55,6 +55,7 @@ from typing import Any, Protocol, TypeVar
 from discord_mcp.transport import ban as edge
 from discord_mcp.transport.ban import BanState, BanStatus
 from discord_mcp.transport.routes import Route
+from discord_mcp.transport.waits import ROUTE_CAP_S, cap_waits, capped
 
 RESERVATION_S = 30.0
 """The longest a request's reservation is honoured without its response: longer than one
@@ -359,7 +360,8 @@ def settle_unlimited(
 
 
 def banned(state: LedgerState, now: float) -> None:
-    """Cloudflare refused a request: hold every request of every process for the ban."""
+    """Discord asked for a wait of over an hour (:mod:`~discord_mcp.transport.waits`): hold every
+    request of every process as for Cloudflare's ban (an hour, then one probe)."""
     edge.start_ban(state.ban, now)
 
 
@@ -432,7 +434,7 @@ def _read_headers(bucket: BucketState, headers: Mapping[str, str], now: float) -
     try:
         limit = int(headers["x-ratelimit-limit"])
         remaining = int(headers["x-ratelimit-remaining"])
-        reset_after = float(headers["x-ratelimit-reset-after"])
+        reset_after = capped(float(headers["x-ratelimit-reset-after"]), ROUTE_CAP_S)
     except (KeyError, ValueError):
         if bucket.limit is None:
             bucket.limit = UNLIMITED
@@ -476,7 +478,10 @@ def share_with(state: LedgerState, now: float, *, machines: int) -> None:
 
 def forget(state: LedgerState, now: float, *, alive: Callable[[int], bool]) -> None:
     """Drop what no longer matters: lapsed reservations and those of processes that are gone,
-    buckets whose window is over with nothing in flight, global sends older than a second."""
+    buckets whose window is over with nothing in flight, global sends older than a second; and
+    cut any wait longer than is ever believed (:mod:`~discord_mcp.transport.waits`: a file
+    written by an older version, or damaged) to its cap."""
+    cap_waits(state, now)
     for key, bucket in list(state.buckets.items()):
         bucket.in_flight = {
             ticket: lapses

@@ -47,7 +47,8 @@ from dataclasses import dataclass, field
 
 from discord_mcp.errors import CloudflareBanned, RateLimited
 from discord_mcp.transport import ledger as book
-from discord_mcp.transport.ban import INVALID_LIMIT, INVALID_WINDOW_S
+from discord_mcp.transport import waits
+from discord_mcp.transport.ban import BAN_S, INVALID_LIMIT, INVALID_WINDOW_S
 from discord_mcp.transport.ledger import Grant, Hold, Ledger, LedgerState, MemoryLedger
 from discord_mcp.transport.routes import Route
 
@@ -288,16 +289,41 @@ class RateLimiter:
         bucket they are seen to share (:mod:`~discord_mcp.transport.ledger`)."""
         await self._ledger.apply(functools.partial(book.share_with, machines=machines))
 
-    async def on_429(self, ticket: Ticket, *, retry_after: float, is_global: bool) -> None:
-        """Discord refused ``ticket``'s request; close the right gate for ``retry_after``."""
-        if ticket.key is None and not is_global:
-            return
-        await self._ledger.apply(
-            functools.partial(
-                book.refuse, route=ticket.route, retry_after=retry_after, is_global=is_global
+    async def on_429(self, ticket: Ticket, *, retry_after: float, is_global: bool) -> float:
+        """Discord refused ``ticket``'s request; close the right gate for as long as
+        ``retry_after`` is believed (:mod:`~discord_mcp.transport.waits`) and return that.
+
+        Raises:
+            CloudflareBanned: ``retry_after`` is over an hour: it is recorded as a ban, which
+                holds every process of the state directory by the ban's own rules.
+        """
+        route = ticket.route
+        if waits.is_ban(retry_after):
+            await self._ledger.apply(book.banned)
+            log.error(
+                "Discord asked for a wait of %.0fs on %s (over an hour): handled as a ban, no "
+                "process of this state directory sends anything for an hour, then one request "
+                "checks whether it is over",
+                retry_after,
+                route.key,
             )
+            raise CloudflareBanned(route.method, route.template, seconds=BAN_S, asked=retry_after)
+        wait = waits.believed(retry_after, is_global=is_global)
+        if wait != retry_after and retry_after > 0:
+            log.warning(
+                "Discord asked for a %s wait of %ss on %s; waiting %.0fs, the longest believed",
+                "global" if is_global else "route",
+                retry_after,
+                route.key,
+                wait,
+            )
+        if ticket.key is None and not is_global:
+            return wait
+        await self._ledger.apply(
+            functools.partial(book.refuse, route=route, retry_after=wait, is_global=is_global)
         )
         if is_global:
-            log.warning("global rate limit hit: pausing every request for %.2fs", retry_after)
+            log.warning("global rate limit hit: pausing every request for %.2fs", wait)
         else:
-            log.warning("rate limited on %s: retrying in %.2fs", ticket.route.key, retry_after)
+            log.warning("rate limited on %s: retrying in %.2fs", route.key, wait)
+        return wait

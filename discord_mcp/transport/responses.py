@@ -7,6 +7,7 @@ Only the REST client uses these; they live apart so the one request function sta
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any, cast
 
 import httpx
@@ -19,8 +20,73 @@ from discord_mcp.errors import (
     Forbidden,
     NotFound,
     Unauthorized,
+    UnexpectedAnswer,
 )
 from discord_mcp.transport.routes import Route
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What a success answer must be: an object with ``keys``, or (``many``) a list of them."""
+
+    many: bool = False
+    keys: tuple[str, ...] = ("id",)
+
+    def fits(self, body: Any) -> bool:
+        items = body if self.many and isinstance(body, list) else [body]
+        if self.many and not isinstance(body, list):
+            return False
+        return all(isinstance(i, dict) and all(k in i for k in self.keys) for i in items)
+
+    def __str__(self) -> str:
+        having = f" with {', '.join(repr(k) for k in self.keys)}" if self.keys else ""
+        return f"a list of objects{having}" if self.many else f"an object{having}"
+
+
+ONE = Shape()
+"""One Discord object with its ``id`` (a message, a channel, a user)."""
+MANY = Shape(many=True)
+"""A list of them."""
+OBJECT = Shape(keys=())
+"""Any JSON object."""
+
+
+def decoded(response: httpx.Response, route: Route, expect: Shape | None) -> Any:
+    """A success answer's JSON (None for an empty body), checked against ``expect``.
+
+    Raises:
+        UnexpectedAnswer: the body is not JSON, or not of the shape expected.
+    """
+    body: Any = None
+    if response.content:
+        try:
+            body = response.json()
+        except ValueError:
+            html = "html" in response.headers.get("content-type", "").lower() or (
+                response.content.lstrip()[:1] == b"<"
+            )
+            what = "an HTML page" if html else "a body that is not JSON"
+            raise UnexpectedAnswer(
+                route.method, route.template, response.status_code, what
+            ) from None
+    if expect is not None and not expect.fits(body):
+        raise UnexpectedAnswer(
+            route.method,
+            route.template,
+            response.status_code,
+            f"JSON of another shape ({_kind(body, expect)} where {expect} belongs)",
+        )
+    return body
+
+
+def _kind(body: Any, expect: Shape) -> str:
+    if body is None:
+        return "nothing"
+    if isinstance(body, dict):
+        return "an object" if expect.many or not body else "an object without them"
+    if isinstance(body, list):
+        return "a list of other things" if expect.many else "a list"
+    return f"a {type(body).__name__}"
 
 
 def backoff(attempt: int) -> float:

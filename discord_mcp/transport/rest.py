@@ -11,7 +11,9 @@ Retry policy:
 
 * 429 with Discord's JSON body: wait ``retry_after`` (the limiter closes the bucket or, for a
   global limit, everything) and try again, at most :data:`MAX_429_RETRIES` times; a wait longer
-  than the caller's ``max_wait`` raises :class:`~discord_mcp.errors.RateLimited` at once.
+  than the caller's ``max_wait`` raises :class:`~discord_mcp.errors.RateLimited` at once. The
+  wait is capped (:mod:`.waits`: seconds for the global limit, minutes for a route), and one of
+  over an hour is a ban, :class:`~discord_mcp.errors.CloudflareBanned` at once.
 * 429 without that body: Cloudflare banned the IP; :class:`~discord_mcp.errors.CloudflareBanned`
   at once, and nothing is retried (retrying extends the ban). The limiter records the ban in
   the ledger every process shares, so no process sends anything until it should be over.
@@ -47,7 +49,17 @@ from discord_mcp.errors import BadRequest, DiscordTransportError, RateLimited, U
 from discord_mcp.transport.chunking import MESSAGE_LIMIT, split_message
 from discord_mcp.transport.outgoing import OutboundFilter, filtered, without_token
 from discord_mcp.transport.ratelimit import RateLimiter
-from discord_mcp.transport.responses import backoff, http_error, is_cloudflare_ban, parse_429
+from discord_mcp.transport.responses import (
+    MANY,
+    OBJECT,
+    ONE,
+    Shape,
+    backoff,
+    decoded,
+    http_error,
+    is_cloudflare_ban,
+    parse_429,
+)
 from discord_mcp.transport.rest_commands import CommandCalls
 from discord_mcp.transport.rest_threads import ThreadCalls
 from discord_mcp.transport.routes import Route
@@ -146,8 +158,10 @@ class RestClient(CommandCalls, ThreadCalls):
         params: Mapping[str, str | int] | None = None,
         files: Sequence[Upload] = (),
         max_wait: float = DEFAULT_MAX_WAIT_S,
+        expect: Shape | None = None,
     ) -> Any:
-        """Send one request through the rate limiter; return the decoded JSON (None for 204).
+        """Send one request through the rate limiter; return the decoded JSON (None for 204),
+        which must be of the shape ``expect`` when given.
 
         With ``files`` the request is ``multipart/form-data`` as Discord reads it: the JSON body
         in a ``payload_json`` part and file ``n`` in a ``files[n]`` part (the body's
@@ -157,6 +171,7 @@ class RestClient(CommandCalls, ThreadCalls):
             DiscordHTTPError: a subclass per status (see :mod:`discord_mcp.errors`).
             CloudflareBanned: a 429 without Discord's body.
             DiscordTransportError: the connection failed after the retries.
+            UnexpectedAnswer: a success whose body is not JSON, or not of the shape expected.
         """
         if self._dead is not None:
             raise self._dead
@@ -212,10 +227,12 @@ class RestClient(CommandCalls, ThreadCalls):
 
             log.debug("%s %s -> %d", route.method, route.template, status)
             if status < 300:
-                return response.json() if response.content else None
+                return decoded(response, route, expect)
             if status == 429:
-                retry_after, is_global = parse_429(response, route)
-                await self._limiter.on_429(ticket, retry_after=retry_after, is_global=is_global)
+                asked, is_global = parse_429(response, route)
+                retry_after = await self._limiter.on_429(
+                    ticket, retry_after=asked, is_global=is_global
+                )
                 if retry_after > max_wait or rate_limited_tries >= MAX_429_RETRIES:
                     raise RateLimited(
                         method=route.method,
@@ -240,17 +257,18 @@ class RestClient(CommandCalls, ThreadCalls):
 
     async def get_current_user(self) -> User:
         """The bot's own user (``GET /users/@me``): the cheapest token check."""
-        return cast(User, await self.request(Route.of("GET", "/users/@me")))
+        return cast(User, await self.request(Route.of("GET", "/users/@me"), expect=ONE))
 
     async def get_user(self, user_id: str) -> User:
         """A user by id."""
-        return cast(User, await self.request(Route.of("GET", "/users/{user_id}", user_id=user_id)))
+        route = Route.of("GET", "/users/{user_id}", user_id=user_id)
+        return cast(User, await self.request(route, expect=ONE))
 
     async def open_dm(self, user_id: str) -> Channel:
         """The bot's DM channel with a user (``POST /users/@me/channels`` opens it, or returns
         the same one again, with its ``last_message_id``)."""
         route = Route.of("POST", "/users/@me/channels")
-        return cast(Channel, await self.request(route, json={"recipient_id": user_id}))
+        return cast(Channel, await self.request(route, json={"recipient_id": user_id}, expect=ONE))
 
     async def send_direct_message(
         self, user_id: str, text: str, *, allowed_mentions: Mapping[str, Any] | None = None
@@ -265,23 +283,25 @@ class RestClient(CommandCalls, ThreadCalls):
 
     async def get_current_application(self) -> dict[str, Any]:
         """The bot's application (its ``flags`` tell which privileged intents are enabled)."""
-        return cast(dict[str, Any], await self.request(Route.of("GET", "/applications/@me")))
+        route = Route.of("GET", "/applications/@me")
+        return cast(dict[str, Any], await self.request(route, expect=ONE))
 
     async def get_guild(self, guild_id: str) -> dict[str, Any]:
         """A guild, with its roles and owner."""
         route = Route.of("GET", "/guilds/{guild_id}", guild_id=guild_id)
-        return cast(dict[str, Any], await self.request(route))
+        return cast(dict[str, Any], await self.request(route, expect=ONE))
 
     async def get_guild_member(self, guild_id: str, user_id: str) -> dict[str, Any]:
         """A member of a guild, with the ids of their roles."""
         route = Route.of(
             "GET", "/guilds/{guild_id}/members/{user_id}", guild_id=guild_id, user_id=user_id
         )
-        return cast(dict[str, Any], await self.request(route))
+        return cast(dict[str, Any], await self.request(route, expect=OBJECT))
 
     async def get_gateway_bot(self) -> GatewayBot:
         """The gateway URL and how many identifies are left (``session_start_limit``)."""
-        return cast(GatewayBot, await self.request(Route.of("GET", "/gateway/bot")))
+        route = Route.of("GET", "/gateway/bot")
+        return cast(GatewayBot, await self.request(route, expect=Shape(keys=("url",))))
 
     # ---- channels and threads ---------------------------------------------------------------
 
@@ -293,7 +313,7 @@ class RestClient(CommandCalls, ThreadCalls):
     async def get_channel(self, channel_id: str) -> Channel:
         """A channel or thread."""
         route = Route.of("GET", "/channels/{channel_id}", channel_id=channel_id)
-        return cast(Channel, await self.request(route))
+        return cast(Channel, await self.request(route, expect=ONE))
 
     async def trigger_typing(self, channel_id: str) -> None:
         """Show "bot is typing..." in a channel for about ten seconds."""
@@ -385,7 +405,7 @@ class RestClient(CommandCalls, ThreadCalls):
             channel_id=channel_id,
             message_id=message_id,
         )
-        return cast(Message, await self.request(route))
+        return cast(Message, await self.request(route, expect=ONE))
 
     async def list_messages(
         self,
@@ -404,7 +424,7 @@ class RestClient(CommandCalls, ThreadCalls):
         if after:
             params["after"] = after
         route = Route.of("GET", "/channels/{channel_id}/messages", channel_id=channel_id)
-        return cast(list[Message], await self.request(route, params=params))
+        return cast(list[Message], await self.request(route, params=params, expect=MANY))
 
     async def edit_message(
         self,
@@ -477,19 +497,21 @@ class RestClient(CommandCalls, ThreadCalls):
             message_id=message_id,
             emoji=emoji,
         )
-        return cast(list[User], await self.request(route, params=params))
+        return cast(list[User], await self.request(route, params=params, expect=MANY))
 
     # ---- helpers ----------------------------------------------------------------------------
 
     async def _reopening(
         self, channel_id: str, route: Route, body: Any, files: Sequence[Upload] = ()
     ) -> Any:
-        """Send; if the target thread is archived (50083), reopen it and send once more."""
+        """Send; if the target thread is archived (50083), reopen it and send once more. A
+        request with a body answers with the object it made or changed (``ONE``)."""
+        expect = ONE if body is not None else None
         try:
-            return await self.request(route, json=body, files=files)
+            return await self.request(route, json=body, files=files, expect=expect)
         except BadRequest as exc:
             if exc.code != THREAD_ARCHIVED:
                 raise
         log.info("thread %s is archived; reopening it", channel_id)
         await self.unarchive_thread(channel_id)
-        return await self.request(route, json=body, files=files)
+        return await self.request(route, json=body, files=files, expect=expect)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from discord_mcp.transport.responses import MANY, ONE, Shape
 from discord_mcp.transport.routes import Route
 from discord_mcp.transport.wire import Message
 
@@ -49,6 +50,7 @@ class CommandCalls:
         json: Any = None,
         params: Mapping[str, str | int] | None = None,
         max_wait: float = 30.0,
+        expect: Shape | None = None,
     ) -> Any:
         raise NotImplementedError  # RestClient.request is the one that runs
 
@@ -62,7 +64,7 @@ class CommandCalls:
             application_id=application_id,
             guild_id=guild_id,
         )
-        return cast(list[dict[str, Any]], await self.request(route))
+        return cast(list[dict[str, Any]], await self.request(route, expect=MANY))
 
     async def overwrite_guild_commands(
         self, application_id: str, guild_id: str, commands: Sequence[Mapping[str, Any]]
@@ -75,7 +77,8 @@ class CommandCalls:
             guild_id=guild_id,
         )
         return cast(
-            list[dict[str, Any]], await self.request(route, json=[dict(c) for c in commands])
+            list[dict[str, Any]],
+            await self.request(route, json=[dict(c) for c in commands], expect=MANY),
         )
 
     # ---- answering --------------------------------------------------------------------------
@@ -133,7 +136,7 @@ class CommandCalls:
         """Replace the text of the interaction's original response (after a defer, say)."""
         route = _webhook_route("PATCH", application_id, token, "/messages/@original")
         body = {"content": content, "allowed_mentions": dict(NO_PINGS)}
-        return cast(dict[str, Any], await self.request(route, json=body))
+        return cast(dict[str, Any], await self.request(route, json=body, expect=ONE))
 
     async def follow_up(
         self, application_id: str, token: str, content: str, *, ephemeral: bool = True
@@ -143,7 +146,7 @@ class CommandCalls:
         if ephemeral:
             body["flags"] = EPHEMERAL
         route = _webhook_route("POST", application_id, token, "")
-        return cast(dict[str, Any], await self.request(route, json=body))
+        return cast(dict[str, Any], await self.request(route, json=body, expect=ONE))
 
     # ---- the decision cards' interactions ---------------------------------------------------
 
@@ -173,7 +176,7 @@ class CommandCalls:
         if ephemeral:
             body["flags"] = EPHEMERAL
         route = _webhook_route("POST", application_id, interaction_token, "")
-        return cast(Message, await self.request(route, json=body))
+        return cast(Message, await self.request(route, json=body, expect=ONE))
 
     async def get_original_response(
         self, application_id: str, interaction_token: str, *, max_wait: float = 30.0
@@ -181,7 +184,7 @@ class CommandCalls:
         """The interaction's original response (10015 while nobody acknowledged it; 10008 when
         the acknowledgement made no message, such as a modal or autocomplete choices)."""
         route = _webhook_route("GET", application_id, interaction_token, "/messages/@original")
-        return cast(Message, await self.request(route, max_wait=max_wait))
+        return cast(Message, await self.request(route, max_wait=max_wait, expect=ONE))
 
     async def edit_original_response(
         self,
@@ -198,7 +201,7 @@ class CommandCalls:
         if components is not None:
             body["components"] = [dict(c) for c in components]
         route = _webhook_route("PATCH", application_id, interaction_token, "/messages/@original")
-        return cast(Message, await self.request(route, json=body))
+        return cast(Message, await self.request(route, json=body, expect=ONE))
 
 
 def _webhook_route(method: str, application_id: str, token: str, suffix: str) -> Route:

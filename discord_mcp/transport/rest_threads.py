@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from discord_mcp.errors import BadRequest
+from discord_mcp.transport.responses import ONE, Shape
 from discord_mcp.transport.routes import Route
 from discord_mcp.transport.wire import Channel
 
@@ -43,6 +44,7 @@ class ThreadCalls:
         json: Any = None,
         params: Mapping[str, str | int] | None = None,
         max_wait: float = 30.0,
+        expect: Shape | None = None,
     ) -> Any:
         raise NotImplementedError  # RestClient.request is the one that runs
 
@@ -52,13 +54,13 @@ class ThreadCalls:
     async def modify_channel(self, channel_id: str, **fields: Any) -> Channel:
         """Change a channel or thread (name, archived, locked, auto_archive_duration...)."""
         route = Route.of("PATCH", "/channels/{channel_id}", channel_id=channel_id)
-        return cast(Channel, await self.request(route, json=fields))
+        return cast(Channel, await self.request(route, json=fields, expect=ONE))
 
     async def list_active_threads(self, guild_id: str) -> list[Channel]:
         """The guild's active threads (every channel's, as far as the bot can see them)."""
         route = Route.of("GET", "/guilds/{guild_id}/threads/active", guild_id=guild_id)
-        found = await self.request(route)
-        threads = found.get("threads") if isinstance(found, dict) else None
+        found = await self.request(route, expect=Shape(keys=("threads",)))
+        threads = found["threads"] if isinstance(found["threads"], list) else None
         return [cast(Channel, t) for t in threads or [] if isinstance(t, dict)]
 
     async def archive_thread(self, thread_id: str) -> Channel:
@@ -87,7 +89,7 @@ class ThreadCalls:
             "auto_archive_duration": auto_archive_duration,
         }
         try:
-            return cast(Channel, await self.request(route, json=body))
+            return cast(Channel, await self.request(route, json=body, expect=ONE))
         except BadRequest:
             if body["type"] != PUBLIC_THREAD:
                 raise
@@ -96,7 +98,7 @@ class ThreadCalls:
                 raise
         self._thread_types[channel_id] = ANNOUNCEMENT_THREAD
         body["type"] = ANNOUNCEMENT_THREAD
-        return cast(Channel, await self.request(route, json=body))
+        return cast(Channel, await self.request(route, json=body, expect=ONE))
 
     async def create_thread_from_message(
         self, channel_id: str, message_id: str, name: str, *, auto_archive_duration: int = 1440
@@ -109,7 +111,7 @@ class ThreadCalls:
             message_id=message_id,
         )
         body = {"name": _thread_name(name), "auto_archive_duration": auto_archive_duration}
-        return cast(Channel, await self.request(route, json=body))
+        return cast(Channel, await self.request(route, json=body, expect=ONE))
 
 
 def _thread_name(name: str) -> str:

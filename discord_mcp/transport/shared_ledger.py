@@ -34,6 +34,7 @@ from discord_mcp.errors import StateError
 from discord_mcp.state.files import locked, off_loop, write_json
 from discord_mcp.transport.ledger import LedgerState, forget
 from discord_mcp.transport.ratelimit import RateLimiter
+from discord_mcp.transport.waits import cap_waits
 
 log = logging.getLogger(__name__)
 
@@ -124,11 +125,12 @@ class FileLedger:
             with locked(self.path, wait=self._lock_wait):
                 now = self._clock()
                 state, written = self._read(now)
+                cut = cap_waits(state, now)
                 forget(state, now, alive=self._alive)
                 before = state.to_json()
                 result = operation(state, now)
                 after = state.to_json()
-                if after != before or written is None or written > now:
+                if cut or after != before or written is None or written > now:
                     write_json(self.path, {**after, "written": now}, durable=False)
             if self._alone is not None:
                 log.warning("the rate-limit ledger %s is usable again", self.path)

@@ -20,7 +20,7 @@ from discord_mcp.errors import DiscordError, RunError, StateError
 from discord_mcp.runs import JobView
 from discord_mcp.runs.engine import RunEngine
 from discord_mcp.runs.error_codes import is_retryable
-from discord_mcp.runs.folders import RUN_ID
+from discord_mcp.runs.folders import check_run_id, names_a_run
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls
 from discord_mcp.watch.request_files import POLL_S, Request, RequestBox
@@ -115,8 +115,8 @@ def job_result(s: ShellRequests, job: JobView, final_text: str | None = None) ->
 
 async def stop(s: ShellRequests, args: dict[str, Any]) -> dict[str, Any]:
     target = str(args["target"])
-    if RUN_ID.match(target):
-        ended = await s.engine.stop_run(target)
+    if names_a_run(target):
+        ended = await s.engine.stop_run(check_run_id(target))
         return {"run_id": target, "thread_id": ended.thread_id, "stopped": True, "was": "run"}
     job = s.engine.job(target)
     if job is None:
@@ -126,14 +126,25 @@ async def stop(s: ShellRequests, args: dict[str, Any]) -> dict[str, Any]:
                 "E_NOT_FOUND", f"{target!r} is neither a run, a job nor a run thread: check the id"
             )
         stopped = await s.engine.stop(session.thread_id)
-        return {"thread_id": session.thread_id, "stopped": stopped.job_id if stopped else None}
+        return {
+            "thread_id": session.thread_id,
+            "stopped": stopped.job_id if stopped else None,
+            **_how(stopped),
+        }
     if job.state == "queued":
         await s.engine.cancel(job.thread_id, job.job_id)
         return {"thread_id": job.thread_id, "stopped": job.job_id, "was": "queued"}
     if job.state != "running":
         raise RunError("E_JOB_NOT_RUNNING", f"job {job.job_id} is {job.state}: nothing to stop")
-    await s.engine.stop(job.thread_id)
-    return {"thread_id": job.thread_id, "stopped": job.job_id, "was": "running"}
+    finished = await s.engine.stop(job.thread_id)
+    return {"thread_id": job.thread_id, "stopped": job.job_id, "was": "running", **_how(finished)}
+
+
+def _how(ended: JobView | None) -> dict[str, Any]:
+    """How a stopped job ended, in its own words (an agent ended by force says so)."""
+    if ended is None or ended.state == "running" or not ended.error_message:
+        return {}
+    return {"message": ended.error_message}
 
 
 async def job(s: ShellRequests, args: dict[str, Any]) -> dict[str, Any]:

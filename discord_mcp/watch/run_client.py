@@ -24,9 +24,10 @@ from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.error_codes import is_retryable
 from discord_mcp.runs.folders import (
     AT_REST,
-    RUN_ID,
     RunFolder,
     RunQueue,
+    check_run_id,
+    names_a_run,
     new_run_id,
     read_document,
     read_status,
@@ -154,8 +155,11 @@ def resume(home: Path, target: str, message: str, *, timeout_s: float | None = N
 
 def run_of(home: Path, target: str) -> str:
     """The run a command names: a run id, or (as before run folders) a run thread's id."""
-    if RUN_ID.match(target):
-        return target
+    if names_a_run(target):
+        try:
+            return check_run_id(target)
+        except RunError as exc:
+            raise refused(exc.code, exc.message) from None
     from discord_mcp.runs.journal import load
 
     try:

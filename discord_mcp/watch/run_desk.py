@@ -21,6 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from discord_mcp.approvals import unasked
 from discord_mcp.approvals.cards import action_of
 from discord_mcp.approvals.report import not_run_during
 from discord_mcp.decisions.store import DecisionStore
@@ -193,8 +194,9 @@ class RunDesk:
 
 
 def calls_not_run(store: DecisionStore) -> NotRun:
-    """A run turn's tool calls that were not run (denied or unanswered approvals), as its
-    ``result.json`` lists them; blocking (the recorder calls it off the loop)."""
+    """A run turn's tool calls that were not run (denied or unanswered approvals, and those
+    blocked because the owner could not be asked at all), as its ``result.json`` lists them;
+    blocking (the recorder calls it off the loop)."""
 
     def not_run(
         thread_id: str, started: dt.datetime | None, ended: dt.datetime | None
@@ -217,7 +219,8 @@ def calls_not_run(store: DecisionStore) -> NotRun:
                     "decision_id": decision.id,
                 }
             )
-        return calls
+        # Calls blocked before a card existed (Discord down...): no decision holds them.
+        return calls + unasked.during(store.home, thread_id, started, ended)
 
     return not_run
 

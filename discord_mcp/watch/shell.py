@@ -61,6 +61,9 @@ from discord_mcp.watch.run_client import (
 )
 
 COMMANDS = ("submit", "resume", "stop", "logs")
+STOP_WITHIN_S = 90.0
+"""How long ``stop`` waits for the daemon: a job's agent may take its cancel grace, then its
+ending (SIGTERM, SIGKILL) before the stop is done (the engine's own bound is below this)."""
 FINISHED = frozenset({"success", "failed", "unknown_after_crash", "cancelled"})
 
 
@@ -131,7 +134,7 @@ def main(args: argparse.Namespace, home: Path) -> int:
         if args.command == "logs":
             return _logs(home, args)
         if args.command == "stop":
-            result, code = _ask(home, "stop", {"target": args.target}), OK
+            result, code = _ask(home, "stop", {"target": args.target}, STOP_WITHIN_S), OK
         else:
             return _run(home, args)
     except ShellError as exc:
@@ -192,9 +195,9 @@ def _run(home: Path, args: argparse.Namespace) -> int:
 
 
 def _logs(home: Path, args: argparse.Namespace) -> int:
-    from discord_mcp.runs.folders import RUN_ID
+    from discord_mcp.runs.folders import names_a_run
 
-    if RUN_ID.match(args.target):
+    if names_a_run(args.target):
         text = run_client.logs(home, args.target, raw=args.raw)
         if args.json:
             key = "stdout" if args.raw else "events_md"
@@ -207,14 +210,16 @@ def _logs(home: Path, args: argparse.Namespace) -> int:
     return OK
 
 
-def _ask(home: Path, command: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Ask the daemon (``watch/requests/``); its result, or a ShellError."""
+def _ask(
+    home: Path, command: str, args: dict[str, Any], within: float = ANSWER_WITHIN_S
+) -> dict[str, Any]:
+    """Ask the daemon (``watch/requests/``); its result within ``within`` s, or a ShellError."""
     import time
 
     run_client.check_alive(home)
     box = RequestBox(home)
     request_id = box.send(command, args)
-    limit = time.monotonic() + ANSWER_WITHIN_S
+    limit = time.monotonic() + within
     while time.monotonic() < limit:
         reply = box.reply(request_id)
         if reply is not None:
@@ -224,7 +229,12 @@ def _ask(home: Path, command: str, args: dict[str, Any]) -> dict[str, Any]:
         time.sleep(0.05)
     if box.withdraw(request_id):
         raise no_daemon(f"it did not answer within {ANSWER_WITHIN_S:g} s")
-    raise ShellError("E_NO_ANSWER", "the daemon took the request but did not answer", NO_DAEMON)
+    raise ShellError(
+        "E_NO_ANSWER",
+        f"the daemon took the request but did not answer within {within:g} s; it may still be "
+        "doing it: see `discord-watch status`",
+        NO_DAEMON,
+    )
 
 
 def _job_logs(home: Path, target: str, lines: int) -> dict[str, Any]:
@@ -334,7 +344,8 @@ def _stop_text(result: dict[str, Any]) -> str:
         return f"stopped run {result['run_id']}"
     if result.get("stopped") is None:
         return f"nothing is running in thread {result['thread_id']}"
-    return f"stopped {result['stopped']} ({result.get('was', 'running')})"
+    said = f"stopped {result['stopped']} ({result.get('was', 'running')})"
+    return f"{said}: {result['message']}" if result.get("message") else said
 
 
 def _job_logs_text(result: dict[str, Any]) -> str:

@@ -40,7 +40,7 @@ def decision(**changes: object) -> Decision:
 
 def test_delays_read_seconds_minutes_and_hours_and_off_turns_them_off() -> None:
     assert parse_delays("15m,1h,4h") == (900.0, 3600.0, 14400.0)
-    assert parse_delays(" 30s , 1.5m ") == (30.0, 90.0)
+    assert parse_delays(" 30s , 1.5m, 5m ") == (30.0, 90.0, 300.0)
     assert parse_delays("") == DEFAULT_DELAYS
     assert parse_delays("off") == ()
 
@@ -49,6 +49,15 @@ def test_delays_read_seconds_minutes_and_hours_and_off_turns_them_off() -> None:
 def test_a_delay_without_a_known_unit_or_out_of_range_is_refused_by_its_position(raw: str) -> None:
     with pytest.raises(ValueError, match="part "):
         parse_delays(raw)
+
+
+@pytest.mark.parametrize("raw", ["1s", "30s", "4m", "1h,1s", "15m,2m"])
+def test_a_repeating_delay_shorter_than_five_minutes_is_refused(raw: str) -> None:
+    """The last delay repeats until an answer comes: ``1s`` would ring every second."""
+    with pytest.raises(ValueError, match="the last delay repeats") as caught:
+        parse_delays(raw)
+    assert "at least 5 minutes" in str(caught.value)
+    assert parse_delays("1s,5m") == (1.0, 300.0)  # a quick first reminder is fine
 
 
 def test_quiet_hours_read_a_window_and_an_optional_zone() -> None:
@@ -144,7 +153,7 @@ def test_settings_carry_the_policy_and_refuse_bad_values_without_echoing_them(
     settings = Settings.from_env(
         {
             **base,
-            "DISCORD_MCP_REMINDERS": "10s,1m",
+            "DISCORD_MCP_REMINDERS": "10s,5m",
             "DISCORD_MCP_QUIET_HOURS": "22:00-07:00 Europe/Berlin",
             "DISCORD_MCP_ESCALATE_DM": "1",
             "DISCORD_MCP_TMUX_NUDGE": "yes",
@@ -152,7 +161,7 @@ def test_settings_carry_the_policy_and_refuse_bad_values_without_echoing_them(
         read_dotenv=False,
     )
     assert settings.reminders == ReminderPolicy(
-        delays=(10.0, 60.0), quiet=QuietHours(time(22), time(7), "Europe/Berlin"), escalate_dm=True
+        delays=(10.0, 300.0), quiet=QuietHours(time(22), time(7), "Europe/Berlin"), escalate_dm=True
     )
     assert settings.tmux_nudge
     plain = Settings.from_env(base, read_dotenv=False)

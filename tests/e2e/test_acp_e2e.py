@@ -265,7 +265,9 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
                     seconds=90.0,
                 )
                 assert "touch made.txt" in card[0]["content"]
-                people.click(card[0]["id"], button(card[0], "Allow once"))
+                # Off the loop: the daemon runs on this loop and answers the click within
+                # Discord's 3 s while the emulator waits for that answer.
+                await off_loop(people.click, card[0]["id"], button(card[0], "Allow once"))
                 await until(lambda: any(MADE in t for t in texts(people, thread)), seconds=90.0)
                 assert (workdir / "made.txt").exists()
 
@@ -333,7 +335,7 @@ async def test_codex_acp_with_the_untrusted_policy_asks_before_any_write(
             seconds=90.0,
         )
         assert "touch made.txt" in card[0]["content"]
-        people.click(card[0]["id"], button(card[0], "Deny"))
+        await off_loop(people.click, card[0]["id"], button(card[0], "Deny"))  # see above
         await until(
             lambda: any("**Denied**" in t for t in texts(people, thread)),
             what="the denial",

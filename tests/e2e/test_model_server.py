@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import threading
 from typing import Any
 
 import httpx
@@ -213,3 +214,37 @@ def test_unknown_paths_are_errors(path: str) -> None:
         assert httpx.get(server.base_url + path, timeout=5).status_code == 500
         assert server.errors
         assert server.steps_used == 0
+
+
+STREAMED = "Hello from the agent: this answer arrives in several pieces."
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        (
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+            {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]},
+        ),
+        ("/v1/messages", anthropic_body({"role": "user", "content": "hello"})),
+    ],
+    ids=["gemini", "anthropic"],
+)
+def test_a_held_answer_sends_its_first_piece_and_the_rest_only_once_let_go(
+    path: str, body: dict[str, Any]
+) -> None:
+    """The e2e tests see a streamed answer half written by holding the rest back; Gemini's
+    frames end in CRLF CRLF, and a hold that looked for LF LF sent everything at once."""
+    hold = threading.Event()
+    pieces = Text(STREAMED, pieces=4).split()
+    server = ModelServer(Text(STREAMED, pieces=4, hold=hold))
+    with server, httpx.stream("POST", server.base_url + path, json=body, timeout=30) as response:
+        got = b""
+        chunks = response.iter_raw()
+        while pieces[0].encode() not in got:
+            got += next(chunks)
+        before = got.decode()
+        hold.set()
+        got += b"".join(chunks)
+    assert pieces[-1] not in before  # held back
+    assert pieces[-1] in got.decode()

@@ -14,6 +14,7 @@ session: it gives no decision, so the terminal's own dialog (already on screen) 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 import resource
@@ -27,7 +28,9 @@ from typing import Any
 
 import pytest
 
+from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.emulator import RunningEmulator
+from discord_mcp.watch.run_desk import calls_not_run
 from tests.support.hook_runs import HookRun, Reading, cli_reading, run_hook
 from tests.support.people import People
 from tests.support.settings import env_for
@@ -436,3 +439,34 @@ def test_a_bad_discord_mcp_run_blocks_the_call_through_the_command_line(tmp_path
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert json.loads(done.stdout)["hookSpecificOutput"]["decision"]["behavior"] == "deny"
+
+
+@pytest.mark.parametrize(("hook", "client"), GUARDS[:2])
+def test_a_call_blocked_because_discord_is_down_is_listed_among_the_runs_calls_not_run(
+    hook: str, client: str, tmp_path: Path
+) -> None:
+    """A run's result lists it (``calls_not_run``), though no card and no decision exist."""
+    home = tmp_path / "home"
+    thread = "100000000000000077"
+    started = dt.datetime.now(dt.UTC)
+    run = run_hook(
+        args(hook, client, "--timeout", "60"),
+        event(client, tmp_path),
+        settings(home, closed_port_api(), DISCORD_THREAD_ID=thread),
+        within=60,
+    )
+    blocked(hook, client, run)
+    ended = dt.datetime.now(dt.UTC)
+    store = DecisionStore(home)
+    assert store.all() == []  # the owner was never asked: no decision holds it
+    listed = calls_not_run(store)(thread, started, ended)
+    assert listed == [
+        {
+            "tool": TOOLS[client],
+            "detail": "touch would-run.txt",
+            "why": "the owner could not be asked: Discord was unreachable",
+        }
+    ]
+    assert calls_not_run(store)("100000000000000078", started, ended) == []  # another thread
+    later = ended + dt.timedelta(minutes=1)
+    assert calls_not_run(store)(thread, later, None) == []  # a later turn

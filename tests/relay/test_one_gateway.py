@@ -235,7 +235,7 @@ def test_a_slash_command_that_reaches_a_server_is_told_discord_watch_answers_the
         peer.close()
     assert command["acknowledged"] is True
     assert command["ephemeral"] is True
-    assert "discord-watch start" in json.dumps(command["response"])
+    assert "`discord-watch run`" in json.dumps(command["response"])
     assert suggested["acknowledged"] is False
     watching = People(discord)
     try:

@@ -5,20 +5,29 @@
 Each prompt is answered by what it says:
 
 - ``die``: the process exits at once with code 3, after a line on stderr;
+- ``flood``: ``FAKE_ACP_FLOOD_BYTES`` characters of text (default 8 MB) in chunks of
+  ``FAKE_ACP_FLOOD_CHUNK`` (default 1000), each a numbered line (``00000042 xxx...``), as fast
+  as the pipe takes them, then `` THE END`` ending the turn; ``flood forever`` never ends,
+  ignores ``session/cancel`` and, with ``FAKE_ACP_IGNORE_TERM`` set, SIGTERM too;
 - anything else: a first chunk (``first words``), a pause of ``FAKE_ACP_PAUSE`` seconds
-  (default 0.5), then ``and the rest.``, ending the turn; ``FAKE_ACP_MARKS`` names a file
+  (default 0.5; or until the file ``FAKE_ACP_RELEASE`` names exists), then ``and the
+  rest.``, ending the turn; ``FAKE_ACP_MARKS`` names a file
   where the wall-clock time of each first chunk is appended (the bench compares it with the
   time Discord showed it).
 
-It reports ``loadSession``; with ``FAKE_ACP_SESSIONS`` naming a directory its sessions are
-files there, so a new process can load them (without it, a load after a restart fails and the
-engine starts a new session). ``FAKE_ACP_LOADS`` names a file where each loaded id is appended.
+``FAKE_ACP_STARTED`` names a file where the process appends its pid when ``initialize`` comes,
+which it answers after ``FAKE_ACP_START_PAUSE`` seconds (default 0).
+
+It reports ``loadSession``; with ``FAKE_ACP_SESSIONS`` naming a directory its sessions are files
+there, so a new process can load them (without it, a load after a restart fails and the engine
+starts a new session). ``FAKE_ACP_LOADS`` names a file where each loaded id is appended.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 import time
 import uuid
@@ -37,6 +46,11 @@ class FakeAgent:
         self.conn = conn
 
     async def initialize(self, protocol_version: int, **kwargs: Any) -> schema.InitializeResponse:
+        started = os.environ.get("FAKE_ACP_STARTED")
+        if started:  # say so, then take as long as FAKE_ACP_START_PAUSE says to answer
+            with open(started, "a", encoding="utf-8") as handle:
+                handle.write(f"{os.getpid()}\n")
+        await asyncio.sleep(float(os.environ.get("FAKE_ACP_START_PAUSE", "0")))
         return schema.InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=schema.AgentCapabilities(load_session=True),
@@ -71,17 +85,38 @@ class FakeAgent:
             sys.stderr.write("fake agent: told to die\n")
             sys.stderr.flush()
             os._exit(3)
+        if "flood" in text.split():
+            await self._flood(session_id, forever="forever" in text.split())
+            return schema.PromptResponse(stop_reason="end_turn")
         await self._say(session_id, "first words")
         marks = os.environ.get("FAKE_ACP_MARKS")
         if marks:
             with open(marks, "a", encoding="utf-8") as handle:
                 handle.write(f"{time.time()}\n")
-        await asyncio.sleep(float(os.environ.get("FAKE_ACP_PAUSE", "0.5")))
+        release = os.environ.get("FAKE_ACP_RELEASE")
+        if release:
+            while not os.path.exists(release):
+                await asyncio.sleep(0.05)
+        else:
+            await asyncio.sleep(float(os.environ.get("FAKE_ACP_PAUSE", "0.5")))
         await self._say(session_id, " and the rest.")
         return schema.PromptResponse(stop_reason="end_turn")
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         return None
+
+    async def _flood(self, session_id: str, *, forever: bool) -> None:
+        total = int(os.environ.get("FAKE_ACP_FLOOD_BYTES", str(8 * 1024 * 1024)))
+        size = int(os.environ.get("FAKE_ACP_FLOOD_CHUNK", "1000"))
+        if os.environ.get("FAKE_ACP_IGNORE_TERM"):
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        number = sent = 0
+        while forever or sent < total:
+            line = f"{number:08d} " + "x" * max(size - 10, 0) + "\n"
+            await self._say(session_id, line)
+            number += 1
+            sent += len(line)
+        await self._say(session_id, " THE END")
 
     async def _say(self, session_id: str, text: str) -> None:
         await self.conn.session_update(

@@ -140,6 +140,7 @@ class Call:
     session: SessionView | None = None
     position: int | None = None
     activity: Activity | None = None
+    text: str | None = None
 
 
 @dataclass
@@ -164,6 +165,9 @@ class RecordingNotifier:
 
     async def job_activity(self, job: JobView, activity: Activity) -> None:
         self._add(Call("job_activity", job, activity=activity))
+
+    async def job_text(self, job: JobView, text: str) -> None:
+        self._add(Call("job_text", job, text=text))
 
     async def job_finished(self, job: JobView, session: SessionView) -> None:
         self._add(Call("job_finished", job, session=session))

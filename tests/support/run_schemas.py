@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jsonschema
 
-from discord_mcp.runs.folders import RUN_ID, SCHEMAS, schema
+from discord_mcp.runs.folders import SCHEMAS, is_run_id, schema
 
 _DEPTH = 5
 """How deep under tmp_path a state directory may be (tmp/home/runs/run_x/: depth 2)."""
@@ -23,7 +23,7 @@ def run_folders(root: Path) -> list[Path]:
     found: list[Path] = []
     for depth in range(_DEPTH):
         pattern = "/".join(["*"] * depth + ["runs", "run_*"])
-        found.extend(p for p in root.glob(pattern) if p.is_dir() and RUN_ID.match(p.name))
+        found.extend(p for p in root.glob(pattern) if p.is_dir() and is_run_id(p.name))
     return sorted(set(found))
 
 

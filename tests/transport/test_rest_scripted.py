@@ -13,7 +13,13 @@ import pytest
 import respx
 
 from discord_mcp.config import Secret
-from discord_mcp.errors import CloudflareBanned, DiscordTransportError
+from discord_mcp.errors import (
+    CloudflareBanned,
+    DiscordError,
+    DiscordTransportError,
+    UnexpectedAnswer,
+)
+from discord_mcp.hooks.guard import reason_for
 from discord_mcp.transport.rest import RestClient
 
 API = "https://discord.test/api/v10"
@@ -83,3 +89,55 @@ async def test_a_thread_create_that_never_got_a_connection_is_sent_when_one_free
         created = await rest.create_thread("1", "waited for a connection")
     assert created["id"] == "5"
     assert route.call_count == 2
+
+
+HTML = b"<!DOCTYPE html><html><body>502 Bad Gateway, from a proxy</body></html>"
+
+
+@pytest.mark.parametrize(
+    ("answer", "what"),
+    [
+        (httpx.Response(200, content=HTML, headers={"content-type": "text/html"}), "HTML page"),
+        (httpx.Response(200, content=b"<html>", headers={"content-type": "text/plain"}), "HTML"),
+        (httpx.Response(200, content=b"OK, sent"), "not JSON"),
+        (httpx.Response(200, json=["not", "a", "channel"]), "a list where an object"),
+        (httpx.Response(200, json={"name": "no id"}), "an object without them"),
+        (httpx.Response(200, json="a string"), "a str"),
+        (httpx.Response(204), "nothing where an object"),
+    ],
+)
+async def test_an_answer_that_is_not_discords_is_a_sentence_not_a_decoding_error(
+    answer: httpx.Response, what: str
+) -> None:
+    router = respx.Router()
+    router.get(f"{API}/channels/1").mock(return_value=answer)
+    async with client(router) as rest:
+        with pytest.raises(UnexpectedAnswer) as caught:
+            await rest.get_channel("1")
+    sentence = str(caught.value)
+    assert what in sentence
+    assert sentence.startswith("GET /channels/{channel_id}: Discord answered HTTP")
+    assert "DISCORD_API_BASE" in sentence
+    assert isinstance(caught.value, DiscordError)
+    reason = reason_for(caught.value)  # what a hook tells its agent
+    assert "unexpected" not in reason
+    assert "Discord failed (GET /channels/{channel_id}: Discord answered HTTP" in reason
+
+
+async def test_a_list_where_messages_belong_must_hold_messages() -> None:
+    router = respx.Router()
+    router.get(f"{API}/channels/1/messages").mock(
+        side_effect=[
+            httpx.Response(200, json={"id": "1"}),
+            httpx.Response(200, json=[{"id": "1"}, "two"]),
+            httpx.Response(200, json=[]),
+        ]
+    )
+    async with client(router) as rest:
+        with pytest.raises(UnexpectedAnswer, match="an object where a list of objects with 'id'"):
+            await rest.list_messages("1")
+        with pytest.raises(
+            UnexpectedAnswer, match="a list of other things where a list of objects with 'id'"
+        ):
+            await rest.list_messages("1")
+        assert await rest.list_messages("1") == []  # no messages is a fine answer

@@ -131,13 +131,18 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def _after_first_piece(payload: bytes, text: Text) -> int:
-    """Where the SSE frame carrying the text's first piece ends (0: not found)."""
+    """Where the SSE frame carrying the text's first piece ends (0: not found). A frame ends
+    with a blank line: LF LF (Anthropic, OpenAI) or CRLF CRLF (Gemini)."""
     first = json.dumps(text.split()[0])[1:-1].encode()
     at = payload.find(first)
     if at < 0:
         return 0
-    end = payload.find(b"\n\n", at)
-    return end + 2 if end >= 0 else 0
+    ends = [
+        end + len(blank)
+        for blank in (b"\n\n", b"\r\n\r\n")
+        if (end := payload.find(blank, at)) >= 0
+    ]
+    return min(ends, default=0)
 
 
 def _decode(raw: bytes, encoding: str) -> bytes:

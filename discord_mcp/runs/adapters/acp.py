@@ -42,6 +42,7 @@ from discord_mcp.runs.adapters.base import (
     Verdict,
     as_int,
 )
+from discord_mcp.runs.streaming import Head
 from discord_mcp.runs.views import Tool, Usage
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,9 @@ STREAM_LIMIT = 50 * 1024 * 1024
 _EXIT_SETTLE_S = 2.0
 """After a request failed with a closed pipe, how long to wait for the process's exit."""
 OK_STOPS = frozenset({"end_turn", "max_tokens", "max_turn_requests"})
+_SHOWN = 1600
+"""Characters of a text segment after which its start, which a status message shows (400
+characters of it), is known: later chunks of it change no activity."""
 
 UpdateSink = Callable[[dict[str, Any]], None]
 PermissionSink = Callable[[schema.RequestPermissionRequest], Awaitable[dict[str, Any]]]
@@ -68,8 +72,8 @@ class AcpDecoder(Decoder):
 
     def __init__(self) -> None:
         super().__init__()
-        self._segment: list[str] = []  # the text since the last tool call
-        self._all: list[str] = []  # every text of the turn
+        self._segment = Head()  # the start of the text since the last tool call
+        self._all = Head()  # the start of every text of the turn
         self.stop_reason: str | None = None
         self.error: str | None = None
 
@@ -100,12 +104,15 @@ class AcpDecoder(Decoder):
             text = content.get("text") if content.get("type") == "text" else None
             if not isinstance(text, str) or not text:
                 return False
-            self._segment.append(text)
-            self._all.append(text)
+            shown = self._segment.kept
+            self._segment.add(text)
+            self._all.add(text)
             self.stream.add(text)
-            return self.set_text("".join(self._segment))
+            if shown >= _SHOWN:
+                return False  # the status shows the segment's start, which is known by now
+            return self.set_text(self._segment.text)
         if what == "tool_call":
-            self._segment = []
+            self._segment = Head()
             self.stream.end_message()
             title = update.get("title") or update.get("kind") or "tool"
             self.add_tool_call(str(title), update.get("rawInput") or {})
@@ -145,8 +152,7 @@ class AcpDecoder(Decoder):
         )
 
     def _final(self) -> str | None:
-        text = "".join(self._segment).strip() or "".join(self._all).strip()
-        return text or None
+        return self._segment.answer() or self._all.answer()
 
     def verdict(self) -> Verdict | None:
         if not self.final_seen:
