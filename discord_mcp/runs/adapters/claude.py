@@ -53,11 +53,11 @@ it is not used.
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Sequence
 from typing import Any
 
 from discord_mcp.errors import RunError
+from discord_mcp.hooks import guard
 from discord_mcp.runs import restricted
 from discord_mcp.runs.adapters.base import (
     MCP_SERVER_NAME,
@@ -224,9 +224,10 @@ HOOK_TIMEOUT_S = 30
 
 def _hook_group(server_argv: Sequence[str], *args: str) -> dict[str, Any]:
     """A ``PreToolUse`` group running ``discord-mcp hook ARGS`` for every tool call."""
-    command = shlex.join([*server_argv, "hook", *args, "--timeout", str(HOOK_TIMEOUT_S)])
+    command = guard.command([*server_argv, "hook", *args, "--timeout", str(HOOK_TIMEOUT_S)])
     # onFailure "block" (Claude Code 2.1.330): a hook that cannot start, fails or times out
-    # blocks the call instead of letting it run unasked.
+    # blocks the call instead of letting it run unasked; the wrapper (guard.command) makes a
+    # killed hook exit 2 as well, the same rule as every other guard.
     hook = {
         "type": "command",
         "command": command,

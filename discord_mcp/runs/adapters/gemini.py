@@ -30,9 +30,11 @@ so concurrent runs can share the file. Approvals (unless the project's setting i
 run gets ``--approval-mode yolo`` (headless Gemini offers its shell and write tools only then)
 and the settings a ``BeforeTool`` hook, ``discord-mcp hook before-tool``, which asks the owner;
 the hook matches every tool and reads the run's setting from ``DISCORD_MCP_APPROVALS``, since
-the file is shared. In yolo mode a hook that fails or times out lets the call run, so the hook
-fails closed itself (:mod:`discord_mcp.hooks.guard`): ``--timeout`` names the timeout written
-here, and a failure, settings missing from its ``env`` included, is a deny. The file is 0600
+the file is shared. In yolo mode a hook that fails, is killed or times out lets the call run, so
+the hook fails closed itself (:mod:`discord_mcp.hooks.guard`): ``--timeout`` names the timeout
+written here, a failure, settings missing from its ``env`` included, is a deny, and the command
+wraps the hook so that a killed hook process is a deny too
+(:func:`~discord_mcp.hooks.guard.command`; the network hook's as well). The file is 0600
 (it holds the bot token). If the user's settings cannot be read, the overlay links them
 unchanged and runs go without the discord server (logged), rather than without the user's
 settings.
@@ -59,7 +61,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ from typing import Any
 from discord_mcp.chat.said import MARK_VARIABLE
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
 from discord_mcp.errors import RunError
-from discord_mcp.hooks import before_tool
+from discord_mcp.hooks import before_tool, guard
 from discord_mcp.runs import restricted
 from discord_mcp.runs.adapters.base import (
     ARTIFACTS_VARIABLE,
@@ -323,7 +324,7 @@ def _at_reference(path: Path) -> str:
 def _with_network_hook(hooks: Any, hook_argv: tuple[str, ...]) -> dict[str, Any]:
     """The hooks plus our network guard, which judges every tool call (but our server's)."""
     merged = dict(hooks) if isinstance(hooks, dict) else {}
-    command = shlex.join([*hook_argv, "hook", "network", "--client", "gemini"])
+    command = guard.command([*hook_argv, "hook", "network", "--client", "gemini"])
     ours = {
         "matcher": before_tool.matcher(ask_all=True),
         "hooks": [{"type": "command", "name": NETWORK_HOOK_NAME, "command": command,
@@ -350,7 +351,7 @@ def _with_approval_hook(hooks: Any, mcp: McpRegistration) -> dict[str, Any]:
     wait = float(mcp.env.get("DISCORD_MCP_APPROVAL_WAIT_SECONDS") or DEFAULT_APPROVAL_WAIT_S)
     timeout = wait + HOOK_MARGIN_S
     options = ["--client", "gemini", "--wait", f"{wait:g}", "--timeout", f"{timeout:g}"]
-    command = shlex.join([*mcp.argv, "hook", "before-tool", *options])
+    command = guard.command([*mcp.argv, "hook", "before-tool", *options])
     ours = {
         "matcher": before_tool.matcher(ask_all=True),
         "hooks": [
