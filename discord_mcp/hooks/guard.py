@@ -92,7 +92,6 @@ from discord_mcp.errors import (
     StateFull,
     Unauthorized,
 )
-from discord_mcp.state.files import remove_unfinished_writes
 
 log = logging.getLogger(__name__)
 
@@ -375,8 +374,10 @@ class HookProcess:
         for cleanup in self._cleanups:
             with contextlib.suppress(Exception):
                 cleanup()
-        with contextlib.suppress(Exception):
-            remove_unfinished_writes()  # a state write cut short leaves no temporary file
+        files = sys.modules.get("discord_mcp.state.files")  # loaded: state was written to
+        if files is not None:
+            with contextlib.suppress(Exception):
+                files.remove_unfinished_writes()  # a write cut short leaves no temporary file
         code = reply.code
         try:
             code = emit(reply, self._stdout, self._stderr)

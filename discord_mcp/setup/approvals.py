@@ -9,7 +9,8 @@ Claude Code   ``~/.claude/settings.json``                     ``PermissionReques
 Codex         ``~/.codex/hooks.json`` (``$CODEX_HOME``) /     ``PermissionRequest`` (``--client
               ``.codex/hooks.json``                           codex``); Codex runs it once trusted
 Gemini CLI    ``~/.gemini/settings.json`` /                   ``BeforeTool``: ``discord-mcp hook
-              ``.gemini/settings.json``                       before-tool`` (reads pass unasked)
+              ``.gemini/settings.json``                       before-tool`` (harmless reads pass
+                                                              unasked: ``hooks.reads``)
 ============  ==============================================  ====================================
 
 The hook's command names this Python and the ``.env`` written by ``setup`` (``--env-file``):

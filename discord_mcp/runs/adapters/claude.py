@@ -15,10 +15,12 @@ them, hence the ``--``. The per-job MCP config (mode 0600: it holds the bot toke
 ``--allowedTools mcp__discord`` pre-approves its tools, so a headless run can ask questions.
 With approvals on (the project's ``ask``, the default, or ``ask-all``),
 ``--permission-prompt-tool mcp__discord__approve`` sends every permission prompt to the owner
-(tools Claude Code's rules allow, such as reads, run without asking). ``ask-all`` also adds a
-``PreToolUse`` hook (``--settings``, a per-job file) answering "ask" for every other tool, so
-reads go to the owner too; the hook blocks the call when it fails, and so does Claude Code when
-the hook cannot even start or times out (``onFailure: "block"``).
+(tools Claude Code's rules allow, such as reads, run without asking). A ``PreToolUse`` hook
+(``--settings``, a per-job file) sends more there: in ``ask``, a read that names a secret
+(``Read`` of a ``.env``: :mod:`discord_mcp.hooks.reads`; the hook runs for the read tools
+alone); in ``ask-all`` (``--ask-all``), every other tool, so all reads go to the owner. The hook
+blocks the call when it fails, and so does Claude Code when the hook cannot even start or times
+out (``onFailure: "block"``).
 
 A persona (issue 25) goes with ``--append-system-prompt`` (and ``--system-prompt-snapshot
 off``, so an edited persona reaches a kept session). A stranger's turn is locked down as
@@ -58,6 +60,7 @@ from typing import Any
 
 from discord_mcp.errors import RunError
 from discord_mcp.hooks import guard
+from discord_mcp.hooks.reads import CLAUDE_READS
 from discord_mcp.runs import restricted
 from discord_mcp.runs.adapters.base import (
     MCP_SERVER_NAME,
@@ -222,8 +225,9 @@ def user_message(text: str) -> str:
 HOOK_TIMEOUT_S = 30
 
 
-def _hook_group(server_argv: Sequence[str], *args: str) -> dict[str, Any]:
-    """A ``PreToolUse`` group running ``discord-mcp hook ARGS`` for every tool call."""
+def _hook_group(server_argv: Sequence[str], *args: str, matcher: str = "*") -> dict[str, Any]:
+    """A ``PreToolUse`` group running ``discord-mcp hook ARGS`` for the tools ``matcher``
+    names (every one by default)."""
     command = guard.command([*server_argv, "hook", *args, "--timeout", str(HOOK_TIMEOUT_S)])
     # onFailure "block" (Claude Code 2.1.330): a hook that cannot start, fails or times out
     # blocks the call instead of letting it run unasked; the wrapper (guard.command) makes a
@@ -234,7 +238,7 @@ def _hook_group(server_argv: Sequence[str], *args: str) -> dict[str, Any]:
         "timeout": HOOK_TIMEOUT_S,
         "onFailure": "block",
     }
-    return {"matcher": "*", "hooks": [hook]}
+    return {"matcher": matcher, "hooks": [hook]}
 
 
 class ClaudeAdapter:
@@ -277,8 +281,12 @@ class ClaudeAdapter:
                 "has none",
             )
         groups = []
-        if request.mcp is not None and request.approvals == "ask-all" and not request.restricted:
-            groups.append(_hook_group(request.mcp.argv, "pre-tool-use"))
+        if request.mcp is not None and request.approvals != "off" and not request.restricted:
+            if request.approvals == "ask-all":
+                groups.append(_hook_group(request.mcp.argv, "pre-tool-use", "--ask-all"))
+            else:  # reads of secrets ask too (Claude Code lets reads run unasked)
+                reads = "|".join(sorted(CLAUDE_READS))
+                groups.append(_hook_group(request.mcp.argv, "pre-tool-use", matcher=reads))
         if not request.allow_network and not request.restricted:
             claude_network_check(request.default_args)
             argv += ["--strict-mcp-config", "--disallowedTools", *WEB_TOOLS]
