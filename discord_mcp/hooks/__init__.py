@@ -10,7 +10,9 @@ module                       event                                       clients
 ===========================  ==========================================  ==================
 ``permission_request``       ``PermissionRequest``                       Claude Code, Codex
 ``before_tool``              ``BeforeTool``                              Gemini CLI
-``pre_tool_use``             ``PreToolUse`` (``ask-all``: always ask)     Claude Code
+``pre_tool_use``             ``PreToolUse`` (runs: reads of secrets;      Claude Code, Codex
+                             ``ask-all``: always ask; Codex: every call
+                             that writes or executes)
 ``stop``                     ``Stop`` / ``AfterAgent``: no turn ends      Claude Code, Codex,
                              while this session's question is open        Gemini CLI
 ``session_start``            ``SessionStart``: answers that came while    Claude Code, Codex,
@@ -19,7 +21,10 @@ module                       event                                       clients
 
 :mod:`~discord_mcp.hooks.runner` is what they share: settings from the environment (or
 ``--env-file``), a follower of the machine's gateway (a hook never holds it), the decision, and
-the rule that a hook prints one JSON object on stdout, or nothing, and never a traceback.
+the rule that a hook prints one JSON object on stdout, or nothing, and never a traceback;
+:mod:`~discord_mcp.hooks.options` its command line, and :mod:`~discord_mcp.hooks.reads` which
+reads and fetches run without a card. A hook imports only its own event's module
+(:mod:`~discord_mcp.hooks.cli`), so one that answers at once loads little.
 :mod:`~discord_mcp.hooks.guard` is the rule of the three guard hooks (``permission-request``,
 ``before-tool``, ``pre-tool-use``): they fail closed, with an explicit block in the form their CLI
 honours, on any failure and before their CLI's hook timeout.

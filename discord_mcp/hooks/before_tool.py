@@ -20,33 +20,32 @@ or ``{}`` (no decision). What it does with the answer (0.61.0, read in its bundl
 
 Which calls ask: with ``--ask-all`` (or ``DISCORD_MCP_APPROVALS=ask-all``, set per
 ``discord-watch`` run) every tool but this server's own; with ``DISCORD_MCP_APPROVALS=off``
-none; otherwise everything except the read-only tools in :data:`READ_ONLY` (the installed
-matcher skips those already).
+none; otherwise (``ask``) everything but the tools in :data:`HARMLESS` (plans, todos, topics,
+Gemini's own docs, questions to the user), and but the reads in
+:data:`~discord_mcp.hooks.reads.GEMINI_READS` and fetches in
+:data:`~discord_mcp.hooks.reads.GEMINI_WEB` that :mod:`~discord_mcp.hooks.reads` finds harmless
+(no secret read, no data carried out). The installed matcher skips :data:`HARMLESS` alone, so
+reads and fetches reach the hook, which answers a harmless one at once from the event: it loads
+none of the Discord machinery for it (the cold start of a read's hook is Python's and this
+package's few modules).
 Gemini strips inherited variables named like ``*TOKEN*`` from a hook's environment, so the
 settings come from ``--env-file`` (``install``) or the hook's ``env`` (``discord-watch`` runs).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from discord_mcp.hooks.reads import GEMINI_READS, GEMINI_WEB, gemini_asks
+
 if TYPE_CHECKING:  # the run adapter imports this module for the matcher alone: keep it light
     from discord_mcp.approvals.service import Outcome
-    from discord_mcp.hooks.runner import HookOptions
+    from discord_mcp.hooks.options import HookOptions
 
 OWN_TOOLS = "mcp_discord_"
-READ_ONLY = frozenset(
+HARMLESS = frozenset(
     {
-        "read_file",
-        "read_many_files",
-        "list_directory",
-        "glob",
-        "grep_search",
-        "search_file_content",
-        "google_web_search",
-        "web_fetch",
         "update_topic",
         "enter_plan_mode",
         "exit_plan_mode",
@@ -55,29 +54,47 @@ READ_ONLY = frozenset(
         "ask_user",
     }
 )
-"""Gemini CLI's tools that only read or talk to the user (0.61.0)."""
+"""Gemini CLI's tools (0.61.0) that only plan or talk to the user: never asked in ``ask`` mode
+(the installed matcher does not even run the hook for them)."""
+READ_ONLY = HARMLESS | GEMINI_READS | GEMINI_WEB
+"""Every tool that neither writes nor executes; the reads and fetches among them still ask when
+they read a secret or carry data out (:mod:`~discord_mcp.hooks.reads`)."""
 
 
 def matcher(*, ask_all: bool) -> str:
     """The hook's ``matcher`` (a regular expression over tool names) for the settings file."""
     if ask_all:
         return f"^(?!{OWN_TOOLS}).*"
-    skipped = "|".join(sorted(READ_ONLY))
+    skipped = "|".join(sorted(HARMLESS))
     return f"^(?!(?:{skipped})$)(?!{OWN_TOOLS}).*"
 
 
 def handle(
     payload: Mapping[str, Any], options: HookOptions, environ: Mapping[str, str]
 ) -> dict[str, Any] | None:
+    tool = str(payload.get("tool_name") or "")
+    mode = environ.get("DISCORD_MCP_APPROVALS", "").strip()
+    ask_all = options.ask_all or mode == "ask-all"
+    arguments = payload.get("tool_input") or {}
+    if mode == "off" or tool.startswith(OWN_TOOLS):
+        return {}
+    if not ask_all and (
+        tool in HARMLESS
+        or (tool in READ_ONLY and not gemini_asks(tool, arguments, str(payload.get("cwd") or "")))
+    ):
+        return {}
+    return _ask(payload, tool, options, environ)
+
+
+def _ask(
+    payload: Mapping[str, Any], tool: str, options: HookOptions, environ: Mapping[str, str]
+) -> dict[str, Any]:
+    import asyncio
+
     from discord_mcp.approvals.request import ToolRequest
     from discord_mcp.hooks.runner import configure_logging, decide, hook_settings
     from discord_mcp.hooks.runner import session_label as label_of
 
-    tool = str(payload.get("tool_name") or "")
-    mode = environ.get("DISCORD_MCP_APPROVALS", "").strip()
-    ask_all = options.ask_all or mode == "ask-all"
-    if mode == "off" or tool.startswith(OWN_TOOLS) or (not ask_all and tool in READ_ONLY):
-        return {}
     request = ToolRequest(
         client="gemini",
         tool_name=tool,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import logging
 import os
 import sys
@@ -10,14 +11,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
-from discord_mcp.hooks import (
-    before_tool,
-    network,
-    permission_request,
-    pre_tool_use,
-    session_start,
-    stop,
-)
 from discord_mcp.hooks.guard import (
     GUARD_EVENTS,
     BadCommandLine,
@@ -31,19 +24,28 @@ from discord_mcp.hooks.guard import (
     scrub,
     secrets_of,
 )
-from discord_mcp.hooks.runner import QUIET_EVENTS, HookOptions, parse_options
+from discord_mcp.hooks.options import QUIET_EVENTS, HookOptions, parse_options
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Mapping[str, Any], HookOptions, Mapping[str, str]], dict[str, Any] | None]
-HANDLERS: dict[str, Handler] = {
-    "permission-request": permission_request.handle,
-    "before-tool": before_tool.handle,
-    "pre-tool-use": pre_tool_use.handle,
-    "stop": stop.handle,
-    "session-start": session_start.handle,
-    "network": network.handle,
+MODULES: dict[str, str] = {
+    "permission-request": "permission_request",
+    "before-tool": "before_tool",
+    "pre-tool-use": "pre_tool_use",
+    "stop": "stop",
+    "session-start": "session_start",
+    "network": "network",
 }
+"""Each event's module under :mod:`discord_mcp.hooks`, imported only for its own event: a hook
+that answers at once (a harmless read, say) does not load the machinery of the others."""
+
+
+def handler(event: str) -> Handler:
+    """The ``handle`` function of ``event``'s module."""
+    module = importlib.import_module(f"discord_mcp.hooks.{MODULES[event]}")
+    found: Handler = module.handle
+    return found
 
 
 def main(
@@ -88,7 +90,7 @@ def main(
     guard = options.event in GUARD_EVENTS
     try:
         payload = read_event(stdin, guard=guard)
-        reply = Reply(HANDLERS[options.event](payload, options, environ))
+        reply = Reply(handler(options.event)(payload, options, environ))
     except Exception as exc:
         log.warning("the %s hook failed: %r", options.event, exc, exc_info=exc)
         reply = failure(scrub(reason_for(exc), secrets))
@@ -115,7 +117,11 @@ def _failure(
     if event not in GUARD_EVENTS:
         return lambda _reason: Reply()  # a quiet hook: no output, exit 0
     try:
-        attended = event == "permission-request" and permission_request.attended(client, environ)
+        attended = False
+        if event == "permission-request":
+            from discord_mcp.hooks.permission_request import attended as is_attended
+
+            attended = is_attended(client, environ)
     except Exception:  # a setting we cannot read: no one is known to be at a terminal, so deny
         attended = False
 

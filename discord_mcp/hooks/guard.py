@@ -31,6 +31,36 @@ left to close may delay it. What must last is on disk already; what must not out
 (its lease) is removed first.
 
 The reason is one sentence for the agent: what happened, never a traceback, never the token.
+
+A hook that is killed answers nothing (``kill -9``, the OOM killer: no code of ours runs), so the
+command each CLI is configured with is a small shell wrapper around the hook (:func:`command`):
+the hook's own answer (exit code 0, or 2 with its reason) passes through, and any other end (a
+signal, exit code 1 from a Python that cannot even start, 127 for a program that is gone) becomes
+exit code 2 with a sentence on stderr, which every CLI reads as a block. The wrapper is the
+shell's compound command ``<hook> || { ...; exit 2; }``: no shell can ``exec`` the hook in its
+place, so a parent always sees its death (with ``uvx`` between, uv passes the hook's exit code
+on, 128 + the signal's number for a signal). How the pinned CLIs run a hook and read its end
+(seen with each, headless, on Linux)::
+
+    CLI / event                 shell             exit 2          exit 1, 3..   signal     timeout
+    Claude PreToolUse           /bin/sh -c        block (stderr)  runs          runs       runs
+      with onFailure "block"                      block           block         block      block
+    Claude PermissionRequest    /bin/sh -c        deny            no decision   no dec.    no dec.
+    Codex PreToolUse            login shell -c    block (stderr)  runs          runs       runs
+    Codex PermissionRequest     login shell -c    deny (stderr)   no decision   no dec.    no dec.
+    Gemini BeforeTool           bash -c           deny (stderr)   1: ALLOWS     runs       runs
+
+"Login shell" is the user's shell from the password database when it is bash or zsh, else bash
+(Codex 0.169.0 ignores ``$SHELL``; it runs ``-c``, not ``-lc``); the wrapper is POSIX shell, the
+same in all of them. Codex and Gemini CLI take exit code 2 as a block only with a reason: Codex
+needs it on stderr (without it, a failed hook: the call runs), and Gemini CLI reads no exit code
+at all, only a JSON decision on stdout or, failing that, stderr's text, which with an exit code
+of 2 or more is a deny (and with 1 an allow). Hence the sentence. "No decision" for Claude
+Code's ``PermissionRequest`` is its own permission flow (the terminal's dialog; headless, a
+denial or the permission-prompt tool), so the call never runs unasked there; the wrapper makes a
+dead hook a denial all the same, one rule for every guard. At the CLI's timeout the CLI kills
+the wrapper and ignores whatever comes after, so the wrapper cannot help there: the hook's own
+deadline (above) answers first, and Claude Code runs' hooks also carry ``onFailure: "block"``.
 """
 
 from __future__ import annotations
@@ -40,10 +70,11 @@ import json
 import logging
 import os
 import re
+import shlex
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
@@ -61,7 +92,6 @@ from discord_mcp.errors import (
     StateFull,
     Unauthorized,
 )
-from discord_mcp.state.files import remove_unfinished_writes
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +106,33 @@ TEARDOWN_S = 5.0
 MAX_EVENT_CHARS = 64 * 1024 * 1024
 """A larger event is not read (its tool call is blocked): no hook holds the agent up to parse
 it, and no card could show it."""
+
+
+KILLED = "The guard hook ended without an answer (exit status $s), so this tool call was not run."
+"""What the wrapper says when the hook ended any other way than with its answer (``$s``: the
+shell fills in the exit status, 137 for ``kill -9``)."""
+FAIL_CLOSED = f' || {{ s=$?; [ "$s" -eq 2 ] || echo "{KILLED}" >&2; exit 2; }}'
+"""What follows the hook's words in the shell command a CLI runs (see the module doc)."""
+
+
+def command(argv: Sequence[str]) -> str:
+    """The shell command a CLI runs for the guard hook ``argv``: a hook that ends without its
+    answer (killed, or a Python that cannot start) blocks the call (see the module doc)."""
+    return shlex.join(argv) + FAIL_CLOSED
+
+
+def fails_closed(line: str) -> bool:
+    """Whether the hook command ``line`` (from a CLI's configuration) blocks the call when the
+    hook is killed (it was written by :func:`command`)."""
+    return line.rstrip().endswith(FAIL_CLOSED)
+
+
+def hook_words(line: str) -> list[str]:
+    """The hook's own words in the command ``line`` (without the wrapper); [] when unreadable."""
+    try:
+        return shlex.split(line.rstrip().removesuffix(FAIL_CLOSED))
+    except ValueError:
+        return []
 
 
 def margin(timeout: float) -> float:
@@ -317,8 +374,10 @@ class HookProcess:
         for cleanup in self._cleanups:
             with contextlib.suppress(Exception):
                 cleanup()
-        with contextlib.suppress(Exception):
-            remove_unfinished_writes()  # a state write cut short leaves no temporary file
+        files = sys.modules.get("discord_mcp.state.files")  # loaded: state was written to
+        if files is not None:
+            with contextlib.suppress(Exception):
+                files.remove_unfinished_writes()  # a write cut short leaves no temporary file
         code = reply.code
         try:
             code = emit(reply, self._stdout, self._stderr)

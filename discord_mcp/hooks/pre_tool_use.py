@@ -1,9 +1,13 @@
 """``discord-mcp hook pre-tool-use``: the ``PreToolUse`` hook of Claude Code and Codex.
 
-Claude Code (a project's ``ask-all``): Claude Code lets reads and other tools its rules allow run
-without a permission prompt; this hook answers every call (but this server's own tools) with
+Claude Code (``discord-watch`` runs): Claude Code lets reads and other tools its rules allow run
+without a permission prompt (``Read`` of a ``.env`` in the project included). With ``--ask-all``
+(a project's ``ask-all``) this hook answers every call (but this server's own tools) with
 ``permissionDecision: "ask"``, which sends it to the permission prompt, i.e. to the ``approve``
-tool and the owner. It needs no Discord settings and answers at once.
+tool and the owner; without it (``ask``: the run's settings match only the read tools,
+:data:`~discord_mcp.hooks.reads.CLAUDE_READS`), only a read that names a secret
+(:func:`~discord_mcp.hooks.reads.reads_secret`) is sent there, and any other gets no decision
+(Claude Code's own rules go on). It needs no Discord settings and answers at once.
 
 Codex (``discord-watch`` runs): Codex asks about no command its sandbox allows, so this hook is
 where a run's calls ask the owner: every call that writes or executes (``ask``: a shell command
@@ -25,7 +29,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from discord_mcp.hooks.runner import HookOptions
+from discord_mcp.hooks.options import HookOptions
 
 if TYPE_CHECKING:
     from discord_mcp.approvals.service import Outcome
@@ -51,7 +55,14 @@ def handle(
     if tool.startswith(OWN_TOOLS):
         return None
     if options.client != "codex":
-        return _ask("every tool call asks the owner in Discord (ask-all)")
+        if options.ask_all:
+            return _ask("every tool call asks the owner in Discord (ask-all)")
+        from discord_mcp.hooks.reads import CLAUDE_READS, reads_secret
+
+        arguments = payload.get("tool_input") or {}
+        if tool in CLAUDE_READS and reads_secret(tool, arguments, str(payload.get("cwd") or "")):
+            return _ask("this reads what may be a secret: the owner decides in Discord")
+        return None
     mode = environ.get("DISCORD_MCP_APPROVALS", "").strip()
     if mode == "off":
         return None

@@ -19,8 +19,11 @@ the agent goes in. How each CLI hands its commands to us (:mod:`discord_mcp.runs
   <code>``, ``bash`` found on its PATH: a ``bash`` of ours first on the run's PATH calls
   ``--shim`` with bash's arguments.
 
-A command that is exactly one of ours (the configuration's ``allow``: our MCP server, our
-approval hook; compared word by word after shell splitting) runs as it is, outside. Everything
+A command that is exactly one of ours runs as it is, outside: our MCP server (the
+configuration's ``allow``, compared word by word after shell splitting, then run without a
+shell) and our guard hooks (``allow_code``: their shell command, wrapped to fail closed when
+killed (:func:`discord_mcp.hooks.guard.command`), compared character for character, then run
+with ``<shell> -c``). Everything
 else runs ``<shell> -c <code>`` (or the real bash with its arguments) inside a namespace made
 here, with the configured mechanism:
 
@@ -155,6 +158,7 @@ def command_for(config: dict[str, Any], mode: str, args: Sequence[str]) -> tuple
         Refused: an unexpected form.
     """
     allowed = [list(item) for item in config["allow"] if isinstance(item, list)]
+    allowed_code = [item for item in config.get("allow_code") or [] if isinstance(item, str)]
     code: str | None
     if mode == "--prefix":
         if len(args) != 1:
@@ -164,6 +168,8 @@ def command_for(config: dict[str, Any], mode: str, args: Sequence[str]) -> tuple
     else:
         code = args[1] if len(args) == 2 and args[0] == "-c" else None
         inside = [config["shell"], *args]
+    if code is not None and code in allowed_code:
+        return [config["shell"], "-c", code], True
     if code is not None:
         try:
             words = shlex.split(code)

@@ -165,8 +165,15 @@ def required(jail: Jail | None) -> Jail:
     return jail
 
 
-def config_text(jail: Jail, shell: str, allow: Sequence[Sequence[str]], strip: Path | None) -> str:
-    """The launcher's configuration for one job."""
+def config_text(
+    jail: Jail,
+    shell: str,
+    allow: Sequence[Sequence[str]],
+    strip: Path | None,
+    allow_code: Sequence[str] = (),
+) -> str:
+    """The launcher's configuration for one job: ``allow``, our commands as words;
+    ``allow_code``, our guard hooks' exact shell commands (both run outside)."""
     document = {
         "version": netns.CONFIG_VERSION,
         "mechanism": jail.mechanism,
@@ -174,6 +181,7 @@ def config_text(jail: Jail, shell: str, allow: Sequence[Sequence[str]], strip: P
         "outer_netns": jail.outer_netns,
         "shell": shell,
         "allow": [list(argv) for argv in allow],
+        "allow_code": list(allow_code),
         "strip_path": str(strip) if strip is not None else None,
     }
     return json.dumps(document, indent=1)
@@ -206,7 +214,13 @@ def find_bash(env_path: str) -> str:
     return found
 
 
-def claude(jail: Jail, job_dir: Path, env_path: str, allow: Sequence[Sequence[str]]) -> Wiring:
+def claude(
+    jail: Jail,
+    job_dir: Path,
+    env_path: str,
+    allow: Sequence[Sequence[str]],
+    allow_code: Sequence[str] = (),
+) -> Wiring:
     """Claude Code's commands through our shell prefix (see the module doc)."""
     config = job_dir / CONFIG_FILE
     prefix = job_dir / PREFIX_FILE
@@ -219,18 +233,24 @@ def claude(jail: Jail, job_dir: Path, env_path: str, allow: Sequence[Sequence[st
     bash = find_bash(env_path)
     return Wiring(
         env={"CLAUDE_CODE_SHELL_PREFIX": str(prefix), "CLAUDE_CODE_SHELL": bash},
-        files={config: config_text(jail, bash, allow, None)},
+        files={config: config_text(jail, bash, allow, None, allow_code)},
         programs={prefix: launcher_script(jail, config, "--prefix")},
     )
 
 
-def gemini(jail: Jail, job_dir: Path, env_path: str, allow: Sequence[Sequence[str]]) -> Wiring:
+def gemini(
+    jail: Jail,
+    job_dir: Path,
+    env_path: str,
+    allow: Sequence[Sequence[str]],
+    allow_code: Sequence[str] = (),
+) -> Wiring:
     """Gemini CLI's commands through a ``bash`` of ours first on PATH (see the module doc)."""
     config = job_dir / CONFIG_FILE
     shim_dir = job_dir / SHIM_DIR
     bash = find_bash(env_path)
     return Wiring(
         env={"PATH": os.pathsep.join([str(shim_dir), env_path]), "GEMINI_SANDBOX": "false"},
-        files={config: config_text(jail, bash, allow, shim_dir)},
+        files={config: config_text(jail, bash, allow, shim_dir, allow_code)},
         programs={shim_dir / "bash": launcher_script(jail, config, "--shim")},
     )

@@ -9,27 +9,35 @@ Claude Code   ``~/.claude/settings.json``                     ``PermissionReques
 Codex         ``~/.codex/hooks.json`` (``$CODEX_HOME``) /     ``PermissionRequest`` (``--client
               ``.codex/hooks.json``                           codex``); Codex runs it once trusted
 Gemini CLI    ``~/.gemini/settings.json`` /                   ``BeforeTool``: ``discord-mcp hook
-              ``.gemini/settings.json``                       before-tool`` (reads pass unasked)
+              ``.gemini/settings.json``                       before-tool`` (harmless reads pass
+                                                              unasked: ``hooks.reads``)
 ============  ==============================================  ====================================
 
 The hook's command names this Python and the ``.env`` written by ``setup`` (``--env-file``):
 the client's config never holds the token. It waits :data:`WAIT_S` for the owner, the client's
 hook timeout is :data:`TIMEOUT_S`, and ``--timeout`` tells the hook so: it always answers
-first, and blocks the call on any failure (:mod:`discord_mcp.hooks.guard`). Like ``install``
-itself: idempotent (an entry as it should be leaves the file untouched), the file backed up
-before a change, everything else in it kept, and a file that cannot be parsed never overwritten.
+first, and blocks the call on any failure (:mod:`discord_mcp.hooks.guard`). The clients run
+the command through a shell (Claude Code ``/bin/sh -c``, Codex the user's bash or zsh, Gemini
+CLI ``bash -c``; the table of what each does with a hook's end is in
+:mod:`~discord_mcp.hooks.guard`), and the command is the hook followed by a POSIX wrapper,
+``|| { ...; exit 2; }`` (:func:`~discord_mcp.hooks.guard.command`): a hook that is killed (the
+OOM killer, ``kill -9``), or whose Python cannot start, ends with exit code 2 and a sentence on
+stderr, which blocks the call in all three (without it, Codex and Gemini CLI run the call). Like
+``install`` itself: idempotent (an entry as it should be leaves the file untouched), the file
+backed up before a change, everything else in it kept, and a file that cannot be parsed never
+overwritten. A changed command is a new hook to Codex: it runs it once trusted again.
 
 ``doctor`` (:func:`hook_state`) also says when an installed hook cannot work: its program is
 gone (the client would let every call run), it does not know its timeout or thinks it longer
 than it is (its answer could come after the client gave up on it), the timeout leaves no time to
-ask, or its env file is gone (every call would be blocked).
+ask, or its env file is gone (every call would be blocked); and that a hook without the wrapper
+(installed by an older discord-mcp) needs reinstalling, since it fails open when killed.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import tomllib
 from collections.abc import Mapping
@@ -39,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
 from discord_mcp.errors import ConfigError
-from discord_mcp.hooks import before_tool
+from discord_mcp.hooks import before_tool, guard
 from discord_mcp.setup.clients import HOOK_MARKERS, Client, Scope, server_command
 
 if TYPE_CHECKING:
@@ -55,7 +63,7 @@ EVENTS: dict[Client, str] = {
     "codex": "PermissionRequest",
     "gemini": "BeforeTool",
 }
-State = Literal["wired", "needs review", "absent", "unreadable", "broken"]
+State = Literal["wired", "needs review", "needs reinstall", "absent", "unreadable", "broken"]
 MIN_BUDGET_S = 10.0
 """A hook whose timeout leaves it less than this cannot post a card and wait for an answer."""
 
@@ -78,7 +86,8 @@ def hook_file(
 
 
 def hook_command(client: Client, env_file: Path | None, prefix: list[str] | None = None) -> str:
-    """The shell command the client runs (it runs hooks through a shell: quoted).
+    """The shell command the client runs (it runs hooks through a shell: quoted, and wrapped so
+    that a killed hook blocks the call: :func:`~discord_mcp.hooks.guard.command`).
 
     ``prefix`` starts discord-mcp (default :func:`~discord_mcp.setup.clients.launcher`); no
     ``env_file``: the hook reads the default one (a plugin's or an extension's hooks).
@@ -86,7 +95,7 @@ def hook_command(client: Client, env_file: Path | None, prefix: list[str] | None
     event = "before-tool" if client == "gemini" else "permission-request"
     argv = [*server_command(prefix), "hook", event, "--client", client]
     timing = ["--wait", f"{WAIT_S:g}", "--timeout", f"{TIMEOUT_S:g}"]
-    return shlex.join([*argv, *timing, *(["--env-file", str(env_file)] if env_file else [])])
+    return guard.command([*argv, *timing, *(["--env-file", str(env_file)] if env_file else [])])
 
 
 def desired_group(
@@ -224,6 +233,13 @@ def hook_state(
         for handler in handlers:
             if isinstance(handler, dict) and (problem := handler_problem(client, handler)):
                 return "broken", f"{EVENTS[client]} hook in {path}: {problem}"
+        for handler in handlers:
+            if isinstance(handler, dict) and not guard.fails_closed(str(handler.get("command"))):
+                return "needs reinstall", (
+                    f"{EVENTS[client]} hook in {path}: needs reinstall, it fails open when "
+                    "killed (installed by an older discord-mcp: a hook process that is killed, "
+                    "by the OOM killer say, would let the call run)"
+                )
         if client == "codex" and not _codex_trusted(path, home=home, environ=environ):
             return "needs review", f"{path}: installed, but Codex runs it only once trusted"
         return "wired", f"{EVENTS[client]} hook in {path}"
@@ -234,10 +250,7 @@ def handler_problem(client: Client, handler: Mapping[str, Any]) -> str | None:
     """Why our hook ``handler`` cannot guard ``client``'s calls as configured (None: it can)."""
     from discord_mcp.hooks.guard import DEFAULT_TIMEOUT_S, budget
 
-    try:
-        argv = shlex.split(str(handler.get("command") or ""))
-    except ValueError:
-        argv = []
+    argv = guard.hook_words(str(handler.get("command") or ""))
     if not argv:
         return "its command cannot be read"
     program = argv[0]

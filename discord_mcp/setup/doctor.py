@@ -427,7 +427,7 @@ def _approval_checks(
             checks.append(Check("WARN", name, detail, "start `codex` and trust it with /hooks"))
         elif state == "unreadable":
             checks.append(Check("WARN", name, detail, "fix the file's JSON"))
-        elif state == "broken":
+        elif state in ("broken", "needs reinstall"):
             checks.append(Check("FAIL", name, detail, f"discord-mcp install {client} --approvals"))
         else:
             checks.append(

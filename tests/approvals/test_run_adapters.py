@@ -34,8 +34,12 @@ def test_claude_runs_send_permission_prompts_to_the_approve_tool(tmp_path: Path)
     argv = adapter_for("claude").invocation(request(tmp_path, "ask")).argv
     at = argv.index("--permission-prompt-tool")
     assert argv[at + 1] == "mcp__discord__approve"
-    assert "--settings" not in argv
     assert argv.index("--") > at  # never after the prompt separator
+    # Its only hook: reads of secrets go to the prompt too (tests/hooks/test_reads_of_secrets.py).
+    invocation = adapter_for("claude").invocation(request(tmp_path, "ask"))
+    settings_path = Path(argv[argv.index("--settings") + 1])
+    [group] = json.loads(invocation.files[settings_path])["hooks"]["PreToolUse"]
+    assert group["matcher"] == "Glob|Grep|LS|NotebookRead|Read"
 
 
 def test_claude_runs_with_ask_all_also_ask_for_reads(tmp_path: Path) -> None:
@@ -45,7 +49,7 @@ def test_claude_runs_with_ask_all_also_ask_for_reads(tmp_path: Path) -> None:
     [group] = settings["hooks"]["PreToolUse"]
     assert group["matcher"] == "*"
     [hook] = group["hooks"]
-    assert "-m discord_mcp hook pre-tool-use --timeout 30" in hook["command"]
+    assert "-m discord_mcp hook pre-tool-use --ask-all --timeout 30" in hook["command"]
     assert hook["timeout"] == 30
     assert hook["onFailure"] == "block"  # a hook that cannot start or times out blocks
     assert "server.env" not in hook["command"]  # it asks, it needs no settings

@@ -170,7 +170,7 @@ def test_with_ask_all_even_a_read_asks_the_owner(
     agent_cli: AgentCliFactory,
     tmp_path: Path,
 ) -> None:
-    hook = shlex.join([sys.executable, "-m", "discord_mcp", "hook", "pre-tool-use"])
+    hook = shlex.join([sys.executable, "-m", "discord_mcp", "hook", "pre-tool-use", "--ask-all"])
     settings = {
         "hooks": {
             "PreToolUse": [

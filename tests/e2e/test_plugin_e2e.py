@@ -20,6 +20,7 @@ import pytest
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.emulator import RunningEmulator
+from discord_mcp.hooks.guard import KILLED
 from discord_mcp.setup.wizard import write_env_file
 from tests.conftest import Packages
 from tests.support.agent_clis import (
@@ -29,6 +30,7 @@ from tests.support.agent_clis import (
     AgentCliFactory,
     RunningAgent,
 )
+from tests.support.hook_runs import kill_hook
 from tests.support.model_server import ModelServer, ShellCall, ToolCall, quote_tool_result
 from tests.support.packages import uv_env
 from tests.support.people import People
@@ -240,3 +242,37 @@ def test_the_gemini_extension_links_from_the_repository_and_wires_server_and_hoo
     assert DecisionStore(cli.home / ".discord-mcp").load(away.id).delivered
     assert GEMINI_MODEL in first.path
     assert not no_secret_in(cli.home / ".gemini", discord.token)
+
+
+def test_the_extensions_hook_killed_under_uvx_while_its_card_waits_blocks_the_command(
+    packages: Packages,
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    agent_cli: AgentCliFactory,
+) -> None:
+    """uvx stands between the CLI's shell and the hook's Python: when that Python is killed,
+    uvx passes its death on (exit status 137) and the wrapper makes it a block."""
+    cli = agent_cli("gemini", extra_args=["--approval-mode", "yolo"])
+    cli.extra_env.update(offline_uv(cli, packages))
+    with ModelServer() as proxy:  # see the test above: the link's own install event
+        linked = cli_command(
+            cli, "extensions", "link", str(packages.repository), "--consent", proxy=proxy
+        )
+    assert linked.returncode == 0, linked.stdout + linked.stderr
+    setup_env_file(discord, cli.home)
+    model_server.script(ShellCall("echo ran > ran.txt"), quote_tool_result("Told: {result}"))
+    running = cli.start("Make the file.", timeout=120)
+    try:
+        running.wait_for(
+            lambda: approval_cards(people), timeout=CARD_TIMEOUT, what="the approval card"
+        )
+        kill_hook("before-tool", under=running.process.pid)
+        result = running.wait()
+    finally:
+        running.kill()
+
+    assert result.succeeded, result.describe()
+    assert not (cli.workdir / "ran.txt").exists()
+    [told] = model_server.turn_requests("gemini")[-1].latest_tool_results()
+    assert KILLED.replace("$s", "137") in told.text

@@ -377,7 +377,8 @@ def test_an_event_that_cannot_be_read_blocks_the_call(
 
 
 def test_claudes_ask_all_hook_still_asks_for_a_well_formed_call(tmp_path: Path) -> None:
-    run = run_hook(args("pre-tool-use", "claude"), event("claude", tmp_path), {}, within=60)
+    claude_args = args("pre-tool-use", "claude", "--ask-all")
+    run = run_hook(claude_args, event("claude", tmp_path), {}, within=60)
     assert cli_reading("claude", "pre-tool-use", run).verdict == "ask", run.describe()
 
 

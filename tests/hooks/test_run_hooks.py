@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import shlex
 import sys
 import tomllib
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from discord_mcp.hooks.guard import budget
+from discord_mcp.hooks.guard import budget, fails_closed, hook_words
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import InvocationRequest, McpRegistration
 from tests.support.hook_runs import HOOK, cli_reading, run_hook
@@ -62,8 +61,10 @@ def gemini_hook(tmp_path: Path) -> dict[str, Any]:
 
 
 def hook_args(command: str) -> list[str]:
-    """The ``discord-mcp hook`` arguments of a hook command this Python runs."""
-    argv = shlex.split(command)
+    """The ``discord-mcp hook`` arguments of a hook command this Python runs (the command
+    blocks the call when the hook is killed: tests/hooks/test_killed_hooks.py)."""
+    assert fails_closed(command), command
+    argv = hook_words(command)
     assert argv[: len(HOOK)] == HOOK, command
     return argv[len(HOOK) :]
 

@@ -89,10 +89,14 @@ INTERFACES = "import socket; print('interfaces:', [n for _, n in socket.if_namei
 
 
 def write_config(
-    directory: Path, jail: Jail, allow: list[list[str]] | None = None, strip: Path | None = None
+    directory: Path,
+    jail: Jail,
+    allow: list[list[str]] | None = None,
+    strip: Path | None = None,
+    allow_code: list[str] | None = None,
 ) -> Path:
     path = directory / "no-network.json"
-    path.write_text(config_text(jail, BASH, allow or [], strip), encoding="utf-8")
+    path.write_text(config_text(jail, BASH, allow or [], strip, allow_code or []), encoding="utf-8")
     return path
 
 
@@ -139,6 +143,22 @@ def test_only_our_own_commands_run_outside_word_for_word(
         assert launch(config, "--prefix", code).returncode != REFUSED  # run, but inside
     assert launch(config, "--shim", "-c", shlex.join(ours), "name").returncode != 0
     assert launch(config, "--shim", "-x", "-c", shlex.join(ours)).returncode != 0
+    assert listener.accepted == 2  # anything else: inside
+
+
+def test_our_guard_hooks_shell_command_runs_outside_only_character_for_character(
+    listener: Listener, tmp_path: Path
+) -> None:
+    """A guard hook's command is a shell command (wrapped to fail closed when killed): it runs
+    outside with the shell when it is exactly ours, inside when anything in it differs."""
+    jail = Jail("unshare", sys.executable, netns_inode())
+    ours = f"{connect(listener.port)} || {{ s=$?; exit 2; }}"
+    config = write_config(tmp_path, jail, allow_code=[ours])
+    assert launch(config, "--prefix", ours).returncode == 0
+    assert launch(config, "--shim", "-c", ours).returncode == 0
+    assert listener.accepted == 2  # ours: outside, with network
+    for code in (f"{ours}; true", f"true; {ours}", ours.replace("exit 2", "exit  2"), f" {ours}"):
+        assert launch(config, "--prefix", code).returncode != REFUSED  # run, but inside
     assert listener.accepted == 2  # anything else: inside
 
 
@@ -358,10 +378,11 @@ def test_claude_routes_every_command_through_our_shell_prefix(tmp_path: Path) ->
     config = json.loads(invocation.files[job / "no-network.json"])
     hook = [c for c in settings["hooks"]["PreToolUse"] if "pre-tool-use" in str(c)]
     hook_command = hook[0]["hooks"][0]["command"]
-    assert config["allow"] == [
-        ["/venv/bin/python", "-m", "discord_mcp"],  # our MCP server, which needs Discord
-        shlex.split(hook_command),  # our approval hook, likewise
-    ]
+    # Our MCP server, which needs Discord, by its words; our approval hook, likewise, by its
+    # exact shell command (wrapped to fail closed when killed).
+    assert config["allow"] == [["/venv/bin/python", "-m", "discord_mcp"]]
+    assert config["allow_code"] == [hook_command]
+    assert "|| {" in hook_command
     assert config["mechanism"] == "unshare"
     denied = invocation.argv[invocation.argv.index("--disallowedTools") + 1 :][:6]
     assert {"WebFetch", "WebSearch", "Monitor", "EnterWorktree", "Workflow"} <= set(denied)
@@ -386,7 +407,8 @@ def test_gemini_routes_every_command_through_a_bash_of_ours(tmp_path: Path) -> N
         for h in group["hooks"]
         if h.get("name") == "discord-mcp approvals"
     ]
-    assert config["allow"] == [shlex.split(approval[0])]
+    assert config["allow"] == []
+    assert config["allow_code"] == [approval[0]]
     assert "invoke_agent" in settings["tools"]["exclude"]
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from discord_mcp.chat.messages import keep_in_run
 from discord_mcp.errors import RunError
+from discord_mcp.hooks.guard import FAIL_CLOSED
 from discord_mcp.outbound.files import Prepared
 from discord_mcp.runs import RunEngine
 from discord_mcp.runs.adapters.base import InvocationRequest, McpRegistration
@@ -297,7 +298,7 @@ async def test_without_network_each_cli_is_kept_off_it_or_the_run_is_refused(
     assert set(overlay["tools"]["exclude"]) >= {"google_web_search", "web_fetch", "invoke_agent"}
     assert overlay["mcpServers"] == {}
     [group] = overlay["hooks"]["BeforeTool"]
-    assert group["hooks"][0]["command"].endswith("hook network --client gemini")
+    assert group["hooks"][0]["command"].endswith("hook network --client gemini" + FAIL_CLOSED)
     assert results["claude"]["constraints"]["network_enforcement"] == "namespace"
     assert results["gemini"]["constraints"]["network_enforcement"] == "namespace"
     assert results["codex"]["constraints"]["network_enforcement"] == "sandbox"
@@ -325,7 +326,7 @@ def test_claudes_settings_without_network_carry_the_network_hook(tmp_path: Path)
     [group] = settings["hooks"]["PreToolUse"]
     assert group["matcher"] == "*"
     assert group["hooks"][0]["command"].endswith(
-        "-m discord_mcp hook network --client claude --timeout 30"
+        "-m discord_mcp hook network --client claude --timeout 30" + FAIL_CLOSED
     )
     assert group["hooks"][0]["onFailure"] == "block"
     with pytest.raises(RunError) as refused:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from discord_mcp.errors import ConfigError
+from discord_mcp.hooks.guard import FAIL_CLOSED
 from discord_mcp.setup.approvals import hook_file, hook_state, install_hook
 from discord_mcp.setup.clients import Client
 from discord_mcp.setup.doctor import _approval_checks
@@ -160,6 +161,27 @@ def test_doctor_fails_a_hook_that_cannot_guard_the_calls(
     assert verdict == "FAIL"
     assert said in detail
     assert f"install {client} --approvals" in fix
+
+
+@pytest.mark.parametrize("client", ["claude", "codex", "gemini"])
+def test_doctor_says_a_hook_that_fails_open_when_killed_needs_reinstalling(
+    client: Client, tmp_path: Path, env_file: Path
+) -> None:
+    path = installed(client, tmp_path, env_file)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    [event] = document["hooks"]
+    command = document["hooks"][event][0]["hooks"][0]["command"]
+    assert command.endswith(FAIL_CLOSED)
+    edit_our_handler(path, command=command.removesuffix(FAIL_CLOSED))  # as older installs wrote
+    assert hook_state(client, home=tmp_path, cwd=tmp_path, environ={})[0] == "needs reinstall"
+    verdict, detail, fix = approvals_check(client, tmp_path)
+    assert verdict == "FAIL"
+    assert "needs reinstall" in detail
+    assert "fails open when killed" in detail
+    assert fix == f"discord-mcp install {client} --approvals"
+    again = install_hook(client, "user", env_file=env_file, home=tmp_path, cwd=tmp_path, environ={})
+    assert again.changed  # install replaces it with the wrapped command
+    assert hook_state(client, home=tmp_path, cwd=tmp_path, environ={})[0] != "needs reinstall"
 
 
 def test_doctor_fails_a_hook_whose_timeout_leaves_no_time_to_ask(

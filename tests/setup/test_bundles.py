@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from discord_mcp.hooks.guard import FAIL_CLOSED
 from discord_mcp.setup import approvals, bundles, session_hooks
 from tests.support.packages import REPO_ROOT
 
@@ -24,7 +25,7 @@ def test_the_plugins_hooks_are_installs_hooks_started_from_the_plugin() -> None:
     assert group["hooks"][0]["timeout"] == expected["hooks"][0]["timeout"] == approvals.TIMEOUT_S
     assert group["hooks"][0]["command"] == (
         'uvx --from "${CLAUDE_PLUGIN_ROOT}" discord-mcp hook permission-request --client claude '
-        f"--wait {approvals.WAIT_S:g} --timeout {approvals.TIMEOUT_S:g}"
+        f"--wait {approvals.WAIT_S:g} --timeout {approvals.TIMEOUT_S:g}" + FAIL_CLOSED
     )
     [stop] = plugin["hooks"]["Stop"]
     assert stop["hooks"][0]["timeout"] == session_hooks.TIMEOUT_S

@@ -249,6 +249,46 @@ async def test_a_projects_cli_missing_from_path_fails(
     assert "PATH" in app.fix
 
 
+async def test_a_projects_acp_agent_is_judged_by_its_registered_command(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    from discord_mcp.runs import ProjectRegistry
+    from discord_mcp.runs.agents import AgentRegistry
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text("#!/bin/sh\n", encoding="utf-8")
+    (bin_dir / "claude").chmod(0o755)
+    agent = tmp_path / "agents" / "fake-acp"
+    agent.parent.mkdir()
+    agent.write_text("#!/bin/sh\n", encoding="utf-8")
+    agent.chmod(0o755)
+    state = tmp_path / "state"
+    agents = AgentRegistry(state)
+    await asyncio.to_thread(agents.add, "fake", [str(agent), "--acp"])
+    await asyncio.to_thread(agents.add, "gone", [str(tmp_path / "nowhere" / "agent")])
+    await asyncio.to_thread(agents.add, "bare", ["fake-acp-on-path"])
+    registry = ProjectRegistry(state, allowed_roots=[tmp_path])
+    for name, tools in (("app", ["claude", "fake"]), ("old", ["gone"]), ("path", ["bare"])):
+        (tmp_path / name).mkdir()
+        await asyncio.to_thread(registry.add, name, tmp_path / name, tools, tools[0])
+    await asyncio.to_thread(agents.remove, "bare")  # the project still lists it
+
+    checks = await doctor(discord, tmp_path, home, PATH=str(bin_dir))
+    app = checks["project app"]
+    assert app.verdict == "OK", app.detail
+    assert "not on PATH" not in app.detail
+    assert f"fake ({agent})" in app.detail
+    old = checks["project old"]
+    assert old.verdict == "FAIL"
+    assert "ACP agent gone" in old.detail
+    assert "not an executable file" in old.detail
+    assert "discord-watch agent" in old.fix
+    path = checks["project path"]
+    assert path.verdict == "FAIL"
+    assert "no ACP agent called bare" in path.detail
+
+
 async def test_every_quarantined_state_file_is_a_line_with_what_to_do(
     discord: RunningEmulator, tmp_path: Path, home: Path
 ) -> None:

@@ -18,7 +18,11 @@ stderr, as read in the pinned CLIs' sources (scripts/install-agent-clis):
   code 0 has the JSON answer (JSON that does not parse is a failure too).
 
 These readings were checked against the real CLIs with a scripted hook (exit codes 1 and 2, a
-JSON denial, both, a timeout).
+JSON denial, both, a timeout, a signal).
+
+:func:`run_configured` runs a hook's whole configured command line through the shell its CLI
+uses (:data:`SHELLS`; the table in :mod:`discord_mcp.hooks.guard`), and can kill the hook's
+process while it runs, as ``kill -9`` or the OOM killer would.
 
 The verdicts: ``block`` (the call does not run; ``reason`` goes to the agent), ``run``,
 ``ask`` (Claude's ``PreToolUse`` "ask": the permission prompt decides), and ``none``: a
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +43,8 @@ from typing import Any, Literal
 
 HOOK = [sys.executable, "-m", "discord_mcp", "hook"]
 Verdict = Literal["block", "run", "ask", "none"]
+SHELLS = {"claude": ["/bin/sh", "-c"], "codex": ["bash", "-c"], "gemini": ["bash", "-c"]}
+"""How each CLI runs a hook's command (Codex: the user's bash or zsh; bash here)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,64 @@ def run_hook(
     return HookRun(
         process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
     )
+
+
+def run_configured(
+    command: str,
+    client: str,
+    stdin: Mapping[str, Any],
+    env: Mapping[str, str],
+    *,
+    within: float,
+    kill: bool = False,
+) -> HookRun:
+    """Run the configured hook ``command`` as ``client`` does (through its shell, the event on
+    stdin). With ``kill``, the hook's own process (the shell's child, once it runs discord-mcp)
+    is killed with SIGKILL before it could read the whole event."""
+    from tests.support.waiting import until_sync
+
+    process = subprocess.Popen(
+        [*SHELLS[client], command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env},
+    )
+    assert process.stdin is not None
+    try:
+        if kill:  # stdin stays open: the hook waits for the rest of its event meanwhile
+            hook = until_sync(
+                lambda: _hook_child(process.pid), seconds=within, what="the hook's process"
+            )
+            os.kill(hook, signal.SIGKILL)
+        out, err = process.communicate(json.dumps(stdin).encode("utf-8"), timeout=within)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        raise AssertionError(f"the hook command had not ended after {within:g}s") from None
+    finally:
+        process.kill()
+        process.wait()
+    return HookRun(
+        process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    )
+
+
+def _hook_child(shell: int) -> int | None:
+    """The pid of the process that runs discord-mcp for ``shell``, once there is one."""
+    with os.scandir("/proc") as entries:
+        pids = [entry.name for entry in entries if entry.name.isdigit()]
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                argv = cmdline.read().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+        if shell in (parent, int(pid)) and b"hook" in argv and b"discord_mcp" in argv:
+            return int(pid)  # the shell's child, or the shell itself once it exec'd the hook
+    return None
 
 
 def cli_reading(client: str, event: str, run: HookRun) -> Reading:
@@ -165,3 +230,56 @@ def _gemini(run: HookRun) -> Reading:
     if answer.get("decision") in ("deny", "block"):
         return Reading("block", str(answer.get("reason") or ""))
     return Reading("run")
+
+
+def _processes() -> dict[int, tuple[int, list[bytes]]]:
+    """Every live process: pid -> (parent pid, argv)."""
+    with os.scandir("/proc") as entries:
+        pids = [int(entry.name) for entry in entries if entry.name.isdigit()]
+    found = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                argv = cmdline.read().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+        if fields[0] not in ("Z", "X"):
+            found[pid] = (int(fields[1]), argv)
+    return found
+
+
+def hook_processes(event: str, *, under: int) -> list[int]:
+    """The Python processes running ``discord-mcp hook <event>`` that descend from ``under``
+    (a CLI this test started, or this test's own process): never another test's."""
+    table = _processes()
+
+    def descends(pid: int) -> bool:
+        seen = set()
+        while pid not in seen and pid > 1:
+            if pid == under:
+                return True
+            seen.add(pid)
+            pid = table.get(pid, (0, []))[0]
+        return False
+
+    found = []
+    for pid, (_, argv) in table.items():
+        words = [w.decode("utf-8", "replace") for w in argv]
+        if "hook" not in words or event not in words or not descends(pid):
+            continue
+        try:
+            program = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+        except OSError:
+            continue
+        if program.startswith("python"):  # not its shell, not uvx
+            found.append(pid)
+    return found
+
+
+def kill_hook(event: str, *, under: int) -> int:
+    """SIGKILL the one hook process for ``event`` under ``under`` (as the OOM killer would)."""
+    [pid] = hook_processes(event, under=under)
+    os.kill(pid, signal.SIGKILL)
+    return pid

@@ -15,10 +15,12 @@ them, hence the ``--``. The per-job MCP config (mode 0600: it holds the bot toke
 ``--allowedTools mcp__discord`` pre-approves its tools, so a headless run can ask questions.
 With approvals on (the project's ``ask``, the default, or ``ask-all``),
 ``--permission-prompt-tool mcp__discord__approve`` sends every permission prompt to the owner
-(tools Claude Code's rules allow, such as reads, run without asking). ``ask-all`` also adds a
-``PreToolUse`` hook (``--settings``, a per-job file) answering "ask" for every other tool, so
-reads go to the owner too; the hook blocks the call when it fails, and so does Claude Code when
-the hook cannot even start or times out (``onFailure: "block"``).
+(tools Claude Code's rules allow, such as reads, run without asking). A ``PreToolUse`` hook
+(``--settings``, a per-job file) sends more there: in ``ask``, a read that names a secret
+(``Read`` of a ``.env``: :mod:`discord_mcp.hooks.reads`; the hook runs for the read tools
+alone); in ``ask-all`` (``--ask-all``), every other tool, so all reads go to the owner. The hook
+blocks the call when it fails, and so does Claude Code when the hook cannot even start or times
+out (``onFailure: "block"``).
 
 A persona (issue 25) goes with ``--append-system-prompt`` (and ``--system-prompt-snapshot
 off``, so an edited persona reaches a kept session). A stranger's turn is locked down as
@@ -57,12 +59,13 @@ it is not used.
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import RunError
+from discord_mcp.hooks import guard
+from discord_mcp.hooks.reads import CLAUDE_READS
 from discord_mcp.runs import offline, restricted
 from discord_mcp.runs.adapters.base import (
     MCP_SERVER_NAME,
@@ -225,22 +228,24 @@ def user_message(text: str) -> str:
 HOOK_TIMEOUT_S = 30
 
 
-def _hook_argv(server_argv: Sequence[str], *args: str) -> list[str]:
-    return [*server_argv, "hook", *args, "--timeout", str(HOOK_TIMEOUT_S)]
+def _hook_command(server_argv: Sequence[str], *args: str) -> str:
+    """The shell command of ``discord-mcp hook ARGS``, wrapped to fail closed when killed."""
+    return guard.command([*server_argv, "hook", *args, "--timeout", str(HOOK_TIMEOUT_S)])
 
 
-def _hook_group(server_argv: Sequence[str], *args: str) -> dict[str, Any]:
-    """A ``PreToolUse`` group running ``discord-mcp hook ARGS`` for every tool call."""
-    command = shlex.join(_hook_argv(server_argv, *args))
+def _hook_group(command: str, matcher: str = "*") -> dict[str, Any]:
+    """A ``PreToolUse`` group running ``command`` (:func:`_hook_command`) for the tools
+    ``matcher`` names (every one by default)."""
     # onFailure "block" (Claude Code 2.1.330): a hook that cannot start, fails or times out
-    # blocks the call instead of letting it run unasked.
+    # blocks the call instead of letting it run unasked; the wrapper (guard.command) makes a
+    # killed hook exit 2 as well, the same rule as every other guard.
     hook = {
         "type": "command",
         "command": command,
         "timeout": HOOK_TIMEOUT_S,
         "onFailure": "block",
     }
-    return {"matcher": "*", "hooks": [hook]}
+    return {"matcher": matcher, "hooks": [hook]}
 
 
 class ClaudeAdapter:
@@ -283,12 +288,20 @@ class ClaudeAdapter:
                 "has none",
             )
         groups = []
-        ours: list[list[str]] = []  # what runs outside a run's network namespace: it is ours
+        # What runs outside a run's network namespace, because it is ours: our MCP server
+        # (its words) and our approval hook (its exact shell command).
+        ours: list[list[str]] = []
+        ours_code: list[str] = []
         if request.mcp is not None:
             ours.append(list(request.mcp.argv))
-        if request.mcp is not None and request.approvals == "ask-all" and not request.restricted:
-            groups.append(_hook_group(request.mcp.argv, "pre-tool-use"))
-            ours.append(_hook_argv(request.mcp.argv, "pre-tool-use"))
+        if request.mcp is not None and request.approvals != "off" and not request.restricted:
+            if request.approvals == "ask-all":
+                command = _hook_command(request.mcp.argv, "pre-tool-use", "--ask-all")
+                groups.append(_hook_group(command))
+            else:  # reads of secrets ask too (Claude Code lets reads run unasked)
+                command = _hook_command(request.mcp.argv, "pre-tool-use")
+                groups.append(_hook_group(command, matcher="|".join(sorted(CLAUDE_READS))))
+            ours_code.append(command)
         settings: dict[str, Any] = {}
         env: dict[str, str] = {}
         programs: dict[Path, str] = {}
@@ -297,8 +310,11 @@ class ClaudeAdapter:
             jail = offline.required(request.jail)
             argv += ["--strict-mcp-config", "--disallowedTools", *offline.CLAUDE_DENIED_TOOLS]
             # The early, explained refusal; the namespace is what keeps the promise.
-            groups.append(_hook_group(request.hook_argv(), "network", "--client", "claude"))
-            wiring = offline.claude(jail, request.job_dir, request.env.get("PATH", ""), ours)
+            network = _hook_command(request.hook_argv(), "network", "--client", "claude")
+            groups.append(_hook_group(network))
+            wiring = offline.claude(
+                jail, request.job_dir, request.env.get("PATH", ""), ours, ours_code
+            )
             files.update(wiring.files)
             programs.update(wiring.programs)
             env.update(wiring.env)

@@ -24,10 +24,12 @@ hook, ``discord-mcp hook ... --client codex``, added with ``-c hooks.<event>=[..
 only (so ``--dangerously-bypass-hook-trust``: Codex runs a user's hooks only once reviewed in its
 TUI), and ``--approve-for-me``, which sends a command that must leave the sandbox to the
 ``PermissionRequest`` hook instead of refusing it. The hooks inherit Codex's environment (the
-server's variables, ``DISCORD_MCP_APPROVALS``). Codex lets a call run when its hook fails or is
-killed at its timeout, so the hooks fail closed themselves (:mod:`discord_mcp.hooks.guard`):
-``--timeout`` tells them the timeout written here, and any failure (settings missing from the
-environment included) is a block.
+server's variables, ``DISCORD_MCP_APPROVALS``). Codex lets a call run when its hook fails, is
+killed, or reaches its timeout, so the hooks fail closed themselves
+(:mod:`discord_mcp.hooks.guard`): ``--timeout`` tells them the timeout written here, any failure
+(settings missing from the environment included) is a block, and the command wraps the hook so
+that a hook process that is killed exits 2 with a reason all the same
+(:func:`~discord_mcp.hooks.guard.command`).
 
 Without network (:mod:`discord_mcp.runs.constraints`): every MCP server of the user's and the
 project's ``config.toml`` turned off (``-c mcp_servers.<name>.enabled=false``: they run outside
@@ -51,7 +53,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -59,6 +60,7 @@ from typing import Any
 
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
 from discord_mcp.errors import RunError
+from discord_mcp.hooks import guard
 from discord_mcp.runs import restricted
 from discord_mcp.runs.adapters.base import (
     MCP_SERVER_NAME,
@@ -192,7 +194,7 @@ def _approval_args(
         ("PermissionRequest", "permission-request"),
     ):
         options = ["--client", "codex", "--wait", f"{wait:g}", "--timeout", str(timeout)]
-        command = shlex.join([*mcp.argv, "hook", name, *options])
+        command = guard.command([*mcp.argv, "hook", name, *options])
         handler = f"{{type={_toml('command')}, command={_toml(command)}, timeout={timeout}}}"
         args += ["-c", f"hooks.{event}=[{{hooks=[{handler}]}}]"]
     return args

@@ -30,9 +30,11 @@ so concurrent runs can share the file. Approvals (unless the project's setting i
 run gets ``--approval-mode yolo`` (headless Gemini offers its shell and write tools only then)
 and the settings a ``BeforeTool`` hook, ``discord-mcp hook before-tool``, which asks the owner;
 the hook matches every tool and reads the run's setting from ``DISCORD_MCP_APPROVALS``, since
-the file is shared. In yolo mode a hook that fails or times out lets the call run, so the hook
-fails closed itself (:mod:`discord_mcp.hooks.guard`): ``--timeout`` names the timeout written
-here, and a failure, settings missing from its ``env`` included, is a deny. The file is 0600
+the file is shared. In yolo mode a hook that fails, is killed or times out lets the call run, so
+the hook fails closed itself (:mod:`discord_mcp.hooks.guard`): ``--timeout`` names the timeout
+written here, a failure, settings missing from its ``env`` included, is a deny, and the command
+wraps the hook so that a killed hook process is a deny too
+(:func:`~discord_mcp.hooks.guard.command`; the network hook's as well). The file is 0600
 (it holds the bot token). If the user's settings cannot be read, the overlay links them
 unchanged and runs go without the discord server (logged), rather than without the user's
 settings.
@@ -64,7 +66,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,7 @@ from typing import Any
 from discord_mcp.chat.said import MARK_VARIABLE
 from discord_mcp.config import DEFAULT_APPROVAL_WAIT_S
 from discord_mcp.errors import RunError
-from discord_mcp.hooks import before_tool
+from discord_mcp.hooks import before_tool, guard
 from discord_mcp.runs import offline as offline_runs
 from discord_mcp.runs import restricted
 from discord_mcp.runs.adapters.base import (
@@ -228,7 +229,7 @@ class GeminiAdapter:
         }
         files: dict[Path, str] = {}
         programs: dict[Path, str] = {}
-        ours: list[list[str]] = []  # what runs outside a run's network namespace: it is ours
+        ours_code: list[str] = []  # what runs outside a run's network namespace: it is ours
         settings = read_settings(real / SETTINGS_FILE)
         if settings is None and offline:
             settings = {}  # never the user's servers unfiltered: start from nothing
@@ -245,7 +246,7 @@ class GeminiAdapter:
             if request.mcp is not None:
                 servers[MCP_SERVER_NAME] = _server_entry(request.mcp)
                 hooks = _with_approval_hook(hooks, request.mcp)
-                ours.append(_approval_hook_argv(request.mcp))
+                ours_code.append(_approval_hook_command(request.mcp))
             if offline:
                 # The early, explained refusal; the namespace is what keeps the promise.
                 hooks = _with_network_hook(hooks, request.hook_argv())
@@ -265,7 +266,7 @@ class GeminiAdapter:
         if offline:
             jail = offline_runs.required(request.jail)
             path = request.env.get("PATH", "")
-            wiring = offline_runs.gemini(jail, request.job_dir, path, ours)
+            wiring = offline_runs.gemini(jail, request.job_dir, path, [], ours_code)
             env.update(wiring.env)
             files.update(wiring.files)
             programs.update(wiring.programs)
@@ -344,7 +345,7 @@ def _at_reference(path: Path) -> str:
 def _with_network_hook(hooks: Any, hook_argv: tuple[str, ...]) -> dict[str, Any]:
     """The hooks plus our network guard, which judges every tool call (but our server's)."""
     merged = dict(hooks) if isinstance(hooks, dict) else {}
-    command = shlex.join([*hook_argv, "hook", "network", "--client", "gemini"])
+    command = guard.command([*hook_argv, "hook", "network", "--client", "gemini"])
     ours = {
         "matcher": before_tool.matcher(ask_all=True),
         "hooks": [{"type": "command", "name": NETWORK_HOOK_NAME, "command": command,
@@ -369,18 +370,19 @@ def _approval_wait(mcp: McpRegistration) -> float:
     return float(mcp.env.get("DISCORD_MCP_APPROVAL_WAIT_SECONDS") or DEFAULT_APPROVAL_WAIT_S)
 
 
-def _approval_hook_argv(mcp: McpRegistration) -> list[str]:
+def _approval_hook_command(mcp: McpRegistration) -> str:
+    """Our approval hook's shell command, wrapped to fail closed when killed."""
     wait = _approval_wait(mcp)
     timeout = wait + HOOK_MARGIN_S
     options = ["--client", "gemini", "--wait", f"{wait:g}", "--timeout", f"{timeout:g}"]
-    return [*mcp.argv, "hook", "before-tool", *options]
+    return guard.command([*mcp.argv, "hook", "before-tool", *options])
 
 
 def _with_approval_hook(hooks: Any, mcp: McpRegistration) -> dict[str, Any]:
     """The user's hooks plus our ``BeforeTool`` hook (replacing an older one of ours)."""
     merged = dict(hooks) if isinstance(hooks, dict) else {}
     timeout = _approval_wait(mcp) + HOOK_MARGIN_S
-    command = shlex.join(_approval_hook_argv(mcp))
+    command = _approval_hook_command(mcp)
     ours = {
         "matcher": before_tool.matcher(ask_all=True),
         "hooks": [
