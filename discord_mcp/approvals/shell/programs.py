@@ -9,7 +9,11 @@ sets the clock). git, find, sed and jq need more than a table: see
 
 Left out on purpose: every option that writes a file, runs a program or reads one we do not
 see (``-o``, ``--pre``, ``-x``/``--exec``, ``-e``, ``-f``, ``--compress-program``,
-``--pager``, ``--files0-from``, ``--hidden``...), and ``tail -f`` (it never ends).
+``--pager``, ``--files0-from``, ``--hidden``...), ``tail -f`` (it never ends), and ``sort``'s
+``-S``/``--buffer-size``, ``--parallel``, ``-m``/``--merge`` and ``--batch-size`` (a small
+buffer, threads or a merge of many files spill temporary files into ``TMPDIR``; without them
+GNU sort sizes its buffer to its input and writes none below a large share of the memory) and
+``df --sync`` (it flushes every file system).
 """
 
 from __future__ import annotations
@@ -187,7 +191,7 @@ READERS: dict[str, Reader] = {
     "df": Reader(
         Table.of(
             "-h -H -T -i -a -l -k -P --human-readable --si --print-type --inodes --all "
-            "--local --portability --total --sync --no-sync",
+            "--local --portability --total --no-sync",
             "-t --type -x --exclude-type -B --block-size",
         )
     ),
@@ -243,11 +247,11 @@ READERS: dict[str, Reader] = {
     ),
     "sort": Reader(
         Table.of(
-            "-b -d -f -g -h -i -M -n -R -r -V -s -u -z -c -C -m --ignore-leading-blanks "
+            "-b -d -f -g -h -i -M -n -R -r -V -s -u -z -c -C --ignore-leading-blanks "
             "--dictionary-order --ignore-case --general-numeric-sort --human-numeric-sort "
             "--ignore-nonprinting --month-sort --numeric-sort --random-sort --reverse "
-            "--version-sort --stable --unique --zero-terminated --merge",
-            "-k --key -t --field-separator -S --buffer-size --parallel",
+            "--version-sort --stable --unique --zero-terminated",
+            "-k --key -t --field-separator",
             "--check --sort",
         )
     ),
