@@ -30,7 +30,7 @@ PLAIN_READS = [
     "git stash list", "git shortlog -sn", "git ls-tree HEAD", "git rev-list --count HEAD",
     "git cat-file -p HEAD", "git merge-base main HEAD", "git --no-pager log -3",
     "rg pattern src/", "rg -n 'foo|bar' src/", "rg --files", "rg -i -t py todo",
-    "rg -l -g '*.md' install", "grep -rn TODO src", "grep -i 'a b' notes.txt", "egrep -c x f",
+    "rg -l -g '*.md' install", "grep -rn TODO src", "grep -i 'a b' notes.txt",
     "find . -name '*.py'", "find src -maxdepth 2 -type f -name '*.md'",
     "find . -type d -name node_modules -prune -o -type f -print", "find . -newer setup.py",
     "fd pattern", "fd --extension py", "fd -t f test src", "tree", "tree -L 2 src",
