@@ -15,6 +15,7 @@ executing and leaking, each for the reason it did.
 
 from __future__ import annotations
 
+import functools
 import shutil
 from pathlib import Path
 
@@ -44,6 +45,7 @@ def programs() -> None:
         missing("fd is not on PATH (the differential judge test runs it; Debian: fd-find)")
 
 
+@functools.cache
 def generated(family: str) -> list[str]:
     """The family's commands, generated with a fixed seed, each once."""
     found: list[str] = []
@@ -66,6 +68,38 @@ def generated(family: str) -> list[str]:
 
 def described(findings: list[Finding]) -> str:
     return "\n".join(f"{f.reason}: {f.command}  [{f.detail[:200]}]" for f in findings[:30])
+
+
+HOSTILE = {
+    "sed": ["[[:alpha:]/]", "/e", "w out", "e touch X", "r notes.txt", "-i", "//proc"],
+    "awk": ["system(", '> "out"', "getline", "ENVIRON", "-f", "x=1"],
+    "jq": ["$ ENV", "$ENV", "env", "input_filename", "\\(env)", "--rawfile", "~/.netrc"],
+    "git": [
+        "core.pager",
+        "--format=%G?",
+        "--output=out",
+        "remote -v",
+        "branch newbranch",
+        "--column",
+        "--ext-diff",
+        ".git/config",
+    ],
+    "find": ["-exec", "-fprint", "-delete", "-fls", "-ok"],
+    "sort": ["-S 1K", "--parallel", "-o out", "--compress-program", "-m"],
+    "grep": ["-f notes.txt", "egrep", "//proc/self/environ", "../home/.netrc"],
+    "rg": ["--pre", "-z", "--hidden"],
+    "ag-fd": ["-x touch", "-X touch", "ag "],
+    "head-tail": ["-f", "//dev/zero"],
+    "tree": ["-o out", "-R", "--fromfile"],
+    "coreutils": ["uniq notes.txt out.txt", "file -C"],
+}
+"""Hostile pieces each family's generator must produce (and the judge must ask about)."""
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_the_generators_make_hostile_commands_and_the_judge_asks_about_them(family: str) -> None:
+    asked = [c for c in generated(family) if not is_read_only(c)]
+    assert {piece for piece in HOSTILE[family] if not any(piece in c for c in asked)} == set()
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

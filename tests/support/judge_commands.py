@@ -248,13 +248,16 @@ def jq(c: Choices) -> str:
     hostile = c.chance()
     where = c.number(0, 2) if hostile else -1
     pieces = [c.pick(JQ_PATHS), *c.some(JQ_FILTERS, 2)]
-    if where == 0:
-        pieces.insert(c.number(0, len(pieces)), c.pick(JQ_HOSTILE))
+    if where == 0:  # last, often: what follows it may hide what it printed
+        at = len(pieces) if c.chance(60) else c.number(0, len(pieces))
+        pieces.insert(at, c.pick(JQ_HOSTILE))
     program = c.pick([" | ", "|"]).join(pieces)
     options = [w for o in c.some(JQ_OPTIONS, 2) for w in o.split(" ")]
     if where == 1:
         options += c.pick(JQ_HOSTILE_OPTIONS).split(" ")
     files = [] if "-n" in options else paths(c, ["data.json", "data.json", "missing.txt"], 1)
+    if not files and "-n" not in options:
+        files = ["data.json"]  # jq reads no input from /dev/null: nothing would run
     if where == 2:
         files.append(c.pick(HOSTILE_PATHS))
     return join(["jq", *mixed(c, options, [program, *files])])
