@@ -45,6 +45,12 @@ def programs() -> None:
         missing("fd is not on PATH (the differential judge test runs it; Debian: fd-find)")
 
 
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory, programs: None) -> Sandbox:
+    """One throwaway world for every family (a command that changed it would be a finding)."""
+    return Sandbox(tmp_path_factory.mktemp("judge"))
+
+
 @functools.cache
 def generated(family: str) -> list[str]:
     """The family's commands, generated with a fixed seed, each once."""
@@ -104,11 +110,11 @@ def test_the_generators_make_hostile_commands_and_the_judge_asks_about_them(fami
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_what_the_judge_calls_read_only_neither_writes_nor_runs_a_program_nor_leaks(
-    family: str, tmp_path: Path, programs: None
+    family: str, sandbox: Sandbox
 ) -> None:
     commands = generated(family)
     assert len(commands) == GENERATED
-    report = check(commands, Sandbox(tmp_path), is_read_only)
+    report = check(commands, sandbox, is_read_only)
     assert report.findings == [], described(report.findings)
     # near the grammar (many ran for real) and hostile too (many asked)
     assert len(report.ran) >= len(commands) * 2 // 5, (len(report.ran), len(commands))

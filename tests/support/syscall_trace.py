@@ -40,6 +40,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,14 +245,14 @@ def check(
         if process.returncode != 0:
             raise AssertionError(f"strace or its driver failed: {errors[-2000:]}")
         report.findings.extend(_findings(group, job_dir, sandbox))
+        shutil.rmtree(job_dir)  # traces are large; what they showed is in the report
     return report
 
 
 def _start(
     group: Sequence[tuple[str, list[str]]], sandbox: Sandbox, number: int, timeout: float
 ) -> tuple[subprocess.Popen[str], Path]:
-    job_dir = sandbox.root / f"job{number}"
-    job_dir.mkdir(exist_ok=True)
+    job_dir = Path(tempfile.mkdtemp(prefix=f"job{number}-", dir=sandbox.root))
     job = {
         "commands": [argv for _, argv in group],
         "cwd": str(sandbox.work),

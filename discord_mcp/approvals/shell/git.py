@@ -16,8 +16,10 @@ with its own options, no value with ``%G`` or ``%(`` (but the index atoms of ``l
 Exceptions the differential test allows (``tests/approvals/test_judge_differential.py``):
 ``git status`` and ``git describe --dirty`` refresh the index (``.git/index.lock`` written,
 then renamed to ``.git/index``; ``--no-optional-locks`` stops it), which is git keeping its own
-cache, not a change the owner would see. In a repository with submodules ``git status`` and
-``git diff`` run git in each submodule to see whether it changed.
+cache, not a change the owner would see; and git running git (``git stash list`` runs ``git
+log`` with its options, ``git describe --dirty`` runs ``git diff-index``). Not covered there:
+in a repository with submodules ``git status`` and ``git diff`` run git in each submodule to
+see whether it changed.
 
 The configuration git already has (``.git/config``) is the owner's; commands that change it
 are not reads, so an agent cannot plant a pager or filter there without a card.

@@ -5,8 +5,9 @@ Theory. sed can run commands (``e``, the ``s///e`` flag), write files (``w``, ``
 sed's full grammar can misjudge: GNU sed reads ``/`` inside ``[[:alpha:]/]`` as part of the
 bracket, so a parser that ends the bracket early never sees the ``e`` flag after it. A parser
 that understands every corner of sed will always have one more corner. So :func:`reads`
-accepts only a grammar small enough that every script it accepts has one reading, the same in
-GNU and BSD sed, and asks about everything else::
+accepts only a grammar small enough that every script it accepts has one reading (in GNU
+sed; BSD sed reads it the same or refuses it: ``{p;q}`` wants ``;}`` there), and asks about
+everything else::
 
     script   := [ws] [command] { [ws] ";" [ws] [command] } [ws]
     command  := [address ["," address]] [ws] ["!" [ws]] action
