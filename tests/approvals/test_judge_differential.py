@@ -1,12 +1,13 @@
 """The differential proof of the read-only judge (issue 32): what it lets through, the real
 programs run without writing a file, starting a program, or printing a secret.
 
-For each program family, Hypothesis generates at least 2,000 distinct commands near the
+For each program family, Hypothesis generates 2,000 distinct commands near the
 judge's grammar, with hostile mutations among them (:mod:`tests.support.judge_families`).
 Every command the judge calls read-only runs against the real program in a throwaway
 repository under ``strace -f`` (:mod:`tests.support.syscall_trace`, which lists the exceptions
-it allows: ``/dev/null`` and git's index refresh); the test fails on any exec, write, printed
-environment marker or printed secret, and names the commands. The seed is fixed
+it allows: ``/dev/null``, git's index refresh, a program starting itself again); the test
+fails on any exec, write, printed environment marker or printed secret, and names the
+commands. The seed is fixed
 (``derandomize``), so CI runs the same commands every time.
 
 And the checker itself can fail: a judge that calls everything read-only is caught writing,
@@ -28,7 +29,7 @@ from tests.support.requirements import missing, require_program
 from tests.support.syscall_trace import Finding, Sandbox, check
 
 GENERATED = 2000
-"""Distinct commands per family, at least."""
+"""Distinct commands per family (the first ones generated)."""
 PROGRAMS = {
     "strace": "strace", "sed": "sed", "gawk": "gawk", "mawk": "mawk", "jq": "jq", "git": "git",
     "find": "findutils", "sort": "coreutils", "grep": "grep", "rg": "ripgrep",
