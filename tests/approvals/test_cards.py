@@ -52,7 +52,8 @@ def test_the_card_names_the_command_project_directory_and_session() -> None:
     assert "<@42>" in text
     assert "decision `20261123-120000-abcdef`" in text  # how a lost card is found again
     assert (
-        "covers `make deploy` with any further arguments and no options (never with "
+        "covers `make deploy` with further arguments that are words or relative paths, and no "
+        "options (never with "
         "environment variables, chaining, redirections, substitutions or anything flagged "
         "risky) in this session only"
     ) in text

@@ -152,6 +152,62 @@ def test_a_rule_never_covers_another_subcommand_new_options_or_what_a_runner_run
     assert not covered(allowed, later)
 
 
+SHAPES = [
+    # issue 32: each of these was covered by the rule recorded for the first command
+    ("sed -i s/a/b/ f", "sed -i '1e touch X' f"),
+    ("git config user.email x", "git config core.fsmonitor 'touch X'"),
+    ("git config user.email x", "git config alias.x '!touch X'"),
+    ("vim notes.txt", "vim '+!touch X' notes.txt"),
+    ("make test", "make test SHELL=/tmp/evil .SHELLFLAGS=-c"),
+    ("make test", "make test 'SHELL=sh -c id'"),
+    ("curl https://x", "curl file:///etc/passwd"),
+    ("curl https://x", "curl file:/etc/passwd"),
+    ("curl https://x", "curl ftp://x/y"),
+    # the same for other kinds of arguments the owner did not see
+    ("cat notes.txt", "cat /etc/shadow"),
+    ("cat notes.txt", "cat ../../other/notes.txt"),
+    ("cat notes.txt", "cat ~/.bashrc"),
+    ("curl https://x", "curl -d @/etc/passwd https://x"),
+    ("chmod 644 notes.txt", "chmod 644 /etc/passwd"),
+    ("sed -n 5p f", "sed -n 5w f"),
+    ("emacs notes.txt", "emacs --eval '(shell-command \"id\")' notes.txt"),
+    ("nano notes.txt", "nano other.txt"),
+    ("less notes.txt", "less '+!id' notes.txt"),
+    ("npm config set x y", "npm config set script-shell /tmp/evil"),
+    ("git submodule foreach ls", "git submodule foreach 'rm -rf x'"),
+    ("docker exec box ls", "docker exec box sh"),
+    ("kubectl exec pod -- ls", "kubectl exec pod -- sh"),
+    ("git bisect run make", "git bisect run sh"),
+]
+
+
+@pytest.mark.parametrize(("allowed", "later"), SHAPES)
+def test_a_rule_covers_only_arguments_of_the_shape_the_owner_saw(allowed: str, later: str) -> None:
+    assert not covered(allowed, later)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["sed -i s/a/b/ f", "sed -n 5p f", "git config user.email x", "vim notes.txt",
+     "make test CC=clang", "emacs notes.txt", "jq .a f.json", "npm config set x y",
+     "git submodule foreach ls", "docker exec box ls", "docker run img ls",
+     "git bisect run make", "git rebase -x 'make test' main"],
+)  # fmt: skip
+def test_code_and_configuration_get_no_widening_rule(command: str) -> None:
+    assert rule_for(command) == ""
+    assert not covered(command, command.replace("x", "y").replace("ls", "id"))
+
+
+@pytest.mark.parametrize(
+    ("allowed", "later"),
+    [("curl https://x", "curl https://y/z"), ("cat /etc/hosts", "cat /etc/hostname"),
+     ("cat ~/notes.txt", "cat ~/todo.txt"), ("make test", "make test unit"),
+     ("cat ../a.txt", "cat ../b.txt")],
+)  # fmt: skip
+def test_a_rule_covers_arguments_of_the_kinds_the_owner_saw(allowed: str, later: str) -> None:
+    assert covered(allowed, later)
+
+
 def test_a_command_flagged_risky_is_never_covered() -> None:
     assert covered("chmod 644 notes.txt", "chmod 600 notes.txt")
     assert not covered("chmod 644 notes.txt", "chmod 777 notes.txt")
@@ -255,3 +311,18 @@ def test_the_card_states_the_rule_it_will_apply_not_a_stored_description() -> No
 def test_a_command_that_cannot_be_generalized_says_so() -> None:
     text = card_for("python -c 'print(1)'")
     assert "this request only" in text
+
+
+def test_the_card_names_the_kinds_of_argument_a_rule_allows() -> None:
+    line = next(r for r in card_for("curl -s https://x /tmp/out").splitlines() if "covers" in r)
+    assert "words or relative paths, absolute paths, `https:` addresses" in line
+    line = next(r for r in card_for("pytest tests/").splitlines() if "covers" in r)
+    assert "that are words or relative paths," in line
+
+
+def test_a_rule_stored_without_the_kinds_of_its_arguments_covers_nothing() -> None:
+    stored = rule_for("cat notes.txt")
+    assert covered("cat notes.txt", "cat other.txt")
+    old = stored.replace(',"arguments":[]', "")
+    assert old != stored
+    assert not rule_matches(old, bash("cat other.txt"))

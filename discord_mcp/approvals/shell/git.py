@@ -4,9 +4,22 @@ git runs other programs in places a reader does not expect: ``-c`` sets any conf
 the call (``core.pager``, ``diff.external``, ``core.fsmonitor``), ``--exec-path`` and
 ``--git-dir``/``--work-tree`` point it elsewhere, aliases can be shell commands, and options
 such as ``--output``, ``--ext-diff``, ``--textconv``, ``-O``/``--open-files-in-pager`` and
-``--show-signature`` write files or start programs. So only the subcommands below count as
-reads (a builtin always wins over an alias of the same name), each with its own options, and
-only ``-C``, ``--no-pager``/``-P`` and ``--no-optional-locks`` before the subcommand.
+``--show-signature`` write files or start programs; so do ``--column`` (``git column``),
+``--submodule=diff`` and ``--recurse-submodules`` (git in each submodule), and the format
+placeholders ``%G?``/``%GS``... (gpg) and ``%(describe)`` (``git describe``). So only the
+subcommands below count as reads (a builtin always wins over an alias of the same name), each
+with its own options, no value with ``%G`` or ``%(`` (but the index atoms of ``ls-files`` and
+``ls-tree --format``), only plain ``--sort`` keys, and only ``-C``, ``--no-pager``/``-P`` and
+``--no-optional-locks`` before the subcommand. ``git remote`` lists names only: ``-v`` and
+``get-url`` print the remotes' addresses, which may carry credentials.
+
+Exceptions the differential test allows (``tests/approvals/test_judge_differential.py``):
+``git status`` and ``git describe --dirty`` refresh the index (``.git/index.lock`` written,
+then renamed to ``.git/index``; ``--no-optional-locks`` stops it), which is git keeping its own
+cache, not a change the owner would see; and git running git (``git stash list`` runs ``git
+log`` with its options, ``git describe --dirty`` runs ``git diff-index``). Not covered there:
+in a repository with submodules ``git status`` and ``git diff`` run git in each submodule to
+see whether it changed.
 
 The configuration git already has (``.git/config``) is the owner's; commands that change it
 are not reads, so an agent cannot plant a pager or filter there without a card.
@@ -34,7 +47,7 @@ _DIFF_VALUED = (
 )
 _DIFF_OPTIONAL = (
     "--color --word-diff --word-diff-regex --dirstat --color-moved --find-renames "
-    "--find-copies --break-rewrites --submodule --ws-error-highlight --color-words --abbrev "
+    "--find-copies --break-rewrites --ws-error-highlight --color-words --abbrev "
     "--relative"
 )
 _LOG_PLAIN = (
@@ -65,14 +78,14 @@ _DIFF = Table.of(
     _DIFF_OPTIONAL,
     patterns="-S -G",
 )
-_LISTING = "--contains --no-contains --merged --no-merged --points-at --sort --format"
+_LISTING = "--contains --no-contains --merged --no-merged --points-at --sort"
 
 READERS: dict[str, Table] = {
     "status": Table.of(
         "-s --short -b --branch --long -v --verbose -z --show-stash --ahead-behind "
         "--no-ahead-behind --renames --no-renames -u",
         "",
-        "--porcelain --untracked-files --ignored --ignore-submodules --column --find-renames",
+        "--porcelain --untracked-files --ignored --ignore-submodules --find-renames",
     ),
     "log": _LOG,
     "show": _LOG,
@@ -82,12 +95,10 @@ READERS: dict[str, Table] = {
         "-a --all -r --remotes -v -vv --verbose -l --list --show-current -i --ignore-case "
         "--no-column --omit-empty",
         _LISTING,
-        "--color --abbrev --column",
+        "--color --abbrev",
     ),
-    "tag": Table.of(
-        "-l --list -i --ignore-case --no-column --omit-empty -n", _LISTING, "--color --column"
-    ),
-    "remote": Table.of("-v --verbose"),
+    "tag": Table.of("-l --list -i --ignore-case --no-column --omit-empty -n", _LISTING, "--color"),
+    "remote": Table(),
     "rev-parse": Table.of(
         "--show-toplevel --show-prefix --show-cdup --git-dir --absolute-git-dir "
         "--git-common-dir --is-inside-work-tree --is-inside-git-dir --is-bare-repository "
@@ -99,7 +110,7 @@ READERS: dict[str, Table] = {
     "ls-files": Table.of(
         "-c --cached -d --deleted -m --modified -o --others -i --ignored -s --stage -u "
         "--unmerged -k --killed -z --directory --no-empty-directory --exclude-standard "
-        "--full-name --error-unmatch -t -v -f --eol --deduplicate --recurse-submodules",
+        "--full-name --error-unmatch -t -v -f --eol --deduplicate",
         "-x --exclude --format",
         "--abbrev",
         patterns="-x --exclude",
@@ -126,7 +137,7 @@ READERS: dict[str, Table] = {
         "-n --numbered -s --summary -e --email -c --committer -w", "--group --format"
     ),
     "grep": Table.of(
-        "--cached --untracked --no-index --exclude-standard --recurse-submodules -a --text "
+        "--cached --untracked --no-index --exclude-standard -a --text "
         "--no-textconv -i --ignore-case -I -r --recursive -w --word-regexp -v --invert-match "
         "-h -H --full-name -E --extended-regexp -G --basic-regexp -P --perl-regexp -F "
         "--fixed-strings -n --line-number --column -l --files-with-matches --name-only -L "
@@ -150,7 +161,6 @@ _NESTED: dict[tuple[str, str], Table] = {
     ("stash", "list"): _LOG,
     ("stash", "show"): _DIFF,
     ("worktree", "list"): Table.of("--porcelain -v --verbose -z", "--expire"),
-    ("remote", "get-url"): Table.of("--push --all"),
     ("reflog", "show"): _LOG,
 }
 PATTERN_FIRST = frozenset({"grep"})
@@ -188,29 +198,52 @@ def reads(words: Sequence[str]) -> tuple[Parsed, int, Table] | None:
     if split is None or not split[1]:
         return None
     subcommand, arguments = split[1][0], split[1][1:]
-    if subcommand in ("stash", "worktree", "reflog") or (
-        subcommand == "remote" and arguments[:1] == ["get-url"]
-    ):
+    if subcommand in ("stash", "worktree", "reflog"):
         if subcommand == "reflog" and (not arguments or arguments[0].startswith("-")):
             arguments = ["show", *arguments]
         table = _NESTED.get((subcommand, arguments[0] if arguments else ""))
         if table is None:
             return None
         parsed = parse(arguments[1:], table)
-        return (parsed, 0, table) if parsed is not None else None
+        if parsed is None or not _harmless_values(subcommand, parsed):
+            return None
+        return parsed, 0, table
     table = READERS.get(subcommand)
     if table is None:
         return None
     parsed = parse(arguments, table)
-    if parsed is None:
+    if parsed is None or not _harmless_values(subcommand, parsed):
         return None
     if subcommand in ("branch", "tag") and parsed.operands and not parsed.has("-l", "--list"):
         return None  # naming a branch or tag creates it
     if subcommand == "remote" and parsed.operands:
-        return None  # add, remove, rename, set-url, prune, show (which reaches the network)
+        return None  # add, remove, rename, set-url, prune, show (the network), get-url
     if subcommand in ("branch", "tag"):
         return parsed, len(parsed.operands), table  # --list patterns
     return parsed, (1 if subcommand in PATTERN_FIRST else 0), table
+
+
+_SORT_KEYS = Table.of(
+    "refname objectname objecttype objectsize committerdate creatordate authordate "
+    "taggerdate version:refname v:refname HEAD upstream subject"
+).plain
+"""``git branch``/``git tag --sort`` keys: fields of the ref, never ``describe`` (which runs
+``git describe``) or a signature."""
+_ATOM_FORMATS = frozenset({"ls-files", "ls-tree"})
+"""Subcommands whose ``--format`` takes ``%(atom)`` placeholders of the index or tree only."""
+
+
+def _harmless_values(subcommand: str, parsed: Parsed) -> bool:
+    """No value asks git to run a program: pretty formats with ``%G`` (signatures: gpg) or
+    ``%(...)`` (``%(describe)`` runs ``git describe``), and only plain ``--sort`` keys."""
+    for name, value in parsed.options:
+        if value is None:
+            continue
+        if "%G" in value or ("%(" in value and subcommand not in _ATOM_FORMATS):
+            return False
+        if name == "--sort" and value.removeprefix("-") not in _SORT_KEYS:
+            return False
+    return True
 
 
 PUSH = Table.of("-u --set-upstream -v --verbose -q --quiet -n --dry-run --porcelain --atomic")

@@ -1,16 +1,23 @@
 """Whether a command's words only read: :func:`reads_only`.
 
-A command only reads when its program is a reader (:mod:`.programs`, or git, find, sed and jq
-here, which need more than a table), found by name or by its path in a system directory
+A command only reads when its program is a reader (:mod:`.programs`; git, find, sed, jq and
+awk here, which need more than a table), found by name or by its path in a system directory
 (``./ls`` is not ``ls``); every option is in the program's table; and no path it reads, in an
-operand or an option's value, looks like a secret (:mod:`.secrets`).
+operand or an option's value, looks like a secret (:mod:`.secrets`, which compares paths
+normalised: ``//dev/sda`` is ``/dev/sda``).
+
+sed, jq and awk take a program of their own; each is accepted only in a grammar small enough
+to be read completely (:mod:`.sed`, :mod:`.jq`, :mod:`.awk`), never by searching it for bad
+words. ``find`` is read word by word: only tests and ``-print``/``-ls``/``-printf`` actions.
 
 Left out on purpose: pagers and editors (``less``, ``more``, ``vi``: they can run commands),
-``env``/``printenv`` (the environment holds tokens), ``awk`` (a program language with
-``system()``, pipes and redirections), ``ps`` (other processes' command lines), anything that
-runs another program (``xargs``, ``timeout``, ``nice``), and every option that writes a file,
-runs a program or reads one we do not see (``-o``, ``--pre``, ``-x``/``--exec``, ``-e``,
-``-f``, ``--compress-program``, ``--pager``, ``--files0-from``...).
+``env``/``printenv`` (the environment holds tokens), ``ps`` (other processes' command lines),
+anything that runs another program (``xargs``, ``timeout``, ``nice``), and every option that
+writes a file, runs a program or reads one we do not see (``-o``, ``--pre``,
+``-x``/``--exec``, ``-e``, ``-f``, ``--compress-program``, ``--pager``, ``--files0-from``...).
+The proof that the accepted forms neither write nor run anything is differential:
+``tests/approvals/test_judge_differential.py`` runs thousands of generated commands the judge
+calls read-only against the real programs under ``strace``.
 """
 
 from __future__ import annotations
@@ -18,28 +25,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from discord_mcp.approvals.shell import git, sed
-from discord_mcp.approvals.shell.options import Parsed, Table, parse
+from discord_mcp.approvals.shell import awk, git, jq, sed
+from discord_mcp.approvals.shell.options import Parsed, parse
 from discord_mcp.approvals.shell.programs import PATTERN_COUNT, READERS, Reader
 from discord_mcp.approvals.shell.secrets import looks_secret
 
 SYSTEM_DIRECTORIES = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/opt/homebrew/bin/")
-_SED = Table.of(
-    "-n -E -r -s -u -z --quiet --silent --regexp-extended --separate --unbuffered "
-    "--null-data --posix",
-    "-l --line-length",
-)
-_JQ = Table.of(
-    "-r -j -a -c -s -n -S -C -M -R --raw-output --join-output --ascii-output "
-    "--compact-output --slurp --null-input --sort-keys --color-output --monochrome-output "
-    "--raw-input --tab --seq --stream",
-    "--indent",
-)
-_JQ_UNSAFE = re.compile(
-    r"\benv\b|\$ENV\b|\$__prog|\bimport\b|\binclude\b|\binput_filename\b|\bmodulemeta\b"
-    r"|\bget_search_list\b|\$__loc__"
-)
-"""jq filters that read the environment (tokens) or other files."""
 _FIND_PLAIN = frozenset(
     [
         "-print",
@@ -188,7 +179,9 @@ def _find(words: list[str]) -> bool:
     while index < len(words) and words[index] in ("-H", "-L", "-P"):
         index += 1
     starts: list[str] = []
-    while index < len(words) and not (words[index].startswith("-") or words[index] in "()!,"):
+    while index < len(words) and not (
+        words[index].startswith("-") or words[index] in ("(", ")", "!", ",")
+    ):
         starts.append(words[index])
         index += 1
     if any(looks_secret(start) for start in starts):
@@ -210,27 +203,12 @@ def _find(words: list[str]) -> bool:
     return True
 
 
-def _sed(words: list[str]) -> bool:
-    parsed = parse(words, _SED)
-    if parsed is None or not parsed.operands:
-        return False
-    script, *files = parsed.operands
-    return sed.only_prints(script) and not any(looks_secret(f) for f in files)
-
-
-def _jq(words: list[str]) -> bool:
-    parsed = parse(words, _JQ)
-    if parsed is None or not parsed.operands:
-        return False
-    program, *files = parsed.operands
-    return not _JQ_UNSAFE.search(program) and not any(looks_secret(f) for f in files)
-
-
 _SPECIAL: dict[str, Callable[[list[str]], bool]] = {
     "git": _git,
     "find": _find,
-    "sed": _sed,
-    "jq": _jq,
+    "sed": sed.reads,
+    "jq": jq.reads,
+    **{name: awk.reads for name in awk.PROGRAMS},
 }
 
 
@@ -242,8 +220,10 @@ def known_flag(program: str, subcommand: str | None, flag: str) -> bool:
     if program == "find":
         return flag in _FIND_PLAIN or flag in _FIND_VALUED or bool(_FIND_NEWER.match(flag))
     if program == "sed":
-        return _SED.knows(flag)
+        return sed.TABLE.knows(flag)
     if program == "jq":
-        return _JQ.knows(flag)
+        return jq.TABLE.knows(flag)
+    if program in awk.PROGRAMS:
+        return awk.TABLE.knows(flag)
     reader = READERS.get(program)
     return reader is not None and reader.table.knows(flag)

@@ -1,187 +1,174 @@
-"""Whether a sed script only edits the text it prints: parsed, command by command.
+"""sed: a narrow grammar the judge reads completely; any other script asks.
 
-sed can run commands (``e``, the ``s///e`` flag), write files (``w``, ``W``, the ``s///w``
-flag) and read them (``r``, ``R``), anywhere in a script and after any address (``sed -n '1e
-touch X'``). Searching the script for letters is not enough (an ``e`` is also a letter in a
-pattern), so :func:`only_prints` reads the script as GNU sed does: addresses (numbers, ``$``,
-``/regex/``, ``\\cregexc``, ``first~step``, ranges, ``!``), then one command each, separated by
-``;`` or braces. Only commands that print or edit the pattern and hold spaces pass; anything
-else, and anything we cannot read for certain, fails.
+Theory. sed can run commands (``e``, the ``s///e`` flag), write files (``w``, ``W``, the
+``s///w`` flag) and read them (``r``, ``R``), after any address and in places a reader of
+sed's full grammar can misjudge: GNU sed reads ``/`` inside ``[[:alpha:]/]`` as part of the
+bracket, so a parser that ends the bracket early never sees the ``e`` flag after it. A parser
+that understands every corner of sed will always have one more corner. So :func:`reads`
+accepts only a grammar small enough that every script it accepts has one reading (in GNU
+sed; BSD sed reads it the same or refuses it: ``{p;q}`` wants ``;}`` there), and asks about
+everything else::
 
-One ambiguity between GNU and BSD sed (macOS): BSD ends a regex at its delimiter only outside
-a bracket expression. A bracket expression that holds the delimiter reads differently in the
-two, so it fails.
+    script   := [ws] [command] { [ws] ";" [ws] [command] } [ws]
+    command  := [address ["," address]] [ws] ["!" [ws]] action
+              | [address ["," address]] [ws] ["!" [ws]] "{" script "}"
+    address  := digits | "$" | "/" regex "/" ["I"]
+    action   := "p" | "d" | "=" | "q" [digits]
+              | "s" D regex D replacement D { "g" | "p" | "I" | "i" | digit }
+
+where ``ws`` is spaces, ``D`` one delimiter from ``/ | , : @ %``; a regex or replacement is
+printable ASCII without ``[`` ``]`` (no bracket expressions, no classes), without the
+delimiter (not even escaped) and with a backslash only before one of a few characters (in a
+regex ``. * ^ $ \\ + ? ( ) { } |``, ``n``, ``t`` and a digit; in a replacement ``&``,
+``\\``, ``n``, ``t`` and a digit). So a part ends at the first delimiter, whoever reads it;
+the flags are letters from a closed set; and no ``e``, ``w``, ``r``, ``W``, ``R``, ``v``,
+``F``, ``a``/``i``/``c`` text, label, comment or line break is ever accepted. The options
+are ``-n``, ``-E``/``-r``, ``-s``, ``-u``, ``-z``, ``--posix``, ``--sandbox``: never ``-i``,
+``-e``, ``-f``, ``-l``.
 """
 
 from __future__ import annotations
 
-_SIMPLE = frozenset("=dDgGhHnNpPxzF")
-"""Commands without arguments that only print or edit the buffers."""
-_NUMBERED = frozenset("lLqQ")
-"""Commands with an optional number (line length, exit code)."""
-_JUMPS = frozenset("btT")
-_TEXT = frozenset("aic")
-_S_FLAGS = frozenset("gpiImM0123456789")
-_LABEL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+from discord_mcp.approvals.shell.options import Table, parse
+from discord_mcp.approvals.shell.secrets import looks_secret
+
+TABLE = Table.of(
+    "-n -E -r -s -u -z --quiet --silent --regexp-extended --separate --unbuffered "
+    "--null-data --posix --sandbox"
+)
+_DELIMITERS = frozenset("/|,:@%")
+_PRINTABLE = frozenset(chr(c) for c in range(0x20, 0x7F))
+_NEVER_IN_PARTS = frozenset("[]")
+_REGEX_ESCAPES = frozenset(".*^$\\+?(){}|nt123456789")
+_REPLACEMENT_ESCAPES = frozenset("&\\nt123456789")
+_FLAGS = frozenset("gpIi0123456789")
+_ACTIONS = frozenset("pd=")
 
 
-class _Unsafe(Exception):
-    """The script does (or may do) more than print."""
+def reads(arguments: list[str]) -> bool:
+    """Whether ``sed`` with ``arguments`` only prints (see the module doc)."""
+    parsed = parse(arguments, TABLE)
+    if parsed is None or not parsed.operands:
+        return False
+    script, *files = parsed.operands
+    return only_prints(script) and not any(looks_secret(f) for f in files)
+
+
+class _Outside(Exception):
+    """The script is outside the grammar."""
 
 
 def only_prints(script: str) -> bool:
-    """Whether ``script`` only prints and edits text (see the module doc)."""
+    """Whether ``script`` is in the grammar (see the module doc)."""
+    if not script.strip() or not set(script) <= _PRINTABLE:
+        return False
     try:
-        _Reader(script).read()
-    except _Unsafe:
+        reader = _Reader(script)
+        reader.script(depth=0)
+        if reader.at != len(script):
+            return False
+    except _Outside:
         return False
     return True
 
 
 class _Reader:
-    def __init__(self, script: str) -> None:
-        self.text = script
+    def __init__(self, text: str) -> None:
+        self.text = text
         self.at = 0
 
     def peek(self) -> str:
         return self.text[self.at] if self.at < len(self.text) else ""
 
     def take(self) -> str:
-        if self.at >= len(self.text):
-            raise _Unsafe("unexpected end")
-        ch = self.text[self.at]
+        ch = self.peek()
+        if not ch:
+            raise _Outside("unexpected end")
         self.at += 1
         return ch
 
     def spaces(self) -> None:
-        while self.peek() in (" ", "\t") and self.peek():
+        while self.peek() == " ":
             self.at += 1
 
-    def read(self) -> None:
-        depth = 0
+    def script(self, depth: int) -> None:
+        """Commands separated by ``;``, up to the end (or the ``}`` of a block)."""
         while True:
-            while self.peek() and self.peek() in " \t;":
-                self.at += 1
-            if not self.peek():
-                break
-            if self.peek() == "#":
-                break  # a comment to the end of the (only) line
-            if self.peek() == "}":
-                self.at += 1
-                depth -= 1
-                if depth < 0:
-                    raise _Unsafe("unbalanced }")
-                continue
-            self.address()
-            command = self.take()
-            if command == "{":
-                depth += 1
-            elif command in _SIMPLE:
-                pass
-            elif command in _NUMBERED:
+            self.spaces()
+            ch = self.peek()
+            if not ch or ch == "}":
+                if (ch == "}") != (depth > 0):
+                    raise _Outside("unbalanced braces")
+                return
+            if ch != ";":
+                self.command(depth)
                 self.spaces()
-                while self.peek().isdigit():
-                    self.at += 1
-            elif command in _JUMPS or command == ":":
-                self.label(required=command == ":")
-            elif command in _TEXT:
-                self.at = len(self.text)  # the rest of the line is text to print
-            elif command == "y":
-                delimiter = self.delimiter()
-                self.part(delimiter, regex=False)
-                self.part(delimiter, regex=False)
-            elif command == "s":
-                delimiter = self.delimiter()
-                self.part(delimiter, regex=True)
-                self.part(delimiter, regex=False)
-                self.s_flags()
-            else:
-                raise _Unsafe(f"command {command!r}")  # e w W r R v and the unknown
-        if depth:
-            raise _Unsafe("unbalanced {")
+                if self.peek() not in ("", ";", "}"):
+                    raise _Outside("no ; after a command")
+            if self.peek() == ";":
+                self.at += 1
 
-    def address(self) -> None:
-        if not self.one_address():
+    def command(self, depth: int) -> None:
+        if self.address():
+            if self.peek() == ",":
+                self.at += 1
+                if not self.address():
+                    raise _Outside("missing second address")
+            self.spaces()
+            if self.peek() == "!":
+                self.at += 1
+                self.spaces()
+        action = self.take()
+        if action in _ACTIONS:
             return
-        self.spaces()
-        if self.peek() == ",":
-            self.at += 1
-            self.spaces()
-            if self.peek() in ("+", "~"):
-                self.at += 1
-                if not self.peek().isdigit():
-                    raise _Unsafe("bad address step")
-                while self.peek().isdigit():
-                    self.at += 1
-            elif not self.one_address():
-                raise _Unsafe("missing second address")
-        self.spaces()
-        while self.peek() == "!":
-            self.at += 1
-            self.spaces()
+        if action == "q":
+            self.digits()
+        elif action == "s":
+            self.substitution()
+        elif action == "{":
+            self.script(depth + 1)
+            self.take()  # the "}" script() stopped at
+        else:
+            raise _Outside(f"command {action!r}")
 
-    def one_address(self) -> bool:
-        ch = self.peek()
-        if ch.isdigit():
-            while self.peek().isdigit():
-                self.at += 1
-            if self.peek() == "~":
-                self.at += 1
-                while self.peek().isdigit():
-                    self.at += 1
+    def digits(self) -> bool:
+        start = self.at
+        while self.peek().isdigit():
+            self.at += 1
+        return self.at > start
+
+    def address(self) -> bool:
+        if self.digits():
             return True
-        if ch == "$":
+        if self.peek() == "$":
             self.at += 1
             return True
-        if ch in ("/", "\\"):
+        if self.peek() == "/":
             self.at += 1
-            delimiter = "/" if ch == "/" else self.delimiter()
-            self.part(delimiter, regex=True)
-            while self.peek() in ("I", "M") and self.peek():
+            self.part("/", _REGEX_ESCAPES)
+            if self.peek() == "I":
                 self.at += 1
             return True
         return False
 
-    def delimiter(self) -> str:
+    def substitution(self) -> None:
         delimiter = self.take()
-        if delimiter in ("\\", "\n", "") or delimiter.isspace():
-            raise _Unsafe("bad delimiter")
-        return delimiter
+        if delimiter not in _DELIMITERS:
+            raise _Outside("delimiter")
+        self.part(delimiter, _REGEX_ESCAPES)
+        self.part(delimiter, _REPLACEMENT_ESCAPES)
+        while self.peek() in _FLAGS and self.peek():
+            self.at += 1
 
-    def part(self, delimiter: str, *, regex: bool) -> None:
-        """Skip to just after the next unescaped ``delimiter``."""
+    def part(self, delimiter: str, escapes: frozenset[str]) -> None:
+        """Up to and past ``delimiter``: no brackets, no other delimiter, few escapes."""
         while True:
             ch = self.take()
-            if ch == "\\":
-                self.take()
-            elif ch == delimiter:
+            if ch == delimiter:
                 return
-            elif ch == "[" and regex:
-                self.bracket(delimiter)
-
-    def bracket(self, delimiter: str) -> None:
-        """A bracket expression holding the delimiter reads differently in GNU and BSD sed."""
-        end = self.at
-        if self.text[end : end + 1] == "^":
-            end += 1
-        if self.text[end : end + 1] == "]":
-            end += 1
-        close = self.text.find("]", end)
-        if close < 0 or delimiter in self.text[self.at : close]:
-            raise _Unsafe("bracket expression with the delimiter")
-
-    def s_flags(self) -> None:
-        while self.peek() and self.peek() not in " \t;}#":
-            if self.peek() not in _S_FLAGS:
-                raise _Unsafe(f"s flag {self.peek()!r}")  # e (execute), w (write)
-            self.at += 1
-
-    def label(self, *, required: bool) -> None:
-        self.spaces()
-        start = self.at
-        while self.peek() and self.peek() not in " \t;}":
-            if self.peek() not in _LABEL:
-                raise _Unsafe("odd label")
-            self.at += 1
-        if required and self.at == start:
-            raise _Unsafe("empty label")
+            if ch in _NEVER_IN_PARTS:
+                raise _Outside("bracket")
+            if ch == "\\":
+                escaped = self.take()
+                if escaped not in escapes or escaped == delimiter:
+                    raise _Outside("escape")
