@@ -25,10 +25,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from discord_mcp.approvals import preview
+from discord_mcp.approvals import preview, shell_rules
 from discord_mcp.approvals.changes import file_change
 from discord_mcp.approvals.risk import command_risks
-from discord_mcp.approvals.shell import rules as shell_rules
 
 Client = Literal["claude", "codex", "gemini", "acp"]
 CLIENTS: tuple[Client, ...] = ("claude", "codex", "gemini", "acp")
@@ -159,7 +158,7 @@ class Action:
         reason: why the agent says it wants this (its description or justification).
         risks: short phrases for the card's warning ("recursive delete", ...).
         rule: the session rule "Allow for this session" records (``shell:{...}``, see
-            :mod:`~discord_mcp.approvals.shell.rules`, or ``tool:<name>``); empty when only
+            :mod:`~discord_mcp.approvals.shell_rules`, or ``tool:<name>``); empty when only
             this exact request can be covered.
         rule_label: that rule in English words (the card words it from ``rule`` itself).
     """
@@ -258,7 +257,7 @@ def rule_matches(rule: str, request: ToolRequest) -> bool:
     """Whether a session rule recorded earlier answers ``request``.
 
     ``tool:<name>``: the same tool (never the shell). ``shell:{...}``: a shell command the
-    rule covers (:meth:`~discord_mcp.approvals.shell.rules.CommandRule.covers`). Any other
+    rule covers (:meth:`~discord_mcp.approvals.shell_rules.CommandRule.covers`). Any other
     rule (such as the ``cmd:<prefix>`` rules of earlier versions) answers nothing.
     """
     if rule.startswith("tool:"):

@@ -10,7 +10,7 @@ run's ``--settings`` file) and Gemini CLI's ``BeforeTool`` (in the overlay setti
 without network). It needs no Discord settings and answers at once, from the tool call alone:
 
 - a web tool, or a tool of an MCP server other than ours: denied;
-- a shell command that uses the network (:func:`~discord_mcp.runs.constraints.network_use`):
+- a shell command that uses the network (:func:`~discord_mcp.judge.network.network_use`):
   denied, with the reason as the tool's error, so the agent can do without;
 - anything else: no decision (the CLI's own rules, and our approvals, go on as usual).
 
@@ -31,7 +31,7 @@ def handle(
     payload: Mapping[str, Any], options: HookOptions, environ: Mapping[str, str]
 ) -> dict[str, Any] | None:
     try:
-        from discord_mcp.runs.constraints import network_use
+        from discord_mcp.judge.network import network_use
 
         tool_input = payload.get("tool_input")
         arguments = dict(tool_input) if isinstance(tool_input, Mapping) else {}

@@ -11,7 +11,7 @@ tool and the owner; without it (``ask``: the run's settings match only the read 
 
 Codex (``discord-watch`` runs): Codex asks about no command its sandbox allows, so this hook is
 where a run's calls ask the owner: every call that writes or executes (``ask``: a shell command
-that only reads, see :mod:`discord_mcp.approvals.readonly`, runs without asking) or every call
+that only reads, see :mod:`discord_mcp.judge.readonly`, runs without asking) or every call
 (``ask-all``, or ``DISCORD_MCP_APPROVALS=ask-all``). Codex reads (0.169.0)::
 
     {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
@@ -73,7 +73,7 @@ def handle(
 
 
 def _reads(tool: str, arguments: Mapping[str, Any]) -> bool:
-    from discord_mcp.approvals.readonly import is_read_only
+    from discord_mcp.judge.readonly import is_read_only
 
     command = arguments.get("command")
     return tool == SHELL and isinstance(command, str) and is_read_only(command)

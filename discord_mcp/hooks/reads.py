@@ -7,7 +7,7 @@ Reads (Gemini CLI's ``read_file``, ``read_many_files``, ``list_directory``, ``gl
 ``grep_search`` and ``search_file_content``; Claude Code's ``Read``, ``Grep``, ``Glob``,
 ``LS``, ``NotebookRead``): every path the call names (the file, the directory, the glob and
 include patterns) is checked with the shell judge's own test,
-:func:`discord_mcp.approvals.shell.secrets.looks_secret`, as written, once made absolute
+:func:`discord_mcp.judge.secrets.looks_secret`, as written, once made absolute
 against the agent's directory (``~`` expanded, ``..`` and repeated ``/`` folded), and once with
 its links followed; any of them looking secret asks. A value that is not text asks.
 ``read_many_files`` reads whole directories and globs, so it runs unasked only for a list of
@@ -25,14 +25,9 @@ itself is sent (a DNS name can carry a few bytes in its labels): that is what "b
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import os
 import re
-import sys
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 GEMINI_READS = frozenset(
@@ -125,30 +120,8 @@ def _secret_path(word: str, cwd: str) -> bool:
     return looks_secret(real)
 
 
-_JUDGE = Path(__file__).resolve().parents[1] / "approvals" / "shell" / "secrets.py"
-
-
-@functools.cache
 def _looks_secret() -> Callable[[str], bool]:
-    """The shell judge's ``looks_secret``. Imported the usual way it loads the approvals
-    package, whose ``__init__`` registers the approval card kind and with it the whole decision
-    machinery (a third of a second of every read's hook); the function needs none of it, so
-    its module file is loaded alone, unless the package is loaded already (or the module cannot
-    stand alone: then the usual import)."""
-    module = sys.modules.get("discord_mcp.approvals.shell.secrets") or _alone()
-    found: Callable[[str], bool] = module.looks_secret
-    return found
+    """The judge's ``looks_secret`` (:mod:`discord_mcp.judge` is light to import)."""
+    from discord_mcp.judge.secrets import looks_secret
 
-
-def _alone() -> ModuleType:
-    try:
-        spec = importlib.util.spec_from_file_location("_discord_mcp_read_secrets", _JUDGE)
-        if spec is None or spec.loader is None:
-            raise ImportError(str(_JUDGE))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    except Exception:  # it needs its package after all: the usual import
-        from discord_mcp.approvals.shell import secrets
-
-        return secrets
-    return module
+    return looks_secret

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-from discord_mcp.approvals.readonly import is_read_only
+from discord_mcp.judge.readonly import is_read_only
 from tests.support.judge_families import BATCH, FAMILIES
 from tests.support.requirements import missing, require_program
 from tests.support.syscall_trace import Finding, Sandbox, check

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from discord_mcp.approvals.readonly import is_read_only
 from discord_mcp.hooks.pre_tool_use import handle
 from discord_mcp.hooks.runner import HookOptions
+from discord_mcp.judge.readonly import is_read_only
 
 PLAIN_READS = [
     "ls", "ls -la", "ls -la src/", "ls --color=auto -1", "/bin/ls", "/usr/bin/git status",
@@ -184,7 +184,7 @@ WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=14)
 
 
 def _unknown(words: list[str], flag: str) -> bool:
-    from discord_mcp.approvals.shell.readers import known_flag
+    from discord_mcp.judge.readers import known_flag
 
     return not known_flag(words[0], words[1] if words[0] == "git" else None, flag)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from discord_mcp.approvals.readonly import is_read_only
+from discord_mcp.judge.readonly import is_read_only
 
 REVIEW = [
     # issue 32: each ran without a card

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from discord_mcp.hooks.cli import main
-from discord_mcp.runs.constraints import command_network_use
+from discord_mcp.judge.network import command_network_use
 
 
 def hook(client: str, payload: Any) -> dict[str, Any] | None:

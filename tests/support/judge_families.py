@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from hypothesis.strategies import SearchStrategy
 
-from discord_mcp.approvals.shell import git as judge_git
-from discord_mcp.approvals.shell.options import Table
+from discord_mcp.judge import git as judge_git
+from discord_mcp.judge.options import Table
 from tests.support.judge_commands import (
     DIRECTORIES,
     FILES,

@@ -45,8 +45,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from discord_mcp.approvals.shell.readers import program_of
-from discord_mcp.approvals.shell.words import split
+from discord_mcp.judge.readers import program_of
+from discord_mcp.judge.words import split
 
 ENV_MARKER = "envmarker-5c1e9a0f7d"
 """The value of a variable in every command's environment; no read-only output may hold it."""

@@ -29,8 +29,8 @@ are ``-n``, ``-E``/``-r``, ``-s``, ``-u``, ``-z``, ``--posix``, ``--sandbox``: n
 
 from __future__ import annotations
 
-from discord_mcp.approvals.shell.options import Table, parse
-from discord_mcp.approvals.shell.secrets import looks_secret
+from discord_mcp.judge.options import Table, parse
+from discord_mcp.judge.secrets import looks_secret
 
 TABLE = Table.of(
     "-n -E -r -s -u -z --quiet --silent --regexp-extended --separate --unbuffered "

@@ -3,16 +3,16 @@
 Claude Code and Gemini CLI decide for themselves which calls need a person (reads do not);
 Codex runs every command in its sandbox and asks about none of them, so for Codex runs we tell
 reads from the rest ourselves. An allow-list, failing closed: a command skips the card only
-when it is one plain command (:mod:`~discord_mcp.approvals.shell.words`) of a program whose
-every word is known to be harmless (:mod:`~discord_mcp.approvals.shell.readers`; sed, jq and
+when it is one plain command (:mod:`~discord_mcp.judge.words`) of a program whose
+every word is known to be harmless (:mod:`~discord_mcp.judge.readers`; sed, jq and
 awk programs only in grammars small enough to be read completely) and that reads no secret,
 its paths compared normalised. Anything else asks.
 """
 
 from __future__ import annotations
 
-from discord_mcp.approvals.shell.readers import reads_only
-from discord_mcp.approvals.shell.words import split
+from discord_mcp.judge.readers import reads_only
+from discord_mcp.judge.words import split
 
 MAX_LENGTH = 4096
 """A longer command always asks (nobody reads it on a phone; judging it costs time)."""

@@ -1,11 +1,11 @@
 """The programs whose known options only read: one :class:`Reader` each.
 
 A reader is a program with a table of the options we know to be harmless
-(:mod:`~discord_mcp.approvals.shell.options`); the rest of what we know about it is here: how
+(:mod:`~discord_mcp.judge.options`); the rest of what we know about it is here: how
 many leading operands are patterns rather than paths, how many operands it may have
 (``uniq IN OUT`` writes OUT), and any check of its own (``date +FORMAT`` only: another operand
 sets the clock). git, find, sed and jq need more than a table: see
-:mod:`~discord_mcp.approvals.shell.readers`.
+:mod:`~discord_mcp.judge.readers`.
 
 Left out on purpose: every option that writes a file, runs a program or reads one we do not
 see (``-o``, ``--pre``, ``-x``/``--exec``, ``-e``, ``-f``, ``--compress-program``,
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from discord_mcp.approvals.shell.options import Parsed, Table
+from discord_mcp.judge.options import Parsed, Table
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from discord_mcp.approvals.shell.options import Parsed, Table, parse
+from discord_mcp.judge.options import Parsed, Table, parse
 
 GLOBAL = Table.of("--no-pager -P --no-optional-locks --literal-pathspecs", "-C")
 

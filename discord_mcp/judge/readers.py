@@ -25,10 +25,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from discord_mcp.approvals.shell import awk, git, jq, sed
-from discord_mcp.approvals.shell.options import Parsed, parse
-from discord_mcp.approvals.shell.programs import PATTERN_COUNT, READERS, Reader
-from discord_mcp.approvals.shell.secrets import looks_secret
+from discord_mcp.judge import awk, git, jq, sed
+from discord_mcp.judge.options import Parsed, parse
+from discord_mcp.judge.programs import PATTERN_COUNT, READERS, Reader
+from discord_mcp.judge.secrets import looks_secret
 
 SYSTEM_DIRECTORIES = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/opt/homebrew/bin/")
 _FIND_PLAIN = frozenset(

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import re
 
-from discord_mcp.approvals.shell.options import Table, parse
-from discord_mcp.approvals.shell.secrets import looks_secret
+from discord_mcp.judge.options import Table, parse
+from discord_mcp.judge.secrets import looks_secret
 
 
 def _set(text: str) -> frozenset[str]:

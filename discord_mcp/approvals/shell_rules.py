@@ -6,7 +6,7 @@ source of both the matcher (:meth:`CommandRule.covers`) and the sentence on the 
 (:meth:`CommandRule.describe`), so the two cannot drift. A rule covers a later command only
 when that command
 
-- is one plain command (:func:`~discord_mcp.approvals.shell.words.split`): no environment
+- is one plain command (:func:`~discord_mcp.judge.words.split`): no environment
   assignment (``GIT_SSH_COMMAND=…``, ``LD_PRELOAD=…``), chaining, redirection, substitution
   or look-alike character; and nothing :func:`~discord_mcp.approvals.risk.command_risks`
   flags;
@@ -15,7 +15,7 @@ when that command
   leading subcommand words (``git commit``, ``npm run build``) and no option before them
   (``git -C dir``, ``git -c key=value``);
 - for ``git push``: pushes to the same remote (or, like the allowed one, names none), with
-  only the options of a plain push (:data:`~discord_mcp.approvals.shell.git.PUSH`) and
+  only the options of a plain push (:data:`~discord_mcp.judge.git.PUSH`) and
   refspecs that neither force, delete, rename nor match many;
 - for any other program: uses no option word the owner did not see on the allowed command,
   and only arguments of the kinds the owner saw (:func:`kinds`): its plain words and relative
@@ -43,8 +43,8 @@ from typing import Literal
 
 from discord_mcp import i18n
 from discord_mcp.approvals.risk import command_risks
-from discord_mcp.approvals.shell import git
-from discord_mcp.approvals.shell.words import split
+from discord_mcp.judge import git
+from discord_mcp.judge.words import split
 
 PREFIX = "shell:"
 """How a command rule is stored (``shell:{...}``). Rules stored by earlier versions

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from discord_mcp.approvals.shell.paths import forms
+from discord_mcp.judge.paths import forms
 
 _NAMES = frozenset(
     {
