@@ -14,9 +14,12 @@ Retry policy:
   than the caller's ``max_wait`` raises :class:`~discord_mcp.errors.RateLimited` at once. The
   wait is capped (:mod:`.waits`: seconds for the global limit, minutes for a route), and one of
   over an hour is a ban, :class:`~discord_mcp.errors.CloudflareBanned` at once.
-* 429 without that body: Cloudflare banned the IP; :class:`~discord_mcp.errors.CloudflareBanned`
+* 429 that is not Discord's (no ``Via`` header, not JSON: Cloudflare's error page, as
+  discord.py tells it): Cloudflare banned the IP; :class:`~discord_mcp.errors.CloudflareBanned`
   at once, and nothing is retried (retrying extends the ban). The limiter records the ban in
-  the ledger every process shares, so no process sends anything until it should be over.
+  the ledger every process shares, for as long as its ``Retry-After`` says, so no process sends
+  anything until it should be over. A JSON 429 from Discord without ``retry_after`` is a limit:
+  its headers say the wait, else a short default.
 * 401: the token is wrong; every later request fails fast without being sent, to protect the
   invalid-request budget.
 * 5xx and transport failures: bounded retries with exponential backoff, but only for requests
@@ -55,6 +58,7 @@ from discord_mcp.transport.responses import (
     ONE,
     Shape,
     backoff,
+    ban_seconds,
     decoded,
     http_error,
     is_cloudflare_ban,
@@ -159,9 +163,11 @@ class RestClient(CommandCalls, ThreadCalls):
         files: Sequence[Upload] = (),
         max_wait: float = DEFAULT_MAX_WAIT_S,
         expect: Shape | None = None,
+        keep: int = 0,
     ) -> Any:
         """Send one request through the rate limiter; return the decoded JSON (None for 204),
-        which must be of the shape ``expect`` when given.
+        which must be of the shape ``expect`` when given (``keep``: the request can wait, and
+        leaves that many of its bucket's window to others, :mod:`.ratelimit`).
 
         With ``files`` the request is ``multipart/form-data`` as Discord reads it: the JSON body
         in a ``payload_json`` part and file ``n`` in a ``files[n]`` part (the body's
@@ -195,10 +201,11 @@ class RestClient(CommandCalls, ThreadCalls):
         rate_limited_tries = 0
         error_tries = 0
         while True:
-            ticket = await self._limiter.acquire(route, max_wait=max_wait)
+            ticket = await self._limiter.acquire(route, max_wait=max_wait, keep=keep)
             headers: Mapping[str, str] | None = None
             status: int | None = None
             banned = False
+            ban_for: float | None = None
             try:
                 response = await self._http.request(
                     route.method,
@@ -209,6 +216,7 @@ class RestClient(CommandCalls, ThreadCalls):
                 )
                 headers, status = response.headers, response.status_code
                 banned = status == 429 and is_cloudflare_ban(response)
+                ban_for = ban_seconds(response) if banned else None
             except httpx.TransportError as exc:
                 never_sent = isinstance(
                     exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout
@@ -223,7 +231,9 @@ class RestClient(CommandCalls, ThreadCalls):
                     f"({type(exc).__name__}: {exc}). Check the network and DISCORD_API_BASE"
                 ) from exc
             finally:
-                await self._limiter.release(ticket, headers, status=status, cloudflare=banned)
+                await self._limiter.release(
+                    ticket, headers, status=status, cloudflare=banned, ban_for=ban_for
+                )
 
             log.debug("%s %s -> %d", route.method, route.template, status)
             if status < 300:
@@ -435,8 +445,12 @@ class RestClient(CommandCalls, ThreadCalls):
         embeds: Sequence[Mapping[str, Any]] | None = None,
         components: Sequence[Mapping[str, Any]] | None = None,
         allowed_mentions: Mapping[str, Any] | None = None,
+        keep: int = 0,
     ) -> Message:
-        """Edit a message in place (edits notify nobody). Only the given fields change."""
+        """Edit a message in place (edits notify nobody). Only the given fields change.
+
+        ``keep``: an edit that can wait (streamed text, a running job's status) leaves that many
+        of the channel's edit window to the others (:meth:`request`)."""
         if content is not None and len(content) > MESSAGE_LIMIT:
             raise ValueError(f"content is {len(content)} characters; at most 2000 fit")
         body: dict[str, Any] = {"allowed_mentions": dict(allowed_mentions or NO_PINGS)}
@@ -452,7 +466,7 @@ class RestClient(CommandCalls, ThreadCalls):
             channel_id=channel_id,
             message_id=message_id,
         )
-        return cast(Message, await self._reopening(channel_id, route, body))
+        return cast(Message, await self._reopening(channel_id, route, body, keep=keep))
 
     async def delete_message(self, channel_id: str, message_id: str) -> None:
         """Delete a message."""
@@ -502,16 +516,22 @@ class RestClient(CommandCalls, ThreadCalls):
     # ---- helpers ----------------------------------------------------------------------------
 
     async def _reopening(
-        self, channel_id: str, route: Route, body: Any, files: Sequence[Upload] = ()
+        self,
+        channel_id: str,
+        route: Route,
+        body: Any,
+        files: Sequence[Upload] = (),
+        *,
+        keep: int = 0,
     ) -> Any:
         """Send; if the target thread is archived (50083), reopen it and send once more. A
         request with a body answers with the object it made or changed (``ONE``)."""
         expect = ONE if body is not None else None
         try:
-            return await self.request(route, json=body, files=files, expect=expect)
+            return await self.request(route, json=body, files=files, expect=expect, keep=keep)
         except BadRequest as exc:
             if exc.code != THREAD_ARCHIVED:
                 raise
         log.info("thread %s is archived; reopening it", channel_id)
         await self.unarchive_thread(channel_id)
-        return await self.request(route, json=body, files=files, expect=expect)
+        return await self.request(route, json=body, files=files, expect=expect, keep=keep)
