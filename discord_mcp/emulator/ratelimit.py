@@ -39,6 +39,7 @@ PUT/DELETE .../reactions/{emoji_name}/@me (one bucket) 1            0.25        
 GET    .../reactions/{emoji_name}                      5            1           channel
 POST   .../messages/{message_id}/threads               5            5           channel
 POST   /channels/{channel_id}/threads                  5            5           channel
+GET    /channels/{channel_id}/threads/archived/public  5            1           channel
 GET    /channels/{channel_id}                          5            1           channel
 PATCH  /channels/{channel_id}                          5            5           channel
 POST   /channels/{channel_id}/typing                   5            5           channel
@@ -101,6 +102,7 @@ ROUTE_LIMITS: dict[str, Limit] = {
     ),
     "POST /channels/{channel_id}/messages/{message_id}/threads": Limit("threads:from", 5, 5.0),
     "POST /channels/{channel_id}/threads": Limit("threads:create", 5, 5.0),
+    "GET /channels/{channel_id}/threads/archived/public": Limit("threads:archived", 5, 1.0),
     "GET /channels/{channel_id}": Limit("channels:get", 5, 1.0),
     "PATCH /channels/{channel_id}": Limit("channels:edit", 5, 5.0),
     "POST /channels/{channel_id}/typing": Limit("channels:typing", 5, 5.0),
