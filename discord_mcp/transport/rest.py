@@ -39,7 +39,9 @@ from __future__ import annotations
 import asyncio
 import json as jsonlib
 import logging
+import math
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -134,6 +136,7 @@ class RestClient(CommandCalls, ThreadCalls):
         self._limiter = limiter or RateLimiter(sleep=sleep)
         self._sleep = sleep
         self._dead: Unauthorized | None = None
+        self._answered_at: float | None = None
         self._thread_types: dict[str, int] = {}
         """Per parent channel, the type of thread :meth:`create_thread` opens there."""
         self._http = httpx.AsyncClient(
@@ -143,6 +146,12 @@ class RestClient(CommandCalls, ThreadCalls):
             limits=httpx.Limits(keepalive_expiry=keepalive_expiry),
             headers={"User-Agent": USER_AGENT},
         )
+
+    def idle_for(self) -> float:
+        """Seconds since Discord last answered this client (infinite before the first)."""
+        if self._answered_at is None:
+            return math.inf
+        return time.monotonic() - self._answered_at
 
     async def aclose(self) -> None:
         """Close the connection pool."""
@@ -235,6 +244,7 @@ class RestClient(CommandCalls, ThreadCalls):
                     ticket, headers, status=status, cloudflare=banned, ban_for=ban_for
                 )
 
+            self._answered_at = time.monotonic()
             log.debug("%s %s -> %d", route.method, route.template, status)
             if status < 300:
                 return decoded(response, route, expect)
