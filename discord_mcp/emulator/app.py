@@ -16,6 +16,7 @@ headers are added there, 401/403/429 answers are counted toward the ban, and
 from __future__ import annotations
 
 import dataclasses
+import email.utils
 import json
 import logging
 import math
@@ -201,12 +202,13 @@ class Emulator:
             body=body,
             host=request.headers.get("host", "127.0.0.1"),
         )
+        date = {"Date": email.utils.formatdate(self.state.wall(), usegmt=True)}
         if isinstance(outcome, HtmlReply):
-            headers = {"Content-Type": _HTML} | outcome.headers
+            headers = {"Content-Type": _HTML} | outcome.headers | date
             response: Response = Response(outcome.text, outcome.status, headers=headers)
             response_json = None
         else:
-            headers = dict(outcome.headers)
+            headers = dict(outcome.headers) | date
             if outcome.json is None:
                 response = Response(None, outcome.status, headers=headers)
             else:

@@ -13,7 +13,8 @@ second left is the acknowledgement's way to Discord.
 
 from __future__ import annotations
 
-DISCORD_EPOCH_MS = 1_420_070_400_000
+from discord_mcp.transport.snowflakes import made_at
+
 DEADLINE_S = 2.5
 """An acknowledgement is sent no later than this after the interaction was created (Discord's
 limit is 3 s; the rest is the request's way there)."""
@@ -26,11 +27,8 @@ PROBE_S = 0.2
 def age(interaction_id: object, wall_now: float) -> float:
     """Seconds since Discord created the interaction (0 for an id that is not a snowflake, or
     a clock behind Discord's)."""
-    text = str(interaction_id or "")
-    if not text.isdigit():
-        return 0.0
-    created = ((int(text) >> 22) + DISCORD_EPOCH_MS) / 1000
-    return max(0.0, wall_now - created)
+    created = made_at(interaction_id)
+    return 0.0 if created is None else max(0.0, wall_now - created)
 
 
 def created_on(interaction: dict[str, object], *, now: float, wall_now: float) -> float:

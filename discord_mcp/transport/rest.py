@@ -37,6 +37,7 @@ connection is not reused after :data:`KEEPALIVE_EXPIRY_S` idle, below the server
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json as jsonlib
 import logging
 import math
@@ -137,6 +138,8 @@ class RestClient(CommandCalls, ThreadCalls):
         self._sleep = sleep
         self._dead: Unauthorized | None = None
         self._answered_at: float | None = None
+        self._clock_offset = 0.0
+        """Discord's clock minus ours, from its answers' ``Date`` header (seconds)."""
         self._thread_types: dict[str, int] = {}
         """Per parent channel, the type of thread :meth:`create_thread` opens there."""
         self._http = httpx.AsyncClient(
@@ -146,6 +149,25 @@ class RestClient(CommandCalls, ThreadCalls):
             limits=httpx.Limits(keepalive_expiry=keepalive_expiry),
             headers={"User-Agent": USER_AGENT},
         )
+
+    def discord_time(self) -> float:
+        """Now on Discord's clock (Unix seconds), as its last answer's ``Date`` header put it:
+        how old a message is (its snowflake's time) is read on it, whatever this machine's
+        clock says."""
+        return time.time() + self._clock_offset
+
+    def _read_clock(self, headers: Mapping[str, str] | None) -> None:
+        raw = (headers or {}).get("date")
+        if not raw:
+            return
+        try:
+            stamp = email.utils.parsedate_to_datetime(raw).timestamp()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return
+        offset = stamp - time.time()
+        # The header has whole seconds: move only when it is off by more than that.
+        if abs(offset - self._clock_offset) > 1.5:
+            self._clock_offset = offset
 
     def idle_for(self) -> float:
         """Seconds since Discord last answered this client (infinite before the first)."""
@@ -245,6 +267,7 @@ class RestClient(CommandCalls, ThreadCalls):
                 )
 
             self._answered_at = time.monotonic()
+            self._read_clock(headers)
             log.debug("%s %s -> %d", route.method, route.template, status)
             if status < 300:
                 return decoded(response, route, expect)
@@ -353,12 +376,15 @@ class RestClient(CommandCalls, ThreadCalls):
         reply_to: str | None = None,
         flags: int | None = None,
         files: Sequence[Upload] = (),
+        nonce: str | None = None,
     ) -> Message:
         """Post one message (content at most 2000 characters; see :meth:`send_text`), with
         ``files`` attached if given (at most 10; the caller checks Discord's size limits).
 
         Carries a nonce that Discord enforces, so a retry after a lost response cannot post it
-        twice. A message to an archived thread reopens the thread and is sent again once.
+        twice (``nonce``: one the caller keeps, at most 25 characters, so a retry after a
+        restart within Discord's few minutes cannot either). A message to an archived thread
+        reopens the thread and is sent again once.
 
         Raises:
             ValueError: ``content`` is longer than Discord allows; split it first.
@@ -369,7 +395,7 @@ class RestClient(CommandCalls, ThreadCalls):
             )
         body: dict[str, Any] = {
             "allowed_mentions": dict(allowed_mentions or NO_PINGS),
-            "nonce": str(secrets.randbelow(10**18)),
+            "nonce": nonce or str(secrets.randbelow(10**18)),
             "enforce_nonce": True,
         }
         if content is not None:
