@@ -351,6 +351,24 @@ async def remove(document: Mapping[str, Any], *, delete_branch: bool) -> str | N
     return "; ".join(problems) or None
 
 
+async def forget(home: Path, document: Mapping[str, Any]) -> None:
+    """Undo a worktree no session came to hold (the run could not be started)."""
+    await remove(document, delete_branch=True)
+    with contextlib.suppress(OSError):
+        await off_loop(record_path(home, str(document["run_id"])).unlink)
+
+
+async def in_work_tree(path: Path) -> bool:
+    """Whether ``path`` is inside a git work tree with at least one commit."""
+    if not command.available():
+        return False
+    try:
+        found = await command.git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], path)
+    except GitFailed:
+        return False
+    return bool(found.line)
+
+
 async def unmerged(document: Mapping[str, Any]) -> int:
     """How many of the run's commits are in neither its base branch nor ``base_commit``.
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from discord_mcp.errors import RunError, SpawnError
+from discord_mcp.git.worktrees import run_cwd
 from discord_mcp.runs.acp_runs import AcpRun, AgentHosts
 from discord_mcp.runs.adapters.acp import McpServerSpec
 from discord_mcp.runs.adapters.base import THREAD_VARIABLE, Outcome, prompt_with_files
@@ -108,7 +109,9 @@ class AcpJobs:
             project = s.projects.get(session.project_name)
             check_tool_enabled(run.tool, project.name, project.tools)
             agent = self.agents.get(run.tool)
-            cwd = s.projects.check_path(project.path)
+            cwd = (
+                run_cwd(session.workdir) if session.workdir else s.projects.check_path(project.path)
+            )
             env = self._env(run)
             host = await self.hosts.acquire(
                 thread_id=run.thread_id,

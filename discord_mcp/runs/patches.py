@@ -112,3 +112,27 @@ async def write_patch(
         return False
     await off_loop(write_bytes, target, patch)
     return True
+
+
+def count_changes(path: Path) -> dict[str, int] | None:
+    """``{files, insertions, deletions}`` of the git patch at ``path`` (None: no patch; a
+    binary file counts as a file without lines). Blocking."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    files = insertions = deletions = 0
+    in_hunk = False
+    for line in data.splitlines():
+        if line.startswith(b"diff --git "):
+            files += 1
+            in_hunk = False
+        elif line.startswith(b"@@ "):
+            in_hunk = True
+        elif in_hunk and line.startswith(b"+"):
+            insertions += 1
+        elif in_hunk and line.startswith(b"-"):
+            deletions += 1
+        elif in_hunk and not line.startswith((b" ", b"\\")) and line:
+            in_hunk = False  # a binary patch, or the next file's header
+    return {"files": files, "insertions": insertions, "deletions": deletions}

@@ -18,6 +18,7 @@ import os
 from typing import TYPE_CHECKING
 
 from discord_mcp.errors import RunError
+from discord_mcp.git.worktrees import run_cwd
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import (
     ARTIFACTS_VARIABLE,
@@ -65,7 +66,7 @@ def spawn_spec(
     check_tool_enabled(tool, project.name, project.tools)
     if job.restricted:
         check_engine(tool)
-    cwd = s.projects.check_path(project.path)
+    cwd = run_cwd(session.workdir) if session.workdir else s.projects.check_path(project.path)
     constraints = Constraints.from_dict(session.constraints)
     offline = not (constraints.allow_network and project.allow_network)
     base = {k: v for k, v in s.env.items() if k not in WITHHELD_VARIABLES}
