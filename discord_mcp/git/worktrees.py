@@ -85,22 +85,6 @@ def save(home: Path, document: Mapping[str, Any]) -> None:
     write_json(record_path(home, str(document["run_id"])), {"version": VERSION, **body})
 
 
-def run_cwd(workdir: str) -> Path:
-    """Where a worktree run's CLI starts: its workdir, if it is still there.
-
-    Raises:
-        RunError: E_WORKTREE_GONE.
-    """
-    path = Path(workdir)
-    if not path.is_dir():
-        raise RunError(
-            "E_WORKTREE_GONE",
-            f"the run's worktree {path} is gone (merged, discarded or removed by gc): start a "
-            "new run",
-        )
-    return path
-
-
 # -- making one
 
 

@@ -15,13 +15,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from discord_mcp.errors import RunError, SpawnError
-from discord_mcp.git.worktrees import run_cwd
 from discord_mcp.runs.acp_runs import AcpRun, AgentHosts
 from discord_mcp.runs.adapters.acp import McpServerSpec
 from discord_mcp.runs.adapters.base import THREAD_VARIABLE, Outcome, prompt_with_files
 from discord_mcp.runs.agents import AgentRegistry
 from discord_mcp.runs.contract import PermissionAsker, PreparedTurn
-from discord_mcp.runs.launch import attached_files, check_tool_enabled, private_dirs
+from discord_mcp.runs.launch import attached_files, check_tool_enabled, private_dirs, run_cwd
 from discord_mcp.runs.model import Job, parse_iso
 
 if TYPE_CHECKING:

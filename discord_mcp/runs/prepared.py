@@ -18,7 +18,6 @@ import os
 from typing import TYPE_CHECKING
 
 from discord_mcp.errors import RunError
-from discord_mcp.git.worktrees import run_cwd
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import (
     ARTIFACTS_VARIABLE,
@@ -30,7 +29,13 @@ from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.contract import PreparedTurn, TurnPreparer
 from discord_mcp.runs.controls import with_model
 from discord_mcp.runs.folders import RunFolder
-from discord_mcp.runs.launch import attached_files, check_tool_enabled, private_dirs, write_private
+from discord_mcp.runs.launch import (
+    attached_files,
+    check_tool_enabled,
+    private_dirs,
+    run_cwd,
+    write_private,
+)
 from discord_mcp.runs.model import STOPPED_CODE, Job, Session
 from discord_mcp.runs.restricted import check_engine
 from discord_mcp.runs.runner import JobPaths

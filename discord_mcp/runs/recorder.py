@@ -30,9 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import DiscordMCPError
-from discord_mcp.git import worktrees
+from discord_mcp.git import landing, worktrees  # modules: the git room imports runs.folders
 from discord_mcp.git.command import GitFailed
-from discord_mcp.git.landing import result_fields
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.folders import AT_REST, RunFolder, read_document
@@ -351,11 +350,11 @@ class RunRecorder:
         project_path = self._project_path(session.project_name)
         artifacts = []
         base = document.get("base_tree")
-        git: dict[str, Any] = result_fields(None)
+        git: dict[str, Any] = landing.result_fields(None)
         if session.workdir is not None:  # the run's own worktree: its branch is its work
             record = await self._settle(folder, job) if ran else None
             record = record or await off_loop(worktrees.load, self.home, folder.run_id)
-            git = result_fields(record)
+            git = landing.result_fields(record)
         elif isinstance(base, str) and project_path is not None and ran:
             await write_patch(project_path, base, folder.patch, folder.root / ".scratch")
         if await off_loop(folder.patch.exists):

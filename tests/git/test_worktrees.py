@@ -3,6 +3,8 @@ and never touching the project's checkout."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -207,3 +209,18 @@ def test_git_gets_no_prompt_no_pager_and_none_of_the_callers_git_variables(
     assert env["GIT_SSH_COMMAND"] == "ssh -i key"
     assert env["GIT_TERMINAL_PROMPT"] == "0"
     assert env["GIT_PAGER"] == "cat"
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["command", "worktrees", "landing", "remotes", "sweep"],
+)
+def test_each_module_of_the_git_room_imports_first_without_a_cycle(module: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", f"import discord_mcp.git.{module}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
