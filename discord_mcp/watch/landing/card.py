@@ -95,7 +95,7 @@ def card_text(record: Mapping[str, Any], *, extra: str | None = None) -> str:
         lines.append(outcome)
     if extra:
         lines.append(extra)
-    lines.append(f"-# run `{run_id}` · worktree `{record.get('path')}`")
+    lines.append(f"-# run `{run_id}` · in a git worktree of its own")
     return _fit(lines)
 
 
