@@ -104,10 +104,10 @@ async def land(
         except RunError as exc:
             await _note(home, document, action, by, via, now, ok=False, message=exc.message)
             raise
-        except GitFailed as exc:
+        except (GitFailed, ValueError) as exc:
+            said = exc.message if isinstance(exc, GitFailed) else str(exc)
             message = (
-                f"git failed: {exc.message}. Nothing was lost: the branch {document['branch']} "
-                "is kept"
+                f"git failed: {said}. Nothing was lost: the branch {document['branch']} is kept"
             )
             await _note(home, document, action, by, via, now, ok=False, message=message)
             raise RunError("E_GIT_FAILED", message) from None

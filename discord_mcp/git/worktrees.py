@@ -123,6 +123,15 @@ async def create(
     kept_out = await _uncommitted(top)
     path = worktree_dir(home, run_id)
     branch = branch_of(run_id)
+    taken = await command.git(
+        ["rev-parse", "--verify", "-q", f"refs/heads/{branch}"], top, check=False
+    )
+    if taken.code == 0 or await off_loop(os.path.lexists, path):
+        raise RunError(
+            "E_WORKTREE_FAILED",
+            f"the branch {branch} or the folder {path} exists already (left from an earlier "
+            "attempt): nothing was touched; start a new run",
+        )
     await off_loop(ensure_dir, path.parent)
     try:
         await command.git(

@@ -224,3 +224,20 @@ def test_each_module_of_the_git_room_imports_first_without_a_cycle(module: str) 
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
+
+
+async def test_a_branch_left_by_an_earlier_attempt_is_never_taken_over_or_deleted(
+    tmp_path: Path,
+) -> None:
+    project = make_repo(tmp_path / "app")
+    git(project, "branch", f"discord-mcp/{RUN}")
+    git(project, "switch", "-q", f"discord-mcp/{RUN}")
+    left = commit(project, {"left.txt": "work from before\n"}, "work from before")
+    git(project, "switch", "-q", "main")
+
+    with pytest.raises(RunError) as refused:
+        await make(tmp_path / "home", project)
+
+    assert refused.value.code == "E_WORKTREE_FAILED"
+    assert "nothing was touched" in refused.value.message
+    assert head(project, f"refs/heads/discord-mcp/{RUN}") == left

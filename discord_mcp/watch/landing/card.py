@@ -151,8 +151,8 @@ def components(
         if changed:
             label = f"{MERGE} into {into}" if into else MERGE
             buttons.append(_button(label[:80], run_id, "merge", SUCCESS, machine))
-            if landed.get("action") != "pr":
-                buttons.append(_button(OPEN_PR, run_id, "pr", PRIMARY, machine))
+            # After a PR it pushes the branch again (the PR follows it).
+            buttons.append(_button(OPEN_PR, run_id, "pr", PRIMARY, machine))
         buttons.append(_button(DISCARD, run_id, "discard", DANGER, machine))
     return [{"type": 1, "components": buttons}] if buttons else []
 

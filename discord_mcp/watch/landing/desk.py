@@ -263,7 +263,7 @@ class LandingDesk:
             RunError: why nothing was done (said in the thread too).
         """
         session = self.engine.session_of_run(run_id)
-        thread = session.thread_id if session is not None else None
+        thread = session.thread_id if session is not None else (card[0] if card else None)
         try:
             done = await self.engine.land(run_id, action, by=by, via=via, squash=squash)
         except RunError as exc:
