@@ -30,6 +30,7 @@ SHELL_SCRIPTS = [
     "install-browser",
     "install-systemd-unit",
     "start-discord-watch.sh",
+    "screenshots",
 ]
 
 

@@ -54,6 +54,7 @@ THREAD_BOUND = frozenset(
         "stop",
         "cancel",
         "logs",
+        "diff",
         "schedule add",
     }
 )

@@ -113,6 +113,9 @@ class DiscordNotifier:
         self._typing: dict[str, asyncio.Task[None]] = {}
         self._last_edit: dict[str, float] = {}
         self._live: dict[str, LiveText] = {}  # job id -> its streamed answer
+        self.after_final: Callable[[JobView, SessionView], None] | None = None
+        """Told (without waiting) once a job's final message is posted: the run's changes card
+        follows it (:mod:`discord_mcp.watch.landing`)."""
 
     def language(self, job: JobView) -> str:
         """The language of ``job``'s status lines."""
@@ -214,6 +217,8 @@ class DiscordNotifier:
             )
         except DiscordError as exc:
             log.warning("posting to thread %s failed: %s", job.thread_id, exc)
+        if self.after_final is not None:
+            self.after_final(job, session)
 
     def _pings(self, job: JobView) -> list[str]:
         if self._mention == "none" or job.retried_by is not None or stopped(job):
