@@ -334,7 +334,7 @@ def report(name: str, latencies: list[float], budget: float, statistic: str) -> 
     return ok
 
 
-QUICK = ("--samples", "3", "--interval", "0.5")
+QUICK = ("--samples", "5", "--interval", "0.5")
 """``--quick``: the same checks on fewer rounds."""
 
 
