@@ -52,6 +52,7 @@ from discord_mcp.team.presence import THREAD_NAME
 from discord_mcp.team.probe import PROBE_WAIT_S
 from discord_mcp.team.records import parse
 from discord_mcp.team.routing import LAST_SLOT, SLOT_S
+from discord_mcp.team.signing import RecordKey
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.shared_ledger import FileLedger, shared_limiter
 
@@ -168,12 +169,12 @@ def _told(emulator: RunningEmulator, root: Path, names: tuple[str, ...]) -> None
     )
 
 
-def _records(control: httpx.Client) -> set[str]:
+def _records(control: httpx.Client, key: RecordKey) -> set[str]:
     names = set()
     for channel in control.get("/state").json()["channels"]:
         if channel.get("name") == THREAD_NAME:
             for message in control.get(f"/channels/{channel['id']}/messages").json():
-                record = parse(message)
+                record = parse(message, key=key)
                 if record is not None:
                     names.add(record.name)
     return names
@@ -194,7 +195,7 @@ def _wait(
             if (
                 connected >= len(names)
                 and commands >= COMMAND_COUNT
-                and set(names) <= _records(control)
+                and set(names) <= _records(control, RecordKey(Secret(emulator.token)))
                 and _lists(emulator, control, names)
             ):
                 return

@@ -6,7 +6,10 @@ rounds, in under a minute. Here each runs so and must exit 0: 1 is a figure over
 something measured that is broken. The budgets are the benchmarks' own (README, Benchmarks),
 absolute where a user feels them and relative to a baseline measured in the same run where the
 machine's noise would make an absolute figure lie. They run one after another in their own lane
-(tests/conftest.py), beside the rest of the suite.
+(tests/conftest.py), beside the rest of the suite. A benchmark over budget (exit 1) is run once
+more, and fails only when it is over again: a real slowdown is over twice, while one unlucky
+round on a machine the rest of the suite keeps busy rarely is. Something broken (exit 2, a
+traceback) fails at once.
 
 The benchmarks that start discord-mcp also run against a deliberately broken server command
 (``--server-command``) with the fewest rounds it takes: they must exit 2 and say what broke.
@@ -65,7 +68,7 @@ def test_every_benchmark_has_a_quick_mode() -> None:
         assert "parse_arguments(parser, QUICK" in text, f"bench/{name}.py has no --quick"
 
 
-@pytest.mark.timeout(QUICK_TIMEOUT_S + 30)
+@pytest.mark.timeout(2 * QUICK_TIMEOUT_S + 30)
 @pytest.mark.parametrize("name", benchmarks())
 def test_a_benchmark_in_quick_mode_is_within_every_budget_it_prints(name: str) -> None:
     if name == "approvals":
@@ -73,6 +76,10 @@ def test_a_benchmark_in_quick_mode_is_within_every_budget_it_prints(name: str) -
             require_cli(cli)
     done = run(name, "--quick", timeout=QUICK_TIMEOUT_S)
     report = f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    if done.returncode == 1 and "Traceback" not in done.stderr:  # over budget: measure again
+        done = run(name, "--quick", timeout=QUICK_TIMEOUT_S)
+        report = f"{report}\n--- measured again ---\nexit {done.returncode}\n{done.stdout}\n"
+        report += done.stderr
     assert done.returncode == 0, report
     assert "Traceback" not in done.stderr, report
     assert "OVER BUDGET" not in done.stdout, report
