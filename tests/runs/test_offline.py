@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,28 +37,28 @@ BASH = shutil.which("bash") or "/bin/bash"
 
 
 class Listener:
-    """A TCP listener on the host's loopback that counts the connections it accepts."""
+    """A TCP listener on the host's loopback that counts the connections made to it: a
+    connection the kernel completed waits in the backlog, so counting takes them from there
+    (no thread that might not have accepted yet)."""
 
     def __init__(self) -> None:
         self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.setblocking(False)
         self.port: int = self.server.getsockname()[1]
-        self.accepted = 0
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
+        self._count = 0
 
-    def _accept(self) -> None:
+    @property
+    def accepted(self) -> int:
         while True:
             try:
                 connection, _ = self.server.accept()
-            except OSError:
-                return
-            self.accepted += 1
+            except BlockingIOError:
+                return self._count
+            self._count += 1
             connection.close()
 
     def close(self) -> None:
-        self.server.shutdown(socket.SHUT_RDWR)  # wakes the accept() under way
         self.server.close()
-        self.thread.join(5)
 
 
 @pytest.fixture
