@@ -37,6 +37,11 @@ def document(path: Path) -> dict[str, Any]:
     return dict(json.loads(path.read_text(encoding="utf-8")))
 
 
+def written(path: Path) -> dict[str, Any]:
+    """The document at ``path`` once it is written (the result follows the job's end)."""
+    return document(path) if path.exists() else {}
+
+
 async def result_at_rest(folder: RunFolder) -> dict[str, Any]:
     def done() -> dict[str, Any] | None:
         try:
@@ -116,7 +121,7 @@ async def test_a_resumed_run_works_in_the_same_worktree_and_commits_each_turn(
             job = await engine.submit("t1", f"m{n}", prompt, "owner")
             await notifier.wait_finished(job.job_id)
         folder = RunFolder.of(engine.state_dir, str(session.run_id))
-        result = await until(lambda: (r := document(folder.result)) and len(r["turns"]) == 2 and r)
+        result = await until(lambda: (r := written(folder.result)) and len(r["turns"]) == 2 and r)
     assert [run["cwd"] for run in spawner.runs()] == [session.workdir, session.workdir]
     assert session.workdir is not None
     log = git(Path(session.workdir), "log", "--format=%s", "-3").splitlines()
