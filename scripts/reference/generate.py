@@ -47,9 +47,9 @@ def cell(text: str) -> str:
 
 def _type(schema: dict[str, Any]) -> str:
     if "anyOf" in schema:
-        return " | ".join(_type(option) for option in schema["anyOf"])
-    if "enum" in schema:
-        return " | ".join(json.dumps(v) for v in schema["enum"])
+        return " or ".join(_type(option) for option in schema["anyOf"])
+    if "enum" in schema:  # "or", not "|": a pipe would split a table's cell
+        return " or ".join(json.dumps(v) for v in schema["enum"])
     kind = schema.get("type", "any")
     if kind == "array":
         return f"list[{_type(schema.get('items', {}))}]"
@@ -123,7 +123,6 @@ def tools_page() -> str:
                 for label, on in (
                     ("read-only", hints.read_only_hint),
                     ("destructive", hints.destructive_hint),
-                    ("reaches outside this machine", hints.open_world_hint),
                 )
                 if on
             ]
@@ -135,7 +134,7 @@ def tools_page() -> str:
             for name, prop in properties.items():
                 default = "required" if name in required else json.dumps(prop.get("default"))
                 meaning = cell(prop.get("description") or "")
-                parts.append(f"| `{name}` | `{cell(_type(prop))}` | {default} | {meaning} |")
+                parts.append(f"| `{name}` | `{_type(prop)}` | {default} | {meaning} |")
             parts.append("")
         if tool.name in results:
             parts.append("Result fields: " + ", ".join(results[tool.name]) + ".\n")
