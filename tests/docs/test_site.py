@@ -33,14 +33,22 @@ def _run(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     )
 
 
+REMOTE_ASSET = re.compile(r"<(?:link|script|img)\b[^>]*\b(?:href|src)=\"(?:https?:)?//", re.I)
+
+
 @pytest.mark.timeout(300)
-def test_the_site_builds_strictly_without_a_network(tmp_path: Path) -> None:
+def test_the_site_builds_strictly_and_loads_nothing_from_the_network(tmp_path: Path) -> None:
     done = _run([str(BIN / "mkdocs"), "build", "--strict", "--site-dir", str(tmp_path)], 280)
 
     assert done.returncode == 0, done.stderr[-4000:]
-    assert (tmp_path / "index.html").is_file()
-    assert (tmp_path / "reference" / "errors" / "index.html").is_file()
-    assert "fonts.googleapis.com" not in (tmp_path / "index.html").read_text(encoding="utf-8")
+    pages = list(tmp_path.rglob("*.html"))
+    assert (tmp_path / "index.html") in pages
+    assert (tmp_path / "reference" / "errors" / "index.html") in pages
+    assert "Coming from" in (tmp_path / "coming-from" / "codebridge" / "index.html").read_text(
+        encoding="utf-8"
+    )
+    remote = [p for p in pages if REMOTE_ASSET.search(p.read_text(encoding="utf-8"))]
+    assert remote == []
 
 
 @pytest.mark.timeout(300)
