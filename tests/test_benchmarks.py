@@ -3,7 +3,7 @@ fails on a broken server instead of printing a flattering figure.
 
 Each benchmark (``bench/<name>.py`` with a ``main``) has ``--quick``: the same checks on fewer
 rounds, in under a minute. Here each runs so and must exit 0: 1 is a figure over its budget, 2
-something measured that is broken. The budgets are the benchmarks' own (README, Benchmarks),
+something measured that is broken. The budgets are the benchmarks' own (docs/benchmarks.md),
 absolute where a user feels them and relative to a baseline measured in the same run where the
 machine's noise would make an absolute figure lie. They run one after another in their own lane
 (tests/conftest.py), beside the rest of the suite. A benchmark over budget (exit 1) is run once

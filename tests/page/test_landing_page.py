@@ -3,7 +3,7 @@
 
 A real ``discord-watch`` (in a thread of this test) runs the scripted fake CLI in a worktree of
 a git project; the owner starts the run with ``!start``, reads the card, presses Show diff,
-then Merge. The screenshots of each step are kept (``PAGE_SCREENSHOTS``); the README's is
+then Merge. The screenshots of each step are kept (``PAGE_SCREENSHOTS``); docs/landing.png is
 made from this test by ``scripts/screenshots``.
 """
 
@@ -154,7 +154,7 @@ def test_the_changes_card_fits_a_phone_and_merges_with_a_click(
     removed = diff.find_elements(By.CSS_SELECTOR, "code[data-lang='diff'] .md-diff-del")
     overflow = page.driver.execute_script("return document.documentElement.scrollWidth")
     show(page, "Changes ·")
-    page.shot("phone-review")  # the card and its diff: the README's picture
+    page.shot("phone-review")  # the card and its diff: docs/landing.png
 
     page.click("button.btn", "Merge into main", within="Changes")
     merged = wait_for(lambda: page.message("Merged into"), timeout=30, what="the merged card")
