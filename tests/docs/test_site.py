@@ -108,3 +108,17 @@ def test_every_page_is_in_the_navigation() -> None:
     pages = sorted(str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md"))
 
     assert [page for page in pages if f": {page}\n" not in nav] == []
+
+
+def test_every_picture_in_the_docs_is_made_by_the_screenshots_script() -> None:
+    """A picture a person took by hand goes stale (the owner's page once showed a yes/no rule
+    that was gone); scripts/screenshots makes each one from the running page tests."""
+    script = (ROOT / "scripts" / "screenshots").read_text(encoding="utf-8")
+    made = set(re.findall(r"\bdocs/([\w.-]+\.png)\b", script))
+    shown = {
+        Path(link).name
+        for page in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+        for link in re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", page.read_text(encoding="utf-8"))
+    }
+    assert shown, "no picture found: the pattern is wrong"
+    assert shown <= made, f"pictures no script makes: {sorted(shown - made)}"
