@@ -129,6 +129,8 @@ def answer_the_round(demo: Demo) -> None:
 
     _, card = demo.card("Which version number for this release?")
     demo.click(card, "1.3.1")
+    _, approval = demo.card("git tag -a v1.3.1")
+    demo.click(approval, "Allow once")
     wait_for(lambda: demo.said("done: tagging 1.3.1"), what="the agent to act on it")
 
     third, card = demo.card("Anything the release notes must say?")
@@ -164,6 +166,18 @@ def test_the_demo_prints_the_page_first_and_plays_a_round_answered_by_the_owner(
     assert demo.said("round 1 done")
     assert demo.said("answer: 'Thank the two new contributors' from Owner via text")
     assert any(line.startswith("discord-watch: running") for line in demo.lines)
+
+
+def test_a_round_answered_with_the_safe_options_still_shows_an_approval_card(demo: Demo) -> None:
+    """README and the banner promise an approval card in every round, whatever is picked."""
+    _, card = demo.card("Delete the 14 merged branches?")
+    demo.click(card, "Keep them")
+    _, card = demo.card("Which version number for this release?")
+    demo.click(card, "1.3.1")
+    _, approval = demo.card("Approval needed")
+    assert "git tag -a v1.3.1 -m Release" in approval["content"]
+    demo.click(approval, "Deny")
+    wait_for(lambda: demo.said("not approved"), what="the agent to hear the refusal")
 
 
 def test_once_every_card_is_answered_the_demo_waits_for_enter_before_playing_again(
