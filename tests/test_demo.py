@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.agent_clis import require_cli
 from tests.support.browser import wait_for
 
 DEMO = [sys.executable, "-m", "discord_mcp", "demo", "--port", "0"]
@@ -215,3 +216,23 @@ def test_a_stopped_demo_exits_0_and_removes_its_state_and_logs(demo: Demo) -> No
     assert demo.process.wait(timeout=30) == 0
     assert not os.path.exists(folder)
     assert demo.said("demo: stopping")
+
+
+@pytest.mark.e2e
+def test_a_demo_stopped_while_its_real_agent_waits_leaves_nothing_behind(tmp_path: Path) -> None:
+    """The run outlives discord-watch on purpose (the next start adopts it); the demo stops it
+    before removing its folder, or Gemini CLI writes its chat there as it exits."""
+    require_cli("gemini")
+    demo = start_demo(tmp_path, "--agent", "gemini")
+    try:
+        wait_for(lambda: demo.said("question card"), timeout=120, what="gemini's question")
+        [folder] = re.findall(r"state and logs in (\S+), removed", " ".join(demo.lines))
+        demo.process.send_signal(signal.SIGTERM)
+        assert demo.process.wait(timeout=60) == 0
+    finally:
+        demo.close()
+    assert demo.said("demo: stopping")
+    assert not os.path.exists(folder)
+    assert not demo.said("run thread: discord-mcp machines")  # presence records, no run
+    errors = (tmp_path / "demo.stderr").read_text(encoding="utf-8")
+    assert "Traceback" not in errors, errors

@@ -209,8 +209,8 @@ async def approval(
     """Before running the first option's command, ask the owner as a CLI's permission prompt
     does (the ``approve`` tool: an approval card); True when it may run."""
     if step.every_answer is not None:
-        answer = str(result.get("selected_option") or result.get("answer") or "")
-        command = step.every_answer.format(answer=shlex.quote(answer))
+        picked = str(result.get("selected_option") or result.get("answer") or "")
+        command = step.every_answer.format(answer=shlex.quote(picked))
     elif step.command is not None and result.get("selected_index") == 0:
         command = step.command
     else:
