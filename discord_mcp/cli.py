@@ -139,9 +139,10 @@ def _parser() -> argparse.ArgumentParser:
         f"{_ENV_HELP})",
     )
     schema = sub.add_parser(
-        "schema", help="print the JSON Schema of a run folder's request, session or result"
+        "schema",
+        help="print the JSON Schema of a run folder's request, session, result or worktree",
     )
-    schema.add_argument("name", choices=["request", "session", "result"])
+    schema.add_argument("name", choices=["request", "session", "result", "worktree"])
     return parser
 
 

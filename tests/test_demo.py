@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.agent_clis import require_cli
 from tests.support.browser import wait_for
 
 DEMO = [sys.executable, "-m", "discord_mcp", "demo", "--port", "0"]
@@ -129,6 +130,8 @@ def answer_the_round(demo: Demo) -> None:
 
     _, card = demo.card("Which version number for this release?")
     demo.click(card, "1.3.1")
+    _, approval = demo.card("git tag -a v1.3.1")
+    demo.click(approval, "Allow once")
     wait_for(lambda: demo.said("done: tagging 1.3.1"), what="the agent to act on it")
 
     third, card = demo.card("Anything the release notes must say?")
@@ -166,6 +169,18 @@ def test_the_demo_prints_the_page_first_and_plays_a_round_answered_by_the_owner(
     assert any(line.startswith("discord-watch: running") for line in demo.lines)
 
 
+def test_a_round_answered_with_the_safe_options_still_shows_an_approval_card(demo: Demo) -> None:
+    """README and the banner promise an approval card in every round, whatever is picked."""
+    _, card = demo.card("Delete the 14 merged branches?")
+    demo.click(card, "Keep them")
+    _, card = demo.card("Which version number for this release?")
+    demo.click(card, "1.3.1")
+    _, approval = demo.card("Approval needed")
+    assert "git tag -a v1.3.1 -m Release" in approval["content"]
+    demo.click(approval, "Deny")
+    wait_for(lambda: demo.said("not approved"), what="the agent to hear the refusal")
+
+
 def test_once_every_card_is_answered_the_demo_waits_for_enter_before_playing_again(
     tmp_path: Path,
 ) -> None:
@@ -201,3 +216,23 @@ def test_a_stopped_demo_exits_0_and_removes_its_state_and_logs(demo: Demo) -> No
     assert demo.process.wait(timeout=30) == 0
     assert not os.path.exists(folder)
     assert demo.said("demo: stopping")
+
+
+@pytest.mark.e2e
+def test_a_demo_stopped_while_its_real_agent_waits_leaves_nothing_behind(tmp_path: Path) -> None:
+    """The run outlives discord-watch on purpose (the next start adopts it); the demo stops it
+    before removing its folder, or Gemini CLI writes its chat there as it exits."""
+    require_cli("gemini")
+    demo = start_demo(tmp_path, "--agent", "gemini")
+    try:
+        wait_for(lambda: demo.said("question card"), timeout=120, what="gemini's question")
+        [folder] = re.findall(r"state and logs in (\S+), removed", " ".join(demo.lines))
+        demo.process.send_signal(signal.SIGTERM)
+        assert demo.process.wait(timeout=60) == 0
+    finally:
+        demo.close()
+    assert demo.said("demo: stopping")
+    assert not os.path.exists(folder)
+    assert not demo.said("run thread: discord-mcp machines")  # presence records, no run
+    errors = (tmp_path / "demo.stderr").read_text(encoding="utf-8")
+    assert "Traceback" not in errors, errors

@@ -82,6 +82,13 @@ def tool_request(ask: PermissionAsk) -> ToolRequest:
             raw = {"command": ask.title}
     else:
         name = _tool_name(ask)
+        if ask.diffs:  # the edits it showed: the card shows them as a diff
+            shown = [
+                {"path": d.path, "old_text": d.old_text, "new_text": d.new_text} for d in ask.diffs
+            ]
+            raw = {**(raw or {"title": ask.title}), "acp_diffs": shown}
+        elif ask.kind == "edit" and raw:
+            raw = {**raw, "acp_edit": True}
     return ToolRequest(
         client="acp",
         tool_name=name,

@@ -1,10 +1,13 @@
 """File changes an agent asks to make, as a unified diff the owner can read on the card.
 
 Claude Code's ``Write``, ``Edit`` and ``MultiEdit``, Gemini CLI's ``write_file`` and
-``replace``, and Codex's ``apply_patch`` (whose input already is a patch). The file as it is
-now is read from disk (relative paths against the agent's working directory, at most
-:data:`MAX_READ` bytes) so the diff shows the change in context; a file that cannot be read is
-treated as empty and said so. Reading is blocking: call :func:`file_change` off the event loop.
+``replace``, Codex's ``apply_patch`` (its own patch language, applied to the files and shown as
+a unified diff: :mod:`.codex_patch`), and an ACP agent's ``edit`` tool calls (the ``diff``
+items it sends with the request, ``acp_diffs``; else its raw input read as one of the shapes
+above, ``acp_edit``). The file as it is now is read from disk (relative paths against the
+agent's working directory, at most :data:`MAX_READ` bytes) so the diff shows the change in
+context; a file that cannot be read is treated as empty and said so. Reading is blocking: call
+:func:`file_change` off the event loop.
 
 Diffs are computed only for inputs up to :data:`MAX_DIFF` characters (a diff of a 35 MB write
 would cost seconds and hundreds of megabytes); a larger change shows the start of what it
@@ -19,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from discord_mcp.approvals import codex_patch
 
 MAX_READ = 1_000_000
 MAX_DIFF = 1_000_000
@@ -43,7 +48,12 @@ class FileChange:
 def file_change(tool: str, arguments: Mapping[str, Any], cwd: str) -> FileChange | None:
     """The change ``tool`` would make with ``arguments``, or None if it is no file change."""
     if tool in PATCH_TOOLS:
-        return _patch(arguments)
+        return _patch(arguments, cwd)
+    shown = arguments.get("acp_diffs")
+    if isinstance(shown, list) and shown:
+        return _acp_diffs([d for d in shown if isinstance(d, Mapping)])
+    if arguments.get("acp_edit") is True:
+        return _acp_edit(arguments, cwd)
     path = _string(arguments, "file_path", "path", "absolute_path")
     if path is None:
         return None
@@ -88,15 +98,75 @@ def file_change(tool: str, arguments: Mapping[str, Any], cwd: str) -> FileChange
     return FileChange("Edit a file", path, _diff(path, before, after, note))
 
 
-def _patch(arguments: Mapping[str, Any]) -> FileChange | None:
+def _patch(arguments: Mapping[str, Any], cwd: str) -> FileChange | None:
     patch = _string(arguments, "command", "patch", "input")
     if patch is None:
         return None
     files = _PATCH_FILE.findall(patch)
     paths = ", ".join(dict.fromkeys(path.strip() for _, path in files)) or "(files in the patch)"
     risks = ("deletes a file",) if any(kind == "Delete" for kind, _ in files) else ()
-    shown = patch if len(patch) <= MAX_DIFF else patch[:MAX_DIFF]
-    return FileChange("Apply a patch", paths, shown.strip("\n"), risks)
+    if len(patch) > MAX_DIFF:
+        return FileChange("Apply a patch", paths, _start(paths, patch, what="patch"), risks)
+    try:
+        diff = _codex_diff(patch, cwd)
+    except codex_patch.PatchUnreadable as exc:
+        note = f"# the patch could not be read against the files ({exc}); as the agent wrote it:"
+        return FileChange("Apply a patch", paths, f"{note}\n{patch.strip(chr(10))}", risks)
+    return FileChange("Apply a patch", paths, diff, risks)
+
+
+def _codex_diff(patch: str, cwd: str) -> str:
+    """A Codex patch as a unified diff against the files on disk.
+
+    Raises:
+        codex_patch.PatchUnreadable: it cannot be read, or does not fit the files.
+    """
+    pieces = []
+    for change in codex_patch.parse(patch):
+        if change.kind == "add":
+            added = [line[1:] for line in change.lines if line.startswith("+")]
+            after = "\n".join(added) + "\n" if added else ""
+            pieces.append(_diff(change.path, "", after, None))
+            continue
+        before, note = _read(change.path, cwd)
+        if note is not None:
+            raise codex_patch.PatchUnreadable(note)
+        if change.kind == "delete":
+            pieces.append(_diff(change.path, before, "", None, deleted=True))
+            continue
+        after = codex_patch.apply_update(before, change.lines)
+        pieces.append(_diff(change.path, before, after, None, renamed=change.move_to))
+    return "\n".join(pieces) or "# no change"
+
+
+def _acp_diffs(diffs: list[Mapping[str, Any]]) -> FileChange:
+    """The edits an ACP agent showed with its request (``{path, old_text, new_text}``)."""
+    paths = ", ".join(dict.fromkeys(str(d.get("path") or "?") for d in diffs))
+    size = sum(len(str(d.get("old_text") or "")) + len(str(d.get("new_text") or "")) for d in diffs)
+    if size > MAX_DIFF:
+        text = "\n".join(str(d.get("new_text") or "") for d in diffs[:20])
+        return FileChange("Edit a file", paths, _start(paths, text, what="edits"))
+    pieces = []
+    created = True
+    for entry in diffs:
+        old = entry.get("old_text")
+        created = created and old is None
+        path = str(entry.get("path") or "?")
+        pieces.append(_diff(path, str(old or ""), str(entry.get("new_text") or ""), None))
+    title = "Create a file" if created else "Edit a file"
+    return FileChange(title, paths, "\n".join(pieces))
+
+
+def _acp_edit(arguments: Mapping[str, Any], cwd: str) -> FileChange | None:
+    """An ACP ``edit`` request without diff items: its raw input read as a known shape."""
+    plain = {k: v for k, v in arguments.items() if k != "acp_edit"}
+    if isinstance(plain.get("edits"), list):
+        return file_change("MultiEdit", plain, cwd)
+    if _string(plain, "old_string", "new_string") is not None:
+        return file_change("Edit", plain, cwd)
+    if _string(plain, "content") is not None:
+        return file_change("Write", plain, cwd)
+    return _patch(plain, cwd) if _string(plain, "patch", "input") else None
 
 
 def _string(arguments: Mapping[str, Any], *keys: str) -> str | None:
@@ -137,12 +207,20 @@ def _start(path: str, text: str, *, what: str = "new content") -> str:
     return "\n".join([note, f"+++ b/{path.lstrip('/')}", *(f"+{line}" for line in head)])
 
 
-def _diff(path: str, before: str, after: str, note: str | None) -> str:
+def _diff(
+    path: str,
+    before: str,
+    after: str,
+    note: str | None,
+    *,
+    deleted: bool = False,
+    renamed: str | None = None,
+) -> str:
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),
         fromfile=f"a/{path.lstrip('/')}" if before else "/dev/null",
-        tofile=f"b/{path.lstrip('/')}",
+        tofile="/dev/null" if deleted else f"b/{(renamed or path).lstrip('/')}",
         n=2,
     )
     text = "".join(line if line.endswith("\n") else line + "\n" for line in lines).rstrip("\n")

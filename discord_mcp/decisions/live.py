@@ -72,6 +72,13 @@ class DecisionEvents:
         click = parse_custom_id(str((data.get("data") or {}).get("custom_id") or ""))
         if click is None:
             return  # not a decision card's component
+        if click.decision_id.startswith("run_"):
+            # A run's changes card (issue 35): discord-watch answers it; when it does not hold
+            # the gateway here, say so rather than leave the owner without an answer.
+            mine = click.machine in (None, self._service.machine)
+            if mine and await self._last_turn(data, received):
+                await self._no_commands_here(data)
+            return
         here = self._service.store.path(click.decision_id).exists()
         if click.machine is not None and click.machine != self._service.machine and not here:
             return  # another machine's card: it answers

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import shlex
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -165,6 +166,10 @@ class Step:
     command: str | None = None
     """A shell command the agent runs for the first option, after asking the owner's approval
     (the card a CLI's permission prompt makes)."""
+    every_answer: str | None = None
+    """A shell command the agent runs whatever the answer (``{answer}``: the answer, quoted),
+    after asking the owner's approval: every round of the demo shows an approval card, whichever
+    options the owner picks."""
 
 
 SCRIPT: tuple[Step, ...] = (
@@ -186,6 +191,7 @@ SCRIPT: tuple[Step, ...] = (
         options=("1.4.0", "1.3.1", "2.0.0"),
         plans=("tagging 1.4.0", "tagging 1.3.1", "tagging 2.0.0 and writing upgrade notes"),
         free_plan="using the version you wrote",
+        every_answer="git tag -a v{answer} -m Release",
     ),
     Step(
         task="Release notes",
@@ -202,10 +208,15 @@ async def approval(
 ) -> bool:
     """Before running the first option's command, ask the owner as a CLI's permission prompt
     does (the ``approve`` tool: an approval card); True when it may run."""
-    if step.command is None or result.get("selected_index") != 0:
+    if step.every_answer is not None:
+        picked = str(result.get("selected_option") or result.get("answer") or "")
+        command = step.every_answer.format(answer=shlex.quote(picked))
+    elif step.command is not None and result.get("selected_index") == 0:
+        command = step.command
+    else:
         return True
-    say(f"asking approval to run: {step.command}")
-    answer = await agent.call("approve", {"tool_name": "Bash", "input": {"command": step.command}})
+    say(f"asking approval to run: {command}")
+    answer = await agent.call("approve", {"tool_name": "Bash", "input": {"command": command}})
     allowed = answer.get("behavior") == "allow"
     say("approved: running it" if allowed else f"not approved: {answer.get('message', '')}")
     return allowed
@@ -251,7 +262,7 @@ async def play_step(agent: McpStdioClient, step: Step, say: Callable[[str], None
     say(f"answer: {answer!r} from {who} via {result.get('via')}")
     plan = _plan(step, result)
     if not await approval(agent, step, result, say):
-        plan = "leaving the branches alone, since the command was not approved"
+        plan = "leaving it alone, since the command was not approved"
     arguments = {"message": f"Got it: {answer}. Now {plan}.", "level": "success"}
     thread_id = _thread_id(result)
     if thread_id is not None:

@@ -33,6 +33,7 @@ from discord_mcp.demo.agents import AGENTS
 from discord_mcp.emulator.cli import _port
 from discord_mcp.emulator.config import DEFAULT_HOST, DEFAULT_PORT
 from discord_mcp.emulator.server import RunningEmulator, start_in_thread
+from discord_mcp.team.presence import THREAD_NAME as MACHINES_THREAD
 
 if TYPE_CHECKING:
     from discord_mcp.runs.projects import ProjectRegistry
@@ -149,6 +150,30 @@ def _watch(env: dict[str, str], cwd: Path, home: Path, log: Path) -> Iterator[No
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+        _stop_runs(home)
+
+
+def _stop_runs(home: Path, grace: float = 10.0) -> None:
+    """Stop the agents discord-watch left running. A run outlives its daemon on purpose (the
+    next start adopts it), but the demo's state is about to be removed: an agent still alive
+    would write into it afterwards (Gemini CLI saves its chat as it exits)."""
+    from discord_mcp.runs.launch import process_from_status
+    from discord_mcp.runs.runner import stop_group
+    from discord_mcp.runs.spawner import group_members, is_alive
+
+    groups = []
+    for status in sorted((home / "runs" / "jobs").glob("*/status.json")):
+        process = process_from_status(status)
+        if process is not None and (is_alive(process) or group_members(process.pid)):
+            stop_group(process, signal.SIGTERM)
+            groups.append(process.pid)
+    deadline = time.monotonic() + grace
+    while any(group_members(g) for g in groups) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for group in groups:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if group_members(group):
+                os.killpg(group, signal.SIGKILL)
 
 
 def _banner(running: RunningEmulator, folder: Path, agent: str | None) -> list[str]:
@@ -357,8 +382,8 @@ def _follow_run(control: httpx.Client, running: RunningEmulator, rounds: int) ->
         time.sleep(0.5)
         state = control.get("/state").json()
         for channel in state.get("channels", []):
-            if channel.get("type") != 11:
-                continue
+            if channel.get("type") != 11 or channel.get("name") == MACHINES_THREAD:
+                continue  # the machines' thread holds presence records, no run
             if (key := f"thread {channel['id']}") not in said:
                 said.add(key)
                 _say(f"run thread: {channel.get('name')}")

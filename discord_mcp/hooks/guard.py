@@ -156,7 +156,7 @@ class OutOfTime(Exception):
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        super().__init__(f"no answer within {seconds:.0f} s")
+        super().__init__(f"no answer within {_duration(seconds)}")
 
 
 class BadCommandLine(ValueError):
@@ -222,6 +222,14 @@ def read_event(stdin: TextIO, *, guard: bool) -> dict[str, Any]:
     return payload
 
 
+def _duration(seconds: float) -> str:
+    """A hook's time in words: whole seconds, never "0 s" (less than one is said so)."""
+    if not seconds >= 1:  # NaN too
+        return "less than a second"
+    whole = round(seconds)
+    return "1 second" if whole == 1 else f"{whole} seconds"
+
+
 def reason_for(exc: BaseException) -> str:
     """One sentence for the agent: why its call was not run."""
     if isinstance(exc, Unreadable):
@@ -231,7 +239,7 @@ def reason_for(exc: BaseException) -> str:
     if isinstance(exc, OutOfTime):
         return (
             "The owner could not be asked in time, so this tool call was not run: Discord did "
-            f"not answer within the {exc.seconds:.0f} s this hook may take."
+            f"not answer in the time this hook may take ({_duration(exc.seconds)})."
         )
     return f"The owner could not be asked, so this tool call was not run: {_cause(exc)}."
 

@@ -2,11 +2,12 @@
 
 A file goes out only if, with every symlink resolved, it is a regular file inside the
 session's project directory (the server's working directory) or inside a directory the owner
-listed in ``DISCORD_MCP_FILE_ROOTS``; and never if it is inside the state directory or looks
-like a place secrets live (:data:`DENIED_NAMES`, :data:`DENIED_DIRS`), wherever it is: every
-directory from the root (its own name included) down to the file is checked, and the
-directories above a root against :data:`CREDENTIAL_DIRS`; a name is judged with its
-compression suffixes too (``credentials.json.gz``). Text files are scanned like messages
+listed in ``DISCORD_MCP_FILE_ROOTS``; and never if it is inside the state directory (but for a
+run's own worktree there, when that is its project directory) or looks like a place secrets
+live (:data:`DENIED_NAMES`, :data:`DENIED_DIRS`), wherever it is: every directory from the root
+(its own name included) down to the file is checked, and the directories above a root against
+:data:`CREDENTIAL_DIRS`; a name is judged with its compression suffixes too
+(``credentials.json.gz``). Text files are scanned like messages
 (:mod:`discord_mcp.outbound.redaction`) and sent redacted; compressed files and archives are
 looked inside, and other binary files searched for the token (:mod:`.archives`).
 
@@ -208,7 +209,10 @@ def _checked(raw: str, policy: FilePolicy) -> tuple[Path, Path]:
             )
     roots = [_resolved(policy.project_dir), *(_resolved(r) for r in policy.roots)]
     state = _resolved(policy.state_dir)
-    if _inside(path, state):
+    # A run in a worktree of its own (issue 35) works under <state>/worktrees/<run_id>: its
+    # own worktree is its project; the rest of the state directory never is.
+    own_worktree = _inside(roots[0], state / "worktrees") and _inside(path, roots[0])
+    if _inside(path, state) and not own_worktree:
         raise FileRefused(f"{raw}: files in the discord-mcp state directory are never sent")
     root = next((r for r in roots if _inside(path, r)), None)
     if root is None:

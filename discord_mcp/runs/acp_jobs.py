@@ -20,7 +20,7 @@ from discord_mcp.runs.adapters.acp import McpServerSpec
 from discord_mcp.runs.adapters.base import THREAD_VARIABLE, Outcome, prompt_with_files
 from discord_mcp.runs.agents import AgentRegistry
 from discord_mcp.runs.contract import PermissionAsker, PreparedTurn
-from discord_mcp.runs.launch import attached_files, check_tool_enabled, private_dirs
+from discord_mcp.runs.launch import attached_files, check_tool_enabled, private_dirs, run_cwd
 from discord_mcp.runs.model import Job, parse_iso
 
 if TYPE_CHECKING:
@@ -109,7 +109,9 @@ class AcpJobs:
             project = s.projects.get(session.project_name)
             check_tool_enabled(run.tool, project.name, project.tools)
             agent = self.agents.get(run.tool)
-            cwd = s.projects.check_path(project.path)
+            cwd = (
+                run_cwd(session.workdir) if session.workdir else s.projects.check_path(project.path)
+            )
             env = self._env(run)
             host = await self.hosts.acquire(
                 thread_id=run.thread_id,

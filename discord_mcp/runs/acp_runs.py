@@ -49,6 +49,7 @@ from discord_mcp.runs.adapters.acp import (
 from discord_mcp.runs.adapters.base import Outcome, truncate
 from discord_mcp.runs.agents import AgentSpec
 from discord_mcp.runs.contract import (
+    FileDiff,
     PermissionAsk,
     PermissionAsker,
     PermissionOption,
@@ -389,6 +390,7 @@ class AcpRun:
                 raw_input=raw,
                 options=options,
                 tool_call_id=str(call.tool_call_id or ""),
+                diffs=_diffs(call.content),
             )
             self.decoder.note = f"waiting for the owner: {question.title or question.kind}"
             self.activity_dirty = True
@@ -400,6 +402,17 @@ class AcpRun:
             return {"outcome": "selected", "optionId": choice.option_id}
 
         return sink
+
+
+def _diffs(content: Any) -> tuple[FileDiff, ...]:
+    """The ``diff`` items of a tool call's content (the edits it would make)."""
+    found = []
+    for item in content or ():
+        if getattr(item, "type", None) == "diff" and isinstance(getattr(item, "path", None), str):
+            old = getattr(item, "old_text", None)
+            new = getattr(item, "new_text", None)
+            found.append(FileDiff(item.path, old if isinstance(old, str) else None, str(new or "")))
+    return tuple(found)
 
 
 def _usage(prompt: asyncio.Future[Any]) -> dict[str, Any] | None:

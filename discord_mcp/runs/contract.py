@@ -134,6 +134,17 @@ class PermissionAsk:
     raw_input: Mapping[str, Any]
     options: tuple[PermissionOption, ...]
     tool_call_id: str = ""
+    diffs: tuple[FileDiff, ...] = ()
+    """The file edits the agent showed with the request (ACP ``diff`` tool call content)."""
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """An edit an ACP agent shows: the file, its text before (None: a new file) and after."""
+
+    path: str
+    old_text: str | None
+    new_text: str
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from discord_mcp.errors import RunError
+from discord_mcp.git import worktrees
 from discord_mcp.runs.adapters.base import (
     McpRegistration,
 )
@@ -66,6 +67,7 @@ from discord_mcp.runs.controls import EngineControls, check_model
 from discord_mcp.runs.engine_views import EngineViews
 from discord_mcp.runs.folders import check_run_id, new_run_id
 from discord_mcp.runs.journal import Journal
+from discord_mcp.runs.landed import EngineLanding
 from discord_mcp.runs.launch import (
     check_tool_enabled,
     lock_engine,
@@ -85,7 +87,7 @@ from discord_mcp.runs.views import JobView, SessionView, Tool
 log = logging.getLogger(__name__)
 
 
-class RunEngine(EngineViews, EngineControls):
+class RunEngine(EngineViews, EngineControls, EngineLanding):
     """Runs agent CLI jobs for Discord threads. Use as ``async with RunEngine(...) as engine``.
 
     Args:
@@ -285,15 +287,19 @@ class RunEngine(EngineViews, EngineControls):
         *,
         run_id: str | None = None,
         constraints: Constraints | None = None,
+        worktree: bool | None = None,
     ) -> SessionView:
         """Bind a thread to a project (and a tool, default: the project's default tool; and a
         model, default: the CLI's). The session is a run with a folder of its own
         (:mod:`discord_mcp.runs.folders`): ``run_id`` (default: a new one) and its
-        ``constraints`` (default: the project's).
+        ``constraints`` (default: the project's). ``worktree``: the run works in a git
+        worktree of its own (:mod:`discord_mcp.git.worktrees`; default: the project's
+        setting).
 
         Raises:
             RunError: E_SESSION_EXISTS, E_PROJECT_NOT_FOUND, E_TOOL_NOT_ENABLED,
-                E_INVALID_MODEL, E_RUN_NOT_FOUND (a malformed run id).
+                E_INVALID_MODEL, E_RUN_NOT_FOUND (a malformed run id), and for a worktree
+                E_NOT_A_GIT_REPO, E_NO_COMMITS, E_WORKTREE_FAILED.
         """
         self._require_open()
         thread_id = str(thread_id)
@@ -316,14 +322,16 @@ class RunEngine(EngineViews, EngineControls):
             allow_network=asked.allow_network and found.allow_network,
             timeout_s=asked.timeout_s,
         )
-        await self.recorder.prepare(
-            run,
-            project=found.name,
-            project_path=self.projects.check_path(found.path),
-            engine=chosen,
-            thread_id=thread_id,
-            constraints=held,
-        )
+        project_path = self.projects.check_path(found.path)
+        tree = None
+        if found.worktrees if worktree is None else worktree:
+            tree = await worktrees.create(
+                self.state_dir,
+                run,
+                project=found.name,
+                project_path=project_path,
+                now=utc_iso(self.clock.time()),
+            )
         created: dict[str, Any] = {
             "thread_id": thread_id,
             "project_name": found.name,
@@ -333,7 +341,23 @@ class RunEngine(EngineViews, EngineControls):
         }
         if chosen_model is not None:
             created["model"] = chosen_model
-        self.journal.append("SessionCreated", created)
+        if tree is not None:
+            created["workdir"] = str(tree["workdir"])
+        try:
+            await self.recorder.prepare(
+                run,
+                project=found.name,
+                project_path=Path(tree["workdir"]) if tree is not None else project_path,
+                engine=chosen,
+                thread_id=thread_id,
+                constraints=held,
+                snapshot=tree is None,  # a worktree's base is its commit
+            )
+            self.journal.append("SessionCreated", created)
+        except BaseException:
+            if tree is not None:  # no session holds it: it would be nobody's
+                await worktrees.forget(self.state_dir, tree)
+            raise
         return self._session_view(thread_id)
 
     async def submit(
@@ -371,6 +395,12 @@ class RunEngine(EngineViews, EngineControls):
         """
         self._require_open()
         session = self._session(str(thread_id))
+        if session.landed in worktrees.LANDED_GONE:
+            raise RunError(
+                "E_RUN_LANDED",
+                f"run {session.run_id} was {session.landed}: its worktree is gone, so it takes "
+                "no more turns. Start a new run",
+            )
         key = f"{session.thread_id}:{message_id}"
         existing = self.state.dedupe.get(key)
         if existing is not None:

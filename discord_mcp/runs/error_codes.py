@@ -123,6 +123,43 @@ CODES: dict[str, ErrorCode] = {
         ErrorCode("E_JOB_NOT_FOUND", False, "no job of that id (or too old to show)"),
         ErrorCode("E_JOB_NOT_RUNNING", False, "stop: the job is over already"),
         ErrorCode("E_UNKNOWN_COMMAND", False, "the running daemon is older than this command"),
+        # -- worktrees and landing (issue 35)
+        ErrorCode(
+            "E_NOT_A_GIT_REPO",
+            False,
+            "a run with a worktree of its own needs a git repository (or git is missing)",
+        ),
+        ErrorCode("E_NO_COMMITS", False, "the repository has no commit to start a worktree from"),
+        ErrorCode("E_WORKTREE_FAILED", False, "git could not make the run's worktree"),
+        ErrorCode("E_WORKTREE_GONE", False, "the run's worktree was removed: start a new run"),
+        ErrorCode("E_RUN_LANDED", False, "the run was merged or discarded: start a new run"),
+        ErrorCode("E_NO_WORKTREE", False, "the run has no worktree of its own to land"),
+        ErrorCode("E_RUN_BUSY", True, "the run is still working: land it when it is done"),
+        ErrorCode(
+            "E_LANDING_BUSY", True, "another Merge, Open PR or Discard of the run is under way"
+        ),
+        ErrorCode("E_ALREADY_LANDED", False, "the run was merged or discarded already"),
+        ErrorCode("E_NOTHING_TO_MERGE", False, "the run changed nothing: discard it"),
+        ErrorCode(
+            "E_NO_BASE_BRANCH",
+            False,
+            "the run started on a detached HEAD, or its branch is gone: nowhere to merge",
+        ),
+        ErrorCode(
+            "E_MERGE_CONFLICT",
+            False,
+            "the merge conflicts (the files are named); nothing was changed, the branch is kept",
+        ),
+        ErrorCode(
+            "E_CHECKOUT_CONFLICT",
+            False,
+            "uncommitted changes in the checkout touch the run's files: commit or stash them",
+        ),
+        ErrorCode("E_BASE_MOVED", True, "the base branch moved during the merge: merge again"),
+        ErrorCode("E_NO_REMOTE", False, "the project has no git remote to push the branch to"),
+        ErrorCode("E_PUSH_FAILED", True, "pushing the run's branch failed (the message says why)"),
+        ErrorCode("E_GIT_FAILED", False, "git failed (the message says how); nothing was lost"),
+        ErrorCode("E_CONFIRM", False, "discard deletes the run's work: confirm with --yes"),
         ErrorCode("E_DAEMON_NOT_RUNNING", True, "discord-watch is not running: start it"),
         ErrorCode("E_NO_ANSWER", True, "discord-watch took the request but did not answer"),
     )

@@ -16,14 +16,18 @@ folder ``<state>/runs/<run_id>/`` that another program can read without asking a
                      and the files its agent sent with send_message
     result.json      run_id, status (completed | failed | stopped), engine, session_id,
                      thread_url, started_at, finished_at, duration_ms, token_usage, cost_usd,
-                     summary, calls_not_run, error {code, message, retryable}, turns [...]
+                     summary, calls_not_run, error {code, message, retryable}, turns [...],
+                     and what happened in git (issue 35): worktree, branch, base_commit,
+                     head_commit, changes {files, insertions, deletions}, landed
+    worktree.json    a run with a git worktree of its own: where it is, where it started,
+                     what it changed, what became of it (:mod:`discord_mcp.git.worktrees`)
 
-The three JSON files follow the schemas shipped in ``runs/schemas/`` (``discord-mcp schema
-request|session|result`` prints them). Every file is written atomically (a temporary file in
-the same folder, renamed over), so a reader sees the old document or the new one. A request is
-handed to the daemon through ``runs/queue/`` (:class:`RunQueue`): the command line writes it
-there (temporary file, rename), the daemon claims it by renaming it into the run's folder as
-``request.json``.
+The JSON files follow the schemas shipped in ``runs/schemas/`` (``discord-mcp schema
+request|session|result|worktree`` prints them). Every file is written atomically (a temporary
+file in the same folder, renamed over), so a reader sees the old document or the new one. A
+request is handed to the daemon through ``runs/queue/`` (:class:`RunQueue`): the command line
+writes it there (temporary file, rename), the daemon claims it by renaming it into the run's
+folder as ``request.json``.
 
 Nothing here talks to Discord or starts a process: the engine's :mod:`.recorder` fills the
 folder, ``discord-watch status`` reads it (:func:`read_status`, which changes nothing).
@@ -47,7 +51,7 @@ from discord_mcp.errors import RunError
 from discord_mcp.state.files import ensure_dir, write_json
 
 VERSION = 1
-SCHEMAS = ("request", "session", "result")
+SCHEMAS = ("request", "session", "result", "worktree")
 RUN_ID = re.compile(r"run_[0-9]{8}_[0-9]{6}_[0-9a-f]{6}")
 r"""A run id's form; a whole string is one only by :func:`is_run_id` (``fullmatch``: ``$``
 would take a final newline, ``\d`` other scripts' digits)."""
@@ -142,6 +146,10 @@ class RunFolder:
 
     def stdout(self, turn: int) -> Path:
         return self.logs / f"turn-{turn:03d}.stdout.ndjson"
+
+    @property
+    def worktree(self) -> Path:
+        return self.root / "worktree.json"
 
     def stderr(self, turn: int) -> Path:
         return self.logs / f"turn-{turn:03d}.stderr"

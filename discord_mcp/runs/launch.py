@@ -110,3 +110,20 @@ def lock_engine(path: Path) -> int:
 def unlock(fd: int | None) -> None:
     if fd is not None:
         os.close(fd)
+
+
+def run_cwd(workdir: str) -> Path:
+    """Where a run with a worktree of its own (issue 35) starts its CLI: its workdir, if it is
+    still there.
+
+    Raises:
+        RunError: E_WORKTREE_GONE.
+    """
+    path = Path(workdir)
+    if not path.is_dir():
+        raise RunError(
+            "E_WORKTREE_GONE",
+            f"the run's worktree {path} is gone (merged, discarded or removed by gc): start a "
+            "new run",
+        )
+    return path

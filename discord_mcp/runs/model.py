@@ -66,6 +66,8 @@ EVENT_TYPES = (
     "ModelChanged",
     "SessionClosed",
     "SessionReopened",
+    # Issue 35: a run's worktree merged, sent as a pull request or discarded.
+    "RunLanded",
 )
 
 
@@ -132,6 +134,7 @@ class RunState(ControlReducers):
             "JobCompleted": self._job_finished,
             "JobFailed": self._job_finished,
             "JobMarkedUnknownAfterCrash": self._job_finished,
+            "RunLanded": self._run_landed,
             **self.control_reducers(),
         }
 
@@ -241,6 +244,8 @@ class RunState(ControlReducers):
             held_until=self._held_until(session),
             run_id=session.run_id,
             constraints=dict(session.constraints or {}),
+            workdir=session.workdir,
+            landed=session.landed,
         )
 
     def _held_until(self, session: Session) -> dt.datetime | None:
@@ -292,7 +297,19 @@ class RunState(ControlReducers):
             model=p.get("model"),
             run_id=_run_id(p.get("run_id")),
             constraints=_constraints(p.get("constraints")),
+            workdir=_text_or_none(p.get("workdir"), "workdir"),
         )
+
+    def _run_landed(self, p: Mapping[str, Any], ts: str) -> None:
+        """``RunLanded`` {thread_id, run_id, action, ok, message}: a Merge, Open PR or Discard
+        of the run's worktree, done (``ok``) or refused; a done one says what became of it."""
+        session = self._session(str(p["thread_id"]))
+        action = p["action"]
+        if action not in ("merged", "pr", "discarded"):
+            raise InvalidEvent(f"unknown landing {action!r}")
+        if p.get("ok") is True:
+            session.landed = str(action)
+            session.updated_at = ts
 
     def session_of_run(self, run_id: str) -> Session | None:
         """The session that is the run ``run_id`` (None: no such run)."""
@@ -448,6 +465,14 @@ def _run_id(value: Any) -> str | None:
         return None
     if not isinstance(value, str) or not value:
         raise InvalidEvent(f"run_id {value!r} is not a string")
+    return value
+
+
+def _text_or_none(value: Any, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise InvalidEvent(f"{name} {value!r} is not a string")
     return value
 
 

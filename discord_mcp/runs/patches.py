@@ -9,13 +9,12 @@ already uncommitted before it started left out. The user's index, HEAD, branches
 are never touched; the only trace is loose objects in the repository, which ``git gc``
 removes. A project that is not in a git work tree gets no patch.
 
-Every git command is an argv list with a bounded wait (:data:`GIT_TIMEOUT_S`); a git that
-fails or hangs costs the run its patch, never its result.
+Every git command goes through :mod:`discord_mcp.git.command` (an argv list, a bounded wait:
+:data:`GIT_TIMEOUT_S`); a git that fails or hangs costs the run its patch, never its result.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -24,58 +23,31 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from discord_mcp.git import command
+from discord_mcp.git.command import GitFailed
 from discord_mcp.state.files import ensure_dir, off_loop, write_bytes
 
 log = logging.getLogger(__name__)
 
 GIT_TIMEOUT_S = 120.0
-_CONFIG = ("-c", "core.fsmonitor=false", "-c", "core.quotepath=false")
-
-
-class GitFailed(Exception):
-    """A git command failed or timed out (the message says which and why)."""
+_LOCKS = {"GIT_OPTIONAL_LOCKS": "0"}  # a snapshot never takes the repository's index lock
 
 
 async def _git(
     args: list[str], cwd: Path, *, env: Mapping[str, str] | None = None, within: float
 ) -> bytes:
-    """Run ``git <args>`` in ``cwd``; its stdout.
+    """Run ``git <args>`` in ``cwd`` (through :mod:`discord_mcp.git.command`); its stdout.
 
     Raises:
         GitFailed: git is missing, failed, or took longer than ``within`` seconds.
     """
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    environment |= {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
-    try:
-        process = await asyncio.create_subprocess_exec(
-            "git",
-            *_CONFIG,
-            *args,
-            cwd=cwd,
-            env=environment,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-    except OSError as exc:
-        raise GitFailed(f"cannot run git: {exc}") from None
-    try:
-        async with asyncio.timeout(within):
-            out, err = await process.communicate()
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        await process.wait()
-        raise GitFailed(f"git {args[0]} took longer than {within:g} s") from None
-    if process.returncode != 0:
-        message = err.decode("utf-8", errors="replace").strip()[-300:]
-        raise GitFailed(f"git {args[0]} failed ({process.returncode}): {message}")
-    return out
+    done = await command.git(args, cwd, env={**_LOCKS, **(env or {})}, within=within)
+    return done.out
 
 
 async def work_tree(project: Path, *, within: float = GIT_TIMEOUT_S) -> tuple[Path, Path] | None:
     """(the top of the work tree, its index file) when ``project`` is in one, else None."""
-    if shutil.which("git") is None:
+    if not command.available():
         return None
     try:
         out = await _git(
@@ -140,3 +112,27 @@ async def write_patch(
         return False
     await off_loop(write_bytes, target, patch)
     return True
+
+
+def count_changes(path: Path) -> dict[str, int] | None:
+    """``{files, insertions, deletions}`` of the git patch at ``path`` (None: no patch; a
+    binary file counts as a file without lines). Blocking."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    files = insertions = deletions = 0
+    in_hunk = False
+    for line in data.splitlines():
+        if line.startswith(b"diff --git "):
+            files += 1
+            in_hunk = False
+        elif line.startswith(b"@@ "):
+            in_hunk = True
+        elif in_hunk and line.startswith(b"+"):
+            insertions += 1
+        elif in_hunk and line.startswith(b"-"):
+            deletions += 1
+        elif in_hunk and not line.startswith((b" ", b"\\")) and line:
+            in_hunk = False  # a binary patch, or the next file's header
+    return {"files": files, "insertions": insertions, "deletions": deletions}

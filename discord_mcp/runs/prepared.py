@@ -29,7 +29,13 @@ from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.contract import PreparedTurn, TurnPreparer
 from discord_mcp.runs.controls import with_model
 from discord_mcp.runs.folders import RunFolder
-from discord_mcp.runs.launch import attached_files, check_tool_enabled, private_dirs, write_private
+from discord_mcp.runs.launch import (
+    attached_files,
+    check_tool_enabled,
+    private_dirs,
+    run_cwd,
+    write_private,
+)
 from discord_mcp.runs.model import STOPPED_CODE, Job, Session
 from discord_mcp.runs.restricted import check_engine
 from discord_mcp.runs.runner import JobPaths
@@ -67,7 +73,7 @@ def spawn_spec(
     check_tool_enabled(tool, project.name, project.tools)
     if job.restricted:
         check_engine(tool)
-    cwd = s.projects.check_path(project.path)
+    cwd = run_cwd(session.workdir) if session.workdir else s.projects.check_path(project.path)
     constraints = Constraints.from_dict(session.constraints)
     offline = not (constraints.allow_network and project.allow_network)
     base = {k: v for k, v in s.env.items() if k not in WITHHELD_VARIABLES}

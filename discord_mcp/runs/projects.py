@@ -34,6 +34,9 @@ may run, not counting the time its agent waits for the owner's answer.
 ``allow_network`` is optional (written only when false, issue 23): false runs every run of the
 project as with ``discord-watch submit --no-network`` (:mod:`discord_mcp.runs.constraints`).
 
+``worktrees`` is optional (written only when true, issue 35): every run of the project works in
+a git worktree of its own (:mod:`discord_mcp.git.worktrees`), unless the run says otherwise.
+
 Other top-level keys (``owner_id``, ...) are kept as they are. The file may be changed by
 another process (the ``discord-watch`` command line) while the daemon runs: every change is a
 read-modify-write under the file's lock, and reads always see the current file.
@@ -92,6 +95,8 @@ class Project:
     """False: every run of the project runs without network (issue 23)."""
     stream: str = "on"
     busy: str = "queue"
+    worktrees: bool = False
+    """True: each run works in a git worktree of its own (issue 35)."""
 
     def args_for(self, tool: Tool) -> tuple[str, ...]:
         return self.args.get(tool, ())
@@ -118,6 +123,8 @@ class Project:
             document["stream"] = self.stream
         if self.busy != "queue":
             document["busy"] = self.busy
+        if self.worktrees:
+            document["worktrees"] = True
         return document
 
     @classmethod
@@ -157,6 +164,7 @@ class Project:
             allow_network=data.get("allow_network", True) is True,  # in doubt: no network
             stream=stream,
             busy=busy,
+            worktrees=data.get("worktrees", False) is True,
         )
 
 
@@ -230,6 +238,7 @@ class ProjectRegistry:
         allow_network: bool = True,
         stream: str = "on",
         busy: str = "queue",
+        worktrees: bool = False,
     ) -> Project:
         """Create a project; ``default`` is the first tool when not given; ``job_timeout`` in
         seconds (None: the engine's default).
@@ -280,6 +289,7 @@ class ProjectRegistry:
             allow_network=allow_network,
             stream=stream,
             busy=busy,
+            worktrees=worktrees,
         )
         with locked(self.path):
             document = self._read()
@@ -295,25 +305,25 @@ class ProjectRegistry:
         return project
 
     def update(self, name: str, **settings: str) -> Project:
-        """Change a project's ``stream`` or ``busy`` setting.
+        """Change a project's ``stream``, ``busy`` or ``worktrees`` (``on``/``off``) setting.
 
         Raises:
             RunError: E_PROJECT_NOT_FOUND, E_INVALID_SETTING.
         """
-        allowed = {"stream": STREAM_MODES, "busy": BUSY_MODES}
+        allowed = {"stream": STREAM_MODES, "busy": BUSY_MODES, "worktrees": ("on", "off")}
+        changes: dict[str, Any] = {}
         for key, value in settings.items():
             if key not in allowed:
                 raise RunError("E_INVALID_SETTING", f"{key!r} is not a project setting to change")
             _check_setting(key, value, allowed[key])
+            changes[key] = value == "on" if key == "worktrees" else value
         with locked(self.path):
             document = self._read()
             projects = document.get("projects") or {}
             if name not in projects:
                 raise _not_found(name, projects)
             current = _load(projects[name])
-            changed = Project(
-                **{**current.__dict__, **settings, "updated_at": utc_iso(time.time())}
-            )
+            changed = Project(**{**current.__dict__, **changes, "updated_at": utc_iso(time.time())})
             projects[name] = changed.to_dict()
             write_json(self.path, document)
         return changed

@@ -30,16 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import DiscordMCPError
+from discord_mcp.git import landing, worktrees  # modules: the git room imports runs.folders
+from discord_mcp.git.command import GitFailed
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.folders import AT_REST, RunFolder, read_document
 from discord_mcp.runs.model import is_tool, utc_iso
-from discord_mcp.runs.patches import snapshot, write_patch
+from discord_mcp.runs.patches import count_changes, write_patch
+from discord_mcp.runs.patches import snapshot as take_snapshot
 from discord_mcp.runs.results import not_started, run_result, turn_entry
 from discord_mcp.runs.runner import JobPaths
 from discord_mcp.runs.transcript import render_turn
 from discord_mcp.runs.views import JobView, SessionView
-from discord_mcp.state.files import off_loop
+from discord_mcp.state.files import off_loop, write_bytes
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +99,8 @@ class RunRecorder:
         self._queue: asyncio.Queue[_Event | None] = asyncio.Queue()
         self._idle = asyncio.Event()
         self._idle.set()
+        self._recording: dict[str, asyncio.Event] = {}
+        """Finished jobs whose turn is not written yet (see :meth:`recorded`)."""
 
     # -- what the engine calls (never waits)
 
@@ -130,8 +135,18 @@ class RunRecorder:
     def _put(self, event: _Event) -> None:
         if event.kind != "reconcile" and (event.session is None or not event.session.run_id):
             return  # a session from before run folders
+        if event.kind == "finished" and event.job is not None:
+            self._recording.setdefault(event.job.job_id, asyncio.Event())
         self._idle.clear()
         self._queue.put_nowait(event)
+
+    async def recorded(self, job_id: str) -> None:
+        """Wait until the turn of finished job ``job_id`` is written (its commit, patch and
+        ``result.json``); returns at once for a job not waiting to be written. Unbounded: the
+        caller bounds it."""
+        waiting = self._recording.get(job_id)
+        if waiting is not None:
+            await waiting.wait()
 
     # -- preparing a run (awaited by the engine before the run's session exists)
 
@@ -144,12 +159,14 @@ class RunRecorder:
         engine: str,
         thread_id: str,
         constraints: Constraints,
+        snapshot: bool = True,
     ) -> None:
-        """Make the folder, and the snapshot its patch is made against; ``session.json``
+        """Make the folder, and (``snapshot``) the snapshot its patch is made against (a run in
+        a worktree of its own needs none: its patch is its branch's); ``session.json``
         ``created``."""
         folder = RunFolder.of(self.home, run_id)
         await off_loop(folder.make)
-        base = await snapshot(project_path, folder.root / ".scratch")
+        base = await take_snapshot(project_path, folder.root / ".scratch") if snapshot else None
         now = utc_iso(self._wall())
         document = {
             "run_id": run_id,
@@ -184,9 +201,17 @@ class RunRecorder:
                 await self._handle(event)
             except Exception:  # a bug here must not take the engine down
                 log.exception("writing the run folder (%s) failed; carrying on", event.kind)
+            finally:
+                if event.kind == "finished" and event.job is not None:
+                    done = self._recording.pop(event.job.job_id, None)
+                    if done is not None:
+                        done.set()
 
     def close(self) -> None:
         self._queue.put_nowait(None)
+        for waiting in self._recording.values():  # nothing more is written by this one
+            waiting.set()
+        self._recording.clear()
 
     async def drain(self, within: float = DRAIN_S) -> None:
         """Wait (bounded) until everything queued is written."""
@@ -360,11 +385,18 @@ class RunRecorder:
         project_path = self._project_path(session.project_name)
         artifacts = []
         base = document.get("base_tree")
-        if isinstance(base, str) and project_path is not None and ran:
-            if await write_patch(project_path, base, folder.patch, folder.root / ".scratch"):
-                artifacts.append(folder.patch.name)
-        elif folder.patch.exists():
+        git: dict[str, Any] = landing.result_fields(None)
+        if session.workdir is not None:  # the run's own worktree: its branch is its work
+            record = await self._settle(folder, job) if ran else None
+            record = record or await off_loop(worktrees.load, self.home, folder.run_id)
+            git = landing.result_fields(record)
+        elif isinstance(base, str) and project_path is not None and ran:
+            await write_patch(project_path, base, folder.patch, folder.root / ".scratch")
+        if await off_loop(folder.patch.exists):
             artifacts.append(folder.patch.name)
+            if "changes" not in git:
+                git["changes"] = await off_loop(count_changes, folder.patch)
+        git.setdefault("changes", None)
         await off_loop(self._write_events, folder, turns)
         result_document = run_result(
             folder.run_id,
@@ -377,6 +409,7 @@ class RunRecorder:
             artifacts=sorted({*artifacts, *await off_loop(_artifacts, folder)}),
             now=self._wall(),
         )
+        result_document.update(git)
         await off_loop(folder.write, folder.result, result_document)
         state = "running"
         if at_rest:
@@ -394,6 +427,19 @@ class RunRecorder:
                 "job_id": job.job_id,
             },
         )
+
+    async def _settle(self, folder: RunFolder, job: JobView) -> dict[str, Any] | None:
+        """Commit what the turn left in the run's worktree, and write its patch (a git that
+        fails costs the turn its commit and patch, never its result: logged)."""
+        try:
+            record = await worktrees.settle(self.home, folder.run_id, subject=job.prompt)
+            if record is not None:
+                patch = await worktrees.patch(record)
+                await off_loop(write_bytes, folder.patch, patch)
+        except (GitFailed, OSError, DiscordMCPError) as exc:
+            log.warning("could not commit the work of run %s's turn: %s", folder.run_id, exc)
+            return None
+        return record
 
     def _write_events(self, folder: RunFolder, turns: list[dict[str, Any]]) -> None:
         parts = [f"# Run {folder.run_id}\n"]

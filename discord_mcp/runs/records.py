@@ -167,6 +167,9 @@ class Session:
     # every job of it runs under (``allow_network``, ``timeout_s``; None: the project's).
     run_id: str | None = None
     constraints: dict[str, Any] | None = None
+    # Issue 35: the run's own git worktree (where its CLI works), and what became of it.
+    workdir: str | None = None
+    landed: str | None = None
 
     def session_key(self, tool: Tool) -> str | None:
         return self.adapter_state.get(tool, {}).get(SESSION_KEY_NAMES.get(tool, "session_id"))

@@ -127,6 +127,12 @@ def not_started(run_id: str, request: Mapping[str, Any], now: float) -> dict[str
         "turns": [],
         "constraints": Constraints.from_dict(request.get("constraints")).to_dict(),
         "artifacts": [],
+        "worktree": None,
+        "branch": None,
+        "base_commit": None,
+        "head_commit": None,
+        "changes": None,
+        "landed": None,
     }
 
 

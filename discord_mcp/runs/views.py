@@ -163,3 +163,5 @@ class SessionView:
     held_until: dt.datetime | None = None  # the next job waits until then
     run_id: str | None = None  # the run folder ``runs/<run_id>/`` (issue 23)
     constraints: Mapping[str, Any] = field(default_factory=dict)  # allow_network, timeout_s
+    workdir: str | None = None  # the run's own worktree folder (issue 35); None: the project's
+    landed: str | None = None  # its worktree was "merged", "discarded" (gone) or sent as a "pr"

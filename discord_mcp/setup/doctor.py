@@ -55,14 +55,12 @@ from discord_mcp.errors import (
 )
 from discord_mcp.relay.budget import IdentifyBudget
 from discord_mcp.relay.holder import read_status
-from discord_mcp.setup.approvals import hook_state
 from discord_mcp.setup.channel_kinds import USABLE, channel_problem
 from discord_mcp.setup.checks import Check, Verdict
-from discord_mcp.setup.clients import CLIENTS, config_location, entries, is_ours, read_document
+from discord_mcp.setup.client_checks import client_checks
 from discord_mcp.setup.edge import edge_check
 from discord_mcp.setup.permissions import NEEDED, effective_permissions, missing
 from discord_mcp.setup.portal_checks import endpoint_check
-from discord_mcp.setup.session_hooks import session_hooks_state
 from discord_mcp.setup.state_checks import project_checks, quarantine_checks
 from discord_mcp.setup.team_checks import identify_check, machine_check
 from discord_mcp.state.files import ensure_dir
@@ -161,7 +159,7 @@ async def _all_checks(
         checks.append(_configuration_failure(exc, environ, cwd))
         with contextlib.suppress(ConfigError):  # the same broken setting, reported above
             checks.extend(_local_checks(state_home(environ, cwd=cwd), environ))
-        checks.extend(_client_checks(home=home, cwd=cwd, environ=environ))
+        checks.extend(client_checks(home=home, cwd=cwd, environ=environ))
         return checks
     checks.append(
         Check("OK", "configuration", f"project {settings.project_name}, state {settings.home}")
@@ -180,7 +178,7 @@ async def _all_checks(
         checks.append(exposure)
     checks.append(_state_check(settings.home))
     checks.extend(_local_checks(settings.home, environ))
-    checks.extend(_client_checks(home=home, cwd=cwd, environ=environ))
+    checks.extend(client_checks(home=home, cwd=cwd, environ=environ))
     return checks
 
 
@@ -382,167 +380,3 @@ def _state_check(home: Path) -> Check:
             f"chmod 700 {home}",
         )
     return Check("OK", name, f"{home} (private, writable)")
-
-
-def _client_checks(*, home: Path, cwd: Path, environ: Mapping[str, str]) -> list[Check]:
-    env = dict(environ)
-    found: list[Check] = []
-    registered_anywhere = False
-    registered: set[str] = set()
-    seen: set[Path] = set()
-    for client in CLIENTS:
-        for scope in ("user", "project"):
-            location = config_location(client, scope, home=home, cwd=cwd, environ=env)
-            if not location.path.exists() or location.path.resolve() in seen:
-                continue  # run in ~, Gemini's user and project files are one file
-            seen.add(location.path.resolve())
-            try:
-                document = read_document(location)
-            except ValueError as exc:
-                found.append(
-                    Check("FAIL", f"{client} ({scope})", f"{location.path}: unreadable ({exc})")
-                )
-                continue
-            ours = {n: e for n, e in entries(location, document).items() if is_ours(e)}
-            for server_name, entry in ours.items():
-                registered_anywhere = True
-                registered.add(client)
-                found.append(_judge_entry(client, scope, location.path, server_name, entry))
-    found += _approval_checks(registered, home=home, cwd=cwd, environ=env)
-    found += _session_hook_checks(registered, home=home, cwd=cwd, environ=env)
-    if not registered_anywhere:
-        found.append(
-            Check(
-                "WARN",
-                "agent clients",
-                "discord-mcp is not registered with Claude Code, Codex or Gemini CLI here",
-                "discord-mcp install claude   (or codex, gemini)",
-            )
-        )
-    return found
-
-
-def _approval_checks(
-    registered: set[str], *, home: Path, cwd: Path, environ: Mapping[str, str]
-) -> list[Check]:
-    """Whether each client's permission prompts reach Discord (its approval hook)."""
-    checks = []
-    for client in CLIENTS:
-        state, detail = hook_state(client, home=home, cwd=cwd, environ=environ)
-        if client not in registered and state == "absent":
-            continue
-        name = f"{client} approvals"
-        if state == "wired":
-            checks.append(Check("OK", name, f"wired: {detail}"))
-        elif state == "needs review":
-            checks.append(Check("WARN", name, detail, "start `codex` and trust it with /hooks"))
-        elif state == "unreadable":
-            checks.append(Check("WARN", name, detail, "fix the file's JSON"))
-        elif state in ("broken", "needs reinstall"):
-            checks.append(Check("FAIL", name, detail, f"discord-mcp install {client} --approvals"))
-        else:
-            checks.append(
-                Check(
-                    "OK",
-                    name,
-                    "not wired: tool permission prompts stay at the terminal "
-                    f"(to answer them from Discord: discord-mcp install {client} --approvals)",
-                )
-            )
-    return checks
-
-
-def _session_hook_checks(
-    registered: set[str], *, home: Path, cwd: Path, environ: Mapping[str, str]
-) -> list[Check]:
-    """Whether each client has the Stop and SessionStart hooks (``install --hooks``)."""
-    checks = []
-    for client in CLIENTS:
-        state, detail = session_hooks_state(client, home=home, cwd=cwd, environ=environ)
-        if client not in registered and state == "absent":
-            continue
-        name = f"{client} hooks"
-        if state == "wired":
-            checks.append(Check("OK", name, f"wired: {detail}"))
-        elif state == "needs review":
-            fix = (
-                "start `codex` and trust them with /hooks"
-                if "trusted" in detail
-                else f"discord-mcp install {client} --hooks"
-            )
-            checks.append(Check("WARN", name, detail, fix))
-        elif state == "unreadable":
-            checks.append(Check("WARN", name, detail, "fix the file's JSON"))
-        else:
-            checks.append(
-                Check(
-                    "OK",
-                    name,
-                    "not wired: an agent may end its turn with a question open and a new "
-                    "session relies on check_pending "
-                    f"(to wire them: discord-mcp install {client} --hooks)",
-                )
-            )
-    return checks
-
-
-def _judge_entry(
-    client: str, scope: str, path: Path, server_name: str, entry: dict[str, Any]
-) -> Check:
-    name = f"{client} ({scope}, {path})"
-    raw_env = entry.get("env")
-    env: dict[str, Any] = raw_env if isinstance(raw_env, dict) else {}
-    has_credentials = bool(env) and ("DISCORD_MCP_ENV_FILE" in env or "DISCORD_BOT_TOKEN" in env)
-    problems: list[tuple[str, str]] = []
-    if "_" in server_name and client == "gemini":
-        problems.append(
-            (f"server name {server_name!r} has '_'", "rename it: Gemini splits names on '_'")
-        )
-    if client == "claude":
-        timeout = entry.get("timeout")
-        if isinstance(timeout, int | float) and timeout < 110_000:
-            problems.append(
-                (f"per-server timeout {timeout} ms kills waits", "remove it or set >= 120000")
-            )
-    elif client == "codex":
-        if entry.get("default_tools_approval_mode") != "approve":
-            problems.append(
-                (
-                    "codex exec refuses tools that need approval",
-                    'set default_tools_approval_mode = "approve"',
-                )
-            )
-        tool_timeout = entry.get("tool_timeout_sec", 300)
-        block = env.get("DISCORD_MCP_MAX_BLOCK_SECONDS") if env else None
-        if isinstance(tool_timeout, int | float) and tool_timeout < 300 and not block:
-            problems.append(
-                (
-                    f"tool_timeout_sec = {tool_timeout} is shorter than our 270 s wait",
-                    f"raise it, or set DISCORD_MCP_MAX_BLOCK_SECONDS below {tool_timeout}",
-                )
-            )
-    elif client == "gemini":
-        if entry.get("trust") is not True:
-            problems.append(
-                ("trust is not true", "set trust: true, or headless Gemini hides the tools")
-            )
-        timeout = entry.get("timeout", 600_000)
-        if isinstance(timeout, int | float) and timeout < 550_000:
-            problems.append(
-                (f"timeout {timeout} ms is shorter than our 540 s wait", "set timeout: 600000")
-            )
-        if not has_credentials:
-            problems.append(
-                (
-                    "no explicit env: Gemini strips inherited *TOKEN* variables",
-                    "run `discord-mcp install gemini` (it sets DISCORD_MCP_ENV_FILE)",
-                )
-            )
-    if problems:
-        return Check(
-            "FAIL",
-            name,
-            "; ".join(p for p, _ in problems),
-            "; ".join(f for _, f in problems),
-        )
-    return Check("OK", name, f"server '{server_name}' registered, timeouts and approval fine")

@@ -58,6 +58,7 @@ THREAD_BOUND = frozenset(
         "stop",
         "cancel",
         "logs",
+        "diff",
         "schedule add",
     }
 )

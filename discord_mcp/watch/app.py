@@ -45,6 +45,7 @@ from discord_mcp.watch.daemon import Watcher
 from discord_mcp.watch.display import render_status
 from discord_mcp.watch.downtime import Downtime
 from discord_mcp.watch.heartbeat import TICK_S, Heartbeats
+from discord_mcp.watch.landing.desk import LandingDesk
 from discord_mcp.watch.notifier import DiscordNotifier
 from discord_mcp.watch.options import watch_options
 from discord_mcp.watch.outbox import Delivery
@@ -250,6 +251,16 @@ async def run_daemon(
             )
             controls.chats_changed = watcher.catch_up_soon
             controls.watch_thread = watcher.watch_thread
+            landing = LandingDesk(
+                engine,
+                settings.home,
+                rest=rest,
+                machine=settings.machine,
+                owners=frozenset(settings.owner_ids),
+                secrets=(settings.token.reveal(),),
+            )
+            watcher.landing = landing
+            threads.after_final = landing.after_final
             heartbeats = Heartbeats(controls, tick=schedule_tick)
             controls.schedules_changed = heartbeats.wake
             if settings.gateway != "off":
@@ -298,7 +309,9 @@ async def run_daemon(
                         )
                     group.create_task(heartbeats.run(), name="schedules")
                     group.create_task(
-                        ShellRequests(engine, settings.home, controls=controls).run(),
+                        ShellRequests(
+                            engine, settings.home, controls=controls, landing=landing
+                        ).run(),
                         name="shell-requests",
                     )
                     group.create_task(downtime.beat(), name="alive")
@@ -308,6 +321,7 @@ async def run_daemon(
                     )
             finally:
                 await threads.aclose()  # its typing indicators, before the REST client closes
+                await landing.aclose()
 
 
 def answered_in(engine: RunEngine) -> Callable[[Delivery], Awaitable[None]]:

@@ -9,11 +9,14 @@
                                              [--args TOOL=JSON_ARGV ...] [--timeout 30m]
                                              [--approvals ask|ask-all|off] [--no-network]
                                              [--stream on|off] [--busy queue|interrupt|steer]
+                                             [--worktrees]
     discord-watch project set NAME [--stream on|off] [--busy queue|interrupt|steer]
+                                   [--worktrees on|off]
     discord-watch project list
     discord-watch project remove NAME
     discord-watch submit PROJECT MESSAGE [--tool T] [--model M] [--context FILE ...]
-                         [--no-network] [--timeout S] [--wait [--wait-timeout S]] [--json]
+                         [--no-network] [--worktree | --no-worktree] [--timeout S]
+                         [--wait [--wait-timeout S]] [--json]
     discord-watch resume RUN_ID MESSAGE [--timeout S] [--wait [--wait-timeout S]] [--json]
     discord-watch stop RUN_ID|JOB|THREAD [--json]
     discord-watch logs RUN_ID [--raw] | JOB|THREAD [--lines N] [--json]
@@ -23,8 +26,13 @@
                            | chat list | chat remove CHANNEL_ID
     discord-watch schedule add WHEN [PROMPT] (--project P | --session THREAD | --chat CHANNEL)
                            | schedule list | schedule remove ID
+    discord-watch diff RUN_ID [--stat] [--json]
+    discord-watch merge RUN_ID [--squash] [--json] | pr RUN_ID [--json]
+                           | discard RUN_ID [--yes] [--json]
+    discord-watch gc [--older-than 14d] [--force] [--dry-run] [--json]
 
-The run commands are in :mod:`discord_mcp.watch.shell` (their output and exit codes are there).
+The run commands are in :mod:`discord_mcp.watch.shell` (their output and exit codes are there),
+the landing ones in :mod:`discord_mcp.watch.landing.shell`, ``gc`` in :mod:`discord_mcp.watch.gc`.
 """
 
 from __future__ import annotations
@@ -37,11 +45,15 @@ import re
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from discord_mcp import __version__
 from discord_mcp.errors import ConfigError, DiscordMCPError, RunError, StateError
 from discord_mcp.watch.agent_cli import add_agent_commands, agent_main
 from discord_mcp.watch.chat.cli import add_chat_commands, chat_main, schedule_main
+from discord_mcp.watch.gc import add_gc_command, gc_main
+from discord_mcp.watch.landing.shell import COMMANDS as LANDING_COMMANDS
+from discord_mcp.watch.landing.shell import add_landing_commands, landing_main
 from discord_mcp.watch.shell import COMMANDS as SHELL_COMMANDS
 from discord_mcp.watch.shell import add_commands
 from discord_mcp.watch.shell import main as shell_main
@@ -106,6 +118,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="every run of the project is kept off the network (as submit --no-network)",
     )
+    add.add_argument(
+        "--worktrees",
+        action="store_true",
+        help="each run works in a git worktree of its own, on a branch discord-mcp/<run id>, "
+        "and is merged, sent as a pull request or discarded when done (a git repository "
+        "with a commit)",
+    )
     change = actions.add_parser("set", help="change a project's stream or busy setting")
     change.add_argument("name")
     for parser_ in (add, change):
@@ -123,12 +142,17 @@ def _parser() -> argparse.ArgumentParser:
             "it into the turn where the engine takes it (Claude Code, some ACP agents; else "
             "queue)",
         )
+    change.add_argument(
+        "--worktrees", choices=["on", "off"], default=None, help="a git worktree per run"
+    )
     actions.add_parser("list", help="list projects")
     remove = actions.add_parser("remove", help="remove a project")
     remove.add_argument("name")
     add_agent_commands(sub)
     add_chat_commands(sub)
     add_commands(sub)
+    add_landing_commands(sub)
+    add_gc_command(sub)
     return parser
 
 
@@ -148,6 +172,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from discord_mcp.config import state_home
 
             return shell_main(args, state_home())
+        if args.command in LANDING_COMMANDS:
+            from discord_mcp.config import state_home
+
+            return landing_main(args, state_home())
+        if args.command == "gc":
+            from discord_mcp.config import state_home
+
+            return gc_main(args, state_home())
         if args.command == "status":
             from discord_mcp.config import state_home
             from discord_mcp.watch.display import render_status
@@ -220,6 +252,7 @@ def _project(args: argparse.Namespace) -> int:
                 + ("" if p.allow_network else "\tnetwork=off")
                 + (f"\tstream={p.stream}" if p.stream != "on" else "")
                 + (f"\tbusy={p.busy}" if p.busy != "queue" else "")
+                + ("\tworktrees=on" if p.worktrees else "")
                 + "\n"
             )
         return 0
@@ -228,9 +261,13 @@ def _project(args: argparse.Namespace) -> int:
         sys.stdout.write(f"removed project {removed.name} ({removed.path})\n")
         return 0
     if args.action == "set":
-        wanted = {k: v for k, v in (("stream", args.stream), ("busy", args.busy)) if v}
+        asked = (("stream", args.stream), ("busy", args.busy), ("worktrees", args.worktrees))
+        wanted = {k: v for k, v in asked if v}
         changed = registry.update(args.name, **wanted)
-        sys.stdout.write(f"project {changed.name}: stream {changed.stream}, busy {changed.busy}\n")
+        sys.stdout.write(
+            f"project {changed.name}: stream {changed.stream}, busy {changed.busy}, "
+            f"worktrees {'on' if changed.worktrees else 'off'}\n"
+        )
         return 0
     tool_args: dict[str, list[str]] = {}
     for spec in args.args:
@@ -248,6 +285,8 @@ def _project(args: argparse.Namespace) -> int:
         tool_args[tool.strip()] = value
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     job_timeout = parse_duration(args.timeout) if args.timeout is not None else None
+    if args.worktrees:
+        _check_git(registry.check_path(args.path))
     project = registry.add(
         args.name,
         args.path,
@@ -259,15 +298,30 @@ def _project(args: argparse.Namespace) -> int:
         allow_network=not args.no_network,
         stream=args.stream,
         busy=args.busy,
+        worktrees=args.worktrees,
     )
     shown = format_duration(project.job_timeout or default_timeout)
     sys.stdout.write(
         f"added project {project.name}: {project.path}, tools {','.join(project.tools)}, "
         f"default {project.default_tool}, job timeout {shown}, approvals {project.approvals}"
         + ("" if project.allow_network else ", no network")
+        + (", a git worktree per run" if project.worktrees else "")
         + "\n"
     )
     return 0
+
+
+def _check_git(path: Path) -> None:
+    """A project with worktrees must be a git repository with a commit (said now, not at its
+    first run)."""
+    from discord_mcp.git.worktrees import in_work_tree
+
+    if not asyncio.run(in_work_tree(path)):
+        raise RunError(
+            "E_NOT_A_GIT_REPO",
+            f"{path} is not a git repository with a commit, so its runs cannot have worktrees: "
+            "run `git init` there and commit, or add the project without --worktrees",
+        )
 
 
 def _run(*, local: bool) -> int:

@@ -45,6 +45,7 @@ from discord_mcp.watch.chat.watching import owner_command, watch_chats
 from discord_mcp.watch.control import Dispatcher, SlashCommands
 from discord_mcp.watch.control.machines import text_turn
 from discord_mcp.watch.cursors import Cursors
+from discord_mcp.watch.landing.desk import LandingDesk
 from discord_mcp.watch.recovery import (
     FALLBACK_WINDOW_S,
     INBOX_WINDOW_S,
@@ -145,6 +146,8 @@ class Watcher:
             decisions, rest, unheld=team.unheld_turn if team is not None else None
         )
         self.link = link
+        self.landing: LandingDesk | None = None
+        """Clicks on the runs' changes cards (:mod:`discord_mcp.watch.landing`)."""
         self._wall: Callable[[], float] = time.time
         self._started_at = self._wall()
         self._started_snowflake = last_snowflake_at(self._started_at)
@@ -343,6 +346,8 @@ class Watcher:
     async def on_interaction(self, data: dict[str, Any]) -> None:
         if self.slash is not None and self.slash.handles(data):
             await self.slash.on_interaction(data)  # slash commands and autocomplete
+        elif self.landing is not None and self.landing.handles(data):
+            await self.landing.on_interaction(data)  # a run's Show diff / Merge / ... buttons
         else:
             await self._interactions.on_interaction(data)  # clicks on decision cards
 

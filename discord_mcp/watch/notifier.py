@@ -45,6 +45,9 @@ from discord_mcp.watch.status_board import StatusBoard
 
 log = logging.getLogger(__name__)
 
+AFTER_FINAL_WITHIN_S = 120.0
+"""How long what follows a job's answer (its run's changes card) waits for the answer to be
+posted; a longer wait (a ban, a long answer at Discord's pace) lets it follow anyway."""
 TYPING_EVERY_S = 8.0
 """Discord shows "typing" for about 10 s per trigger."""
 MIN_EDIT_INTERVAL_S = 1.2
@@ -127,6 +130,11 @@ class DiscordNotifier:
         """The running edits (status messages, streamed text), one budget per channel."""
         self.outbox = Outbox(rest, home, edits=self.edits)
         """The jobs' final messages, durable (its ``on_done`` says where each went)."""
+        self.after_final: Callable[[JobView, SessionView], None] | None = None
+        """Told once a job's final message is posted (or, at the latest, after
+        :data:`AFTER_FINAL_WITHIN_S`): the run's changes card follows it
+        (:mod:`discord_mcp.watch.landing`)."""
+        self._following: set[asyncio.Task[None]] = set()
 
     def language(self, job: JobView) -> str:
         """The language of ``job``'s status lines."""
@@ -182,7 +190,7 @@ class DiscordNotifier:
         """Stop every typing indicator, the running edits and the outbox's worker (the daemon
         is stopping; its REST client closes next; what is queued stays on disk)."""
         typing, self._typing = list(self._typing.values()), {}
-        for task in typing:
+        for task in [*typing, *self._following]:
             await cancel_and_wait(task, within=5)
         await self.outbox.aclose()
         await self.edits.aclose()
@@ -275,6 +283,19 @@ class DiscordNotifier:
                 run_id=session.run_id if session is not None else None,
             )
         )
+        if self.after_final is not None:
+            follow = asyncio.create_task(
+                self._after_final(self.after_final, job, session), name=f"after-{job.job_id}"
+            )
+            self._following.add(follow)
+            follow.add_done_callback(self._following.discard)
+
+    async def _after_final(
+        self, tell: Callable[[JobView, SessionView], None], job: JobView, session: SessionView
+    ) -> None:
+        """Tell ``tell`` once the answer queued before it is posted: the card comes after."""
+        await self.outbox.drained(job.thread_id, AFTER_FINAL_WITHIN_S)
+        tell(job, session)
 
     def _pings(self, job: JobView) -> list[str]:
         if self._mention == "none" or job.retried_by is not None or stopped(job):

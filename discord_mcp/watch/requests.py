@@ -3,8 +3,11 @@ each request, do it with the same code as the slash commands, answer.
 
 Two doors, looked into every :data:`~discord_mcp.watch.request_files.POLL_S` seconds:
 ``runs/queue/`` for ``submit`` and ``resume`` (:class:`~discord_mcp.watch.run_desk.RunDesk`),
-and ``watch/requests/`` for ``stop`` and ``job``. With Discord (``controls``) a stop is said in
-the run's thread as a stop from Discord is; in local mode there is no Discord at all.
+and ``watch/requests/`` for ``stop``, ``job``, and ``merge``, ``pr`` and ``discard`` (issue 35:
+:class:`~discord_mcp.watch.landing.desk.LandingDesk`, each in a task of its own, since a push
+may take minutes while a ``stop`` must not wait). With Discord (``controls``) a stop is said in
+the run's thread as a stop from Discord is, and a landing on the run's card; in local mode
+there is no Discord at all.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from discord_mcp.errors import DiscordError, RunError, StateError
 from discord_mcp.runs import JobView
 from discord_mcp.runs.engine import RunEngine
 from discord_mcp.runs.error_codes import is_retryable
-from discord_mcp.runs.folders import check_run_id, names_a_run
+from discord_mcp.runs.folders import check_run_id, is_run_id, names_a_run
 from discord_mcp.state.files import off_loop
+from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.watch.control.base import Controls
+from discord_mcp.watch.landing.desk import LandingDesk
 from discord_mcp.watch.request_files import POLL_S, Request, RequestBox
 from discord_mcp.watch.run_desk import RunDesk
 
@@ -41,27 +46,48 @@ class ShellRequests:
         *,
         controls: Controls | None = None,
         poll: float = POLL_S,
+        landing: LandingDesk | None = None,
     ) -> None:
         self.engine = engine
         self.controls = controls
+        self.landing = landing or LandingDesk(engine, home)
         self._box = RequestBox(home)
         self._desk = RunDesk(engine, home, controls)
         self._poll = poll
+        self._slow: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
+        try:
+            await self._run()
+        finally:
+            for task in list(self._slow):
+                await cancel_and_wait(task, within=5)
+
+    async def _run(self) -> None:
         sweeps = 0
         while True:
             try:
                 await self._desk.take(time.time())
                 for request in await off_loop(self._box.take, time.time()):
-                    body = await self.handle(request)
-                    await off_loop(self._box.answer, request.id, body)
+                    if request.command in SLOW:
+                        task = asyncio.create_task(self._answer(request))
+                        self._slow.add(task)
+                        task.add_done_callback(self._slow.discard)
+                        continue
+                    await self._answer(request)
                 sweeps += 1
                 if sweeps % 3000 == 0:
                     await off_loop(self._box.sweep, time.time())
             except StateError as exc:
                 log.warning("shell requests: %s", exc)
             await asyncio.sleep(self._poll)
+
+    async def _answer(self, request: Request) -> None:
+        body = await self.handle(request)
+        try:
+            await off_loop(self._box.answer, request.id, body)
+        except StateError as exc:
+            log.warning("answering shell request %s failed: %s", request.command, exc)
 
     async def handle(self, request: Request) -> dict[str, Any]:
         handler = HANDLERS.get(request.command)
@@ -157,4 +183,18 @@ async def job(s: ShellRequests, args: dict[str, Any]) -> dict[str, Any]:
     return job_result(s, found, text)
 
 
-HANDLERS: dict[str, Handler] = {"stop": stop, "job": job}
+async def land(s: ShellRequests, args: dict[str, Any]) -> dict[str, Any]:
+    """``merge``, ``pr`` and ``discard`` of a run (issue 35): the landing desk's, as the
+    card's buttons do it."""
+    run_id = str(args["run_id"])
+    if not is_run_id(run_id):
+        raise RunError("E_RUN_NOT_FOUND", f"{run_id!r} is not a run id")
+    action = str(args["action"])
+    return await s.landing.act(
+        run_id, action, by="shell", via="shell", squash=bool(args.get("squash"))
+    )
+
+
+HANDLERS: dict[str, Handler] = {"stop": stop, "job": job, "land": land}
+SLOW = frozenset({"land"})
+"""Requests answered in a task of their own (a push may take minutes)."""

@@ -75,6 +75,7 @@ class Receipt:
     run_dir: str
     thread_url: str | None
     job_id: str | None
+    worktree: str | None = None  # where the run works when it has a worktree (issue 35)
 
     def document(self) -> dict[str, Any]:
         return {
@@ -83,6 +84,7 @@ class Receipt:
             "created_at": self.created_at,
             "run_dir": self.run_dir,
             "thread_url": self.thread_url,
+            "worktree": self.worktree,
         }
 
 
@@ -96,8 +98,10 @@ def submit(
     context: Sequence[str] = (),
     allow_network: bool = True,
     timeout_s: float | None = None,
+    worktree: bool | None = None,
 ) -> Receipt:
-    """Start a run (see the module doc)."""
+    """Start a run (see the module doc); ``worktree``: in a git worktree of its own (None: as
+    the project says)."""
     from discord_mcp.runs.projects import ProjectRegistry
 
     try:
@@ -109,7 +113,7 @@ def submit(
     folder.make()
     try:
         names = _copy_context(folder, context)
-        document = {
+        document: dict[str, Any] = {
             "run_id": run_id,
             "project": found.name,
             "engine": tool or found.default_tool,
@@ -122,6 +126,8 @@ def submit(
             "context": names,
             "via": "shell",
         }
+        if worktree is not None:
+            document["worktree"] = worktree
         return _send(home, folder, document, new=True)
     except BaseException:
         if not folder.session.exists():
@@ -214,6 +220,7 @@ def _send(home: Path, folder: RunFolder, document: dict[str, Any], *, new: bool)
                 run_dir=str(result.get("run_dir") or folder.root),
                 thread_url=result.get("thread_url"),
                 job_id=result.get("job_id"),
+                worktree=result.get("worktree"),
             )
         time.sleep(0.05)
     if RunQueue(home).withdraw(queued):

@@ -103,6 +103,9 @@ class RunDesk:
         prompt = str(document["message"])
         tool = document.get("engine")
         model = document.get("model")
+        worktree = document.get("worktree")
+        if worktree is not None and not isinstance(worktree, bool):
+            raise RunError("E_BAD_ARGUMENTS", "worktree must be true, false or absent")
         files = await off_loop(context_files, folder)
         if self.controls is not None:
             await self._know_guild()
@@ -118,6 +121,7 @@ class RunDesk:
                 run_id=folder.run_id,
                 constraints=constraints,
                 debounce=False,
+                worktree=worktree,
             )
             return job, session
         session = await self.engine.start_session(
@@ -127,6 +131,7 @@ class RunDesk:
             model,
             run_id=folder.run_id,
             constraints=constraints,
+            worktree=worktree,
         )
         job = await self.engine.submit(
             session.thread_id, str(document["reply_id"]), prompt, AUTHOR, files, debounce=False
@@ -190,6 +195,7 @@ class RunDesk:
             "run_dir": str(folder.root),
             "thread_url": self.controls.link(session.thread_id) if self.controls else None,
             "job_id": job.job_id if job is not None else None,
+            "worktree": session.workdir,
         }
 
 

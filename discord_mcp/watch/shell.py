@@ -4,7 +4,8 @@
 ::
 
     discord-watch submit PROJECT MESSAGE [--tool T] [--model M] [--context FILE ...]
-                         [--no-network] [--timeout S] [--wait [--wait-timeout S]] [--json]
+                         [--no-network] [--worktree | --no-worktree] [--timeout S]
+                         [--wait [--wait-timeout S]] [--json]
     discord-watch resume RUN_ID MESSAGE [--timeout S] [--wait [--wait-timeout S]] [--json]
     discord-watch stop RUN_ID|JOB|THREAD [--json]
     discord-watch logs RUN_ID [--raw] | JOB|THREAD [--lines N] [--json]
@@ -86,6 +87,22 @@ def add_commands(sub: Any) -> None:
         action="store_true",
         help="keep the CLI off the network (see the README for what each CLI enforces)",
     )
+    trees = submit.add_mutually_exclusive_group()
+    trees.add_argument(
+        "--worktree",
+        dest="worktree",
+        action="store_const",
+        const=True,
+        default=None,
+        help="work in a git worktree of its own (default: as the project says)",
+    )
+    trees.add_argument(
+        "--no-worktree",
+        dest="worktree",
+        action="store_const",
+        const=False,
+        help="work in the project's folder, whatever the project says",
+    )
     resume = sub.add_parser("resume", help="give a run its next turn (the same session)")
     resume.add_argument("thread", metavar="RUN_ID", help="the run (or, as before, its thread)")
     resume.add_argument("prompt", metavar="MESSAGE")
@@ -134,7 +151,7 @@ def main(args: argparse.Namespace, home: Path) -> int:
         if args.command == "logs":
             return _logs(home, args)
         if args.command == "stop":
-            result, code = _ask(home, "stop", {"target": args.target}, STOP_WITHIN_S), OK
+            result, code = ask(home, "stop", {"target": args.target}, within=STOP_WITHIN_S), OK
         else:
             return _run(home, args)
     except ShellError as exc:
@@ -172,6 +189,7 @@ def _run(home: Path, args: argparse.Namespace) -> int:
             context=args.context,
             allow_network=not args.no_network,
             timeout_s=args.timeout,
+            worktree=args.worktree,
         )
     else:
         receipt = run_client.resume(home, args.thread, args.prompt, timeout_s=args.timeout)
@@ -210,15 +228,16 @@ def _logs(home: Path, args: argparse.Namespace) -> int:
     return OK
 
 
-def _ask(
-    home: Path, command: str, args: dict[str, Any], within: float = ANSWER_WITHIN_S
+def ask(
+    home: Path, command: str, args: dict[str, Any], *, within: float = ANSWER_WITHIN_S
 ) -> dict[str, Any]:
-    """Ask the daemon (``watch/requests/``); its result within ``within`` s, or a ShellError."""
+    """Ask the daemon (``watch/requests/``); its result, or a ShellError. ``within``: how long
+    to wait for its answer."""
     import time
 
     run_client.check_alive(home)
     box = RequestBox(home)
-    request_id = box.send(command, args)
+    request_id = box.send(command, args, within=within)
     limit = time.monotonic() + within
     while time.monotonic() < limit:
         reply = box.reply(request_id)
@@ -228,7 +247,7 @@ def _ask(
             raise run_client.refused(str(reply.get("code")), str(reply.get("message")))
         time.sleep(0.05)
     if box.withdraw(request_id):
-        raise no_daemon(f"it did not answer within {ANSWER_WITHIN_S:g} s")
+        raise no_daemon(f"it did not answer within {within:g} s")
     raise ShellError(
         "E_NO_ANSWER",
         f"the daemon took the request but did not answer within {within:g} s; it may still be "

@@ -331,3 +331,45 @@ async def test_a_run_without_network_still_asks_its_owner_and_runs_the_allowed_c
             reached = True
     assert not reached  # no connection reached the listener
     assert "exit:1" in final[-1]  # the command ran, and could not connect
+
+
+async def test_a_sed_script_that_executes_is_never_read_only_in_a_codex_run(
+    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+) -> None:
+    """The review's command: GNU sed reads ``/`` inside ``[[:alpha:]/]`` as part of the bracket,
+    so the ``e`` flag executes the pattern space. A judge that ends the bracket early called it
+    a read, and Codex ran it with no card; it asks now, and the owner's Deny keeps it from
+    running. A plain read in the same run still runs without a card."""
+    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
+    cli = CLI_CLASSES["codex"](
+        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
+    )
+    workdir = await project(settings, tmp_path, "codex", cli)
+    (workdir / "README").write_text("hello\n", encoding="utf-8")
+    model_server.script(
+        ShellCall("sed -n 1p README"),
+        quote_tool_result("Read: {result}"),
+        ShellCall("sed 's/.*[[:alpha:]/]/ a;touch made.txt;id/e' README"),
+        quote_tool_result("Sed: {result}"),
+    )
+    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
+    async with watching(settings, environ, {"codex": cli.env()}):
+        thread_id = await start_run(people, discord)
+        people.say(thread_id, "print the readme")
+        await until(
+            lambda: any("Read:" in t and REPLY_HINT in t for t in texts(people, thread_id)),
+            what="the read's answer",
+            seconds=60.0,
+        )
+        assert not [t for t in texts(people, thread_id) if "**Approval needed**" in t]
+        people.say(thread_id, "now the sed script")
+        card = await until(card_in(people, thread_id), what="the approval card", seconds=60.0)
+        assert "[[:alpha:]/]" in card["content"]
+        assert not (workdir / "made.txt").exists()
+        await click(people, card, "Deny")
+        await until(
+            lambda: any("Sed:" in t and REPLY_HINT in t for t in texts(people, thread_id)),
+            what="the final message",
+            seconds=60.0,
+        )
+    assert not (workdir / "made.txt").exists()

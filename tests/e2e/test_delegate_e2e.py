@@ -1,7 +1,7 @@
 """Delegating a coding task from a script or another agent (issue 23), with the real CLIs on
 the scripted model server and no Discord at all.
 
-What the README's "Delegate from another agent or a script" section shows, run as a script
+What docs/delegation.md shows, run as a script
 would run it, once per CLI: ``discord-watch --local &``, ``discord-watch project add``,
 ``submit --wait --json``, ``resume``, ``status``, and the run folder's ``result.json`` and
 ``changes.patch``. Then the real Claude Code, given the delegate-coding skill by ``discord-mcp

@@ -1,6 +1,6 @@
 """`discord-mcp setup` and `install`, then the real CLIs use the server they registered.
 
-The README's path on the emulator: setup writes a private .env, install registers discord-mcp
+The getting-started path on the emulator: setup writes a private .env, install registers discord-mcp
 in each client's own configuration file (nothing else), and a headless session of the real CLI
 calls our tools. For Claude Code the whole loop ends in an answered decision.
 """

@@ -92,3 +92,15 @@ def test_a_hooks_deadline_comes_before_its_clis_timeout_with_room_to_spare() -> 
     assert budget(60, "gemini") == 54
     assert budget(30, "claude") == 25
     assert budget(4, "codex") == 0  # no time at all: block at once
+
+
+@pytest.mark.parametrize(
+    ("seconds", "said"),
+    [(0.0, "(less than a second)"), (0.4, "(less than a second)"), (1.2, "(1 second)"),
+     (26.9249, "(27 seconds)"), (float("nan"), "(less than a second)")],
+)  # fmt: skip
+def test_a_hooks_time_is_said_in_whole_seconds_and_never_as_0(seconds: float, said: str) -> None:
+    reason = reason_for(OutOfTime(seconds))
+    assert said in reason
+    assert " 0 s" not in reason
+    assert not re.search(r"\d\.\d", reason)

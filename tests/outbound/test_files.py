@@ -83,6 +83,24 @@ def test_the_state_directory_is_never_a_source_even_inside_the_project(
     assert "state directory" in refused(home / "decision.json", policy)
 
 
+def test_a_run_in_its_own_worktree_sends_files_from_it_and_nothing_else_of_the_state(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    worktree = home / "worktrees" / "run_20260301_120000_abc123"
+    other = home / "worktrees" / "run_20260301_120001_def456"
+    for tree in (worktree, other):
+        tree.mkdir(parents=True)
+        (tree / "report.md").write_text("# report\n", encoding="utf-8")
+    (home / "runs").mkdir()
+    (home / "runs" / "snapshot.json").write_text("{}", encoding="utf-8")
+    policy = FilePolicy(project_dir=worktree, state_dir=home)
+
+    assert check_path("report.md", policy) == worktree / "report.md"
+    assert "state directory" in refused(other / "report.md", policy)
+    assert "state directory" in refused(home / "runs" / "snapshot.json", policy)
+
+
 @pytest.mark.parametrize(
     "name",
     [

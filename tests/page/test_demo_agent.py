@@ -102,7 +102,9 @@ def demo(tmp_path: Path) -> Iterator[RunningDemo]:
 def test_the_demo_with_claude_shows_its_question_then_its_approval_card_on_the_page(
     demo: RunningDemo, chromium: Any, tmp_path: Path
 ) -> None:
-    page = Page(chromium, demo.base_url, tmp_path / "shots")
+    kept = os.environ.get("PAGE_SCREENSHOTS")  # scripts/screenshots makes docs' pictures here
+    shots = Path(kept) / "demo" if kept else tmp_path / "shots"
+    page = Page(chromium, demo.base_url, shots)
     thread = wait_for(demo.run_thread, timeout=AGENT_TIMEOUT, what="the run thread")
     page.open(thread)
     wait_for(

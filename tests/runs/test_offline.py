@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,28 +37,28 @@ BASH = shutil.which("bash") or "/bin/bash"
 
 
 class Listener:
-    """A TCP listener on the host's loopback that counts the connections it accepts."""
+    """A TCP listener on the host's loopback that counts the connections made to it: a
+    connection the kernel completed waits in the backlog, so counting takes them from there
+    (no thread that might not have accepted yet)."""
 
     def __init__(self) -> None:
         self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.setblocking(False)
         self.port: int = self.server.getsockname()[1]
-        self.accepted = 0
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
+        self._count = 0
 
-    def _accept(self) -> None:
+    @property
+    def accepted(self) -> int:
         while True:
             try:
                 connection, _ = self.server.accept()
-            except OSError:
-                return
-            self.accepted += 1
+            except BlockingIOError:
+                return self._count
+            self._count += 1
             connection.close()
 
     def close(self) -> None:
-        self.server.shutdown(socket.SHUT_RDWR)  # wakes the accept() under way
         self.server.close()
-        self.thread.join(5)
 
 
 @pytest.fixture
@@ -104,7 +103,9 @@ def launch(
     config: Path, mode: str, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-I", "-S", str(LAUNCHER), "--config", str(config), mode, *args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False, env=env)
+    return subprocess.run(
+        argv, capture_output=True, text=True, encoding="utf-8", timeout=30, check=False, env=env
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -243,7 +244,9 @@ def test_a_bubblewrap_that_gives_no_namespace_is_refused(
 ) -> None:
     """Fail closed: the launcher checks the namespace bubblewrap gave before it runs anything."""
     fake = tmp_path / "bwrap"
-    fake.write_text('#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n')
+    fake.write_text(
+        '#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n', encoding="utf-8"
+    )
     fake.chmod(0o755)
     config = write_config(tmp_path, Jail("bwrap", sys.executable, netns_inode(), str(fake)))
     done = launch(config, "--prefix", connect(listener.port))
@@ -255,6 +258,7 @@ def test_a_bubblewrap_that_gives_no_namespace_is_refused(
         [*argv, str(netns_inode()), "--bwrap", str(fake)],
         capture_output=True,
         text=True,
+        encoding="utf-8",
         check=False,
     )
     assert tried.returncode == REFUSED
@@ -286,7 +290,8 @@ def test_an_unprivileged_user_gets_a_namespace_too(tmp_path: Path) -> None:
         done = subprocess.run(
             [*as_nobody, python, "-I", "-S", str(launcher), "--config", str(config), "--prefix",
              code],
-            capture_output=True, text=True, timeout=30, check=False, cwd=directory,
+            capture_output=True, text=True, encoding="utf-8", timeout=30, check=False,
+            cwd=directory,
         )  # fmt: skip
     finally:
         shutil.rmtree(directory)

@@ -34,7 +34,7 @@ from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario
 from tests.support.run_schemas import checked_files, problems
 from tests.support.waiting import until
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ERROR_CODES_PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "errors.md"
 
 
 def git(workdir: Path, *args: str) -> str:
@@ -216,8 +216,8 @@ async def test_a_failed_run_has_a_stable_code_and_says_whether_to_retry(
     assert result["error"]["message"]
 
 
-def test_every_error_code_is_in_the_readme_table_with_its_retry_flag() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_every_error_code_is_in_the_documented_table_with_its_retry_flag() -> None:
+    text = ERROR_CODES_PAGE.read_text(encoding="utf-8")
     rows = dict(re.findall(r"^\| `(E_[A-Z_]+)` \| (yes|no) \|", text, re.MULTILINE))
     assert rows == {code: "yes" if entry.retryable else "no" for code, entry in CODES.items()}
 

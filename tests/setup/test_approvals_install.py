@@ -11,8 +11,8 @@ import pytest
 from discord_mcp.errors import ConfigError
 from discord_mcp.hooks.guard import FAIL_CLOSED
 from discord_mcp.setup.approvals import hook_file, hook_state, install_hook
+from discord_mcp.setup.client_checks import approval_checks
 from discord_mcp.setup.clients import Client
-from discord_mcp.setup.doctor import _approval_checks
 
 
 @pytest.fixture
@@ -94,7 +94,7 @@ def test_doctor_says_whether_each_clients_approvals_are_wired(
 ) -> None:
     installed("claude", tmp_path, env_file)
     codex = installed("codex", tmp_path, env_file)
-    checks = {c.name: c for c in _approval_checks(
+    checks = {c.name: c for c in approval_checks(
         {"claude", "codex", "gemini"}, home=tmp_path, cwd=tmp_path, environ={}
     )}  # fmt: skip
     assert checks["claude approvals"].verdict == "OK"
@@ -118,7 +118,7 @@ def edit_our_handler(path: Path, **changes: object) -> None:
 
 
 def approvals_check(client: Client, tmp_path: Path) -> tuple[str, str, str]:
-    [check] = _approval_checks({client}, home=tmp_path, cwd=tmp_path, environ={})
+    [check] = approval_checks({client}, home=tmp_path, cwd=tmp_path, environ={})
     return check.verdict, check.detail, check.fix
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from discord_mcp.errors import ConfigError
 from discord_mcp.setup.approvals import hook_file, install_hook
+from discord_mcp.setup.client_checks import session_hook_checks
 from discord_mcp.setup.clients import Client
-from discord_mcp.setup.doctor import _session_hook_checks
 from discord_mcp.setup.session_hooks import install_session_hooks, session_hooks_state
 
 
@@ -80,12 +80,12 @@ def test_a_file_that_cannot_be_parsed_is_left_alone(tmp_path: Path, env_file: Pa
 
 
 def test_doctor_says_whether_the_hooks_are_wired(tmp_path: Path, env_file: Path) -> None:
-    [absent] = _session_hook_checks({"claude"}, home=tmp_path, cwd=tmp_path, environ={})
+    [absent] = session_hook_checks({"claude"}, home=tmp_path, cwd=tmp_path, environ={})
     assert "not wired" in absent.detail
     assert "install claude --hooks" in absent.detail
     install("claude", tmp_path, env_file)
     install("codex", tmp_path, env_file)
-    checks = _session_hook_checks({"claude", "codex"}, home=tmp_path, cwd=tmp_path, environ={})
+    checks = session_hook_checks({"claude", "codex"}, home=tmp_path, cwd=tmp_path, environ={})
     verdicts = {c.name: (c.verdict, c.detail) for c in checks}
     assert verdicts["claude hooks"][0] == "OK"
     assert "Stop and SessionStart" in verdicts["claude hooks"][1]

@@ -19,7 +19,7 @@ from tests.support.fake_agents import FakeSpawner
 from tests.support.settings import settings_for
 from tests.support.slash import Slash
 
-COMMAND_COUNT = 15
+COMMAND_COUNT = 16
 
 
 class WallClock:

@@ -21,6 +21,7 @@ from discord_mcp.runs.agents import AgentRegistry
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.streaming import PREVIEW_LIMIT
 from discord_mcp.watch.app import run_daemon
+from discord_mcp.watch.shell import _job_logs
 from tests.runs.conftest import alive
 from tests.support.feed import FeedRecorder
 from tests.support.people import People
@@ -119,6 +120,9 @@ async def test_an_acp_agents_text_streams_into_the_thread_then_gives_way_to_its_
             )
     assert "Reply in this thread" in final[0]
     assert feed.was_deleted(str(preview[0]["id"]))  # the preview gave way to the answer
+    # `discord-watch logs` reads the job's transcript as a person reads it
+    logs = _job_logs(acp_settings.home, thread, 200)
+    assert any("first words and the rest." in line for line in logs["text"]), logs
 
 
 async def test_a_flooding_agent_leaves_the_daemon_answering_and_it_stops_when_told(

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -22,7 +23,7 @@ from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.watch.app import run_daemon
 from discord_mcp.watch.cursors import Cursors
 from tests.decisions.test_service import running_service
-from tests.support.fake_agents import FakeSpawner
+from tests.support.fake_agents import FakeSpawner, Scenario
 from tests.support.people import People
 from tests.support.waiting import until
 
@@ -222,6 +223,7 @@ async def test_decision_threads_feed_the_inbox_only_after_the_answer(
 
 
 async def test_a_failing_typing_indicator_is_logged_and_the_job_still_finishes(
+    tmp_path: Path,
     settings: Settings,
     spawner: FakeSpawner,
     people: People,
@@ -229,9 +231,12 @@ async def test_a_failing_typing_indicator_is_logged_and_the_job_still_finishes(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     people.fault(route="POST /channels/{channel_id}/typing", status=500, count=50)
+    gate = tmp_path / "gate"  # the job runs until the failure was logged
+    spawner.script("say hi", Scenario(gate=gate))
     with caplog.at_level("INFO", logger="discord_mcp.watch.notifier"):
         async with daemon(settings, spawner):
             await first_look(settings)
             thread_id = people.say(discord.channel_id, "!start app say hi")["id"]
+            await until(lambda: any("typing indicator" in r.getMessage() for r in caplog.records))
+            gate.touch()
             await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
-    assert any("typing indicator" in r.getMessage() for r in caplog.records)

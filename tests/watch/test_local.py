@@ -91,7 +91,15 @@ async def test_a_script_submits_waits_resumes_and_reads_the_result_without_disco
         logs_code, logs, _ = await watch(home, "logs", result["run_id"])
         raw_code, raw, _ = await watch(home, "logs", result["run_id"], "--raw")
     assert code == 0
-    assert set(receipt) == {"ok", "run_id", "status", "created_at", "run_dir", "thread_url"}
+    assert set(receipt) == {
+        "ok",
+        "run_id",
+        "status",
+        "created_at",
+        "run_dir",
+        "thread_url",
+        "worktree",
+    }
     assert receipt["thread_url"] is None
     assert receipt["status"] in ("created", "running", "completed")
     folder = RunFolder.of(home, receipt["run_id"])

@@ -46,8 +46,14 @@ async def watch(home: Path, *args: str) -> tuple[int, dict[str, Any], str]:
 
 @pytest.mark.parametrize(
     "command",
-    [("status", BAD), ("logs", BAD), ("logs", BAD, "--raw"), ("resume", BAD, "go on")],
-    ids=["status", "logs", "logs-raw", "resume"],
+    [
+        ("status", BAD),
+        ("logs", BAD),
+        ("logs", BAD, "--raw"),
+        ("resume", BAD, "go on"),
+        ("diff", BAD),
+    ],
+    ids=["status", "logs", "logs-raw", "resume", "diff"],
 )
 async def test_a_traversal_to_a_real_run_outside_runs_is_refused(
     command: tuple[str, ...], tmp_path: Path
@@ -71,6 +77,11 @@ async def test_a_live_daemon_refuses_a_traversal_to_stop_or_resume(
     async with live_daemon(live_settings, fake_spawner, discord):
         stop_code, stopped, stop_said = await watch(home, "stop", BAD)
         resume_code, resumed, resume_said = await watch(home, "resume", BAD, "go on")
+        # Landing a run (issue 35) takes a run id too: merge, pr and discard go to the daemon.
+        for landing in (("merge", BAD), ("pr", BAD), ("discard", BAD, "--yes")):
+            code, answer, said = await watch(home, *landing)
+            assert (code, answer.get("code")) == (2, "E_RUN_NOT_FOUND"), said
+            assert MARK not in said
     assert (stop_code, stopped["code"]) == (2, "E_RUN_NOT_FOUND"), stop_said
     assert "is not a run id" in stopped["message"]
     assert (resume_code, resumed["code"]) == (2, "E_RUN_NOT_FOUND"), resume_said

@@ -70,7 +70,15 @@ async def test_submit_returns_at_once_with_its_run_and_thread_and_wait_returns_t
         )
         text_code, text, _ = await watch(live_settings, "submit", "app", "say it", "--wait")
     assert code == 0
-    assert set(receipt) == {"ok", "run_id", "status", "created_at", "run_dir", "thread_url"}
+    assert set(receipt) == {
+        "ok",
+        "run_id",
+        "status",
+        "created_at",
+        "run_dir",
+        "thread_url",
+        "worktree",
+    }
     assert receipt["run_dir"] == str(live_settings.home / "runs" / receipt["run_id"])
     # the emulator's page, since the bot talks to the emulator
     assert receipt["thread_url"].startswith(f"{discord.base_url}/channels/{discord.guild_id}/")

@@ -257,6 +257,18 @@ function lines(text, ctx) {
   return out;
 }
 
+/** A ```diff block's lines, coloured as Discord colours them: added, removed, hunk headers. */
+function diffLines(body) {
+  return body.split("\n").map((line, n, all) => {
+    let kind = "";
+    if (/^(\+\+\+|---) /.test(line)) kind = "md-diff-file";
+    else if (line.startsWith("+")) kind = "md-diff-add";
+    else if (line.startsWith("-")) kind = "md-diff-del";
+    else if (line.startsWith("@@")) kind = "md-diff-hunk";
+    return el("span", kind || "md-diff-line", [line + (n < all.length - 1 ? "\n" : "")]);
+  });
+}
+
 /**
  * Render Discord message content. `ctx` names ids: `{userName(id), channelName(id)}`.
  */
@@ -268,7 +280,12 @@ export function renderMarkdown(text, ctx) {
     if (m.index > last) out.append(lines(text.slice(last, m.index).replace(/\n$/, ""), ctx));
     const pre = el("pre", "md-codeblock");
     const code = el("code");
-    code.textContent = m[2].replace(/\n$/, "");
+    const body = m[2].replace(/\n$/, "");
+    if (m[1] === "diff") {
+      code.append(...diffLines(body));
+    } else {
+      code.textContent = body;
+    }
     if (m[1]) code.dataset.lang = m[1];
     pre.append(code);
     out.append(pre);

@@ -16,6 +16,7 @@ from discord_mcp.errors import DiscordError, RunError, StateError
 from discord_mcp.watch.commands import Command
 from discord_mcp.watch.control import (
     chat,
+    diff,
     logs,
     pending,
     project_new,
@@ -52,6 +53,7 @@ HANDLERS: dict[str, Handler] = {
     "stop": steering.stop,
     "cancel": steering.cancel,
     "logs": logs.logs,
+    "diff": diff.diff,
     "usage": usage.usage,
     "pending": pending.pending,
     "schedule add": schedules.add,

@@ -4,7 +4,8 @@ The folder is created as ``<first allowed root>/<NAME>`` (``DISCORD_WATCH_ROOTS`
 the home directory), never over an existing one, and then registered like ``/project add``
 would: the same path rules (not a root itself, not the home directory, not a credentials
 folder; :meth:`~discord_mcp.runs.projects.ProjectRegistry.check_path`). A folder that cannot be
-registered is removed again. ``git:yes`` runs ``git init`` in it (argv, no shell, bounded).
+registered is removed again. ``git:yes`` runs ``git init`` in it
+(:mod:`discord_mcp.git.command`: argv, no shell, bounded).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import re
 from pathlib import Path
 
 from discord_mcp.errors import RunError
-from discord_mcp.runs.spawner import run_once
+from discord_mcp.git import command
+from discord_mcp.git.command import GitFailed
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
 from discord_mcp.watch.control.machines import refuse_elsewhere
@@ -49,8 +51,11 @@ async def new(c: Controls, r: Request) -> Reply:
         raise
     git = ""
     if (r.get("git") or "no").strip().lower() in ("yes", "true", "1", "on"):
-        code, output = await run_once(["git", "init", "-q", str(folder)], within=GIT_INIT_TIMEOUT_S)
-        git = " Ran `git init`." if code == 0 else f" `git init` failed: {output[:200]}"
+        try:
+            await command.git(["init", "-q", str(folder)], folder, within=GIT_INIT_TIMEOUT_S)
+            git = " Ran `git init`."
+        except GitFailed as exc:
+            git = f" `git init` failed: {exc.message[:200]}"
     return Reply(
         f"Created `{project.path}` on `{c.settings.machine}` and added project "
         f"**{project.name}** (tools "

@@ -6,9 +6,11 @@ import asyncio
 from pathlib import Path
 
 from discord_mcp.errors import RunError
+from discord_mcp.git.worktrees import in_work_tree
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
 from discord_mcp.watch.control.machines import projects_elsewhere, refuse_elsewhere, roster_of
+from discord_mcp.watch.control.start import yes_no
 from discord_mcp.watch.control.words import fit
 
 ALL_TOOLS = "claude,codex,gemini"
@@ -21,11 +23,21 @@ async def add(c: Controls, r: Request) -> Reply:
     tools = [t.strip().lower() for t in (r.get("tools") or ALL_TOOLS).split(",") if t.strip()]
     default = (r.get("default") or "").lower() or None
     approvals = (r.get("approvals") or "ask").strip().lower()
-    project = await off_loop(c.projects.add, name, str(given), tools, default, approvals=approvals)
+    trees = yes_no(r.get("worktrees"), "worktrees") or False
+    if trees and not await in_work_tree(await off_loop(c.projects.check_path, str(given))):
+        raise RunError(
+            "E_NOT_A_GIT_REPO",
+            f"{given} is not a git repository with a commit, so its runs cannot have worktrees: "
+            "run `git init` there and commit, or add it without worktrees",
+        )
+    project = await off_loop(
+        c.projects.add, name, str(given), tools, default, approvals=approvals, worktrees=trees
+    )
     return Reply(
         f"Added project **{project.name}** on `{c.settings.machine}`: `{project.path}`, tools "
         f"{', '.join(project.tools)}, default `{project.default_tool}`, approvals "
-        f"`{project.approvals}`."
+        f"`{project.approvals}`"
+        + ("; each run gets a git worktree of its own." if project.worktrees else ".")
     )
 
 
@@ -49,6 +61,7 @@ async def list_(c: Controls, r: Request) -> Reply:
         lines.append(
             f"• **{p.name}** `{p.path}` · tools {', '.join(p.tools)} · default `{p.default_tool}`"
             + (f" · approvals `{p.approvals}`" if p.approvals != "ask" else "")
+            + (" · worktrees" if p.worktrees else "")
         )
     if elsewhere:
         lines += ["", "**On the other machines**", *elsewhere]

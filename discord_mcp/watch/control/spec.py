@@ -105,6 +105,11 @@ SPECS: tuple[Spec, ...] = (
                 choices=APPROVAL_MODES,
             ),
             MACHINE,
+            _o(
+                "worktrees",
+                "Each run in a git worktree of its own, to merge or discard (default: no)",
+                choices=("yes", "no"),
+            ),
         ),
     ),
     Spec(
@@ -135,7 +140,17 @@ SPECS: tuple[Spec, ...] = (
                 suggest="tool",
             ),
             _o("model", "The model (default: the CLI's)", suggest="model"),
+            _o(
+                "worktree",
+                "Work in a git worktree of its own (default: as the project says)",
+                choices=("yes", "no"),
+            ),
         ),
+    ),
+    Spec(
+        "diff",
+        "What a run changed: its patch, here",
+        (_o("run", "A run id (default: this thread's run)"),),
     ),
     Spec(
         "session list",

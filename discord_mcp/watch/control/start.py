@@ -13,10 +13,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from discord_mcp.errors import BadRequest, RunError
+from discord_mcp.git import worktrees
 from discord_mcp.runs import JobView, SessionView
 from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.controls import check_model
 from discord_mcp.runs.launch import check_tool_enabled
+from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
 from discord_mcp.watch.control.words import clip
 
@@ -28,6 +30,7 @@ async def start(c: Controls, r: Request) -> Reply:
     name = r.get("project")
     if not name:
         raise RunError("E_BAD_ARGUMENTS", "usage: `!start <project> [first prompt]`")
+    worktree = yes_no(r.get("worktree"), "worktree")
     starter = r.message_id if r.via == "text" and r.channel_id == c.settings.channel_id else None
     session, job = await open_session(
         c,
@@ -39,6 +42,7 @@ async def start(c: Controls, r: Request) -> Reply:
         author=r.user_name,
         starter=starter,
         files=r.files,
+        worktree=worktree,
     )
     queued = f"; job `{job.job_id}` queued" if job else ""
     return Reply(
@@ -62,6 +66,7 @@ async def open_session(
     run_id: str | None = None,
     constraints: Constraints | None = None,
     debounce: bool = True,
+    worktree: bool | None = None,
 ) -> tuple[SessionView, JobView | None]:
     """A new run thread for ``project`` whose first job is ``prompt`` and ``files`` (the
     owner's attachments, kept locally), if any.
@@ -69,7 +74,8 @@ async def open_session(
     ``starter``: the channel message the thread grows out of (``!start``); without one the
     thread stands alone and its first message repeats the prompt, signed ``by``. ``run_id``
     and ``constraints``: the run's (``discord-watch submit``; default: a new run, the
-    project's constraints).
+    project's constraints). ``worktree``: the run works in a git worktree of its own (default:
+    as the project says).
 
     Raises:
         RunError: E_PROJECT_NOT_FOUND, E_INVALID_TOOLSET, E_TOOL_NOT_ENABLED, E_INVALID_MODEL.
@@ -93,13 +99,21 @@ async def open_session(
     if c.watch_thread is not None:
         await c.watch_thread(thread_id)
     session = c.engine.session(thread_id) or await c.engine.start_session(
-        thread_id, found.name, chosen, model, run_id=run_id, constraints=constraints
+        thread_id,
+        found.name,
+        chosen,
+        model,
+        run_id=run_id,
+        constraints=constraints,
+        worktree=worktree,
     )
     how = f" (model `{session.model}`)" if session.model else ""
     text = (
         f"Session started for **{session.project_name}** with `{session.tool}`{how}. "
         "Write here to give it work; each message is one job, run in order."
     )
+    if session.workdir is not None and session.run_id is not None:
+        text += "\n" + await worktree_line(c, session.run_id)
     if starter is None and prompt:
         text += f"\n{by}:\n>>> {clip(prompt, 1500)}"
     posted = await c.rest.send_text(thread_id, text, allowed_mentions=NO_PINGS, reply_to=starter)
@@ -108,6 +122,40 @@ async def open_session(
         carrier = starter or str(posted[0]["id"])  # the message the job is deduplicated on
         job = await c.engine.submit(thread_id, carrier, prompt, author, files, debounce=debounce)
     return c.engine.session(thread_id) or session, job
+
+
+def yes_no(value: str | None, name: str) -> bool | None:
+    """``yes``/``no`` (``true``/``false``...) as a bool; None when not given.
+
+    Raises:
+        RunError: E_BAD_ARGUMENTS.
+    """
+    if value is None:
+        return None
+    lowered = value.strip().lower()
+    if lowered in ("yes", "true", "on", "1"):
+        return True
+    if lowered in ("no", "false", "off", "0"):
+        return False
+    raise RunError("E_BAD_ARGUMENTS", f"{name} is yes or no, not {value!r}")
+
+
+async def worktree_line(c: Controls, run_id: str) -> str:
+    """Where a worktree run works, and what it left out (said when it starts)."""
+    record = await off_loop(worktrees.load, c.settings.home, run_id) or {}
+    base = str(record.get("base_commit") or "")[:10]
+    line = (
+        f"It works in a git worktree of its own, on `{record.get('branch')}` from "
+        f"`{record.get('base_branch') or 'HEAD'}` @ `{base}`; the project's checkout is not "
+        "touched until you merge it."
+    )
+    kept_out = int(record.get("kept_out") or 0)
+    if kept_out:
+        line += (
+            f" The project has {kept_out} uncommitted path{'s' if kept_out != 1 else ''}: they "
+            "are not in the worktree (commit them first if the agent needs them)."
+        )
+    return line
 
 
 async def continue_session(
