@@ -76,7 +76,7 @@ class DecisionEvents:
             # A run's changes card (issue 35): discord-watch answers it; when it does not hold
             # the gateway here, say so rather than leave the owner without an answer.
             mine = click.machine in (None, self._service.machine)
-            if mine and await self._last_turn(data, received):
+            if mine and await self._last_turn(data, created):
                 await self._no_commands_here(data)
             return
         here = self._service.store.path(click.decision_id).exists()

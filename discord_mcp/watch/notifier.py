@@ -283,7 +283,7 @@ class DiscordNotifier:
                 run_id=session.run_id if session is not None else None,
             )
         )
-        if self.after_final is not None:
+        if self.after_final is not None and session is not None:
             follow = asyncio.create_task(
                 self._after_final(self.after_final, job, session), name=f"after-{job.job_id}"
             )
