@@ -160,9 +160,9 @@ class DiscordServerError(DiscordHTTPError):
 
 
 class CloudflareBanned(DiscordError):
-    """Cloudflare has banned this IP for a while: a 429 without Discord's JSON body, a 429
-    asking for a wait of over an hour (``asked``), or (``seconds`` given) a request held back
-    because the ban is known and still on.
+    """Cloudflare has banned this IP for a while: a 429 that is Cloudflare's error page (no
+    ``Via`` header, not JSON), a 429 asking for a wait of over an hour (``asked``), or
+    (``seconds`` given) a request held back because the ban is known and still on.
 
     Attributes:
         seconds: how long, at least, the ban is expected to last (None: it was just met).
@@ -183,8 +183,8 @@ class CloudflareBanned(DiscordError):
             )
         elif seconds is None:
             what = (
-                "Discord's edge (Cloudflare) refused the request with a 429 and no rate-limit "
-                "body: this IP is banned for about an hour"
+                "Discord's edge (Cloudflare) refused the request with its own 429 (not "
+                "Discord's rate-limit answer): this IP is banned for a while, up to an hour"
             )
         else:
             what = (

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from discord_mcp.decisions.clicks import already
 from discord_mcp.decisions.interactive import UPDATE_MESSAGE, ephemeral, parse_custom_id
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.errors import DecisionError, DiscordError, StateError
+from discord_mcp.team.deadline import created_on
 from discord_mcp.team.probe import my_turn_came
 from discord_mcp.team.routing import LAST_SLOT, NOW, Turn
 from discord_mcp.transport.rest import RestClient
@@ -59,11 +61,12 @@ class DecisionEvents:
         await self._service.on_event(name, data)
 
     async def on_interaction(self, data: dict[str, Any]) -> None:
-        received = asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        created = created_on(data, now=loop.time(), wall_now=time.time())
         if data.get("type") == AUTOCOMPLETE:
             return  # discord-watch's, wherever it runs (and it cannot be probed)
         if data.get("type") == APPLICATION_COMMAND:
-            if await self._last_turn(data, received):
+            if await self._last_turn(data, created):
                 await self._no_commands_here(data)
             return
         click = parse_custom_id(str((data.get("data") or {}).get("custom_id") or ""))
@@ -73,7 +76,7 @@ class DecisionEvents:
             # A run's changes card (issue 35): discord-watch answers it; when it does not hold
             # the gateway here, say so rather than leave the owner without an answer.
             mine = click.machine in (None, self._service.machine)
-            if mine and await self._last_turn(data, received):
+            if mine and await self._last_turn(data, created):
                 await self._no_commands_here(data)
             return
         here = self._service.store.path(click.decision_id).exists()
@@ -85,7 +88,7 @@ class DecisionEvents:
         doubtful = (click.machine is None and not here) or (
             click.machine is not None and click.machine != self._service.machine
         )
-        if doubtful and not await self._turn(data, received):
+        if doubtful and not await self._turn(data, created):
             return
         body = await answer_click(self._service, data)
         if body is None:
@@ -106,18 +109,18 @@ class DecisionEvents:
         if resolved:
             await self._service.record_final_shown(resolved.decision_id)
 
-    async def _last_turn(self, data: dict[str, Any], received: float) -> bool:
+    async def _last_turn(self, data: dict[str, Any], created: float) -> bool:
         """Wait for the last turn; whether nobody answered the interaction meanwhile."""
-        return await my_turn_came(self._rest, data, Turn("probe", LAST_SLOT), received)
+        return await my_turn_came(self._rest, data, Turn("probe", LAST_SLOT), created)
 
-    async def _turn(self, data: dict[str, Any], received: float) -> bool:
+    async def _turn(self, data: dict[str, Any], created: float) -> bool:
         """For a card that may be another machine's: whether this machine answers it."""
         turn = self._unheld() if self._unheld is not None else Turn("probe", LAST_SLOT)
         if turn.act == "never":
             return False
         if turn == NOW:
             return True
-        return await my_turn_came(self._rest, data, turn, received)
+        return await my_turn_came(self._rest, data, turn, created)
 
     async def _no_commands_here(self, data: dict[str, Any]) -> None:
         """A slash command reached a process that is not ``discord-watch`` (which answers them

@@ -5,19 +5,22 @@ REST v10 under ``/api/v10``, the gateway websocket at
 (``media.py``), and the owner's page at ``/`` (``page/``).
 
 Every REST request passes through :meth:`Emulator.handle`, in this order: the Cloudflare ban
-(which each request sent during it prolongs),
-route lookup (404/405), ``Authorization: Bot <token>`` (401, also once the gateway's
-identify limit has reset the token), a scripted fault, the global
-limit, the route's bucket, then the handler. Rate-limit headers are added there, 401/403/429
-answers are counted toward the ban, and ``exchange_hook`` sees the result.
+(which each request sent during it prolongs), route lookup (404/405), ``Authorization: Bot
+<token>`` (401, also once the gateway's identify limit has reset the token), a scripted fault,
+the global limit, the route's bucket, the old-message edit limit (30046), then the handler.
+Threads idle past their ``auto_archive_duration`` are archived first (``idle.py``). Rate-limit
+headers are added there, 401/403/429 answers are counted toward the ban, and
+``exchange_hook`` sees the result.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import email.utils
 import json
 import logging
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
@@ -33,14 +36,21 @@ from discord_mcp.emulator.control_channels import channel_routes
 from discord_mcp.emulator.control_commands import command_routes
 from discord_mcp.emulator.control_guild import guild_routes
 from discord_mcp.emulator.control_interactions import interaction_routes
+from discord_mcp.emulator.control_time import time_routes
 from discord_mcp.emulator.faults import FaultBook, RouteFault
 from discord_mcp.emulator.feed import feed_routes
 from discord_mcp.emulator.gateway import GATEWAY_PATH, Gateway
+from discord_mcp.emulator.idle import archive_idle
 from discord_mcp.emulator.interactions import InteractionDesk
 from discord_mcp.emulator.media import media_routes
+from discord_mcp.emulator.models import snowflake_time_ms
 from discord_mcp.emulator.outside import OutsideGuard
 from discord_mcp.emulator.page import page_routes
 from discord_mcp.emulator.ratelimit import (
+    OLD_EDITS,
+    OLD_EDITS_CODE,
+    OLD_EDITS_MESSAGE,
+    OLD_MESSAGE_SECONDS,
     ROUTE_LIMITS,
     RateLimiter,
     limited_body,
@@ -81,6 +91,7 @@ class Stats:
 class HtmlReply:
     status: int
     text: str
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class Emulator:
@@ -129,6 +140,7 @@ class Emulator:
                     + guild_routes(self)
                     + channel_routes(self)
                     + feed_routes(self)
+                    + time_routes(self)
                     + command_routes(self.state),
                 ),
                 *media_routes(self.state),
@@ -160,6 +172,8 @@ class Emulator:
             "route_faults": self.faults.to_json(),
             "message_content_intent_enabled": self.state.message_content_intent_enabled,
             "active_thread_limit": self.state.active_thread_limit,
+            "interactions_endpoint_url": self.state.interactions_endpoint_url,
+            "time_offset": self.state.time_offset,
             "token_reset": self.sessions.budget.token_reset,
             "session_start_limit": self.sessions.budget.to_json(),
             "gateway_connections": self.gateway.to_json(),
@@ -188,12 +202,13 @@ class Emulator:
             body=body,
             host=request.headers.get("host", "127.0.0.1"),
         )
+        date = {"Date": email.utils.formatdate(self.state.wall(), usegmt=True)}
         if isinstance(outcome, HtmlReply):
-            headers = {"Content-Type": _HTML}
+            headers = {"Content-Type": _HTML} | outcome.headers | date
             response: Response = Response(outcome.text, outcome.status, headers=headers)
             response_json = None
         else:
-            headers = dict(outcome.headers)
+            headers = dict(outcome.headers) | date
             if outcome.json is None:
                 response = Response(None, outcome.status, headers=headers)
             else:
@@ -233,9 +248,10 @@ class Emulator:
     ) -> Reply | HtmlReply:
         """Answer one REST request (see the module docstring for the order of checks)."""
         self.stats.rest_requests += 1
+        archive_idle(self.state)
         if self.limiter.refuse_banned():  # and the ban's hour starts again
             self.stats.rest_429 += 1
-            return HtmlReply(429, CLOUDFLARE_BAN_PAGE)
+            return self._ban_page()
         try:
             route, params = find_route(method, split_path(path))
         except errors.DiscordError as exc:
@@ -265,9 +281,39 @@ class Emulator:
                 return self._counted(
                     Reply(429, limited_body(verdict.reset_after, is_global=False), headers)
                 )
+        refused = self._old_edit_refused(route, params, bucket_headers)
+        if refused is not None:
+            return self._counted(refused)
         reply = self._run(route, params, query, content_type, body, host)
         reply.headers = bucket_headers | reply.headers
         return self._counted(reply)
+
+    def _ban_page(self) -> HtmlReply:
+        """Cloudflare's ban: its HTML page, no ``Via``, ``Retry-After`` the ban's rest."""
+        left = max(1, math.ceil(self.limiter.ban_remaining()))
+        return HtmlReply(429, CLOUDFLARE_BAN_PAGE, {"Retry-After": str(left)})
+
+    def _old_edit_refused(
+        self, route: RestRoute, params: dict[str, str], bucket_headers: dict[str, str]
+    ) -> Reply | None:
+        """The edit of a message older than an hour past :data:`OLD_EDITS` (30046)."""
+        if route.name != "PATCH /channels/{channel_id}/messages/{message_id}":
+            return None
+        message = self.state.messages.get(params.get("message_id", ""))
+        if message is None or message.channel_id != params.get("channel_id"):
+            return None
+        age = self.state.wall() - snowflake_time_ms(message.id) / 1000
+        if age <= OLD_MESSAGE_SECONDS:
+            return None
+        verdict = self.limiter.take(OLD_EDITS, major_parameter(params))
+        if verdict.allowed:
+            return None
+        headers = bucket_headers | limited_headers(
+            verdict.reset_after, scope="user", is_global=False
+        )
+        body = limited_body(verdict.reset_after, is_global=False)
+        body.update(code=OLD_EDITS_CODE, message=OLD_EDITS_MESSAGE)
+        return Reply(429, body, headers)
 
     def _run(
         self,
@@ -316,6 +362,9 @@ class Emulator:
     ) -> Reply | HtmlReply:
         if fault.status == 429 and fault.cloudflare:
             self.stats.rest_429 += 1
+            if fault.retry_after is not None:
+                left = str(max(1, math.ceil(fault.retry_after)))
+                return HtmlReply(429, CLOUDFLARE_BAN_PAGE, {"Retry-After": left})
             return HtmlReply(429, CLOUDFLARE_BAN_PAGE)
         if fault.status != 429:
             error = errors.generic(fault.status)
@@ -335,7 +384,9 @@ class Emulator:
             # Discord's docs call a sub-rate-limit.
             headers = self.limiter.peek(limit, major_parameter(params)).headers(self.state.wall())
         headers |= limited_headers(retry_after, scope=scope, is_global=fault.is_global)
-        body = limited_body(retry_after, is_global=fault.is_global)
+        body = limited_body(
+            retry_after, is_global=fault.is_global, with_retry_after=not fault.no_retry_after
+        )
         if fault.code is not None:
             body["code"] = fault.code
         if fault.message is not None:

@@ -26,6 +26,7 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
   (requests ``outside.py`` refused), and more counters.
   ``gateway_sessions`` lists ``{"session_id", "intents", "seq", "connected", "shard"}`` for
   every live session (connected or resumable).
+- ``POST /_emulator/time`` ``{"advance": seconds}``: time passes (``control_time.py``).
 - ``POST /_emulator/users`` ``{"username"}``: a new human member; answers the user (201).
 - ``POST /_emulator/users/{user_id}`` ``{"accepts_dms": bool}``: that user's privacy setting
   for direct messages from the bot (default true; false makes the bot's messages to their DM
@@ -55,7 +56,12 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
   ``control_guild.py``. The control API itself is never subject to permissions.
 - ``POST /_emulator/faults``: any of ``{"route": "POST /channels/{channel_id}/messages",
   "status": 500, "count": 1, "retry_after"?, "global"?, "cloudflare"?, "scope"?, "code"?,
-  "message"?}``, ``{"rate_limit_scale": 0.01}``, ``{"strict_archived_threads": true}``,
+  "message"?, "no_retry_after"?}`` (``no_retry_after``: a JSON 429 from Discord whose body
+  lacks ``retry_after``, its ``Retry-After`` header alone saying the wait; ``cloudflare``:
+  Cloudflare's HTML ban page, without ``Via``, its ``Retry-After`` the ban's rest),
+  ``{"interactions_endpoint_url": "https://..." | null}`` (the portal's Interactions Endpoint
+  URL: while set, interactions go there and never over the gateway, as on Discord),
+  ``{"rate_limit_scale": 0.01}``, ``{"strict_archived_threads": true}``,
   ``{"clear": true}`` (drop pending route faults), ``{"message_content_intent_enabled":
   false}`` (the portal toggle: later IDENTIFYs with the intent get 4014, REST reads withhold
   content), ``{"identify_limit": 3}`` (a fresh ``session_start_limit`` of that total, and a
@@ -297,6 +303,7 @@ _ROUTE_FAULT_KEYS = {
     "scope",
     "code",
     "message",
+    "no_retry_after",
 }
 _SETTING_KEYS = {
     "rate_limit_scale",
@@ -308,6 +315,7 @@ _SETTING_KEYS = {
     "gateway",
     "active_thread_limit",
     "cloudflare_ban",
+    "interactions_endpoint_url",
 }
 _FAULT_KEYS = _ROUTE_FAULT_KEYS | _SETTING_KEYS
 _GATEWAY_KEYS = {
@@ -355,6 +363,11 @@ def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
         threads = 0
     if "active_thread_limit" in data and (threads is None or threads < 1):
         raise ControlError("'active_thread_limit' must be an integer of at least 1")
+    endpoint = data.get("interactions_endpoint_url")
+    if endpoint is not None and not (
+        isinstance(endpoint, str) and endpoint.startswith("https://") and len(endpoint) <= 2048
+    ):
+        raise ControlError("'interactions_endpoint_url' must be an https:// URL or null")
     fault = _route_fault(data) if "route" in data else None
     if fault is None and set(data) & (_ROUTE_FAULT_KEYS - {"route"}):
         raise ControlError("route fault fields need a 'route'")
@@ -375,6 +388,8 @@ def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
         emulator.state.active_thread_limit = threads
     if "cloudflare_ban" in data:
         emulator.limiter.ban(data["cloudflare_ban"])
+    if "interactions_endpoint_url" in data:
+        emulator.state.interactions_endpoint_url = endpoint
     if data.get("token_reset") is True:
         emulator.sessions.reset_token()
     elif data.get("token_reset") is False:
@@ -450,14 +465,16 @@ def _route_fault(data: dict[str, Any]) -> RouteFault:
         _is_number(retry_after) and 0 <= retry_after <= MAX_RETRY_AFTER
     ):
         raise ControlError(f"'retry_after' must be a number of seconds from 0 to {MAX_RETRY_AFTER}")
-    flags = {key: data.get(key, False) for key in ("global", "cloudflare")}
+    flags = {key: data.get(key, False) for key in ("global", "cloudflare", "no_retry_after")}
     if any(not isinstance(value, bool) for value in flags.values()):
-        raise ControlError("'global' and 'cloudflare' must be true or false")
+        raise ControlError("'global', 'cloudflare' and 'no_retry_after' must be true or false")
     scope = data.get("scope")
     if scope is not None and scope not in ("user", "global", "shared"):
         raise ControlError("'scope' must be 'user', 'global' or 'shared'")
     if status != 429 and (retry_after is not None or any(flags.values()) or scope is not None):
-        raise ControlError("'retry_after', 'global', 'cloudflare' and 'scope' need status 429")
+        raise ControlError(
+            "'retry_after', 'global', 'cloudflare', 'no_retry_after' and 'scope' need status 429"
+        )
     code = data.get("code")
     if code is not None and (isinstance(code, bool) or not isinstance(code, int)):
         raise ControlError("'code' must be an integer")
@@ -471,6 +488,7 @@ def _route_fault(data: dict[str, Any]) -> RouteFault:
         retry_after=None if retry_after is None else float(retry_after),
         is_global=flags["global"],
         cloudflare=flags["cloudflare"],
+        no_retry_after=flags["no_retry_after"],
         scope=scope,
         code=code,
         message=message,

@@ -21,6 +21,7 @@ class RouteFault:
     retry_after: float | None = None
     is_global: bool = False
     cloudflare: bool = False
+    no_retry_after: bool = False
     scope: str | None = None
     code: int | None = None
     message: str | None = None
@@ -32,6 +33,7 @@ class RouteFault:
                 retry_after=self.retry_after,
                 **{"global": self.is_global},
                 cloudflare=self.cloudflare,
+                no_retry_after=self.no_retry_after,
                 scope=self.scope,
             )
         if self.code is not None:

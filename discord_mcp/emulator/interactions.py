@@ -4,7 +4,10 @@ Discord's rules, as the desk enforces them:
 
 - The first callback (``POST /interactions/{id}/{token}/callback``) must arrive within the
   deadline (3 s); later, or for an id/token Discord never issued, it is 10062 "Unknown
-  interaction". A second callback is 40060 "Interaction has already been acknowledged".
+  interaction". A second callback is 40060 "Interaction has already been acknowledged" within
+  the deadline, and 10062 after it.
+- With an Interactions Endpoint URL set (the control API's ``interactions_endpoint_url``),
+  interactions are not dispatched over the gateway at all.
 - Callback types: 1 PONG (only for PING), 4 message, 5 deferred message (a "thinking"
   placeholder), 6 deferred update and 7 update (only for component or modal interactions on a
   message), 8 autocomplete result (only, and always, for AUTOCOMPLETE: ``data.choices``, at most
@@ -22,7 +25,8 @@ Discord's rules, as the desk enforces them:
 
 ``failed`` (the ``interactions_failed`` stat) counts interactions whose deadline passed
 unanswered (once each) and callbacks refused with 10062 or 40060 for other reasons;
-``acknowledged_twice`` (``interactions_acknowledged_twice``) counts the 40060s alone.
+``acknowledged_twice`` (``interactions_acknowledged_twice``) counts every second
+acknowledgement, whether refused with 40060 or (past the deadline) 10062.
 Interactions are created by the control API (``control_interactions.py``) and dispatched over
 the gateway; :meth:`InteractionDesk.create` is the one place that does it.
 """
@@ -89,7 +93,8 @@ class InteractionDesk:
         self.deadline = deadline
         self.failed = 0
         self.acknowledged_twice = 0
-        """Callbacks refused with 40060: a bot (or two machines of one) answered twice."""
+        """Second callbacks (refused with 40060, or 10062 past the deadline): a bot (or two
+        machines of one) answered twice."""
         self._by_id: dict[str, Interaction] = {}
 
     @property
@@ -130,7 +135,10 @@ class InteractionDesk:
             focused_type=focused_type,
         )
         self._by_id[interaction.id] = interaction
-        self.state.emit("INTERACTION_CREATE", self.to_json(interaction))
+        if self.state.interactions_endpoint_url is None:
+            # With an Interactions Endpoint URL set in the portal, Discord POSTs interactions
+            # there and sends none over the gateway: a gateway bot never sees the click.
+            self.state.emit("INTERACTION_CREATE", self.to_json(interaction))
         return interaction
 
     def get(self, interaction_id: str) -> Interaction | None:
@@ -195,6 +203,10 @@ class InteractionDesk:
         if interaction.callback_type is not None:
             self.failed += 1
             self.acknowledged_twice += 1
+            if self.state.clock() - interaction.created_at > self.deadline:
+                # Past the deadline Discord no longer knows the interaction's callback: a
+                # second acknowledgement then comes back as 10062, not 40060.
+                raise errors.unknown_interaction()
             raise errors.already_acknowledged()
         if interaction.expired or self.state.clock() - interaction.created_at > self.deadline:
             self.expire(interaction)

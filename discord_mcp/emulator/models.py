@@ -162,6 +162,9 @@ class Channel:
     message_count: int = 0
     total_message_sent: int = 0
     member_ids: list[str] = field(default_factory=list)
+    # Wall seconds of the thread's last activity (made, reopened, a new message): it archives
+    # itself ``auto_archive_duration`` minutes later (``idle.py``).
+    active_at: float = 0.0
     # DM-only: the other user (Discord lists the recipients, never the bot itself).
     recipients: list[User] = field(default_factory=list)
 

@@ -39,6 +39,7 @@ PUT/DELETE .../reactions/{emoji_name}/@me (one bucket) 1            0.25        
 GET    .../reactions/{emoji_name}                      5            1           channel
 POST   .../messages/{message_id}/threads               5            5           channel
 POST   /channels/{channel_id}/threads                  5            5           channel
+GET    /channels/{channel_id}/threads/archived/public  5            1           channel
 GET    /channels/{channel_id}                          5            1           channel
 PATCH  /channels/{channel_id}                          5            5           channel
 POST   /channels/{channel_id}/typing                   5            5           channel
@@ -55,9 +56,15 @@ PATCH  /webhooks/.../messages/@original                5            2           
 POST   /interactions/{id}/{token}/callback             none (and no global limit)
 =====================================================  ===========  ==========  ==============
 
-Webhook routes are outside the global limit too. Not modelled: Discord's extra sub-limits
-(channel renames 2 per 10 minutes, old-message deletes), which surface only as 429s; use a
-fault (``POST /_emulator/faults``) to script one.
+Webhook routes are outside the global limit too.
+
+One hidden sub-limit is modelled, because a long-running bot meets it: editing a message older
+than an hour (:data:`OLD_EDITS`, 3 per 6 s per channel, as bot authors observe it; Discord
+documents only its error code) is refused past it with a 429 whose JSON body carries code 30046
+"Maximum number of edits to messages older than 1 hour reached", while the route's own headers
+still show room (a sub-rate-limit). Messages age with the emulator's clock (``idle.py``).
+Not modelled: the other sub-limits (channel renames 2 per 10 minutes, old-message deletes),
+which surface only as 429s; use a fault (``POST /_emulator/faults``) to script one.
 """
 
 from __future__ import annotations
@@ -95,6 +102,7 @@ ROUTE_LIMITS: dict[str, Limit] = {
     ),
     "POST /channels/{channel_id}/messages/{message_id}/threads": Limit("threads:from", 5, 5.0),
     "POST /channels/{channel_id}/threads": Limit("threads:create", 5, 5.0),
+    "GET /channels/{channel_id}/threads/archived/public": Limit("threads:archived", 5, 1.0),
     "GET /channels/{channel_id}": Limit("channels:get", 5, 1.0),
     "PATCH /channels/{channel_id}": Limit("channels:edit", 5, 5.0),
     "POST /channels/{channel_id}/typing": Limit("channels:typing", 5, 5.0),
@@ -113,6 +121,12 @@ ROUTE_LIMITS: dict[str, Limit] = {
         "webhooks:edit", 5, 2.0
     ),
 }
+
+OLD_EDITS = Limit("messages:edit_old", 3, 6.0)
+"""Edits of messages older than :data:`OLD_MESSAGE_SECONDS`, per channel."""
+OLD_MESSAGE_SECONDS = 3600.0
+OLD_EDITS_CODE = 30046
+OLD_EDITS_MESSAGE = "Maximum number of edits to messages older than 1 hour reached. Try again later"
 
 GLOBAL_WINDOW_SECONDS = 1.0
 INVALID_WINDOW_SECONDS = 600.0
@@ -168,13 +182,14 @@ def limited_headers(retry_after: float, *, scope: str, is_global: bool) -> dict[
     return headers
 
 
-def limited_body(retry_after: float, *, is_global: bool) -> dict[str, object]:
-    return {
-        "message": "You are being rate limited.",
-        "retry_after": retry_after,
-        "global": is_global,
-        "code": 0,
-    }
+def limited_body(
+    retry_after: float, *, is_global: bool, with_retry_after: bool = True
+) -> dict[str, object]:
+    body: dict[str, object] = {"message": "You are being rate limited.", "global": is_global}
+    if with_retry_after:
+        body["retry_after"] = retry_after
+    body["code"] = 0
+    return body
 
 
 def _ceil_ms(seconds: float) -> float:
@@ -297,7 +312,7 @@ class RateLimiter:
         return max(0.0, self._ban_started + self.ban_seconds * self.scale - self._clock())
 
     def _prune(self, now: float) -> None:
-        limits = {limit.bucket: limit.per for limit in ROUTE_LIMITS.values()}
+        limits = {limit.bucket: limit.per for limit in (*ROUTE_LIMITS.values(), OLD_EDITS)}
         for key, window in list(self._windows.items()):
             if now >= window.opened + limits.get(key[0], 0.0) * self.scale:
                 del self._windows[key]

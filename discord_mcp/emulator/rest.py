@@ -21,6 +21,7 @@ from discord_mcp.emulator import access, errors
 from discord_mcp.emulator.calls import Call, Reply, RestRoute
 from discord_mcp.emulator.channel_kinds import POSTS_ONLY
 from discord_mcp.emulator.guild import guild_json
+from discord_mcp.emulator.idle import archived_public_threads
 from discord_mcp.emulator.intents import application_flags, withhold_content
 from discord_mcp.emulator.models import Channel, Message
 from discord_mcp.emulator.permissions import (
@@ -114,7 +115,7 @@ def get_application(call: Call) -> Reply:
             "flags": application_flags(state.message_content_intent_enabled),
             "flags_new": str(application_flags(state.message_content_intent_enabled)),
             "redirect_uris": [],
-            "interactions_endpoint_url": None,
+            "interactions_endpoint_url": state.interactions_endpoint_url,
             "role_connections_verification_url": None,
             "owner": state.owner.to_json(),
             "approximate_guild_count": 1,
@@ -174,6 +175,23 @@ def list_active_threads(call: Call) -> Reply:
         200,
         {"threads": [t.to_json() for t in threads], "members": members, "has_more": False},
     )
+
+
+def list_archived_public_threads(call: Call) -> Reply:
+    """``GET /channels/{channel_id}/threads/archived/public`` (READ_MESSAGE_HISTORY)."""
+    channel, _ = _seen(call, read=READ_MESSAGE_HISTORY)
+    if channel.is_thread or channel.is_dm:
+        raise errors.wrong_channel_type()
+    raw = call.query.get("limit", "50")
+    limit = int(raw) if raw.isdigit() else 0
+    if not 2 <= limit <= 100:
+        raise errors.invalid_form(
+            ("limit",), "NUMBER_TYPE_MAX", "int value should be between 2 and 100."
+        )
+    found = archived_public_threads(
+        call.state, channel, before=call.query.get("before"), limit=limit
+    )
+    return Reply(200, found)
 
 
 def list_roles(call: Call) -> Reply:
@@ -407,6 +425,7 @@ ROUTES: tuple[RestRoute, ...] = (
     RestRoute("PATCH", _CHANNEL, update_channel),
     RestRoute("DELETE", _CHANNEL, delete_channel),
     RestRoute("POST", _CHANNEL + "/threads", create_thread),
+    RestRoute("GET", _CHANNEL + "/threads/archived/public", list_archived_public_threads),
     RestRoute("POST", _CHANNEL + "/typing", trigger_typing),
     RestRoute("GET", _CHANNEL + "/messages", list_messages),
     RestRoute("POST", _CHANNEL + "/messages", create_message),

@@ -178,6 +178,7 @@ def _uvicorn_config(emulator: Emulator) -> uvicorn.Config:
         ws="websockets-sansio",
         timeout_graceful_shutdown=1,
         server_header=False,
+        date_header=False,  # the emulator's own (its clock may be moved forward: control_time.py)
     )
 
 

@@ -86,6 +86,9 @@ class State(DirectState):
         self.strict_archived_threads = strict_archived_threads
         self.message_content_intent_enabled = message_content_intent_enabled
         self.active_thread_limit = active_thread_limit
+        self.interactions_endpoint_url: str | None = None
+        """The portal's Interactions Endpoint URL: while set, interactions are not dispatched
+        over the gateway (Discord sends them to that URL instead)."""
         self._nonces: dict[tuple[str, str, str], tuple[str, float]] = {}
         self.commands = CommandRegistry(self.bot.id, self.new_id)
 
@@ -407,6 +410,7 @@ class State(DirectState):
             archive_timestamp=now,
             create_timestamp=now,
             member_ids=[owner_id],
+            active_at=self.wall(),
         )
         self.channels[thread.id] = thread
         self._history[thread.id] = []
@@ -442,6 +446,7 @@ class State(DirectState):
         if fields.auto_archive_duration is not None:
             if fields.auto_archive_duration != channel.auto_archive_duration:
                 channel.archive_timestamp = self.now_iso()
+                channel.active_at = self.wall()
             channel.auto_archive_duration = fields.auto_archive_duration
         self.emit("THREAD_UPDATE", channel.to_json())
         return channel
@@ -482,6 +487,8 @@ class State(DirectState):
             self._check_thread_room()
         thread.archived = archived
         thread.archive_timestamp = self.now_iso()
+        if not archived:
+            thread.active_at = self.wall()
 
     def typing(self, channel_id: str, user_id: str) -> None:
         channel = self.get_channel(channel_id)

@@ -98,7 +98,10 @@ class Store:
         wall: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.wall = wall
+        self._wall = wall
+        self.time_offset = 0.0
+        """Seconds the emulator's world is ahead of the real wall clock (``POST
+        /_emulator/time``): messages and threads age without a test waiting an hour."""
         self.clock = clock
         self._ids = SnowflakeGenerator()
         self._listeners: list[Listener] = []
@@ -149,6 +152,10 @@ class Store:
             listener(event)
 
     # -- lookups and JSON ----------------------------------------------------------------------
+
+    def wall(self) -> float:
+        """The emulator's wall clock: real time plus :attr:`time_offset`."""
+        return self._wall() + self.time_offset
 
     def new_id(self) -> str:
         return self._ids.next(self.wall())
@@ -385,6 +392,7 @@ class Store:
         self._history.setdefault(channel.id, []).append(int(message.id))
         channel.last_message_id = message.id
         if channel.is_thread:
+            channel.active_at = self.wall()  # a new message is activity; an edit is not
             channel.message_count += 1
             channel.total_message_sent += 1
             if message.author_id not in channel.member_ids:

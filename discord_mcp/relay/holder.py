@@ -81,6 +81,8 @@ class HolderStatus:
     resume_url: str | None = None
     disabled_until: float | None = None
     reason: str | None = None
+    message_content: bool = True
+    """False once Discord refused the Message Content intent: the session reads no text."""
 
     def connected(self, now: float) -> bool:
         """A live holder with a ready session."""
@@ -137,6 +139,7 @@ def read_status(path: Path) -> HolderStatus | None:
         resume_url=optional("resume_url", str),
         disabled_until=optional("disabled_until", float),
         reason=optional("reason", str),
+        message_content=document.get("message_content") is not False,
     )
 
 

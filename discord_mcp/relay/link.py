@@ -343,6 +343,7 @@ class LiveLink:
             identify_guard=self._budget,
             intents=self._intents,
             session=session,
+            on_content_refused=lambda: self._publish(gateway, "connecting"),
         )
         self._gateway = gateway
         log.info("holding the gateway (%s)", "resuming the previous session" if session else "new")
@@ -410,6 +411,7 @@ class LiveLink:
                 resume_url=gateway.session.resume_url,
                 disabled_until=now + DISABLED_FOR_S if state == "disabled" else None,
                 reason=reason,
+                message_content=gateway.content,
             ),
         )
 

@@ -66,7 +66,7 @@ def context_files(folder: RunFolder) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class _Event:
-    kind: str  # created | started | stopping | finished | reconcile
+    kind: str  # created | started | stopping | finished | reconcile | posted
     job: JobView | None = None
     session: SessionView | None = None
     document: Mapping[str, Any] | None = None
@@ -119,6 +119,14 @@ class RunRecorder:
     def cancelled(self, job: JobView, session: SessionView) -> None:
         """A waiting turn was taken back by a stop: it ends the run as ``stopped``."""
         self._put(_Event("finished", job, session))
+
+    def answer_posted(self, run_id: str, job_id: str, answer: Mapping[str, Any]) -> None:
+        """Where a turn's answer went in Discord (``state`` posted or failed, ``channel_id``,
+        ``message_ids``, ``error``): written into ``result.json``, after the turn's own entry."""
+        self._idle.clear()
+        self._queue.put_nowait(
+            _Event("posted", document={"run_id": run_id, "job_id": job_id, "answer": answer})
+        )
 
     def reconcile(self, sessions: list[SessionView], jobs: Callable[[str], list[JobView]]) -> None:
         """At startup: write what the folders miss (see the module doc)."""
@@ -216,6 +224,10 @@ class RunRecorder:
             assert event.document is not None
             await self._reconcile(event.document["sessions"], event.document["jobs"])
             return
+        if event.kind == "posted":
+            assert event.document is not None
+            await off_loop(self._posted, dict(event.document))
+            return
         session = event.session
         assert session is not None
         assert session.run_id is not None
@@ -226,6 +238,29 @@ class RunRecorder:
             await off_loop(self._started, folder, event.job, session)
         elif event.kind == "finished" and event.job is not None:
             await self._finished(folder, event.job, session)
+
+    # -- where an answer went
+
+    def _posted(self, document: dict[str, Any]) -> None:
+        folder = RunFolder.of(self.home, str(document["run_id"]))
+        result = read_document(folder.result)
+        if result is None:
+            log.warning("run %s has no result to say where its answer went", folder.run_id)
+            return
+        answer = dict(document["answer"])
+        ids = [str(i) for i in answer.get("message_ids") or []]
+        thread_url = result.get("thread_url")
+        answer["url"] = f"{thread_url}/{ids[0]}" if ids and isinstance(thread_url, str) else None
+        turns = result.get("turns") or []
+        found = [t for t in turns if t.get("job_id") == document["job_id"]]
+        if not found:
+            log.warning("run %s has no turn %s for its answer", folder.run_id, document["job_id"])
+            return
+        found[0]["answer"] = answer
+        if turns and turns[-1] is found[0]:
+            result["answer"] = answer  # the run's: its latest turn's
+        result.pop("version", None)
+        folder.write(folder.result, result)
 
     # -- session.json
 

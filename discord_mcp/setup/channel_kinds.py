@@ -14,6 +14,7 @@ from discord_mcp.setup.checks import Check
 
 USABLE = {0: "text", 5: "announcement"}
 POSTS_ONLY = {15: "forum", 16: "media"}
+CATEGORY = 4
 
 
 def posts_only_reason(kind: str) -> str:
@@ -45,3 +46,20 @@ def channel_problem(channel: dict[str, Any]) -> Check | None:
             "Use a text channel: questions open threads in it",
         )
     return None
+
+
+def chat_kind_problem(channel: dict[str, Any]) -> str | None:
+    """Why ``channel`` cannot be a chat channel (where an agent reads and answers), or None:
+    the same kinds as the bot's own channel (``setup``, ``doctor``)."""
+    kind = int(channel.get("type", -1))
+    name = f"#{channel.get('name')}" if channel.get("name") else str(channel.get("id"))
+    if kind in USABLE:
+        return None
+    if kind in POSTS_ONLY:
+        return (
+            f"{name} is a {POSTS_ONLY[kind]} channel, which holds only posts: an agent cannot "
+            "answer in it. Use a text channel"
+        )
+    if kind == CATEGORY:
+        return f"{name} is a category, which only groups channels: use a text channel in it"
+    return f"{name} is not a text channel (type {channel.get('type')}): use a text channel"

@@ -11,7 +11,9 @@ exactly what to do. The exit status is non-zero when any check fails. Checks:
    records in Discord say, and the gateway logins (identifies) left for the bot token today,
    which every machine spends (``GET /gateway/bot``);
 3. Message Content intent: the application's flags, and a gateway login (close 4014 means the
-   intent is off) unless a live session on this machine already proves it;
+   intent is off) unless a live session on this machine already proves it; and the
+   Interactions Endpoint URL, which must be empty for clicks to come over the gateway
+   (:mod:`discord_mcp.setup.portal_checks`);
 4. channel: reachable, and the bot's effective permissions there include everything needed;
 5. owners: every id in DISCORD_OWNER_IDS is a real Discord user;
 6. state directory: writable, and not readable by other users;
@@ -58,11 +60,12 @@ from discord_mcp.setup.checks import Check, Verdict
 from discord_mcp.setup.client_checks import client_checks
 from discord_mcp.setup.edge import edge_check
 from discord_mcp.setup.permissions import NEEDED, effective_permissions, missing
+from discord_mcp.setup.portal_checks import endpoint_check
 from discord_mcp.setup.state_checks import project_checks, quarantine_checks
 from discord_mcp.setup.team_checks import identify_check, machine_check
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.transport.cdn import download
-from discord_mcp.transport.gateway import Gateway
+from discord_mcp.transport.gateway import CONTENT_TOGGLE, Gateway
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.transport.shared_ledger import shared_limiter
 
@@ -90,6 +93,7 @@ async def probe_gateway(settings: Settings, url: str) -> str | None:
         url=url,
         on_dispatch=dispatched,
         identify_guard=IdentifyBudget(settings.home / "gateway" / "identifies.json"),
+        on_content_refused=ready.set,  # that answers the question: no second login
     )
     task = asyncio.create_task(gateway.run())
     waiting = asyncio.create_task(ready.wait())
@@ -98,6 +102,8 @@ async def probe_gateway(settings: Settings, url: str) -> str | None:
             {task, waiting}, timeout=GATEWAY_PROBE_S, return_when=asyncio.FIRST_COMPLETED
         )
         if waiting in done:
+            if not gateway.content:
+                return "Discord refused the Message Content intent (gateway close 4014)"
             return None
         if task in done:
             error = task.exception()
@@ -237,6 +243,7 @@ async def _discord_checks(settings: Settings, rest: RestClient, probe: GatewayPr
     checks.append(await machine_check(settings, rest, me["id"]))
     checks.append(await identify_check(rest))
     checks.append(await _intent_check(settings, rest, probe))
+    checks.append(await endpoint_check(rest))
     checks.append(await _channel_check(settings, rest, me["id"]))
     checks.append(await _owner_check(settings, rest))
     return checks
@@ -244,20 +251,24 @@ async def _discord_checks(settings: Settings, rest: RestClient, probe: GatewayPr
 
 async def _intent_check(settings: Settings, rest: RestClient, probe: GatewayProbe) -> Check:
     name = "message content intent"
-    fix = (
-        "Developer portal > your application > Bot > Privileged Gateway Intents > enable "
-        "Message Content Intent, then Save"
+    fix = CONTENT_TOGGLE
+    without = (
+        "; without it buttons, selects, modals and slash commands work, but the text of your "
+        "replies cannot be read"
     )
     try:
         application = await rest.get_current_application()
         if not int(application.get("flags") or 0) & MESSAGE_CONTENT_FLAGS:
-            return Check("FAIL", name, "not enabled for the application", fix)
+            return Check("FAIL", name, "not enabled for the application" + without, fix)
     except (NotFound, Forbidden):
         pass  # older APIs: the gateway login below decides
     except DiscordError as exc:
         return Check("WARN", name, f"could not read the application ({exc})")
     status = read_status(settings.home / "gateway" / "status.json")
     if status is not None and status.connected(time.time()):
+        if not status.message_content:
+            refused = f"Discord refused it to the live session of {status.program}" + without
+            return Check("FAIL", name, refused, fix)
         return Check("OK", name, f"enabled (a live gateway session is held by {status.program})")
     if settings.gateway == "off":
         return Check("WARN", name, "not tested: DISCORD_MCP_GATEWAY=off (answers by polling)")
@@ -269,7 +280,7 @@ async def _intent_check(settings: Settings, rest: RestClient, probe: GatewayProb
     if problem is None:
         return Check("OK", name, "enabled (a gateway login succeeded)")
     if "4014" in problem or "Message Content" in problem:
-        return Check("FAIL", name, "Discord refused it (gateway close 4014)", fix)
+        return Check("FAIL", name, "Discord refused it (gateway close 4014)" + without, fix)
     return Check(
         "WARN",
         name,

@@ -9,6 +9,7 @@ machine's; which machines are there, with what.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -19,7 +20,6 @@ from discord_mcp.team import probe
 from discord_mcp.team.presence import Presence
 from discord_mcp.team.roster import Roster
 from discord_mcp.team.routing import (
-    CUTOFF_S,
     NEVER,
     Holdings,
     Turn,
@@ -29,9 +29,13 @@ from discord_mcp.team.routing import (
     unheld_turn,
 )
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.transport.routes import Route
 
 log = logging.getLogger(__name__)
 
+WARM_AFTER_S = 1.0
+"""A machine whose last request is older than this opens a connection when an interaction
+arrives that it may have to probe (pools close idle connections after a few seconds)."""
 FIRST_READ_WITHIN_S = 10.0
 """At start, how long the daemon waits for the first read of the presence thread before it
 answers anything (meanwhile, or when it failed, it answers as if alone)."""
@@ -46,7 +50,8 @@ class TeamDesk:
         holdings: what this machine has (projects, run threads, jobs, schedules).
         rest: the REST client (for probes and replies to text commands).
         main_channel: the configured channel.
-        clock: the event loop's clock by default (the time an interaction was received).
+        clock: the event loop's clock by default (the time an interaction was created is
+            read on it).
     """
 
     def __init__(
@@ -67,6 +72,7 @@ class TeamDesk:
         self._main = main_channel
         self._clock = clock
         self._sleep = sleep
+        self._warming: set[asyncio.Task[None]] = set()
 
     @property
     def me(self) -> str:
@@ -97,20 +103,28 @@ class TeamDesk:
         """The turn for a click on a card from before machines had names, not asked here."""
         return unheld_turn(self.roster)
 
-    def defer_after(self, received: float, usual: float) -> float | None:
-        """How long the machine whose turn is *now* may work before it must defer: ``usual``
-        alone, less with other live machines (it must answer before :data:`CUTOFF_S`, or a
-        later turn answers); None when that moment has passed (stay silent)."""
-        if not self.roster.live_others():
-            return usual
-        left = received + CUTOFF_S - self.now()
-        return min(usual, left) if left > 0 else None
-
-    async def slot_came(self, interaction: dict[str, Any], turn: Turn, received: float) -> bool:
-        """Wait for ``turn``'s slot; True when nobody answered the interaction meanwhile."""
+    async def slot_came(self, interaction: dict[str, Any], turn: Turn, created: float) -> bool:
+        """Wait for ``turn``'s slot (``created``: when Discord made the interaction, on
+        :meth:`now`'s clock); True when nobody answered it meanwhile."""
+        self.warm()
         return await probe.my_turn_came(
-            self._rest, interaction, turn, received, clock=self._clock, sleep=self._sleep
+            self._rest, interaction, turn, created, clock=self._clock, sleep=self._sleep
         )
+
+    def warm(self) -> None:
+        """Make sure a connection to Discord is open by this machine's slot: a probe that
+        first has to open one (TCP and TLS, a few hundred milliseconds to the real Discord)
+        can miss the deadline. A cheap request now, when the pool may have closed its idle
+        connections, leaves one open for the probe."""
+        if self._rest.idle_for() < WARM_AFTER_S:
+            return
+        task = asyncio.get_running_loop().create_task(self._warm_up(), name="team-warm")
+        self._warming.add(task)
+        task.add_done_callback(self._warming.discard)
+
+    async def _warm_up(self) -> None:
+        with contextlib.suppress(DiscordError):
+            await self._rest.request(Route.of("GET", "/users/@me"), max_wait=0.0)
 
     async def text_slot_came(self, message: Mapping[str, Any], turn: Turn) -> bool:
         """For a ``!`` command: wait for ``turn``'s slot; True when no machine replied to it."""

@@ -2,13 +2,14 @@
 
 Theory. There is no server of ours and no shared disk: the machines sharing a bot meet in a
 thread of the configured channel, ``discord-mcp machines``, which the first machine to need it
-opens (public, archived after 7 days without a new message; a machine that finds it archived
-reopens it by writing). Each machine keeps one message there, its record
-(:mod:`~discord_mcp.team.records`), and edits it at most once every :data:`WRITE_EVERY_S`.
-Every minute it also lists the guild's active threads (to find the thread, and any duplicate
-two machines opened at the same moment) and reads the records there; between reads, the
-gateway brings every other machine's edit as a MESSAGE_UPDATE. Three requests a minute per
-machine, whatever happens.
+opens (public, archived after 7 days without a new message, since edits are not activity; a
+machine that knew it reopens it by writing, and one that did not looks for it among the
+channel's archived threads and reopens it there: never a second thread). Each machine keeps one
+message there, its record (:mod:`~discord_mcp.team.records`), and edits it at most once every
+:data:`WRITE_EVERY_S`. Every minute it also lists the guild's active threads (to find the
+thread, and any duplicate two machines opened at the same moment) and reads the records there;
+between reads, the gateway brings every other machine's edit as a MESSAGE_UPDATE. Three requests
+a minute per machine, whatever happens.
 
 Two machines that opened a thread each at the same moment both see both at their next read:
 the one with the lowest id is *the* thread, a record in another one is written again there and
@@ -162,12 +163,25 @@ class Presence:
                 if self.is_presence_thread(thread):
                     found.append(lost)
         if not found:
+            # Edits are not activity: a week after its last new message the thread archived
+            # itself. A machine that never knew it finds it there and reopens it, never a second.
+            found = await self._reopen_archived()
+        if not found:
             thread = await self._rest.create_thread(
                 self._channel_id, THREAD_NAME, auto_archive_duration=ARCHIVE_AFTER_MIN
             )
             log.info("opened the presence thread %s (%s)", thread["id"], THREAD_NAME)
             found = [str(thread["id"])]
         self.threads = sorted(set(found), key=int)[:THREADS_READ_MAX]
+
+    async def _reopen_archived(self) -> list[str]:
+        """The archived presence threads, the oldest (lowest id) reopened; [] if none."""
+        archived = await self._rest.list_public_archived_threads(self._channel_id)
+        found = sorted((str(t["id"]) for t in archived if self.is_presence_thread(t)), key=int)
+        if found:
+            await self._rest.unarchive_thread(found[0])
+            log.info("reopened the archived presence thread %s", found[0])
+        return found
 
     async def _read(self) -> list[MachineRecord]:
         """Read every presence thread; returns this machine's records found there."""

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from discord_mcp.errors import DiscordError, DiscordHTTPError
+from discord_mcp.team.deadline import DEADLINE_S, PROBE_S
 from discord_mcp.team.routing import SLOT_S, TEXT_SLOT_S, Turn
 
 log = logging.getLogger(__name__)
@@ -54,17 +55,31 @@ async def my_turn_came(
     rest: OriginalReader,
     interaction: dict[str, Any],
     turn: Turn,
-    received: float,
+    created: float,
     *,
     clock: Callable[[], float] | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> bool:
-    """Wait for ``turn``'s slot (seconds after ``received``, on ``clock``: the event loop's by
-    default) and say whether this machine should answer now: nobody did."""
+    """Wait for ``turn``'s slot (seconds after ``created``, when Discord made the interaction,
+    on ``clock``: the event loop's by default, :mod:`~discord_mcp.team.deadline`) and say
+    whether this machine should acknowledge now: nobody did.
+
+    A slot that comes too late to ask Discord first says yes without asking (the
+    acknowledgement itself then decides: a refused one means another machine answered); one too
+    late to acknowledge before :data:`~.deadline.DEADLINE_S` says no.
+    """
     now = clock or asyncio.get_running_loop().time
-    delay = received + SLOT_S[turn.slot] - now()
+    delay = created + SLOT_S[turn.slot] - now()
     if delay > 0:
         await sleep(delay)
+    left = created + DEADLINE_S - now()
+    if left <= 0:
+        log.info(
+            "interaction %s: turn %d came too late to answer", interaction.get("id"), turn.slot
+        )
+        return False
+    if left < PROBE_S:
+        return True
     return not await acknowledged(rest, interaction)
 
 

@@ -15,8 +15,12 @@ machine decides on its own, from the same facts, whether the interaction is its 
   interaction was acknowledged (:mod:`~discord_mcp.team.probe`), and only if not answers
   itself: with the command when any machine may run it, or with a sentence saying which
   machine did not answer. So a machine that died is replaced from the next command on, within
-  Discord's 3 seconds, and two machines never both answer unless one's acknowledgement takes
-  longer than the gap between their turns.
+  Discord's 3 seconds. Times run from the interaction's creation (its snowflake,
+  :mod:`~discord_mcp.team.deadline`), not its arrival, so every machine counts the same
+  slots, and an interaction replayed late is not answered after Discord gave up on it.
+* A command's effect runs only once its acknowledgement succeeded (the machine defers first,
+  then runs it): a probe that raced another machine's acknowledgement meets 40060 (or 10062)
+  and runs nothing, so no command runs twice.
 * Only a machine sure that every other one agrees claims *now* (:meth:`Roster.claimable`);
   in doubt it waits for the last slot. Autocomplete, which cannot be probed, is answered only
   by a machine that claims.
@@ -34,11 +38,11 @@ from typing import Literal, Protocol
 from discord_mcp.team.roster import Roster
 
 CUTOFF_S = 0.8
-"""The machine whose turn is *now* sends its first answer within this long of receiving the
-interaction (it defers if the work takes longer), or stays silent (a later slot answers)."""
+"""The machine whose turn is *now* acknowledges within this long of the interaction's creation,
+or stays silent (a later slot answers)."""
 SLOT_S: Mapping[int, float] = {1: 1.3, 2: 1.8, 3: 2.3}
-"""When each later turn looks (seconds after receiving the interaction). The last one leaves
-its answer most of the 700 ms left of Discord's 3 seconds."""
+"""When each later turn looks (seconds after the interaction's creation). The last one leaves
+its probe and acknowledgement the 700 ms left of Discord's 3 seconds."""
 LAST_SLOT = 3
 TEXT_SLOT_S = 5.0
 """For a ``!`` text command, how long each later turn waits for a reply before answering."""

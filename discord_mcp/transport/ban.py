@@ -6,11 +6,17 @@ Theory (https://discord.com/developers/docs/topics/rate-limits#invalid-request-l
   ``X-RateLimit-Scope: shared``, which is not the client's fault). More than 10,000 in 10
   minutes and the IP is banned: every request gets a 429 without Discord's JSON body (an HTML
   page from Cloudflare), for about an hour, and a request sent during the ban makes it longer.
+* A ban is told from a rate limit by Cloudflare's signs, as discord.py tells them
+  (:func:`~discord_mcp.transport.responses.is_cloudflare_ban`): its error page (HTML, no
+  ``Via`` header: the answer did not come through Discord's proxy). Its ``Retry-After`` header
+  says how long it lasts; without one, :data:`BAN_S`.
 * So a ban must stop *every* sender of the machine at once, not only the process that met it:
   the ban is recorded in the ledger every process of the state directory consults before it
-  sends (:mod:`~discord_mcp.transport.ledger`). Until :data:`BAN_S` after the last ban seen,
-  nothing is sent; then one request, the *probe*, goes; the others wait for its answer. A probe
-  that meets the ban again starts another hour; any other answer lifts it.
+  sends (:mod:`~discord_mcp.transport.ledger`). Until the ban's end (at most :data:`BAN_S`
+  after the last ban seen) nothing is sent; then one request, the *probe*, goes; the others
+  wait for its answer. A probe that meets the ban again starts it again; any other answer
+  lifts it, and that one process says so (:attr:`Answered.ban_lasted`): the end of a ban is
+  announced once, whichever process sees it.
 * The invalid answers are counted in the same ledger, per :data:`INVALID_WINDOW_S`, and a warning
   is logged once per window when the count passes a quarter and three quarters of the limit,
   long before it (``doctor`` shows the count too).
@@ -51,6 +57,9 @@ class BanState:
     probe: str = ""
     """The ticket of the probe in flight, if any."""
     probe_lapses: float = 0.0
+    since: float = 0.0
+    """When the current ban was first met (0: none known): how long it lasted is told at its
+    end."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +69,7 @@ class BanState:
             "banned_until": self.banned_until,
             "probe": self.probe,
             "probe_lapses": self.probe_lapses,
+            "since": self.since,
         }
 
     @classmethod
@@ -79,6 +89,7 @@ class BanState:
                 banned_until=float(document["banned_until"]),
                 probe=str(document["probe"]),
                 probe_lapses=float(document["probe_lapses"]),
+                since=float(document.get("since", 0.0)),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed ban record: {exc!r}") from None
@@ -94,6 +105,16 @@ class BanStatus:
     """Seconds until a probe may go (0: none to wait for)."""
     probe_due: bool = False
     """A ban has run its course but no request has gone through since: the next one probes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """What recording a request's outcome found: ``warning``, a percentage of the invalid
+    requests limit just passed (one of :data:`WARN_AT`); ``ban_lasted``, the seconds a ban
+    lasted that this request's answer just lifted (said once, by this process alone)."""
+
+    warning: int | None = None
+    ban_lasted: float | None = None
 
 
 def blocked(ban: BanState, now: float) -> float | None:
@@ -128,34 +149,39 @@ def answered(
     scope: str | None,
     cloudflare: bool,
     limit: int = INVALID_LIMIT,
-) -> int | None:
-    """Record a request's outcome (``status`` None: no answer came).
-
-    Returns the percentage of the limit just passed (one of :data:`WARN_AT`) when the count
-    crossed it, so the caller logs a warning; else None.
-    """
+    ban_for: float | None = None,
+) -> Answered:
+    """Record a request's outcome (``status`` None: no answer came; ``ban_for``: how long a
+    ``cloudflare`` ban says it lasts)."""
+    lasted = None
     if ban.probe == ticket:
         ban.probe, ban.probe_lapses = "", 0.0
         if status is not None and not cloudflare:
-            ban.banned_until = 0.0  # the probe went through: the ban is over
+            # The probe went through: the ban is over.
+            lasted = max(now - ban.since, 0.0) if ban.since else None
+            ban.banned_until, ban.since = 0.0, 0.0
     if cloudflare:
-        start_ban(ban, now)
+        start_ban(ban, now, ban_for)
     if status not in INVALID_STATUSES or (status == 429 and scope == "shared"):
-        return None
+        return Answered(ban_lasted=lasted)
     if not ban.invalid_since or now >= ban.invalid_since + INVALID_WINDOW_S:
         ban.invalid_since, ban.invalid_count, ban.warned = now, 0, 0
     ban.invalid_count += 1
     passed = [p for p in WARN_AT if ban.invalid_count * 100 >= p * limit and p > ban.warned]
     if not passed:
-        return None
+        return Answered(ban_lasted=lasted)
     ban.warned = max(passed)
-    return ban.warned
+    return Answered(ban.warned, lasted)
 
 
-def start_ban(ban: BanState, now: float) -> None:
-    """Cloudflare refused a request: nothing is sent for :data:`BAN_S`, then one probe."""
-    ban.banned_until = max(ban.banned_until, now + BAN_S)
+def start_ban(ban: BanState, now: float, seconds: float | None = None) -> None:
+    """Cloudflare refused a request: nothing is sent for ``seconds`` (what its ``Retry-After``
+    said; at most, and by default, :data:`BAN_S`), then one probe."""
+    lasts = BAN_S if seconds is None else min(max(seconds, 1.0), BAN_S)
+    ban.banned_until = max(ban.banned_until, now + lasts)
     ban.probe, ban.probe_lapses = "", 0.0
+    if not ban.since:
+        ban.since = now
 
 
 def status(ban: BanState, now: float, *, limit: int = INVALID_LIMIT) -> BanStatus:

@@ -25,6 +25,8 @@ what happened                           what we do
 op 7, op 9 ``true``, zombie, dropped    resume at once (then with backoff if it keeps failing)
 connection, other close codes
 op 9 ``false``, 4007, 4009              forget the session; identify again (after 1-5 s)
+4014 with Message Content asked for     identify again without it (:attr:`Gateway.content`
+                                        False), saying which toggle would bring it back
 4004, 4010-4014                         stop: raise GatewayError saying what to fix
 network errors, handshake failures      back off exponentially with jitter (cap 60 s), resume
 ======================================  ==========================================================
@@ -74,11 +76,20 @@ FATAL_CLOSE_CODES: dict[int, str] = {
     4012: "Discord rejected the gateway API version (gateway close 4012)",
     4013: "Discord rejected the requested intents as invalid (gateway close 4013)",
     4014: (
-        "Discord refused the Message Content intent (gateway close 4014). Enable it in the "
-        "developer portal: your application > Bot > Privileged Gateway Intents > Message "
-        "Content Intent. Until then answers are read by polling"
+        "Discord refused the intents asked for as not enabled (gateway close 4014). Enable "
+        "them in the developer portal: your application > Bot > Privileged Gateway Intents"
     ),
 }
+CONTENT_TOGGLE = (
+    "Developer Portal (https://discord.com/developers/applications) > your application > Bot "
+    "> Privileged Gateway Intents > Message Content Intent: switch it on and Save"
+)
+"""Where the toggle that 4014 is about is, word for word."""
+CONTENT_REFUSED = (
+    "Discord refused the Message Content intent (gateway close 4014): logging in without it. "
+    "Buttons, selects, modals and slash commands keep working; the text of replies cannot be "
+    "read (the owner is told to answer with the buttons). To read them: " + CONTENT_TOGGLE
+)
 NEW_SESSION_CLOSE_CODES = frozenset({4007, 4009})
 HANDOVER_CLOSE_CODE = 3000
 """How we close when we leave: anything but 1000/1001 keeps the session resumable."""
@@ -133,6 +144,8 @@ class Gateway:
         intents: the gateway intents.
         session: a session to resume first (handed over by a previous holder).
         on_session_change: told whenever the session id, resume URL or sequence changes.
+        on_content_refused: told once Discord refused the Message Content intent (4014) and
+            the session goes on without it.
     """
 
     def __init__(
@@ -145,6 +158,7 @@ class Gateway:
         intents: int = DEFAULT_INTENTS,
         session: SessionInfo | None = None,
         on_session_change: Callable[[SessionInfo], None] | None = None,
+        on_content_refused: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
@@ -168,6 +182,10 @@ class Gateway:
         self.identifies = 0
         self.resumes = 0
         self._closing = False
+        self.content = bool(intents & MESSAGE_CONTENT)
+        """Whether the session reads messages' text (False once Discord refused the Message
+        Content intent, or it was never asked for)."""
+        self._on_content_refused = on_content_refused
 
     # ---- the loop ---------------------------------------------------------------------------
 
@@ -192,9 +210,18 @@ class Gateway:
                     await self._sleep(1.0 + 4.0 * self._rng.random())
             except ConnectionClosed as exc:
                 code = exc.rcvd.code if exc.rcvd is not None else None
-                if code in FATAL_CLOSE_CODES:
+                if code == 4014 and self._intents & MESSAGE_CONTENT:
+                    # The portal's toggle is off: the rest of the bot works without it.
+                    self._intents &= ~MESSAGE_CONTENT
+                    self.content = False
+                    log.error("%s", CONTENT_REFUSED)
+                    if self._on_content_refused is not None:
+                        self._on_content_refused()
+                    self._forget_session()
+                    resume = False
+                elif code in FATAL_CLOSE_CODES:
                     raise GatewayError(FATAL_CLOSE_CODES[code], close_code=code) from None
-                if code in NEW_SESSION_CLOSE_CODES:
+                elif code in NEW_SESSION_CLOSE_CODES:
                     log.info("gateway closed %s: starting a new session", code)
                     self._forget_session()
                     resume = False

@@ -35,7 +35,13 @@ headers can, and those lag. A 429 on a bucket whose ledger allowed the request i
 the bucket is *shared* for :data:`SHARED_FOR_S`, and while the machine knows how many machines
 share the token (``sharers``, written by its ``discord-watch`` from the presence records), it
 takes at most its share of each window (``limit // sharers``), so that together they stay
-within the limit and a request refused once is not refused again.
+within the limit and a request refused once is not refused again. The global limit (50
+requests a second) is the bot's too: each machine takes its share of it (``// sharers``).
+
+A request that can wait (a streamed edit, :mod:`discord_mcp.watch.edits`) asks to *keep* part
+of its bucket's window for the others (:func:`reserve`'s ``keep``): it goes only while more
+than that many are left, so the writers that cannot wait (a card's outcome, a progress card,
+the final status) still find room in the same window.
 
 The ledger also keeps Cloudflare's ban and the count of invalid answers that leads to one
 (:mod:`~discord_mcp.transport.ban`): :func:`reserve` and :func:`admit` (for the routes without a
@@ -53,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from discord_mcp.transport import ban as edge
-from discord_mcp.transport.ban import BanState, BanStatus
+from discord_mcp.transport.ban import Answered, BanState, BanStatus
 from discord_mcp.transport.routes import Route
 from discord_mcp.transport.waits import ROUTE_CAP_S, cap_waits, capped
 
@@ -267,11 +273,15 @@ def _fresh(state: LedgerState, route: Route, share: int | None = None) -> Bucket
     return BucketState(limit=limit, remaining=full)
 
 
-def _bucket_delay(bucket: BucketState, now: float, share: int | None = None) -> float | None:
+def _bucket_delay(
+    bucket: BucketState, now: float, share: int | None = None, keep: int = 0
+) -> float | None:
     """None when a request may go now; else seconds to wait (0: wait for a response).
 
     ``share``: the requests per window this machine may send of a bucket other machines
     spend too (None: the whole window is its own): a new window starts with that many.
+    ``keep``: requests of the window this one must leave to others (a request that can wait,
+    such as a streamed edit, leaves room for those that cannot); never the whole window.
     """
     if bucket.limit is None or bucket.limit == UNLIMITED:
         if bucket.remaining <= 0 and bucket.reset_at > now:
@@ -280,9 +290,10 @@ def _bucket_delay(bucket: BucketState, now: float, share: int | None = None) -> 
             return None
         # Unknown limit: one probe at a time until a response tells the limit.
         return None if not bucket.in_flight else 0.0
-    if now >= bucket.reset_at and bucket.remaining <= 0:
+    kept = min(keep, bucket.limit - 1)
+    if now >= bucket.reset_at and bucket.remaining <= kept:
         bucket.remaining = min(bucket.limit, share or bucket.limit) - len(bucket.in_flight)
-    if bucket.remaining > 0:
+    if bucket.remaining > kept:
         return None
     return max(bucket.reset_at - now, 0.0)
 
@@ -298,6 +309,9 @@ def _share(state: LedgerState, route: Route, now: float) -> int | None:
 
 
 def _global_delay(state: LedgerState, now: float, per_second: int) -> float:
+    # The global limit is the bot's, not the machine's: machines sharing the token (and
+    # seeing each other) each take their share of it.
+    per_second = max(1, per_second // max(1, state.sharers))
     delay = state.global_until - now
     if len(state.global_sent) >= per_second:
         delay = max(delay, state.global_sent[-per_second] + GLOBAL_WINDOW_S - now)
@@ -305,16 +319,23 @@ def _global_delay(state: LedgerState, now: float, per_second: int) -> float:
 
 
 def reserve(
-    state: LedgerState, now: float, *, route: Route, ticket: str, global_per_second: int
+    state: LedgerState,
+    now: float,
+    *,
+    route: Route,
+    ticket: str,
+    global_per_second: int,
+    keep: int = 0,
 ) -> Grant | Hold:
-    """Reserve a place for one request on ``route``, or say how long to wait for one."""
+    """Reserve a place for one request on ``route``, or say how long to wait for one
+    (``keep``: leaving that many of the bucket's window to other requests)."""
     banned = edge.blocked(state.ban, now)
     if banned is not None:
         return Hold(banned, banned=True)
     key = bucket_key(state, route)
     share = _share(state, route, now)
     bucket = state.buckets.get(key) or _fresh(state, route, share)
-    delay = _bucket_delay(bucket, now, share)
+    delay = _bucket_delay(bucket, now, share, keep)
     if delay is not None:
         return Hold(delay)
     if route.global_limited:
@@ -345,9 +366,10 @@ def settle_unlimited(
     scope: str | None = None,
     cloudflare: bool = False,
     invalid_limit: int = edge.INVALID_LIMIT,
-) -> int | None:
-    """Record the outcome of a request without a rate limit (the ban and the invalid count);
-    returns the warning percentage just passed, if any (:func:`~.ban.answered`)."""
+    ban_for: float | None = None,
+) -> Answered:
+    """Record the outcome of a request without a rate limit (the ban and the invalid count):
+    the warning percentage just passed and the end of a ban, if any (:func:`~.ban.answered`)."""
     return edge.answered(
         state.ban,
         now,
@@ -356,6 +378,7 @@ def settle_unlimited(
         scope=scope,
         cloudflare=cloudflare,
         limit=invalid_limit,
+        ban_for=ban_for,
     )
 
 
@@ -381,12 +404,14 @@ def settle(
     status: int | None = None,
     cloudflare: bool = False,
     invalid_limit: int = edge.INVALID_LIMIT,
-) -> int | None:
+    ban_for: float | None = None,
+) -> Answered:
     """Record the response to ``ticket`` (``headers=None``: the request failed unanswered).
 
-    Returns the warning percentage of the invalid-request limit just passed, if any.
+    Returns the warning percentage of the invalid-request limit just passed and the end of a
+    ban, if any.
     """
-    warning = settle_unlimited(
+    answered = settle_unlimited(
         state,
         now,
         ticket=ticket,
@@ -394,9 +419,10 @@ def settle(
         scope=(headers or {}).get("x-ratelimit-scope"),
         cloudflare=cloudflare,
         invalid_limit=invalid_limit,
+        ban_for=ban_for,
     )
     _settle_bucket(state, now, route=route, key=key, ticket=ticket, headers=headers)
-    return warning
+    return answered
 
 
 def _settle_bucket(

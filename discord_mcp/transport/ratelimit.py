@@ -13,11 +13,14 @@ Theory (https://discord.com/developers/docs/topics/rate-limits):
 * On top, a bot may send about 50 requests per second in total (the *global* limit; we keep to
   :data:`GLOBAL_REQUESTS_PER_SECOND`, a tenth below). Interaction callbacks are exempt from
   everything; interaction followups from the global limit.
-* A 429 carries ``retry_after`` in its JSON body; ``global: true`` means every request must
-  pause. A 429 without that body comes from Cloudflare and means a temporary IP ban: recorded in
-  the ledger, it holds every request of every process (:mod:`~discord_mcp.transport.ban`), and
-  a request that would wait for it longer than its bound fails at once with
-  :class:`~discord_mcp.errors.CloudflareBanned`. The invalid answers that lead to a ban (401,
+* A 429 carries ``retry_after`` in its JSON body (or, when the body lacks it, the
+  ``Retry-After`` header says it); ``global: true`` means every request must pause. A 429 that
+  did not come through Discord's proxy (no ``Via`` header) or is not JSON is Cloudflare's error
+  page and means a temporary IP ban: recorded in the ledger for as long as its ``Retry-After``
+  says (at most an hour), it holds every request of every process
+  (:mod:`~discord_mcp.transport.ban`), and a request that would wait for it longer than its
+  bound fails at once with :class:`~discord_mcp.errors.CloudflareBanned`. Its end is logged
+  once, by the process whose request found it over. The invalid answers that lead to a ban (401,
   403, unshared 429) are counted there too, with a warning at a quarter and three quarters.
 
 Policy here: requests wait *before* they are sent when a bucket is empty; a bucket whose limit
@@ -48,7 +51,7 @@ from dataclasses import dataclass, field
 from discord_mcp.errors import CloudflareBanned, RateLimited
 from discord_mcp.transport import ledger as book
 from discord_mcp.transport import waits
-from discord_mcp.transport.ban import BAN_S, INVALID_LIMIT, INVALID_WINDOW_S
+from discord_mcp.transport.ban import BAN_S, INVALID_LIMIT, INVALID_WINDOW_S, Answered
 from discord_mcp.transport.ledger import Grant, Hold, Ledger, LedgerState, MemoryLedger
 from discord_mcp.transport.routes import Route
 
@@ -120,8 +123,9 @@ class RateLimiter:
     def _local_key(route: Route) -> str:
         return f"{route.key}:{route.major}"
 
-    async def acquire(self, route: Route, *, max_wait: float) -> Ticket:
-        """Wait until ``route`` may be sent without a 429.
+    async def acquire(self, route: Route, *, max_wait: float, keep: int = 0) -> Ticket:
+        """Wait until ``route`` may be sent without a 429 (``keep``: and with that many of its
+        bucket's window left to other requests, :func:`~.ledger.reserve`).
 
         Raises:
             RateLimited: the wait would exceed ``max_wait`` seconds.
@@ -135,16 +139,20 @@ class RateLimiter:
         waiters.users += 1
         try:
             async with waiters.lock:
-                return await self._reserve(route, waiters, max_wait)
+                return await self._reserve(route, waiters, max_wait, keep)
         finally:
             waiters.users -= 1
             if waiters.users == 0:
                 del self._waiters[local_key]
 
-    async def _reserve(self, route: Route, waiters: _Waiters, max_wait: float) -> Ticket:
+    async def _reserve(self, route: Route, waiters: _Waiters, max_wait: float, keep: int) -> Ticket:
         ticket = book.new_ticket()
         reserve = functools.partial(
-            book.reserve, route=route, ticket=ticket, global_per_second=self._global_per_second
+            book.reserve,
+            route=route,
+            ticket=ticket,
+            global_per_second=self._global_per_second,
+            keep=keep,
         )
         loop = asyncio.get_running_loop()
         deadline: float | None = None
@@ -230,21 +238,27 @@ class RateLimiter:
         *,
         status: int | None = None,
         cloudflare: bool = False,
+        ban_for: float | None = None,
     ) -> None:
         """Record a response (or a failed send, with ``headers=None``) for ``ticket``: its
         rate-limit headers, and its ``status`` for the invalid-request count (``cloudflare``:
-        it was Cloudflare's ban, which now holds every process)."""
+        it was Cloudflare's ban, which now holds every process, for ``ban_for`` seconds when
+        its headers say so)."""
         known = None
         if headers is not None:
             known = {name: headers[name] for name in book.RATE_LIMIT_HEADERS if name in headers}
         if cloudflare:
+            lasts = (
+                "an hour" if ban_for is None else f"{min(ban_for, BAN_S):.0f}s (its Retry-After)"
+            )
             log.error(
                 "Discord's edge (Cloudflare) banned this IP: no process of this state directory "
-                "sends anything for an hour, then one request checks whether the ban is over"
+                "sends anything for %s, then one request checks whether the ban is over",
+                lasts,
             )
-        warning: int | None = None
+        answered = Answered()
         if ticket.key is not None:
-            warning = await self._ledger.apply(
+            answered = await self._ledger.apply(
                 functools.partial(
                     book.settle,
                     route=ticket.route,
@@ -254,10 +268,11 @@ class RateLimiter:
                     status=status,
                     cloudflare=cloudflare,
                     invalid_limit=self._invalid_limit,
+                    ban_for=ban_for,
                 )
             )
         elif ticket.probe or cloudflare or status in (401, 403, 429):
-            warning = await self._ledger.apply(
+            answered = await self._ledger.apply(
                 functools.partial(
                     book.settle_unlimited,
                     ticket=ticket.id,
@@ -265,8 +280,17 @@ class RateLimiter:
                     scope=(known or {}).get("x-ratelimit-scope"),
                     cloudflare=cloudflare,
                     invalid_limit=self._invalid_limit,
+                    ban_for=ban_for,
                 )
             )
+        if answered.ban_lasted is not None:
+            # Only the probe's process sees this: the end of a ban is said once.
+            log.warning(
+                "Discord's ban of this IP is over: it held every request of this state "
+                "directory for %s; sending again",
+                _minutes(answered.ban_lasted),
+            )
+        warning = answered.warning
         if warning is not None:
             log.warning(
                 "%d%% of Discord's invalid requests limit is used: %d of the %d invalid requests "
@@ -327,3 +351,9 @@ class RateLimiter:
         else:
             log.warning("rate limited on %s: retrying in %.2fs", route.key, wait)
         return wait
+
+
+def _minutes(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min"

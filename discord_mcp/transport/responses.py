@@ -6,6 +6,7 @@ Only the REST client uses these; they live apart so the one request function sta
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Any, cast
@@ -103,23 +104,61 @@ def json_body(response: httpx.Response) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
+DEFAULT_RETRY_AFTER_S = 2.0
+"""The wait for a JSON 429 that names none (no ``retry_after``, no ``Retry-After`` header, no
+``X-RateLimit-Reset-After``): a limit, not a ban, so a short wait."""
+
+
 def is_cloudflare_ban(response: httpx.Response) -> bool:
-    """Whether a 429 is Cloudflare's ban rather than Discord's rate limit: its body is not
-    Discord's JSON with ``retry_after`` (an HTML page, or a JSON notice without it)."""
-    body = json_body(response)
-    return body is None or not isinstance(body.get("retry_after"), int | float)
+    """Whether a 429 is Cloudflare's ban rather than Discord's rate limit, by Cloudflare's own
+    signs, as discord.py tells them: Discord's answers come through its proxy (a ``Via``
+    header) with a JSON body; a ban is Cloudflare's error page (HTML, no ``Via``). A JSON 429
+    that came through Discord but lacks ``retry_after`` is still a limit (:func:`parse_429`)."""
+    if "via" not in response.headers:
+        return True
+    if "text/html" in response.headers.get("content-type", "").lower():
+        return True
+    return json_body(response) is None
+
+
+def ban_seconds(response: httpx.Response) -> float | None:
+    """How long Cloudflare says its ban lasts (its ``Retry-After`` header, in seconds), if it
+    says so with a positive, finite number."""
+    return _seconds(response.headers.get("retry-after"))
+
+
+def _seconds(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
 def parse_429(response: httpx.Response, route: Route) -> tuple[float, bool]:
-    """``(retry_after, is_global)`` from a 429; a 429 without Discord's body is Cloudflare's.
+    """``(retry_after, is_global)`` from Discord's 429.
+
+    The wait is the body's ``retry_after``; a JSON 429 without it (Discord documents the
+    ``Retry-After`` header as just as good) waits what the ``Retry-After`` or
+    ``X-RateLimit-Reset-After`` header says, else :data:`DEFAULT_RETRY_AFTER_S`.
 
     Raises:
-        CloudflareBanned: the body is not Discord's rate-limit JSON.
+        CloudflareBanned: the 429 is Cloudflare's ban (:func:`is_cloudflare_ban`).
     """
     body = json_body(response)
     if body is None or is_cloudflare_ban(response):
         raise CloudflareBanned(route.method, route.template)
-    retry_after = max(float(body["retry_after"]), 0.0)
+    given = body.get("retry_after")
+    if isinstance(given, int | float) and not isinstance(given, bool):
+        retry_after = max(float(given), 0.0)
+    else:
+        retry_after = (
+            _seconds(response.headers.get("retry-after"))
+            or _seconds(response.headers.get("x-ratelimit-reset-after"))
+            or DEFAULT_RETRY_AFTER_S
+        )
     is_global = bool(body.get("global")) or response.headers.get("x-ratelimit-scope") == "global"
     return retry_after, is_global
 

@@ -14,9 +14,12 @@ Retry policy:
   than the caller's ``max_wait`` raises :class:`~discord_mcp.errors.RateLimited` at once. The
   wait is capped (:mod:`.waits`: seconds for the global limit, minutes for a route), and one of
   over an hour is a ban, :class:`~discord_mcp.errors.CloudflareBanned` at once.
-* 429 without that body: Cloudflare banned the IP; :class:`~discord_mcp.errors.CloudflareBanned`
+* 429 that is not Discord's (no ``Via`` header, not JSON: Cloudflare's error page, as
+  discord.py tells it): Cloudflare banned the IP; :class:`~discord_mcp.errors.CloudflareBanned`
   at once, and nothing is retried (retrying extends the ban). The limiter records the ban in
-  the ledger every process shares, so no process sends anything until it should be over.
+  the ledger every process shares, for as long as its ``Retry-After`` says, so no process sends
+  anything until it should be over. A JSON 429 from Discord without ``retry_after`` is a limit:
+  its headers say the wait, else a short default.
 * 401: the token is wrong; every later request fails fast without being sent, to protect the
   invalid-request budget.
 * 5xx and transport failures: bounded retries with exponential backoff, but only for requests
@@ -34,9 +37,12 @@ connection is not reused after :data:`KEEPALIVE_EXPIRY_S` idle, below the server
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json as jsonlib
 import logging
+import math
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -55,6 +61,7 @@ from discord_mcp.transport.responses import (
     ONE,
     Shape,
     backoff,
+    ban_seconds,
     decoded,
     http_error,
     is_cloudflare_ban,
@@ -130,6 +137,9 @@ class RestClient(CommandCalls, ThreadCalls):
         self._limiter = limiter or RateLimiter(sleep=sleep)
         self._sleep = sleep
         self._dead: Unauthorized | None = None
+        self._answered_at: float | None = None
+        self._clock_offset = 0.0
+        """Discord's clock minus ours, from its answers' ``Date`` header (seconds)."""
         self._thread_types: dict[str, int] = {}
         """Per parent channel, the type of thread :meth:`create_thread` opens there."""
         self._http = httpx.AsyncClient(
@@ -139,6 +149,31 @@ class RestClient(CommandCalls, ThreadCalls):
             limits=httpx.Limits(keepalive_expiry=keepalive_expiry),
             headers={"User-Agent": USER_AGENT},
         )
+
+    def discord_time(self) -> float:
+        """Now on Discord's clock (Unix seconds), as its last answer's ``Date`` header put it:
+        how old a message is (its snowflake's time) is read on it, whatever this machine's
+        clock says."""
+        return time.time() + self._clock_offset
+
+    def _read_clock(self, headers: Mapping[str, str] | None) -> None:
+        raw = (headers or {}).get("date")
+        if not raw:
+            return
+        try:
+            stamp = email.utils.parsedate_to_datetime(raw).timestamp()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return
+        offset = stamp - time.time()
+        # The header has whole seconds: move only when it is off by more than that.
+        if abs(offset - self._clock_offset) > 1.5:
+            self._clock_offset = offset
+
+    def idle_for(self) -> float:
+        """Seconds since Discord last answered this client (infinite before the first)."""
+        if self._answered_at is None:
+            return math.inf
+        return time.monotonic() - self._answered_at
 
     async def aclose(self) -> None:
         """Close the connection pool."""
@@ -159,9 +194,11 @@ class RestClient(CommandCalls, ThreadCalls):
         files: Sequence[Upload] = (),
         max_wait: float = DEFAULT_MAX_WAIT_S,
         expect: Shape | None = None,
+        keep: int = 0,
     ) -> Any:
         """Send one request through the rate limiter; return the decoded JSON (None for 204),
-        which must be of the shape ``expect`` when given.
+        which must be of the shape ``expect`` when given (``keep``: the request can wait, and
+        leaves that many of its bucket's window to others, :mod:`.ratelimit`).
 
         With ``files`` the request is ``multipart/form-data`` as Discord reads it: the JSON body
         in a ``payload_json`` part and file ``n`` in a ``files[n]`` part (the body's
@@ -195,10 +232,11 @@ class RestClient(CommandCalls, ThreadCalls):
         rate_limited_tries = 0
         error_tries = 0
         while True:
-            ticket = await self._limiter.acquire(route, max_wait=max_wait)
+            ticket = await self._limiter.acquire(route, max_wait=max_wait, keep=keep)
             headers: Mapping[str, str] | None = None
             status: int | None = None
             banned = False
+            ban_for: float | None = None
             try:
                 response = await self._http.request(
                     route.method,
@@ -209,6 +247,7 @@ class RestClient(CommandCalls, ThreadCalls):
                 )
                 headers, status = response.headers, response.status_code
                 banned = status == 429 and is_cloudflare_ban(response)
+                ban_for = ban_seconds(response) if banned else None
             except httpx.TransportError as exc:
                 never_sent = isinstance(
                     exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout
@@ -223,8 +262,12 @@ class RestClient(CommandCalls, ThreadCalls):
                     f"({type(exc).__name__}: {exc}). Check the network and DISCORD_API_BASE"
                 ) from exc
             finally:
-                await self._limiter.release(ticket, headers, status=status, cloudflare=banned)
+                await self._limiter.release(
+                    ticket, headers, status=status, cloudflare=banned, ban_for=ban_for
+                )
 
+            self._answered_at = time.monotonic()
+            self._read_clock(headers)
             log.debug("%s %s -> %d", route.method, route.template, status)
             if status < 300:
                 return decoded(response, route, expect)
@@ -333,12 +376,15 @@ class RestClient(CommandCalls, ThreadCalls):
         reply_to: str | None = None,
         flags: int | None = None,
         files: Sequence[Upload] = (),
+        nonce: str | None = None,
     ) -> Message:
         """Post one message (content at most 2000 characters; see :meth:`send_text`), with
         ``files`` attached if given (at most 10; the caller checks Discord's size limits).
 
         Carries a nonce that Discord enforces, so a retry after a lost response cannot post it
-        twice. A message to an archived thread reopens the thread and is sent again once.
+        twice (``nonce``: one the caller keeps, at most 25 characters, so a retry after a
+        restart within Discord's few minutes cannot either). A message to an archived thread
+        reopens the thread and is sent again once.
 
         Raises:
             ValueError: ``content`` is longer than Discord allows; split it first.
@@ -349,7 +395,7 @@ class RestClient(CommandCalls, ThreadCalls):
             )
         body: dict[str, Any] = {
             "allowed_mentions": dict(allowed_mentions or NO_PINGS),
-            "nonce": str(secrets.randbelow(10**18)),
+            "nonce": nonce or str(secrets.randbelow(10**18)),
             "enforce_nonce": True,
         }
         if content is not None:
@@ -435,8 +481,12 @@ class RestClient(CommandCalls, ThreadCalls):
         embeds: Sequence[Mapping[str, Any]] | None = None,
         components: Sequence[Mapping[str, Any]] | None = None,
         allowed_mentions: Mapping[str, Any] | None = None,
+        keep: int = 0,
     ) -> Message:
-        """Edit a message in place (edits notify nobody). Only the given fields change."""
+        """Edit a message in place (edits notify nobody). Only the given fields change.
+
+        ``keep``: an edit that can wait (streamed text, a running job's status) leaves that many
+        of the channel's edit window to the others (:meth:`request`)."""
         if content is not None and len(content) > MESSAGE_LIMIT:
             raise ValueError(f"content is {len(content)} characters; at most 2000 fit")
         body: dict[str, Any] = {"allowed_mentions": dict(allowed_mentions or NO_PINGS)}
@@ -452,7 +502,7 @@ class RestClient(CommandCalls, ThreadCalls):
             channel_id=channel_id,
             message_id=message_id,
         )
-        return cast(Message, await self._reopening(channel_id, route, body))
+        return cast(Message, await self._reopening(channel_id, route, body, keep=keep))
 
     async def delete_message(self, channel_id: str, message_id: str) -> None:
         """Delete a message."""
@@ -502,16 +552,22 @@ class RestClient(CommandCalls, ThreadCalls):
     # ---- helpers ----------------------------------------------------------------------------
 
     async def _reopening(
-        self, channel_id: str, route: Route, body: Any, files: Sequence[Upload] = ()
+        self,
+        channel_id: str,
+        route: Route,
+        body: Any,
+        files: Sequence[Upload] = (),
+        *,
+        keep: int = 0,
     ) -> Any:
         """Send; if the target thread is archived (50083), reopen it and send once more. A
         request with a body answers with the object it made or changed (``ONE``)."""
         expect = ONE if body is not None else None
         try:
-            return await self.request(route, json=body, files=files, expect=expect)
+            return await self.request(route, json=body, files=files, expect=expect, keep=keep)
         except BadRequest as exc:
             if exc.code != THREAD_ARCHIVED:
                 raise
         log.info("thread %s is archived; reopening it", channel_id)
         await self.unarchive_thread(channel_id)
-        return await self.request(route, json=body, files=files, expect=expect)
+        return await self.request(route, json=body, files=files, expect=expect, keep=keep)

@@ -14,7 +14,8 @@ its own module so ``rest.py`` stays readable; every call still goes through the 
 - an archived thread stays readable and reopens when someone writes in it (a bot's message to
   it fails with 50083 instead; :meth:`RestClient.create_message` reopens it and sends again);
 - a guild's active (unarchived) threads, of every channel the bot can see, are listed by ``GET
-  /guilds/{guild.id}/threads/active``.
+  /guilds/{guild.id}/threads/active``; a channel's archived public ones by ``GET
+  /channels/{channel.id}/threads/archived/public`` (READ_MESSAGE_HISTORY).
 """
 
 from __future__ import annotations
@@ -60,6 +61,16 @@ class ThreadCalls:
         """The guild's active threads (every channel's, as far as the bot can see them)."""
         route = Route.of("GET", "/guilds/{guild_id}/threads/active", guild_id=guild_id)
         found = await self.request(route, expect=Shape(keys=("threads",)))
+        threads = found["threads"] if isinstance(found["threads"], list) else None
+        return [cast(Channel, t) for t in threads or [] if isinstance(t, dict)]
+
+    async def list_public_archived_threads(self, channel_id: str) -> list[Channel]:
+        """The channel's archived public (or announcement) threads, most recently archived
+        first (the first page: up to 100)."""
+        route = Route.of(
+            "GET", "/channels/{channel_id}/threads/archived/public", channel_id=channel_id
+        )
+        found = await self.request(route, params={"limit": 100}, expect=Shape(keys=("threads",)))
         threads = found["threads"] if isinstance(found["threads"], list) else None
         return [cast(Channel, t) for t in threads or [] if isinstance(t, dict)]
 

@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -48,6 +48,7 @@ from discord_mcp.watch.heartbeat import TICK_S, Heartbeats
 from discord_mcp.watch.landing.desk import LandingDesk
 from discord_mcp.watch.notifier import DiscordNotifier
 from discord_mcp.watch.options import watch_options
+from discord_mcp.watch.outbox import Delivery
 from discord_mcp.watch.requests import ShellRequests
 from discord_mcp.watch.resumes import LateAnswers
 from discord_mcp.watch.run_desk import calls_not_run
@@ -207,6 +208,7 @@ async def run_daemon(
             preparer=desk,
         )
         desk.engine = engine
+        threads.outbox.on_done = answered_in(engine)
         async with engine:
             controls = Controls(
                 settings=settings,
@@ -320,6 +322,29 @@ async def run_daemon(
             finally:
                 await threads.aclose()  # its typing indicators, before the REST client closes
                 await landing.aclose()
+
+
+def answered_in(engine: RunEngine) -> Callable[[Delivery], Awaitable[None]]:
+    """What the outbox tells once a job's answer was posted: its run's ``result.json`` says
+    where (:meth:`~discord_mcp.runs.recorder.RunRecorder.answer_posted`)."""
+
+    async def tell(delivery: Delivery) -> None:
+        if not delivery.run_id or not delivery.job_id:
+            return
+        if not any(step.op == "post" for step in delivery.steps):
+            return  # a status message's removal, not an answer
+        engine.recorder.answer_posted(
+            delivery.run_id,
+            delivery.job_id,
+            {
+                "state": delivery.state,
+                "channel_id": delivery.channel_id,
+                "message_ids": delivery.posted,
+                "error": delivery.error,
+            },
+        )
+
+    return tell
 
 
 async def _after(

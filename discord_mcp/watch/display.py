@@ -17,6 +17,7 @@ from discord_mcp.relay.holder import read_status
 from discord_mcp.runs import journal
 from discord_mcp.team.presence import read_snapshot
 from discord_mcp.team.roster import AWAY_AFTER_S
+from discord_mcp.transport.gateway import CONTENT_TOGGLE
 
 
 def render_status(home: Path, *, now: float | None = None) -> str:
@@ -29,6 +30,11 @@ def render_status(home: Path, *, now: float | None = None) -> str:
         lines.append("gateway: nobody has held it yet (polling)")
     elif gateway.connected(now):
         lines.append(f"gateway: live, held by {gateway.program} (pid {gateway.pid})")
+        if not gateway.message_content:
+            lines.append(
+                "  without the Message Content intent: buttons and slash commands work, the "
+                f"text of replies cannot be read. To read it: {CONTENT_TOGGLE}"
+            )
     elif gateway.disabled(now):
         lines.append(f"gateway: disabled ({gateway.reason}); polling")
     else:

@@ -3,9 +3,12 @@
 The engine hands over the whole text so far (:mod:`discord_mcp.runs.streaming`); this posts
 it as one message (more when it outgrows 2000 characters, split without breaking a code fence)
 and edits those messages as the text grows: the first text at once, later changes at most once
-every ``interval`` seconds per job, coalesced (only the newest text is ever sent). Every call is
-a REST call through the one client, so its rate limits hold. When the job ends the preview is
-deleted: the final answer is posted as a new message (an edit notifies nobody).
+every ``interval`` seconds per job, coalesced (only the newest text is ever sent). The edits
+share the channel's edit budget with the job's status message (:mod:`.edits`): they go when
+the bucket allows, leaving room for the writers that cannot wait. A preview older than
+:data:`~.edits.FRESH_FOR_S` (Discord allows few edits of messages older than an hour) is
+deleted and posted anew below. When the job ends the preview is deleted: the final answer is
+posted as a new message (an edit notifies nobody).
 
 Text from the agent is posted without pings, like everything else it writes.
 """
@@ -22,6 +25,7 @@ from discord_mcp.errors import DiscordError
 from discord_mcp.runs.streaming import EDIT_INTERVAL_S, pieces
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.watch.edits import ChannelEdits
 
 log = logging.getLogger(__name__)
 NO_PINGS: dict[str, list[str]] = {"parse": []}
@@ -37,8 +41,11 @@ class LiveText:
         *,
         interval: float = EDIT_INTERVAL_S,
         monotonic: Callable[[], float] = time.monotonic,
+        edits: ChannelEdits | None = None,
     ) -> None:
         self._rest = rest
+        self._own_edits = edits is None
+        self._edits = edits if edits is not None else ChannelEdits(rest)
         self._thread_id = thread_id
         self._interval = interval
         self._monotonic = monotonic
@@ -75,13 +82,15 @@ class LiveText:
                 return
 
     async def _show(self, wanted: list[str]) -> None:
+        if self._ids and self._edits.old(self._ids[0]):
+            await self._remove()  # too old to edit on: the preview starts again below
         for index, piece in enumerate(wanted):
             try:
                 if index < len(self._ids):
                     if index < len(self._shown) and self._shown[index] == piece:
                         continue
-                    await self._rest.edit_message(
-                        self._thread_id, self._ids[index], content=piece, allowed_mentions=NO_PINGS
+                    self._edits.put(
+                        self._thread_id, self._ids[index], piece, allowed_mentions=NO_PINGS
                     )
                 else:
                     sent = await self._rest.create_message(
@@ -101,7 +110,20 @@ class LiveText:
         """Stop streaming and remove the preview (the final answer replaces it)."""
         if self._flusher is not None:
             await cancel_and_wait(self._flusher, within=5)
+        await self._remove()
+        if self._own_edits:
+            await self._edits.aclose()
+
+    async def stop(self) -> tuple[str, ...]:
+        """Stop streaming, leaving the preview in place: its messages, for whoever removes
+        them (the job's final delivery, :mod:`.outbox`, which settles their edits first)."""
+        if self._flusher is not None:
+            await cancel_and_wait(self._flusher, within=5)
+        return tuple(self._ids)
+
+    async def _remove(self) -> None:
         for message_id in self._ids:
+            await self._edits.settle(self._thread_id, message_id)
             with contextlib.suppress(DiscordError):
                 await self._rest.delete_message(self._thread_id, message_id)
         self._ids.clear()

@@ -1,8 +1,14 @@
 """How runs look in Discord: a status message per job, typing while it runs, then the answer.
 
-The status message is edited in place (at most every 1.2 s, which the engine already paces);
-the final answer is a *new* message, because edits notify nobody. Text from the agent is posted
-without pings (``allowed_mentions`` empty): it is the agent's output, not ours to trust.
+The status message is edited in place (at most every 1.2 s, which the engine already paces),
+sharing the thread's edit budget with the streamed text (:mod:`.edits`: coalesced, leaving room
+for the writers that cannot wait); a status message older than
+:data:`~.edits.FRESH_FOR_S` is posted anew rather than edited (Discord allows few edits of
+messages older than an hour). The final answer is a *new* message, because edits notify nobody:
+with the preview's removal and the status's final edit it is durable work (:mod:`.outbox`),
+queued in the state directory and sent piece by piece whatever it takes, never cut by the
+notifier's time bound. Text from the agent is posted without pings (``allowed_mentions``
+empty): it is the agent's output, not ours to trust.
 
 Where each status message is, is kept on disk (:mod:`.status_board`): a job reattached after a
 restart keeps its message, and :meth:`DiscordNotifier.sweep` marks final the messages of jobs
@@ -32,14 +38,21 @@ from discord_mcp.runs.model import STOPPED_CODE
 from discord_mcp.state.files import off_loop
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.watch.edits import ChannelEdits
 from discord_mcp.watch.live_text import LiveText
+from discord_mcp.watch.outbox import Delivery, Outbox, Step, answer_steps, new_nonce_prefix
 from discord_mcp.watch.status_board import StatusBoard
 
 log = logging.getLogger(__name__)
 
+AFTER_FINAL_WITHIN_S = 120.0
+"""How long what follows a job's answer (its run's changes card) waits for the answer to be
+posted; a longer wait (a ban, a long answer at Discord's pace) lets it follow anyway."""
 TYPING_EVERY_S = 8.0
 """Discord shows "typing" for about 10 s per trigger."""
 MIN_EDIT_INTERVAL_S = 1.2
+ORDER_WAIT_S = 5.0
+"""How long a new job's first message waits for the answers before it in its thread."""
 NO_PINGS: dict[str, list[str]] = {"parse": []}
 Mention = Literal["failures", "all", "none"]
 
@@ -113,9 +126,15 @@ class DiscordNotifier:
         self._typing: dict[str, asyncio.Task[None]] = {}
         self._last_edit: dict[str, float] = {}
         self._live: dict[str, LiveText] = {}  # job id -> its streamed answer
+        self.edits = ChannelEdits(rest)
+        """The running edits (status messages, streamed text), one budget per channel."""
+        self.outbox = Outbox(rest, home, edits=self.edits)
+        """The jobs' final messages, durable (its ``on_done`` says where each went)."""
         self.after_final: Callable[[JobView, SessionView], None] | None = None
-        """Told (without waiting) once a job's final message is posted: the run's changes card
-        follows it (:mod:`discord_mcp.watch.landing`)."""
+        """Told once a job's final message is posted (or, at the latest, after
+        :data:`AFTER_FINAL_WITHIN_S`): the run's changes card follows it
+        (:mod:`discord_mcp.watch.landing`)."""
+        self._following: set[asyncio.Task[None]] = set()
 
     def language(self, job: JobView) -> str:
         """The language of ``job``'s status lines."""
@@ -129,6 +148,11 @@ class DiscordNotifier:
             return None
         return sent[-1]["id"] if sent else None
 
+    async def _in_order(self, thread_id: str) -> None:
+        """Let the answers queued for ``thread_id`` go first (bounded: a thread whose answer
+        waits long for Discord does not hold its next job's messages for ever)."""
+        await self.outbox.drained(thread_id, within=ORDER_WAIT_S)
+
     async def job_queued(self, job: JobView, position: int) -> None:
         """Say so only when the job has to wait behind others in its thread."""
         ahead = (
@@ -136,6 +160,7 @@ class DiscordNotifier:
         )
         if ahead > 0:
             key = "run.queued_one" if ahead == 1 else "run.queued_many"
+            await self._in_order(job.thread_id)
             await self._post(
                 job.thread_id, text(self.language(job), key, job=job.job_id, count=ahead)
             )
@@ -151,6 +176,7 @@ class DiscordNotifier:
                     allowed_mentions=NO_PINGS,
                 )
         else:
+            await self._in_order(job.thread_id)
             message_id = await self._post(
                 job.thread_id, status_text(job, language=self.language(job))
             )
@@ -161,10 +187,13 @@ class DiscordNotifier:
         )
 
     async def aclose(self) -> None:
-        """Stop every typing indicator (the daemon is stopping; its REST client closes next)."""
+        """Stop every typing indicator, the running edits and the outbox's worker (the daemon
+        is stopping; its REST client closes next; what is queued stays on disk)."""
         typing, self._typing = list(self._typing.values()), {}
-        for task in typing:
+        for task in [*typing, *self._following]:
             await cancel_and_wait(task, within=5)
+        await self.outbox.aclose()
+        await self.edits.aclose()
 
     async def _keep_typing(self, thread_id: str) -> None:
         while True:
@@ -178,7 +207,7 @@ class DiscordNotifier:
         """The agent's answer so far, streamed into the job's thread (see :mod:`.live_text`)."""
         live = self._live.get(job.job_id)
         if live is None:
-            live = self._live[job.job_id] = LiveText(self._rest, job.thread_id)
+            live = self._live[job.job_id] = LiveText(self._rest, job.thread_id, edits=self.edits)
         live.update(text)
 
     async def job_activity(self, job: JobView, activity: Activity) -> None:
@@ -189,36 +218,84 @@ class DiscordNotifier:
         if now - self._last_edit.get(job.job_id, 0.0) < MIN_EDIT_INTERVAL_S:
             return
         self._last_edit[job.job_id] = now
-        with contextlib.suppress(DiscordError):
-            await self._rest.edit_message(
-                where[0],
-                where[1],
-                content=status_text(job, activity, language=self.language(job)),
-                allowed_mentions=NO_PINGS,
+        content = status_text(job, activity, language=self.language(job))
+        if not self.edits.old(where[1]):
+            self.edits.put(where[0], where[1], content)
+            return
+        # Too old to edit while the job runs: the status goes on in a new message below, and
+        # the old one goes (durably: a delete that must wait does not hold this call).
+        message_id = await self._post(where[0], content)
+        if message_id is None:
+            return
+        await self._board.put(job.job_id, where[0], message_id)
+        await self.outbox.add(
+            Delivery(
+                id=f"{job.job_id}-status-{where[1]}",
+                channel_id=where[0],
+                steps=[Step("delete", where[1])],
+                queued_at=time.time(),
+                job_id=job.job_id,
             )
+        )
 
-    async def job_finished(self, job: JobView, session: SessionView) -> None:
+    async def job_finished(self, job: JobView, session: SessionView | None) -> None:
+        """Queue the job's end (:mod:`.outbox`): the preview removed, the status final, the
+        answer posted. Returns once it is on disk; it is sent whatever it takes."""
         typing = self._typing.pop(job.job_id, None)
         if typing is not None:
             await cancel_and_wait(typing, within=5)
         self._last_edit.pop(job.job_id, None)
         live = self._live.pop(job.job_id, None)
-        if live is not None:
-            await live.finish()
+        preview = await live.stop() if live is not None else ()
         not_run = await self._not_run(job)
-        await self._mark_final(job, not_run)
+        steps = [Step("delete", message_id) for message_id in preview]
+        where = await self._board.pop(job.job_id)
+        if where is not None:
+            final = status_text(
+                job, final=final_head(job, not_run, self.language(job)), language=self.language(job)
+            )
+            if where[0] == job.thread_id:
+                steps.append(Step("edit", where[1], content=final, allowed_mentions=NO_PINGS))
+            else:  # a status kept elsewhere (never, today): its own delivery
+                await self.outbox.add(
+                    Delivery(
+                        id=f"{job.job_id}-status",
+                        channel_id=where[0],
+                        steps=[Step("edit", where[1], content=final, allowed_mentions=NO_PINGS)],
+                        queued_at=time.time(),
+                        job_id=job.job_id,
+                    )
+                )
         content = final_message(job, not_run, self.language(job))
         pings = self._pings(job)
         if pings:
             content = " ".join(f"<@{o}>" for o in pings) + " " + content
-        try:
-            await self._rest.send_text(
-                job.thread_id, content, allowed_mentions={"parse": [], "users": pings}
+        steps += answer_steps(
+            content, {"parse": [], "users": pings}, nonce_prefix=new_nonce_prefix()
+        )
+        await self.outbox.add(
+            Delivery(
+                id=job.job_id,
+                channel_id=job.thread_id,
+                steps=steps,
+                queued_at=time.time(),
+                job_id=job.job_id,
+                run_id=session.run_id if session is not None else None,
             )
-        except DiscordError as exc:
-            log.warning("posting to thread %s failed: %s", job.thread_id, exc)
-        if self.after_final is not None:
-            self.after_final(job, session)
+        )
+        if self.after_final is not None and session is not None:
+            follow = asyncio.create_task(
+                self._after_final(self.after_final, job, session), name=f"after-{job.job_id}"
+            )
+            self._following.add(follow)
+            follow.add_done_callback(self._following.discard)
+
+    async def _after_final(
+        self, tell: Callable[[JobView, SessionView], None], job: JobView, session: SessionView
+    ) -> None:
+        """Tell ``tell`` once the answer queued before it is posted: the card comes after."""
+        await self.outbox.drained(job.thread_id, AFTER_FINAL_WITHIN_S)
+        tell(job, session)
 
     def _pings(self, job: JobView) -> list[str]:
         if self._mention == "none" or job.retried_by is not None or stopped(job):
@@ -257,7 +334,9 @@ class DiscordNotifier:
 
     async def sweep(self, job_view: Callable[[str], JobView | None]) -> None:
         """Mark final every remembered status message whose job is no longer running
-        (``job_view``: the engine's ``job(job_id)``); run once at startup."""
+        (``job_view``: the engine's ``job(job_id)``), and send what a previous daemon left in
+        the outbox; run once at startup."""
+        self.outbox.start()
         for job_id in list(self._status):
             job = job_view(job_id)
             if job is None:

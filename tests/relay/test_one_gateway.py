@@ -167,9 +167,12 @@ def test_a_strangers_click_is_refused_privately_and_changes_nothing(
         peer.close()
 
 
-def test_without_the_message_content_intent_everything_falls_back_to_polling(
+def test_without_the_message_content_intent_the_gateway_stays_and_buttons_answer(
     discord: RunningEmulator, people: People, tmp_path: Path
 ) -> None:
+    """Issue 33: Discord refuses the privileged intent (4014) when the portal's toggle is off;
+    the holder logs in again without it instead of giving the gateway up: clicks still arrive,
+    and a reply whose text Discord hides is answered with a hint to use the buttons."""
     people.fault(message_content_intent_enabled=False)
     home = tmp_path / "home"
     peer = StdioPeer(
@@ -179,35 +182,41 @@ def test_without_the_message_content_intent_everything_falls_back_to_polling(
     try:
         peer.handshake()
 
-        def disabled() -> str | None:
+        def without_content() -> bool:
             status = read_status(home / "gateway" / "status.json")
-            return status.reason if status is not None and status.state == "disabled" else None
+            return (
+                status is not None and status.connected(time.time()) and not status.message_content
+            )
 
-        reason = until(disabled, what="the gateway to be given up")
-        assert "Message Content Intent" in reason
+        until(without_content, what="the gateway held without the Message Content intent")
         with ThreadPoolExecutor(1) as pool:
             asking = pool.submit(
-                peer.call_tool, "ask_decision", {"question": "Polling?", "options": ["Yes", "No"]}
+                peer.call_tool, "ask_decision", {"question": "Buttons?", "options": ["Yes", "No"]}
             )
             thread = until(lambda: people.threads(), what="the question")[0]
             card = until(lambda: people.messages(thread["id"]), what="the card")[0]
-            assert not card.get("components")  # no gateway, no clicks
-            # Discord hides reply text from the bot too: it says so, once, and a reaction works.
-            people.say(thread["id"], "yes")
+            assert card.get("components")  # the gateway is there: clicks arrive
+            people.say(thread["id"], "yes")  # Discord hides its text from the bot
             until(
                 lambda: any(
                     "Message Content" in m["content"] for m in people.messages(thread["id"])
                 ),
                 what="the hint that replies cannot be read",
             )
-            people.react(thread["id"], card["id"], "\u2705")
+            yes = next(
+                c["custom_id"]
+                for row in card["components"]
+                for c in row["components"]
+                if c.get("label", "").startswith("A.")
+            )
+            people.click(card["id"], yes)
             result = asking.result(timeout=30)
         assert (result["status"], result["selected_option"], result["via"]) == (
             "answered",
             "Yes",
-            "reaction",
+            "button",
         )
-        assert people.state()["stats"]["gateway_identifies"] == 1  # refused once, not retried
+        assert people.state()["stats"]["gateway_identifies"] == 2  # refused once, then without
     finally:
         peer.close()
 

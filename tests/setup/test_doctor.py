@@ -56,6 +56,7 @@ async def test_a_healthy_setup_passes_every_check(
         "machine": "OK",
         "gateway sessions": "OK",
         "message content intent": "OK",
+        "interactions endpoint": "OK",
         "channel": "OK",
         "owners": "OK",
         "emulator": "OK",
@@ -102,6 +103,27 @@ async def test_the_message_content_intent_off_is_caught_with_the_portal_steps(
     checks = await doctor(discord, tmp_path, home)
     assert checks["message content intent"].verdict == "FAIL"
     assert "Privileged Gateway Intents" in checks["message content intent"].fix
+
+
+async def test_an_interactions_endpoint_url_is_warned_about_with_where_to_clear_it(
+    discord: RunningEmulator, tmp_path: Path, home: Path, people: People
+) -> None:
+    # Issue 33: with a URL set, Discord sends no interaction over the gateway.
+    people.fault(interactions_endpoint_url="https://example.invalid/interactions")
+    checks = await doctor(discord, tmp_path, home)
+    check = checks["interactions endpoint"]
+    assert check.verdict == "WARN"
+    assert "https://example.invalid/interactions" in check.detail
+    assert "Interactions Endpoint URL: clear it" in check.fix
+
+
+async def test_a_message_content_intent_refused_says_what_still_works(
+    discord: RunningEmulator, tmp_path: Path, home: Path, people: People
+) -> None:
+    people.fault(message_content_intent_enabled=False)
+    check = (await doctor(discord, tmp_path, home))["message content intent"]
+    assert "slash commands work" in check.detail
+    assert "Privileged Gateway Intents > Message Content Intent" in check.fix
 
 
 async def test_a_gateway_refusal_alone_is_caught_too(

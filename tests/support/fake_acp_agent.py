@@ -9,6 +9,10 @@ Each prompt is answered by what it says:
   ``FAKE_ACP_FLOOD_CHUNK`` (default 1000), each a numbered line (``00000042 xxx...``), as fast
   as the pipe takes them, then `` THE END`` ending the turn; ``flood forever`` never ends,
   ignores ``session/cancel`` and, with ``FAKE_ACP_IGNORE_TERM`` set, SIGTERM too;
+- ``steady``: an answer of ``FAKE_ACP_STEADY_CHARS`` characters (default 20,000) written at
+  an even pace over ``FAKE_ACP_STEADY_SECONDS`` (default 10), numbered lines (``L00042 ...``)
+  twice a second, then `` THE END``: an agent writing steadily for as long as a long run
+  takes (the budgets bench);
 - anything else: a first chunk (``first words``), a pause of ``FAKE_ACP_PAUSE`` seconds
   (default 0.5; or until the file ``FAKE_ACP_RELEASE`` names exists), then ``and the
   rest.``, ending the turn; ``FAKE_ACP_MARKS`` names a file
@@ -88,6 +92,9 @@ class FakeAgent:
         if "flood" in text.split():
             await self._flood(session_id, forever="forever" in text.split())
             return schema.PromptResponse(stop_reason="end_turn")
+        if "steady" in text.split():
+            await self._steady(session_id)
+            return schema.PromptResponse(stop_reason="end_turn")
         await self._say(session_id, "first words")
         marks = os.environ.get("FAKE_ACP_MARKS")
         if marks:
@@ -116,6 +123,18 @@ class FakeAgent:
             await self._say(session_id, line)
             number += 1
             sent += len(line)
+        await self._say(session_id, " THE END")
+
+    async def _steady(self, session_id: str) -> None:
+        total = int(os.environ.get("FAKE_ACP_STEADY_CHARS", "20000"))
+        seconds = float(os.environ.get("FAKE_ACP_STEADY_SECONDS", "10"))
+        beats = max(1, int(seconds * 2))
+        size = max(12, total // beats)
+        started = time.monotonic()
+        for number in range(beats):
+            line = f"L{number:05d} " + "w" * (size - 8) + "\n"
+            await self._say(session_id, line)
+            await asyncio.sleep(max(0.0, started + (number + 1) / 2 - time.monotonic()))
         await self._say(session_id, " THE END")
 
     async def _say(self, session_id: str, text: str) -> None:

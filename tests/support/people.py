@@ -145,6 +145,12 @@ class People:
         response.raise_for_status()
         return dict(response.json())
 
+    def advance(self, seconds: float) -> dict[str, Any]:
+        """Time passes in Discord (``POST /_emulator/time``): messages and threads age."""
+        response = self._http.post("/time", json={"advance": seconds})
+        response.raise_for_status()
+        return dict(response.json())
+
     def threads(self) -> list[dict[str, Any]]:
         """The threads people opened or the bot opened for them: not the machines' presence
         thread (``discord-mcp machines``), which every discord-watch keeps (issue 27)."""

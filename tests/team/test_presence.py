@@ -183,3 +183,38 @@ async def test_a_record_carries_no_secret(discord: RunningEmulator, people: Peop
     assert token not in message["content"]
     [record] = records(people, str(thread["id"]))
     assert record.waiting_total == 1
+
+
+async def test_a_machine_starting_after_the_thread_archived_reopens_it_rather_than_open_another(
+    discord: RunningEmulator, people: People
+) -> None:
+    # Issue 33: edits are not activity, so the thread archives a week after its last new
+    # message; a machine starting then used to open a second one.
+    async with RestClient(Secret(discord.token), api_base=discord.api_base) as rest:
+        first = Presence(
+            rest=rest,
+            channel_id=discord.channel_id,
+            roster=Roster("laptop"),
+            key=RecordKey(Secret(discord.token)),
+            describe=describing("app"),  # type: ignore[arg-type]
+        )
+        await first.tick()
+        [thread] = presence_threads(people)
+        for _ in range(3):  # three weeks of edits, no new message
+            people.advance(7 * 24 * 3600 / 3 + 60)
+            await first.tick()
+        people.advance(8 * 24 * 3600)
+        assert presence_threads(people)[0]["thread_metadata"]["archived"] is True
+        later = Presence(
+            rest=rest,
+            channel_id=discord.channel_id,
+            roster=Roster("server"),
+            key=RecordKey(Secret(discord.token)),
+            describe=describing("api"),  # type: ignore[arg-type]
+        )
+        await later.tick()
+    [still] = presence_threads(people)
+    assert still["id"] == thread["id"]
+    assert still["thread_metadata"]["archived"] is False
+    assert later.threads == [str(thread["id"])]
+    # (The records' signatures are not checked here: Discord's clock was moved weeks ahead.)

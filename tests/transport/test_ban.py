@@ -100,42 +100,44 @@ async def test_a_ban_one_process_meets_stops_the_others_before_they_send(
 
 
 async def test_one_probe_near_the_end_then_everyone_goes_again(
-    clients: list[RestClient], people: People, clock: FakeClock
+    clients: list[RestClient], people: People, clock: FakeClock, ledger_file: Path
 ) -> None:
     first, second = clients
     people.fault(cloudflare_ban=True)
     with pytest.raises(CloudflareBanned):
         await first.get_current_user()
     people.fault(cloudflare_ban=False)  # Discord lifted it meanwhile; nobody knows yet
+    lasts = (await ledger_status(ledger_file, clock)).banned_for  # its Retry-After (scaled)
 
-    clock.now += BAN_S / 2
+    clock.now += lasts / 2
     before = sent(people)
     with pytest.raises(CloudflareBanned):
-        await second.get_current_user()
+        await second.request(ME, max_wait=1)  # it would wait longer than that
     assert sent(people) == before
 
-    clock.now += BAN_S / 2
+    clock.now += lasts / 2
     await first.get_current_user()  # the one probe: it passed
     assert sent(people) == before + 1
     await second.get_current_user()
     assert sent(people) == before + 2
 
 
-async def test_a_probe_that_meets_the_ban_again_starts_another_hour(
-    clients: list[RestClient], people: People, clock: FakeClock
+async def test_a_probe_that_meets_the_ban_again_starts_it_again(
+    clients: list[RestClient], people: People, clock: FakeClock, ledger_file: Path
 ) -> None:
     first, second = clients
     people.fault(cloudflare_ban=True)
     with pytest.raises(CloudflareBanned):
         await first.get_current_user()
-    clock.now += BAN_S
+    lasts = (await ledger_status(ledger_file, clock)).banned_for  # its Retry-After (scaled)
+    clock.now += lasts
     before = sent(people)
     with pytest.raises(CloudflareBanned):
         await second.get_current_user()  # the probe, still banned
     assert sent(people) == before + 1
-    clock.now += BAN_S / 2
+    clock.now += lasts / 2
     with pytest.raises(CloudflareBanned):
-        await first.get_current_user()
+        await first.request(ME, max_wait=1)
     assert sent(people) == before + 1
 
 

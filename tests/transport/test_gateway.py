@@ -15,7 +15,7 @@ from discord_mcp.config import Secret
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.errors import GatewayError
 from discord_mcp.relay.budget import IdentifyBudget
-from discord_mcp.transport.gateway import Gateway
+from discord_mcp.transport.gateway import MESSAGE_CONTENT, Gateway
 from tests.support.people import People
 
 
@@ -143,16 +143,24 @@ async def test_a_rejected_token_stops_with_what_to_fix(
     assert "not-the-token" not in str(caught.value)
 
 
-async def test_a_refused_message_content_intent_says_how_to_enable_it(
-    discord: RunningEmulator, people: People, tmp_path: Path
+async def test_a_refused_message_content_intent_logs_in_without_it_and_says_which_toggle(
+    discord: RunningEmulator, people: People, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # Issue 33: a 4014 once stopped the gateway for good, and every click with it.
     people.fault(message_content_intent_enabled=False)
-    async with connected(discord, tmp_path) as (_gateway, _seen, task):
-        with pytest.raises(GatewayError, match="Message Content Intent") as caught:
-            async with asyncio.timeout(10):
-                await task
-    assert caught.value.close_code == 4014
-    assert stats(people)["gateway_connections_open"] == 0
+    async with connected(discord, tmp_path) as (gateway, seen, task):
+        await ready(gateway)
+        people.say(discord.channel_id, "words the bot may not read")
+        await seen.until(lambda: len(seen.contents()) == 1)
+        assert not task.done()
+    assert gateway.content is False
+    assert seen.contents() == [""]  # the message came, its text withheld
+    [session] = people.state()["gateway_sessions"]
+    assert not int(session["intents"]) & MESSAGE_CONTENT
+    said = [r.getMessage() for r in caplog.records if "4014" in r.getMessage()]
+    assert said
+    assert "Privileged Gateway Intents > Message Content Intent" in said[0]
+    assert "slash commands keep working" in said[0]
 
 
 async def test_close_keeps_the_session_resumable_for_a_successor(

@@ -17,10 +17,15 @@ from discord_mcp.errors import (
     CloudflareBanned,
     DiscordError,
     DiscordTransportError,
+    RateLimited,
     UnexpectedAnswer,
 )
 from discord_mcp.hooks.guard import reason_for
+from discord_mcp.transport.ratelimit import RateLimiter
+from discord_mcp.transport.responses import DEFAULT_RETRY_AFTER_S
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.transport.routes import Route
+from tests.support.clock import FakeClock
 
 API = "https://discord.test/api/v10"
 
@@ -38,11 +43,65 @@ def client(router: respx.Router) -> RestClient:
     )
 
 
-async def test_a_429_with_json_but_no_retry_after_is_treated_as_a_ban() -> None:
+DISCORD_PROXY = {"via": "1.1 google"}
+"""What marks an answer that came through Discord's proxy, not Cloudflare's edge alone."""
+
+
+async def test_a_json_429_through_discord_without_retry_after_is_a_short_limit() -> None:
+    # Issue 33: such a 429 once held every process of the machine for an hour as a "ban".
+    clock = FakeClock()
+    router = respx.Router(assert_all_called=True)
+    route = router.get(f"{API}/channels/1").mock(
+        side_effect=[
+            httpx.Response(
+                429, json={"message": "You are being rate limited."}, headers=DISCORD_PROXY
+            ),
+            httpx.Response(200, json={"id": "1", "type": 0}),
+        ]
+    )
+    async with RestClient(
+        Secret("scripted.token"),
+        api_base=API,
+        transport=httpx.MockTransport(router.async_handler),
+        limiter=RateLimiter(clock=clock, sleep=clock.sleep),
+        sleep=clock.sleep,
+    ) as rest:
+        assert (await rest.get_channel("1"))["id"] == "1"
+    assert route.call_count == 2
+    assert 0 < sum(clock.slept) <= DEFAULT_RETRY_AFTER_S
+
+
+async def test_a_json_429_without_retry_after_waits_what_its_retry_after_header_says() -> None:
     router = respx.Router(assert_all_called=True)
     router.get(f"{API}/channels/1").mock(
-        return_value=httpx.Response(429, json={"message": "error code: 1015"})
+        return_value=httpx.Response(
+            429, json={"message": "slow down"}, headers={**DISCORD_PROXY, "retry-after": "40"}
+        )
     )
+    async with client(router) as rest:
+        with pytest.raises(RateLimited) as limited:
+            await rest.request(
+                Route.of("GET", "/channels/{channel_id}", channel_id="1"), max_wait=5
+            )
+    assert limited.value.retry_after == 40
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        # Cloudflare's error page: HTML, not through Discord's proxy.
+        httpx.Response(
+            429, text="<html>error code: 1015</html>", headers={"content-type": "text/html"}
+        ),
+        # JSON that did not come through Discord's proxy (no Via), as discord.py tells a ban.
+        httpx.Response(429, json={"message": "error code: 1015"}),
+        httpx.Response(429, json={"retry_after": 1.0, "global": False}),
+    ],
+    ids=["html", "json-without-via", "retry-after-without-via"],
+)
+async def test_a_429_with_cloudflares_signs_is_a_ban_sent_once(response: httpx.Response) -> None:
+    router = respx.Router(assert_all_called=True)
+    router.get(f"{API}/channels/1").mock(return_value=response)
     async with client(router) as rest:
         with pytest.raises(CloudflareBanned):
             await rest.get_channel("1")

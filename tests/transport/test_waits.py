@@ -175,7 +175,12 @@ async def test_absurd_retry_afters_are_a_ban_or_a_bounded_wait(
     router = respx.Router()
     router.get(f"{API}/users/@me").mock(
         side_effect=[
-            httpx.Response(429, content=body, headers={"content-type": "application/json"}),
+            # Through Discord's proxy (``Via``): Discord's own 429, not Cloudflare's ban.
+            httpx.Response(
+                429,
+                content=body,
+                headers={"content-type": "application/json", "via": "1.1 google"},
+            ),
             httpx.Response(200, json=ME),
         ]
     )

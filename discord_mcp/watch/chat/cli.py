@@ -20,6 +20,7 @@ Next run times are shown in this machine's time zone (and a cron schedule's in i
 from __future__ import annotations
 
 import argparse
+import asyncio
 import datetime as dt
 import sys
 import time
@@ -108,6 +109,7 @@ def chat_main(args: argparse.Namespace) -> int:
             "that is the bot's own channel (DISCORD_CHANNEL_ID): make another channel a chat "
             "channel",
         )
+    checked = _check_kind(args.channel_id.strip())
     chat = store.add(
         args.channel_id,
         tool=args.tool,
@@ -126,7 +128,53 @@ def chat_main(args: argparse.Namespace) -> int:
         f"{chat.persona_dir(home)} (every *.md, in name order; HEARTBEAT.md is the heartbeat's "
         "checklist)\n"
     )
+    if not checked:
+        sys.stdout.write(
+            "(its kind was not checked: no bot token is configured here; forum, media and "
+            "category channels cannot be chat channels)\n"
+        )
     return 0
+
+
+def _check_kind(channel_id: str) -> bool:
+    """Refuse a channel where an agent cannot answer (a forum, media or category channel), as
+    ``setup`` does; False when it could not be asked (no token configured here).
+
+    Raises:
+        RunError: E_BAD_ARGUMENTS, the channel's kind, or the bot cannot see it.
+    """
+    from discord_mcp.config import Settings, has_token
+    from discord_mcp.errors import ConfigError, DiscordError, RunError
+    from discord_mcp.setup.channel_kinds import chat_kind_problem
+
+    if not channel_id.isdigit() or not has_token():
+        return False
+    try:
+        settings = Settings.from_env()
+    except ConfigError:
+        return False  # the rest of the configuration is missing: nothing to ask Discord with
+
+    async def look() -> dict[str, Any]:
+        from discord_mcp.transport.rest import RestClient
+        from discord_mcp.transport.shared_ledger import shared_limiter
+
+        async with RestClient(
+            settings.token,
+            api_base=settings.api_base,
+            limiter=shared_limiter(settings.home, settings.token),
+        ) as rest:
+            return dict(await rest.get_channel(channel_id))
+
+    try:
+        channel = asyncio.run(look())
+    except DiscordError as exc:
+        raise RunError(
+            "E_BAD_ARGUMENTS", f"the bot cannot see channel {channel_id} ({exc}): check the id"
+        ) from None
+    problem = chat_kind_problem(channel)
+    if problem is not None:
+        raise RunError("E_BAD_ARGUMENTS", problem)
+    return True
 
 
 def schedule_main(args: argparse.Namespace) -> int:

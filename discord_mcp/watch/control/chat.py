@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from discord_mcp.errors import RunError
+from discord_mcp.setup.channel_kinds import chat_kind_problem
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.chat.channels import DEFAULT_HISTORY, ChatChannel
 from discord_mcp.watch.control.base import Controls, Reply, Request
@@ -24,11 +25,14 @@ async def add(c: Controls, r: Request) -> Reply:
     if c.chat is None:
         raise RunError("E_CHAT_NOT_FOUND", "this daemon runs no chat channels")
     try:
-        await c.rest.get_channel(channel)
+        found = await c.rest.get_channel(channel)
     except Exception as exc:  # a channel the bot cannot see answers nothing
         raise RunError(
             "E_BAD_ARGUMENTS", f"the bot cannot see channel {channel} ({exc}): check the id"
         ) from None
+    problem = chat_kind_problem(dict(found))
+    if problem is not None:
+        raise RunError("E_BAD_ARGUMENTS", problem)
     chat = await off_loop(
         c.chat.store.add,
         channel,

@@ -10,19 +10,25 @@ ephemeral: only the owner who typed the command sees them. Autocomplete answers 
 the gateway's reading loop never waits for a command.
 
 With other machines sharing the bot (:mod:`discord_mcp.team`), each command is first asked
-whose it is: this machine answers it at once (deferring before the team's cutoff rather than
-at :data:`DEFER_AFTER_S`), at its later turn when nobody did, or not at all.
+whose it is: this machine answers it at once, at its later turn when nobody did, or not at all;
+and it always acknowledges first ("thinking...") and runs the command only once that
+succeeded, so two machines never both run it. Times run from the interaction's creation (its
+snowflake), and a command that can no longer be acknowledged by
+:data:`~discord_mcp.team.deadline.DEADLINE_S` (one replayed late after a RESUME) is not run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from discord_mcp.errors import DiscordError
+from discord_mcp.errors import DiscordError, DiscordHTTPError
+from discord_mcp.team.deadline import DEADLINE_S, created_on
 from discord_mcp.team.desk import TeamDesk
-from discord_mcp.team.routing import Turn
+from discord_mcp.team.routing import CUTOFF_S, Turn
 from discord_mcp.transport.chunking import split_message
 from discord_mcp.watch.control.base import Reply, Request
 from discord_mcp.watch.control.dispatch import Dispatcher, error_text, user_name
@@ -34,6 +40,9 @@ APPLICATION_COMMAND, AUTOCOMPLETE = 2, 4
 SUB_COMMAND, SUB_COMMAND_GROUP = 1, 2
 DEFER_AFTER_S = 1.5
 """How long a command may run before the answer becomes "thinking..." (Discord allows 3 s)."""
+SECOND_ACKNOWLEDGEMENT = frozenset({40060, 10062})
+"""Discord's refusals of an acknowledgement another one came before: 40060, or 10062 once the
+interaction's 3 seconds are over."""
 COMMAND_LIMIT_S = 14 * 60.0
 """The interaction token lives 15 minutes: a reply after that could not be shown."""
 
@@ -75,9 +84,11 @@ class SlashCommands:
         *,
         defer_after: float = DEFER_AFTER_S,
         team: TeamDesk | None = None,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self._dispatcher = dispatcher
         self._defer_after = defer_after
+        self._wall = wall
         self.team = team
         """The machines sharing the bot: whose each command is (None: this machine alone)."""
         self._tasks: set[asyncio.Task[None]] = set()
@@ -88,10 +99,8 @@ class SlashCommands:
 
     async def on_interaction(self, data: dict[str, Any]) -> None:
         """Start serving ``data`` and return at once."""
-        received = asyncio.get_running_loop().time()
-        task = asyncio.create_task(
-            self._serve(data, received), name=f"interaction-{data.get('id')}"
-        )
+        created = created_on(data, now=asyncio.get_running_loop().time(), wall_now=self._wall())
+        task = asyncio.create_task(self._serve(data, created), name=f"interaction-{data.get('id')}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -100,12 +109,12 @@ class SlashCommands:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _serve(self, data: dict[str, Any], received: float) -> None:
+    async def _serve(self, data: dict[str, Any], created: float) -> None:
         try:
             if data.get("type") == AUTOCOMPLETE:
                 await self._autocomplete(data)
             else:
-                await self._command(data, received)
+                await self._command(data, created)
         except DiscordError as exc:
             log.warning("answering interaction %s failed: %s", data.get("id"), exc)
         except Exception:
@@ -136,58 +145,110 @@ class SlashCommands:
             return self.team.anyone_turn(autocomplete=focused is not None)
         return self.team.turn(request.command, request.options, request.channel_id, focused=focused)
 
-    async def _command(self, data: dict[str, Any], received: float) -> None:
+    async def _command(self, data: dict[str, Any], created: float) -> None:
         request, _, _ = parse(data)
         rest = self._dispatcher.controls.rest
         interaction, token = str(data["id"]), str(data["token"])
         if self._dispatcher.controls.guild_id is None and data.get("guild_id"):
             self._dispatcher.controls.guild_id = str(data["guild_id"])
-        defer_after: float | None = self._defer_after
-        note = None
-        if self.team is not None:
-            turn = self.team.turn(
-                request.command, request.options, request.channel_id, focused=None
+        loop = asyncio.get_running_loop()
+        left = created + DEADLINE_S - loop.time()
+        if left <= 0:
+            # Replayed after a RESUME, or held up on the way: Discord fails it at 3 s anyway,
+            # and a command run now would act while its owner saw "The application did not
+            # respond". Never run what cannot be acknowledged.
+            log.warning(
+                "/%s came %.1f s after Discord made it: too late to answer, not run",
+                request.command,
+                DEADLINE_S - left,
             )
-            if turn.act == "never":
-                return
-            if turn.act == "probe":
-                if not await self.team.slot_came(data, turn, received):
-                    return  # another machine answered
-                log.info("/%s: answering at turn %d, nobody did", request.command, turn.slot)
-                defer_after = 0.0
-            else:
-                defer_after = self.team.defer_after(received, self._defer_after)
-                if defer_after is None:
-                    log.warning(
-                        "/%s came too late to answer first: left to another machine",
-                        request.command,
-                    )
-                    return
-            if turn.instead is not None:
-                text = f"{turn.instead}\n-# answered by `{self.team.me}`"
-                await rest.reply_to_interaction(interaction, token, text, ephemeral=True)
-                return
-            note = turn.note
+            return
+        if self.team is None:
+            await self._alone(request, data, min(self._defer_after, left))
+            return
+        turn = self.team.turn(request.command, request.options, request.channel_id, focused=None)
+        if turn.act == "never":
+            return
+        if turn.act == "probe":
+            if not await self.team.slot_came(data, turn, created):
+                return  # another machine answered, or it is too late
+            log.info("/%s: answering at turn %d, nobody did", request.command, turn.slot)
+        elif self.team.roster.live_others() and loop.time() > created + CUTOFF_S:
+            log.warning(
+                "/%s came too late to answer first: left to another machine", request.command
+            )
+            return
+        if turn.instead is not None:
+            text = f"{turn.instead}\n-# answered by `{self.team.me}`"
+            await self._acknowledged(
+                request, rest.reply_to_interaction(interaction, token, text, ephemeral=True)
+            )
+            return
+        note = turn.note
+        if turn.act == "now" and not self.team.roster.live_others():
+            await self._alone(request, data, min(self._defer_after, left), note)
+            return
+        # Other machines may answer too: the command runs only once its acknowledgement
+        # succeeded, so a refused one (another machine's came first) runs nothing.
+        if not await self._acknowledged(
+            request, rest.defer_interaction(interaction, token, ephemeral=True)
+        ):
+            return
+        reply = await self._finish(self._dispatcher.dispatch(request))
+        await self._answer_deferred(data, _noted(reply, note))
+
+    async def _alone(
+        self, request: Request, data: dict[str, Any], defer_after: float, note: str | None = None
+    ) -> None:
+        """No other machine can answer: the command runs at once, its reply the answer when it
+        is ready within ``defer_after``, else "thinking..." first."""
+        rest = self._dispatcher.controls.rest
+        interaction, token = str(data["id"]), str(data["token"])
         work = asyncio.create_task(self._dispatcher.dispatch(request))
-        done, _ = await asyncio.wait({work}, timeout=defer_after)
+        done, _ = await asyncio.wait({work}, timeout=max(defer_after, 0.0))
         if work in done:
             reply = _noted(work.result(), note)
             chunks = _chunks(reply)
             await rest.reply_to_interaction(
                 interaction, token, chunks[0], ephemeral=not reply.public
             )
-        else:
-            await rest.defer_interaction(interaction, token, ephemeral=True)
-            try:
-                async with asyncio.timeout(COMMAND_LIMIT_S):
-                    reply = await work
-            except TimeoutError:
-                reply = Reply(error_text("E_TIMEOUT", "the command took too long; see /status"))
-            chunks = _chunks(_noted(reply, note))
-            await rest.edit_interaction_reply(str(data["application_id"]), token, chunks[0])
-        for chunk in chunks[1:]:
+            await self._follow_up(data, chunks[1:], reply)
+            return
+        await rest.defer_interaction(interaction, token, ephemeral=True)
+        await self._answer_deferred(data, _noted(await self._finish(work), note))
+
+    async def _acknowledged(self, request: Request, acknowledging: Awaitable[None]) -> bool:
+        """Send an acknowledgement; False when Discord refused it as a second one (40060, or
+        10062 once its time is over): another machine answered first."""
+        try:
+            await acknowledging
+        except DiscordHTTPError as exc:
+            if exc.code in SECOND_ACKNOWLEDGEMENT:
+                log.info("/%s: another machine answered first (%d)", request.command, exc.code)
+                return False
+            raise
+        return True
+
+    async def _finish(self, work: Awaitable[Reply]) -> Reply:
+        try:
+            async with asyncio.timeout(COMMAND_LIMIT_S):
+                return await work
+        except TimeoutError:
+            return Reply(error_text("E_TIMEOUT", "the command took too long; see /status"))
+
+    async def _answer_deferred(self, data: dict[str, Any], reply: Reply) -> None:
+        chunks = _chunks(reply)
+        rest = self._dispatcher.controls.rest
+        await rest.edit_interaction_reply(
+            str(data["application_id"]), str(data["token"]), chunks[0]
+        )
+        await self._follow_up(data, chunks[1:], reply)
+
+    async def _follow_up(self, data: dict[str, Any], chunks: list[str], reply: Reply) -> None:
+        rest = self._dispatcher.controls.rest
+        for chunk in chunks:
             await rest.follow_up(
-                str(data["application_id"]), token, chunk, ephemeral=not reply.public
+                str(data["application_id"]), str(data["token"]), chunk, ephemeral=not reply.public
             )
 
 
