@@ -38,6 +38,7 @@ from typing import Any
 
 import httpx
 
+from bench.mcp_stdio import parse_arguments
 from discord_mcp.emulator import RunningEmulator, start_in_thread
 from tests.support.agent_clis import CLI_CLASSES, AgentCli, CliName, find_cli
 from tests.support.model_server import ModelRequest, ModelServer, Reply, ShellCall, Text
@@ -225,11 +226,15 @@ def _percentiles(values: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), p99
 
 
+QUICK = ("--samples", "1")
+"""``--quick``: the same checks on fewer rounds."""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--cli", default="claude,codex,gemini")
-    args = parser.parse_args()
+    args = parse_arguments(parser, QUICK)
     ok, broken = True, False
     print(f"approval click -> CLI continues ({args.samples} runs each; budget p50 <= 150 ms)")
     for name in [n.strip() for n in args.cli.split(",") if n.strip()]:

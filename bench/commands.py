@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from bench.mcp_stdio import OVER_BUDGET, BenchFailure, parse_arguments, run_main
 from discord_mcp.emulator import RunningEmulator, start_in_thread
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,13 +69,13 @@ def _wait_ready(control: httpx.Client, daemon: subprocess.Popen[bytes], within: 
     limit = time.monotonic() + within
     while time.monotonic() < limit:
         if daemon.poll() is not None:
-            raise RuntimeError(f"discord-watch exited with {daemon.returncode}")
+            raise BenchFailure(f"discord-watch exited with {daemon.returncode}")
         state = control.get("/state").json()
         connected = any(s.get("connected") for s in state.get("gateway_sessions") or [])
         if connected and len(control.get("/commands").json()) >= COMMAND_COUNT:
             return
         time.sleep(0.1)
-    raise RuntimeError("discord-watch did not connect and register its commands in time")
+    raise BenchFailure("discord-watch did not connect and register its commands in time")
 
 
 def measure(rounds: int) -> tuple[dict[str, list[float]], int]:
@@ -130,10 +131,14 @@ def measure(rounds: int) -> tuple[dict[str, list[float]], int]:
     return times, expired
 
 
+QUICK = ("--rounds", "3")
+"""``--quick``: the same checks on fewer rounds."""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=20)
-    args = parser.parse_args()
+    args = parse_arguments(parser, QUICK)
     times, expired = measure(args.rounds)
     every = sorted(t for ts in times.values() for t in ts)
     p50 = statistics.median(every)
@@ -147,8 +152,8 @@ def main() -> int:
           f"p99 {p99 * 1000:.1f} ms, max {worst * 1000:.1f} ms (deadline {DEADLINE_S:g} s), "
           f"expired {expired}")  # fmt: skip
     print("OK" if ok else "OVER BUDGET")
-    return 0 if ok else 1
+    return 0 if ok else OVER_BUDGET
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

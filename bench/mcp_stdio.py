@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -55,6 +55,21 @@ def add_server_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def parse_arguments(
+    parser: argparse.ArgumentParser, quick: Sequence[str], argv: Sequence[str] | None = None
+) -> argparse.Namespace:
+    """Parse a benchmark's command line, with ``--quick``: the same checks on fewer rounds,
+    in under a minute (the suite runs every benchmark so, tests/test_benchmarks.py). It puts
+    ``quick``'s arguments first, so any given after them still win."""
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"the same checks on fewer rounds, in under a minute: {shlex.join(quick)}",
+    )
+    given = list(sys.argv[1:] if argv is None else argv)
+    return parser.parse_args([*quick, *given] if "--quick" in given else given)
+
+
 def server_argv(command: str) -> list[str]:
     argv = shlex.split(command)
     if not argv:
@@ -82,6 +97,24 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise BenchFailure(f"process {pid} has no VmRSS (a zombie?)")
+
+
+def watches(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` has an inotify watch on ``path`` (``/proc/<pid>/fdinfo``, Linux):
+    a server's link that follows the gateway watches the holder's presence file."""
+    try:
+        inode = f"ino:{os.stat(path).st_ino:x} "
+        infos = list(Path(f"/proc/{pid}/fdinfo").iterdir())
+    except OSError:
+        return False
+    for info in infos:
+        try:
+            text = info.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        if any(line.startswith("inotify") and inode in line for line in text.splitlines()):
+            return True
+    return False
 
 
 HANDSHAKE = [

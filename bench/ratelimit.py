@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from bench.mcp_stdio import OVER_BUDGET, BenchFailure, run_main
+from bench.mcp_stdio import OVER_BUDGET, BenchFailure, parse_arguments, run_main
 from discord_mcp.config import Secret
 from discord_mcp.emulator import RunningEmulator, start_in_thread
 from discord_mcp.transport.rest import RestClient
@@ -117,12 +117,16 @@ def run(name: str, messages: int, scale: float, burst: Burst) -> tuple[float, in
     return elapsed, got_429
 
 
+QUICK = ("--messages", "30", "--rounds", "3")
+"""``--quick``: the same checks on fewer rounds."""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--messages", type=int, default=100)
     parser.add_argument("--scale", type=float, default=0.1)
     parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    args = parse_arguments(parser, QUICK)
     if args.rounds < 1:
         raise BenchFailure("--rounds must be at least 1")
     bucket = read_bucket(args.scale)

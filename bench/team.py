@@ -12,14 +12,15 @@ machines would run them. Measured, side by side:
   the next command, and the one after, are answered by another within the 3 seconds;
 * a burst: every machine sends ``--messages`` messages to the channel at once, through its own
   state directory's rate-limit ledger (the one its discord-watch keeps, which knows how many
-  machines share the token); budget: no message lost, no 429 with one machine (Discord's
+  machines share the token: the burst waits until each was told; a discord-watch that never
+  tells it fails the run); budget: no message lost, no 429 with one machine (Discord's
   headers predict everything), and with several no message refused more than once (the 429s
   come only from another machine spending the same bucket, and each is retried once, at its
   ``retry_after``).
 
 Exits 1 over budget, 2 when something measured is broken.
 
-    .venv/bin/python -m bench.team [--rounds 10] [--messages 20] [--scale 0.1]
+    .venv/bin/python -m bench.team [--rounds 10] [--messages 20] [--scale 0.1] [--quick]
 
 ``--scale`` shrinks the rate-limit windows (Discord's own speed is 1).
 """
@@ -37,26 +38,31 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from bench.mcp_stdio import OVER_BUDGET, BenchFailure, run_main
+from bench.mcp_stdio import OVER_BUDGET, BenchFailure, parse_arguments, run_main
 from discord_mcp.config import Secret
 from discord_mcp.emulator import Exchange, RunningEmulator, start_in_thread
 from discord_mcp.team.presence import THREAD_NAME
+from discord_mcp.team.probe import PROBE_WAIT_S
 from discord_mcp.team.records import parse
+from discord_mcp.team.routing import LAST_SLOT, SLOT_S
+from discord_mcp.team.signing import RecordKey
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.transport.shared_ledger import shared_limiter
+from discord_mcp.transport.shared_ledger import FileLedger, shared_limiter
 
 CLI = "from discord_mcp.watch.cli import main; raise SystemExit(main())"
 NAMES = ("alpha", "bravo", "charlie")
 P50_BUDGET_S = 0.500
 DEADLINE_S = 3.0
 COMMAND_COUNT = 14
+ANSWER_WORK_S = 1.0
+"""What a machine that answers at its slot may take after its probe to send its answer."""
 
 
 @dataclass
@@ -129,6 +135,7 @@ def _machines(emulator: RunningEmulator, root: Path, count: int) -> Iterator[lis
                 )
             )
             _wait(emulator, daemons, NAMES[: len(daemons)])
+        _told(emulator, root, NAMES[:count])
         yield daemons
     finally:
         for daemon in daemons:
@@ -141,12 +148,33 @@ def _machines(emulator: RunningEmulator, root: Path, count: int) -> Iterator[lis
                 daemon.kill()
 
 
-def _records(control: httpx.Client) -> set[str]:
+def _told(emulator: RunningEmulator, root: Path, names: tuple[str, ...]) -> None:
+    """Wait until every machine's discord-watch has told its rate-limit ledger how many machines
+    share the bot (from the presence records; the burst's 429s depend on it)."""
+    token = Secret(emulator.token)
+
+    def sharers(name: str) -> int:
+        ledger = FileLedger.for_token(root / name / "home", token)
+        return asyncio.run(ledger.apply(lambda state, _now: state.sharers))
+
+    limit = time.monotonic() + 30
+    while time.monotonic() < limit:
+        if all(sharers(name) == len(names) for name in names):
+            return
+        time.sleep(0.2)
+    told = ", ".join(f"{name} {sharers(name)}" for name in names)
+    raise BenchFailure(
+        f"the discord-watch of each machine did not tell its rate-limit ledger that {len(names)} "
+        f"machines share the bot within 30 s (told: {told})"
+    )
+
+
+def _records(control: httpx.Client, key: RecordKey) -> set[str]:
     names = set()
     for channel in control.get("/state").json()["channels"]:
         if channel.get("name") == THREAD_NAME:
             for message in control.get(f"/channels/{channel['id']}/messages").json():
-                record = parse(message)
+                record = parse(message, key=key)
                 if record is not None:
                     names.add(record.name)
     return names
@@ -167,7 +195,7 @@ def _wait(
             if (
                 connected >= len(names)
                 and commands >= COMMAND_COUNT
-                and set(names) <= _records(control)
+                and set(names) <= _records(control, RecordKey(Secret(emulator.token)))
                 and _lists(emulator, control, names)
             ):
                 return
@@ -238,6 +266,9 @@ def measure(count: int, rounds: int, messages: int, scale: float) -> Figures:
                     took, ok = _timed(control, emulator, "help", {})
                     figures.takeover.append(took)
                     figures.unanswered += not ok
+            # A later machine answers (wrongly, twice) at its slot, after the first answer
+            # came back: count the 40060s only once every slot of the last command has passed.
+            time.sleep(SLOT_S[LAST_SLOT] + PROBE_WAIT_S + ANSWER_WORK_S)
             after = control.get("/state").json()["stats"]
             figures.twice = (
                 after["interactions_acknowledged_twice"] - before["interactions_acknowledged_twice"]
@@ -284,37 +315,55 @@ def _ms(values: list[float], q: float = 0.5) -> str:
     return f"{ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000:.0f} ms"
 
 
+QUICK = ("--machines", "1", "2", "--rounds", "3", "--messages", "10")
+"""``--quick``: the same checks on fewer rounds."""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--messages", type=int, default=20)
     parser.add_argument("--scale", type=float, default=0.1)
     parser.add_argument("--machines", type=int, nargs="*", default=[1, 2, 3])
-    args = parser.parse_args()
+    args = parse_arguments(parser, QUICK)
     results = [measure(n, args.rounds, args.messages, args.scale) for n in args.machines]
-    rows = [
-        ("/help -> first answer, p50", lambda f: _ms(f.anyone), "< 500 ms"),
-        ("/help, max", lambda f: _ms(f.anyone, 1.0), "< 3000 ms"),
-        ("/project status (last machine's), p50", lambda f: _ms(f.project), "< 500 ms"),
-        ("/project status, max", lambda f: _ms(f.project, 1.0), "< 3000 ms"),
-        ("after kill -9 of the answering one, max", lambda f: _ms(f.takeover, 1.0), "< 3000 ms"),
-        ("unanswered or late", lambda f: str(f.unanswered), "0"),
-        ("answered twice (40060)", lambda f: str(f.twice), "0"),
-        ("burst: messages sent", lambda f: str(f.sent), ""),
-        ("burst: lost", lambda f: str(f.lost), "0"),
-        ("burst: 429s", lambda f: str(f.refused), "0 with one machine"),
-        ("burst: most 429s for one message", lambda f: str(f.most_refused), "<= 1"),
-    ]
+
+    def within(values: list[float], limit: float, q: float = 0.5) -> bool:
+        if not values:
+            return False
+        return (statistics.median(values) if q == 0.5 else max(values)) <= limit
+
+    Row = tuple[str, Callable[[Figures], str], str, Callable[[Figures], bool] | None]
+    rows: list[Row] = [
+        ("/help -> first answer, p50", lambda f: _ms(f.anyone), "< 500 ms",
+         lambda f: within(f.anyone, P50_BUDGET_S)),
+        ("/help, max", lambda f: _ms(f.anyone, 1.0), "< 3000 ms",
+         lambda f: within(f.anyone, DEADLINE_S, 1.0)),
+        ("/project status (last machine's), p50", lambda f: _ms(f.project), "< 500 ms",
+         lambda f: within(f.project, P50_BUDGET_S)),
+        ("/project status, max", lambda f: _ms(f.project, 1.0), "< 3000 ms",
+         lambda f: within(f.project, DEADLINE_S, 1.0)),
+        ("after kill -9 of the answering one, max", lambda f: _ms(f.takeover, 1.0), "< 3000 ms",
+         lambda f: f.machines == 1 or (len(f.takeover) == 2 and within(f.takeover, DEADLINE_S, 1))),
+        ("unanswered or late", lambda f: str(f.unanswered), "0", lambda f: f.unanswered == 0),
+        ("answered twice (40060)", lambda f: str(f.twice), "0", lambda f: f.twice == 0),
+        ("burst: messages sent", lambda f: str(f.sent), "", None),
+        ("burst: lost", lambda f: str(f.lost), "0", lambda f: f.lost == 0),
+        ("burst: 429s", lambda f: str(f.refused), "0 with one machine",
+         lambda f: f.machines > 1 or f.refused == 0),
+        ("burst: most 429s for one message", lambda f: str(f.most_refused), "<= 1",
+         lambda f: f.most_refused <= 1),
+    ]  # fmt: skip
     print(f"{'machines':42s}" + "".join(f"{f.machines:>12d}" for f in results) + "   budget")
-    for label, cell, budget in rows:
-        print(f"{label:42s}" + "".join(f"{cell(f):>12s}" for f in results) + f"   {budget}")
     ok = True
-    for f in results:
-        answers = f.anyone + f.project + f.takeover
-        ok &= bool(answers) and statistics.median(f.anyone + f.project) <= P50_BUDGET_S
-        ok &= max(answers) <= DEADLINE_S and f.unanswered == 0 and f.twice == 0
-        ok &= f.lost == 0 and f.most_refused <= 1 and (f.machines > 1 or f.refused == 0)
-        ok &= f.machines == 1 or len(f.takeover) == 2
+    for label, cell, budget, check in rows:
+        verdict = ""
+        if check is not None:
+            fine = all(check(f) for f in results)
+            ok &= fine
+            verdict = " OK" if fine else " OVER BUDGET"
+        cells = "".join(f"{cell(f):>12s}" for f in results)
+        print(f"{label:42s}{cells}   {budget}{verdict}")
     print("OK" if ok else "OVER BUDGET")
     return 0 if ok else OVER_BUDGET
 

@@ -205,14 +205,21 @@ PARALLEL_LANES = 2
 """How many real-CLI test files run at once: each starts CLIs, servers and a daemon, and more
 than two at a time starve a two-core machine into timeouts."""
 
+BENCHMARK_LANES = 2
+"""How many benchmarks run at once: their quick runs take about four minutes one after another
+on an idle two-core machine (twice that while the suite runs), longer than the rest."""
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With workers (``-n``, ``--dist loadgroup``): the real agent CLIs' tests (marked
-    ``e2e``) run in :data:`PARALLEL_LANES` lanes, one file after another in each, and the
-    browser's other tests in one lane (one Chromium); everything else is spread over every
+    ``e2e``) run in :data:`PARALLEL_LANES` lanes, one file after another in each, the
+    browser's other tests in one lane (one Chromium), and the benchmarks' quick runs in
+    :data:`BENCHMARK_LANES` lanes (one after another in each: a benchmark measures, and times
+    what it measures, beside the rest of the suite); everything else is spread over every
     worker."""
     files = sorted({str(item.path) for item in items if item.get_closest_marker("e2e")})
     lane = {path: f"agent-clis-{n % PARALLEL_LANES}" for n, path in enumerate(files)}
+    benchmarks = 0
     for item in items:
         if item.get_closest_marker("e2e") and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(E2E_TIMEOUT_S))
@@ -221,3 +228,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(lane[path]))
         elif "/page/" in path:
             item.add_marker(pytest.mark.xdist_group("browser"))
+        elif path.endswith("/tests/test_benchmarks.py"):
+            item.add_marker(pytest.mark.xdist_group(f"benchmarks-{benchmarks % BENCHMARK_LANES}"))
+            benchmarks += 1

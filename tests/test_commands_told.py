@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from discord_mcp.cli import _parser as mcp_parser
-from discord_mcp.hooks.cli import HANDLERS
+from discord_mcp.hooks.options import EVENTS as HOOK_EVENTS
 from discord_mcp.watch.cli import _parser as watch_parser
 
 PACKAGE = Path(__file__).resolve().parents[1] / "discord_mcp"
@@ -106,7 +106,7 @@ def problem(program: str, words: tuple[str, ...]) -> str | None:
     if len(words) < 2:
         return None
     if program == "discord-mcp" and first == "hook":
-        return None if words[1] in HANDLERS else f"there is no hook event {words[1]!r}"
+        return None if words[1] in HOOK_EVENTS else f"there is no hook event {words[1]!r}"
     inner = _choices(commands[first])
     if inner and words[1] not in inner:
         return f"`{program} {first}` has no command {words[1]!r} (it has {', '.join(inner)})"

@@ -287,6 +287,7 @@ def test_the_server_says_what_is_wrong_with_its_state_directory_without_a_traceb
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
+        encoding="utf-8",
         timeout=60,
     )
     assert done.returncode == 2

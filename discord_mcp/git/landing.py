@@ -378,7 +378,7 @@ async def _pr(home: Path, document: dict[str, Any]) -> tuple[str, dict[str, Any]
             f"run {run_id} changed nothing (its branch is where it started): there is nothing "
             "to propose",
         )
-    title = f"discord-mcp run {run_id}"
+    title = f"Run {run_id} (discord-mcp)"
     changes = document.get("changes") or {}
     body = (
         f"The work of run `{run_id}` (branch `{document['branch']}`, from "

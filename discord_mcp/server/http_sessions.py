@@ -230,7 +230,7 @@ async def _refuse(send: Send, limits: SessionLimits) -> None:
     minutes = limits.idle_seconds / 60
     idle = f"{minutes:g} minutes" if minutes >= 1 else f"{limits.idle_seconds:g} seconds"
     sentence = (
-        f"discord-mcp already has {limits.max_sessions} MCP sessions open, its limit "
+        f"This server already has {limits.max_sessions} MCP sessions open, its limit "
         f"(--max-sessions, {MAX_SESSIONS_ENV}): end one, or try again once one has been "
         f"idle for {idle} and is closed."
     )

@@ -88,7 +88,11 @@ def test_two_runs_at_once_work_apart_and_land_only_when_merged(
             for w in ("A", "B")
         ]
         (code_a, a), (code_b, b) = (r.result(timeout=400) for r in runs)
-    written = [(Path(r["worktree"]) / "same.txt").read_text() for r in (a, b) if r.get("worktree")]
+    written = [
+        (Path(r["worktree"]) / "same.txt").read_text(encoding="utf-8")
+        for r in (a, b)
+        if r.get("worktree")
+    ]
     untouched = (
         (workdir / "same.txt").exists(),
         git(workdir, "rev-parse", "HEAD").strip(),
@@ -121,12 +125,12 @@ def test_two_runs_at_once_work_apart_and_land_only_when_merged(
     assert "+from run A" in diff["patch"]
     assert merged_code == 0, merged
     assert merged["landed"]["action"] == "merged"
-    assert (workdir / "same.txt").read_text() == "from run A\n"
+    assert (workdir / "same.txt").read_text(encoding="utf-8") == "from run A\n"
     assert not Path(a["worktree"]).exists()
     assert conflict_code == 2, conflict
     assert conflict["code"] == "E_MERGE_CONFLICT"
     assert "same.txt" in conflict["message"]
-    assert (workdir / "same.txt").read_text() == "from run A\n"  # nothing was lost
+    assert (workdir / "same.txt").read_text(encoding="utf-8") == "from run A\n"  # nothing was lost
     assert pr_code == 0, pr
     assert pr["landed"]["action"] == "pr"
     assert str(tmp_path / "remote.git") in pr["message"]
@@ -135,13 +139,13 @@ def test_two_runs_at_once_work_apart_and_land_only_when_merged(
     assert not Path(b["worktree"]).exists()
     assert git(workdir, "branch", "--list", "discord-mcp/*") == ""
     folder = script.home / "runs" / b["run_id"]
-    record = json.loads((folder / "worktree.json").read_text())
+    record = json.loads((folder / "worktree.json").read_text(encoding="utf-8"))
     assert [(x["action"], x["ok"]) for x in record["actions"]] == [
         ("merge", False),
         ("pr", True),
         ("discard", True),
     ]
-    result = json.loads((folder / "result.json").read_text())
+    result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
     assert result["landed"]["action"] == "discarded"
 
 
@@ -252,7 +256,7 @@ async def test_claudes_write_asks_with_a_diff_and_the_buttons_merge_and_discard(
         task.cancel()
         await asyncio.wait({task}, timeout=30)
     assert untouched is False
-    assert (workdir / "kept.txt").read_text() == "kept.txt says hi\n"
+    assert (workdir / "kept.txt").read_text(encoding="utf-8") == "kept.txt says hi\n"
     assert not (workdir / "dropped.txt").exists()
     assert git(workdir, "status", "--porcelain") == ""
     assert git(workdir, "branch", "--list", "discord-mcp/*") == ""

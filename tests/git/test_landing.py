@@ -34,7 +34,7 @@ async def run_with_changes(
     home = tmp_path / "home"
     record = await worktrees.create(home, RUN, project="app", project_path=project, now=NOW)
     for name, text in (files if files is not None else {"a.txt": "one\nmore\n"}).items():
-        (Path(record["path"]) / name).write_text(text)
+        (Path(record["path"]) / name).write_text(text, encoding="utf-8")
     await worktrees.settle(home, RUN, subject="the agent's work")
     return project, home, record
 
@@ -54,7 +54,7 @@ async def test_merge_fast_forwards_the_branch_the_run_started_from(tmp_path: Pat
     done = await land(home, "merge")
 
     assert head(project) == run_head
-    assert (project / "a.txt").read_text() == "one\nmore\n"
+    assert (project / "a.txt").read_text(encoding="utf-8") == "one\nmore\n"
     assert git(project, "status", "--porcelain") == ""
     assert done.landed is not None
     assert done.landed["action"] == "merged"
@@ -79,8 +79,8 @@ async def test_merge_makes_a_merge_commit_when_the_base_branch_moved_on(tmp_path
     assert done.landed["fast_forward"] is False
     parents = git(project, "log", "-1", "--format=%P").split()
     assert parents[0] == moved
-    assert (project / "a.txt").read_text() == "one\nmore\n"
-    assert (project / "b.txt").read_text() == "bee\nsting\n"
+    assert (project / "a.txt").read_text(encoding="utf-8") == "one\nmore\n"
+    assert (project / "b.txt").read_text(encoding="utf-8") == "bee\nsting\n"
 
 
 async def test_merge_squash_lands_one_commit_with_one_parent(tmp_path: Path) -> None:
@@ -92,7 +92,7 @@ async def test_merge_squash_lands_one_commit_with_one_parent(tmp_path: Path) -> 
     assert done.landed is not None
     assert done.landed["squash"] is True
     assert git(project, "log", "-1", "--format=%P") == start
-    assert (project / "a.txt").read_text() == "one\nmore\n"
+    assert (project / "a.txt").read_text(encoding="utf-8") == "one\nmore\n"
 
 
 async def test_a_conflict_is_refused_and_loses_nothing(tmp_path: Path) -> None:
@@ -107,10 +107,10 @@ async def test_a_conflict_is_refused_and_loses_nothing(tmp_path: Path) -> None:
     assert "conflicts in a.txt" in refused.value.message
     assert "nothing is lost" in refused.value.message
     assert head(project) == mine
-    assert (project / "a.txt").read_text() == "mine\n"
+    assert (project / "a.txt").read_text(encoding="utf-8") == "mine\n"
     assert git(project, "status", "--porcelain") == ""
     assert head(project, BRANCH) == run_head
-    assert (Path(record["path"]) / "a.txt").read_text() == "theirs\n"
+    assert (Path(record["path"]) / "a.txt").read_text(encoding="utf-8") == "theirs\n"
     after = recorded(home)
     assert after["landed"] is None
     assert [(a["action"], a["ok"]) for a in after["actions"]] == [("merge", False)]
@@ -118,7 +118,7 @@ async def test_a_conflict_is_refused_and_loses_nothing(tmp_path: Path) -> None:
 
 async def test_uncommitted_changes_in_the_checkout_are_never_overwritten(tmp_path: Path) -> None:
     project, home, _ = await run_with_changes(tmp_path)
-    (project / "a.txt").write_text("my unsaved work\n")
+    (project / "a.txt").write_text("my unsaved work\n", encoding="utf-8")
     before = head(project)
 
     with pytest.raises(RunError) as refused:
@@ -126,7 +126,7 @@ async def test_uncommitted_changes_in_the_checkout_are_never_overwritten(tmp_pat
 
     assert refused.value.code == "E_CHECKOUT_CONFLICT"
     assert "a.txt" in refused.value.message
-    assert (project / "a.txt").read_text() == "my unsaved work\n"
+    assert (project / "a.txt").read_text(encoding="utf-8") == "my unsaved work\n"
     assert head(project) == before
     assert git(project, "branch", "--list", BRANCH) != ""
 
@@ -135,12 +135,12 @@ async def test_uncommitted_changes_elsewhere_stay_as_they_were_after_a_merge(
     tmp_path: Path,
 ) -> None:
     project, home, _ = await run_with_changes(tmp_path)
-    (project / "b.txt").write_text("bee, edited by hand\n")
+    (project / "b.txt").write_text("bee, edited by hand\n", encoding="utf-8")
 
     await land(home, "merge")
 
-    assert (project / "a.txt").read_text() == "one\nmore\n"
-    assert (project / "b.txt").read_text() == "bee, edited by hand\n"
+    assert (project / "a.txt").read_text(encoding="utf-8") == "one\nmore\n"
+    assert (project / "b.txt").read_text(encoding="utf-8") == "bee, edited by hand\n"
 
 
 async def test_merge_moves_the_branch_when_the_checkout_is_on_another(tmp_path: Path) -> None:
@@ -152,7 +152,7 @@ async def test_merge_moves_the_branch_when_the_checkout_is_on_another(tmp_path: 
 
     assert head(project, "refs/heads/main") == run_head
     assert git(project, "branch", "--show-current") == "elsewhere"
-    assert (project / "a.txt").read_text() == "one\n"
+    assert (project / "a.txt").read_text(encoding="utf-8") == "one\n"
 
 
 async def test_a_run_that_changed_nothing_is_not_merged(tmp_path: Path) -> None:
@@ -170,7 +170,7 @@ async def test_a_detached_head_leaves_no_branch_to_merge_into(tmp_path: Path) ->
     git(project, "switch", "-q", "--detach")
     home = tmp_path / "home"
     record = await worktrees.create(home, RUN, project="app", project_path=project, now=NOW)
-    (Path(record["path"]) / "x.txt").write_text("x\n")
+    (Path(record["path"]) / "x.txt").write_text("x\n", encoding="utf-8")
     await worktrees.settle(home, RUN, subject="x")
 
     with pytest.raises(RunError) as refused:
@@ -191,7 +191,7 @@ async def test_a_merged_run_cannot_be_merged_or_discarded_again(tmp_path: Path) 
 
 async def test_discard_removes_the_worktree_and_the_branch(tmp_path: Path) -> None:
     project, home, record = await run_with_changes(tmp_path, {"junk.txt": "junk\n"})
-    (Path(record["path"]) / "unsaved.txt").write_text("not even committed\n")
+    (Path(record["path"]) / "unsaved.txt").write_text("not even committed\n", encoding="utf-8")
     before = head(project)
 
     done = await land(home, "discard")
@@ -233,7 +233,7 @@ async def test_landing_writes_its_outcome_into_result_json(tmp_path: Path) -> No
 
     await land(home, "merge")
 
-    result = json.loads(folder.result.read_text())
+    result = json.loads(folder.result.read_text(encoding="utf-8"))
     assert result["landed"]["action"] == "merged"
     assert result["branch"] == BRANCH
     assert result["changes"] == {"files": 1, "insertions": 1, "deletions": 0}
@@ -284,7 +284,8 @@ async def test_open_pr_answers_with_the_link_the_remote_printed(
         "#!/bin/sh\n"
         "echo\n"
         "echo \"Create a pull request for '$(cut -d' ' -f3 | sed s,refs/heads/,,)' by visiting:\"\n"
-        "echo '     https://git.example.test/app/pull/new/the-branch'\n"
+        "echo '     https://git.example.test/app/pull/new/the-branch'\n",
+        encoding="utf-8",
     )
     hook.chmod(hook.stat().st_mode | stat.S_IEXEC)
 
@@ -309,7 +310,7 @@ async def test_open_pr_uses_gh_when_it_is_installed_and_logged_in(
     assert done.landed is not None
     assert done.landed["url"] == "https://github.com/me/app/pull/7"
     assert done.landed["by_gh"] is True
-    argvs = [json.loads(line) for line in calls.read_text().splitlines()]
+    argvs = [json.loads(line) for line in calls.read_text(encoding="utf-8").splitlines()]
     assert argvs[0] == ["auth", "status"]
     create = argvs[1]
     assert create[:2] == ["pr", "create"]
@@ -330,7 +331,9 @@ async def test_gh_that_is_not_logged_in_is_not_used(
 
     assert done.landed is not None
     assert done.landed["by_gh"] is False
-    assert [json.loads(line) for line in calls.read_text().splitlines()] == [["auth", "status"]]
+    assert [json.loads(line) for line in calls.read_text(encoding="utf-8").splitlines()] == [
+        ["auth", "status"]
+    ]
 
 
 def test_a_remotes_credentials_are_never_shown() -> None:
@@ -377,6 +380,7 @@ def stub_gh(bin_dir: Path, calls: Path, *, url: str, logged_in: bool = True) -> 
         "if sys.argv[1:3] == ['pr', 'create']:\n"
         f"    print({url!r})\n"
         "    sys.exit(0)\n"
-        "sys.exit(2)\n"
+        "sys.exit(2)\n",
+        encoding="utf-8",
     )
     script.chmod(0o755)

@@ -86,7 +86,7 @@ async def test_uncommitted_changes_keep_a_worktree_too(tmp_path: Path) -> None:
     project = make_repo(tmp_path / "app")
     home = tmp_path / "home"
     record = await a_run(home, project, OLD, active=NOW - 20 * DAY)
-    (Path(record["path"]) / "draft.txt").write_text("draft\n")
+    (Path(record["path"]) / "draft.txt").write_text("draft\n", encoding="utf-8")
 
     done = await sweep.sweep(home, older_than=14 * DAY, now=NOW)
 

@@ -32,7 +32,7 @@ async def test_a_worktree_starts_from_the_projects_head_on_a_branch_of_its_own(
 
     path = Path(str(record["path"]))
     assert path == home / "worktrees" / RUN
-    assert (path / "README.md").read_text() == "# app\n"
+    assert (path / "README.md").read_text(encoding="utf-8") == "# app\n"
     assert git(path, "branch", "--show-current") == f"discord-mcp/{RUN}"
     assert record["base_commit"] == head(project)
     assert record["base_branch"] == "main"
@@ -57,15 +57,15 @@ async def test_uncommitted_changes_of_the_project_are_left_out_and_counted(
     tmp_path: Path,
 ) -> None:
     project = make_repo(tmp_path / "app")
-    (project / "README.md").write_text("# changed, not committed\n")
-    (project / "new.txt").write_text("new\n")
+    (project / "README.md").write_text("# changed, not committed\n", encoding="utf-8")
+    (project / "new.txt").write_text("new\n", encoding="utf-8")
 
     record = await make(tmp_path / "home", project)
 
     assert record["kept_out"] == 2
-    assert (Path(str(record["path"])) / "README.md").read_text() == "# app\n"
+    assert (Path(str(record["path"])) / "README.md").read_text(encoding="utf-8") == "# app\n"
     assert not (Path(str(record["path"])) / "new.txt").exists()
-    assert (project / "README.md").read_text() == "# changed, not committed\n"
+    assert (project / "README.md").read_text(encoding="utf-8") == "# changed, not committed\n"
 
 
 async def test_a_folder_outside_git_is_refused_with_a_sentence(tmp_path: Path) -> None:
@@ -96,11 +96,11 @@ async def test_two_runs_of_one_project_have_two_worktrees(tmp_path: Path) -> Non
     home = tmp_path / "home"
     one, two = await make(home, project, RUN), await make(home, project, OTHER)
 
-    (Path(str(one["path"])) / "same.txt").write_text("from one\n")
-    (Path(str(two["path"])) / "same.txt").write_text("from two\n")
+    (Path(str(one["path"])) / "same.txt").write_text("from one\n", encoding="utf-8")
+    (Path(str(two["path"])) / "same.txt").write_text("from two\n", encoding="utf-8")
 
-    assert (Path(str(one["path"])) / "same.txt").read_text() == "from one\n"
-    assert (Path(str(two["path"])) / "same.txt").read_text() == "from two\n"
+    assert (Path(str(one["path"])) / "same.txt").read_text(encoding="utf-8") == "from one\n"
+    assert (Path(str(two["path"])) / "same.txt").read_text(encoding="utf-8") == "from two\n"
     assert not (project / "same.txt").exists()
 
 
@@ -111,8 +111,8 @@ async def test_settling_commits_what_the_agent_left_and_counts_the_changes(
     home = tmp_path / "home"
     record = await make(home, project)
     path = Path(str(record["path"]))
-    (path / "a.txt").write_text("one\nTWO\nthree\n")
-    (path / "b.txt").write_text("new\n")
+    (path / "a.txt").write_text("one\nTWO\nthree\n", encoding="utf-8")
+    (path / "b.txt").write_text("new\n", encoding="utf-8")
 
     settled = await worktrees.settle(home, RUN, subject="Fix the thing\nplease")
 
@@ -143,7 +143,7 @@ async def test_a_repository_that_names_no_author_gets_discord_mcp_as_its_author(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     empty = tmp_path / "empty-config"
-    empty.write_text("")
+    empty.write_text("", encoding="utf-8")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     project = make_repo(tmp_path / "app")
@@ -151,7 +151,7 @@ async def test_a_repository_that_names_no_author_gets_discord_mcp_as_its_author(
     git(project, "config", "--unset", "user.email")
     home = tmp_path / "home"
     record = await make(home, project)
-    (Path(str(record["path"])) / "c.txt").write_text("c\n")
+    (Path(str(record["path"])) / "c.txt").write_text("c\n", encoding="utf-8")
 
     await worktrees.settle(home, RUN, subject="add c")
 
@@ -220,6 +220,7 @@ def test_each_module_of_the_git_room_imports_first_without_a_cycle(module: str) 
         [sys.executable, "-c", f"import discord_mcp.git.{module}"],
         capture_output=True,
         text=True,
+        encoding="utf-8",
         check=False,
         timeout=60,
     )

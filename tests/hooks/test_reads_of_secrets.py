@@ -179,6 +179,7 @@ def test_a_harmless_read_is_decided_without_loading_discord(project: Path) -> No
         [sys.executable, "-c", script],
         capture_output=True,
         text=True,
+        encoding="utf-8",
         timeout=60,
         env={"PATH": os.environ.get("PATH", "")},
         check=False,

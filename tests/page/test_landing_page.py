@@ -168,5 +168,5 @@ def test_the_changes_card_fits_a_phone_and_merges_with_a_click(
     assert any('return f"Hello, {name}!"' in a.text for a in added)
     assert any("return name" in r.text for r in removed)
     assert "Merged into main" in merged.text
-    assert (project / "greeter.py").read_text() == CHANGE
+    assert (project / "greeter.py").read_text(encoding="utf-8") == CHANGE
     assert git(project, "status", "--porcelain") == ""

@@ -147,7 +147,9 @@ async def test_an_agent_still_starting_when_the_engine_shuts_down_is_ended_too(
     try:
         await engine.start_session("t1", "acp")
         await engine.submit("t1", "m1", "hello", "owner")
-        pid = int(await until(lambda: started.exists() and started.read_text().strip()))
+        pid = int(
+            await until(lambda: started.exists() and started.read_text(encoding="utf-8").strip())
+        )
     finally:
         async with asyncio.timeout(STOPPED_WITHIN_S):
             await engine.__aexit__(None, None, None)

@@ -104,7 +104,9 @@ def launch(
     config: Path, mode: str, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-I", "-S", str(LAUNCHER), "--config", str(config), mode, *args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False, env=env)
+    return subprocess.run(
+        argv, capture_output=True, text=True, encoding="utf-8", timeout=30, check=False, env=env
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -243,7 +245,9 @@ def test_a_bubblewrap_that_gives_no_namespace_is_refused(
 ) -> None:
     """Fail closed: the launcher checks the namespace bubblewrap gave before it runs anything."""
     fake = tmp_path / "bwrap"
-    fake.write_text('#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n')
+    fake.write_text(
+        '#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n', encoding="utf-8"
+    )
     fake.chmod(0o755)
     config = write_config(tmp_path, Jail("bwrap", sys.executable, netns_inode(), str(fake)))
     done = launch(config, "--prefix", connect(listener.port))
@@ -255,6 +259,7 @@ def test_a_bubblewrap_that_gives_no_namespace_is_refused(
         [*argv, str(netns_inode()), "--bwrap", str(fake)],
         capture_output=True,
         text=True,
+        encoding="utf-8",
         check=False,
     )
     assert tried.returncode == REFUSED
@@ -286,7 +291,8 @@ def test_an_unprivileged_user_gets_a_namespace_too(tmp_path: Path) -> None:
         done = subprocess.run(
             [*as_nobody, python, "-I", "-S", str(launcher), "--config", str(config), "--prefix",
              code],
-            capture_output=True, text=True, timeout=30, check=False, cwd=directory,
+            capture_output=True, text=True, encoding="utf-8", timeout=30, check=False,
+            cwd=directory,
         )  # fmt: skip
     finally:
         shutil.rmtree(directory)

@@ -72,7 +72,7 @@ async def test_two_runs_at_once_write_the_same_file_each_in_its_own_worktree(
             await engine.submit("t2", "m2", "write two", "owner"),
         ]
         await until(lambda: len(spawner.runs()) == 2)  # both CLIs run at the same time
-        gate.write_text("go")
+        gate.write_text("go", encoding="utf-8")
         for job in jobs:
             await notifier.wait_finished(job.job_id)
         results = [
@@ -83,7 +83,9 @@ async def test_two_runs_at_once_write_the_same_file_each_in_its_own_worktree(
     assert one.workdir != two.workdir
     for who, session, result in zip(("one", "two"), (one, two), results, strict=True):
         assert session.workdir is not None
-        assert (Path(session.workdir) / "same.txt").read_text() == f"from run {who}\n"
+        assert (Path(session.workdir) / "same.txt").read_text(
+            encoding="utf-8"
+        ) == f"from run {who}\n"
         assert result["status"] == "completed"
         assert result["worktree"] == session.workdir
         assert result["branch"] == f"discord-mcp/{session.run_id}"
@@ -91,9 +93,11 @@ async def test_two_runs_at_once_write_the_same_file_each_in_its_own_worktree(
         assert result["head_commit"] == head(Path(session.workdir))
         assert result["changes"] == {"files": 1, "insertions": 1, "deletions": 1}
         assert result["landed"] is None
-        patch = (RunFolder.of(engine.state_dir, str(session.run_id)).patch).read_text()
+        patch = (RunFolder.of(engine.state_dir, str(session.run_id)).patch).read_text(
+            encoding="utf-8"
+        )
         assert f"+from run {who}" in patch
-    assert (repo / "same.txt").read_text() == "from the project\n"
+    assert (repo / "same.txt").read_text(encoding="utf-8") == "from the project\n"
     assert head(repo) == before
     assert git(repo, "status", "--porcelain") == ""
 
@@ -164,13 +168,15 @@ async def test_merging_is_journaled_and_a_merged_run_takes_no_more_turns(
         landed = engine.session("t1")
     assert done.landed is not None
     assert done.landed["action"] == "merged"
-    assert (repo / "same.txt").read_text() == "changed by the run\n"
+    assert (repo / "same.txt").read_text(encoding="utf-8") == "changed by the run\n"
     assert refused.value.code == "E_RUN_LANDED"
     assert landed is not None
     assert landed.landed == "merged"
     events = [
         json.loads(line)
-        for line in (engine.state_dir / "runs" / "events.ndjson").read_text().splitlines()
+        for line in (engine.state_dir / "runs" / "events.ndjson")
+        .read_text(encoding="utf-8")
+        .splitlines()
     ]
     landings = [e["payload"] for e in events if e["type"] == "RunLanded"]
     assert landings == [
@@ -202,7 +208,7 @@ async def test_a_run_that_is_still_working_is_not_landed(
         await until(lambda: spawner.runs())
         with pytest.raises(RunError) as refused:
             await engine.land(str(session.run_id), "discard", by="owner", via="test")
-        gate.write_text("go")
+        gate.write_text("go", encoding="utf-8")
         await notifier.wait_finished(job.job_id)
     assert refused.value.code == "E_RUN_BUSY"
     assert session.workdir is not None
@@ -225,7 +231,9 @@ async def test_a_refused_landing_is_journaled_too(
     assert refused.value.code == "E_NOTHING_TO_MERGE"
     events = [
         json.loads(line)
-        for line in (engine.state_dir / "runs" / "events.ndjson").read_text().splitlines()
+        for line in (engine.state_dir / "runs" / "events.ndjson")
+        .read_text(encoding="utf-8")
+        .splitlines()
     ]
     landings = [e["payload"] for e in events if e["type"] == "RunLanded"]
     assert [(p["action"], p["ok"]) for p in landings] == [("merged", False)]

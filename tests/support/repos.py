@@ -15,6 +15,7 @@ def git(workdir: Path, *args: str, check: bool = True) -> str:
         cwd=workdir,
         capture_output=True,
         text=True,
+        encoding="utf-8",
         check=False,
         timeout=60,
     )

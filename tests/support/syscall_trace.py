@@ -101,7 +101,9 @@ class Sandbox:
         self.bin = root / "bin"
         for folder in (self.work, self.home, self.tmp, self.bin):
             folder.mkdir(parents=True)
-        (self.home / ".netrc").write_text(f"machine example.invalid password {NETRC_MARKER}\n")
+        (self.home / ".netrc").write_text(
+            f"machine example.invalid password {NETRC_MARKER}\n", encoding="utf-8"
+        )
         fdfind = shutil.which("fdfind")
         if fdfind and not shutil.which("fd"):
             (self.bin / "fd").symlink_to(fdfind)  # Debian names fd fdfind
@@ -134,31 +136,39 @@ class Sandbox:
 
 def _fill(work: Path) -> None:
     lines = [f"line {n} alpha beta {n * 7 % 13} TODO key=value x{n % 5}" for n in range(40)]
-    (work / "README.md").write_text("# Project\n\n" + "\n".join(lines) + "\n")
-    (work / "notes.txt").write_text("b note\na note\nc note\n# comment\n\nlast line\n")
-    (work / "data.csv").write_text("name,count,kind\nalpha,3,x\nbeta,1,y\ngamma,2,x\n")
+    (work / "README.md").write_text("# Project\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    (work / "notes.txt").write_text(
+        "b note\na note\nc note\n# comment\n\nlast line\n", encoding="utf-8"
+    )
+    (work / "data.csv").write_text(
+        "name,count,kind\nalpha,3,x\nbeta,1,y\ngamma,2,x\n", encoding="utf-8"
+    )
     document = {
         "name": "demo",
         "scripts": {"test": "pytest", "build": "make"},
         "items": [{"id": n, "x": n * 2, "name": f"item{n}", "tags": ["a", "b"]} for n in range(4)],
         "a": {"b": [1, 2, 3], "c": None},
     }
-    (work / "data.json").write_text(json.dumps(document, indent=1) + "\n")
+    (work / "data.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     (work / "src").mkdir()
-    (work / "src" / "app.py").write_text("def main():\n    return 'alpha'  # TODO\n")
-    (work / "src" / "util.py").write_text("VALUE = 1\n")
+    (work / "src" / "app.py").write_text(
+        "def main():\n    return 'alpha'  # TODO\n", encoding="utf-8"
+    )
+    (work / "src" / "util.py").write_text("VALUE = 1\n", encoding="utf-8")
     (work / "docs").mkdir()
-    (work / "docs" / "guide.md").write_text("Guide\n=====\nalpha beta\n")
+    (work / "docs" / "guide.md").write_text("Guide\n=====\nalpha beta\n", encoding="utf-8")
     (work / "empty").mkdir()
     (work / "parts").mkdir()
     for n in range(18):
-        (work / "parts" / f"p{n:02d}.txt").write_text(f"{n}\n{n * 3}\n")
+        (work / "parts" / f"p{n:02d}.txt").write_text(f"{n}\n{n * 3}\n", encoding="utf-8")
     words = ["alpha", "beta", "gamma", "delta", "omega", "zeta", "kappa", "sigma"]
     big = [f"{words[n * 7 % 8]} {n * 7919 % 100003} {words[n % 8]}" for n in range(15_000)]
-    (work / "big.txt").write_text("\n".join(big) + "\n")  # 300 kB: sort -S 64K spills
+    (work / "big.txt").write_text(
+        "\n".join(big) + "\n", encoding="utf-8"
+    )  # 300 kB: sort -S 64K spills
     (work / "link").symlink_to("notes.txt")
     (work / "dirlink").symlink_to("src")
-    (work / ".gitignore").write_text("*.log\nscratch/\nbig.txt\n")
+    (work / ".gitignore").write_text("*.log\nscratch/\nbig.txt\n", encoding="utf-8")
 
 
 def _git(work: Path, home: Path, *args: str, stdin: str | None = None) -> str:
@@ -174,7 +184,14 @@ def _git(work: Path, home: Path, *args: str, stdin: str | None = None) -> str:
         "GIT_COMMITTER_DATE": "1700000000 +0000",
     }
     done = subprocess.run(
-        ["git", *args], cwd=work, env=env, input=stdin, capture_output=True, text=True, check=True
+        ["git", *args],
+        cwd=work,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
     )
     return done.stdout.strip()
 
@@ -185,7 +202,7 @@ def _repository(work: Path, home: Path) -> None:
     _git(work, home, "commit", "-q", "-m", "first")
     _git(work, home, "tag", "v1")
     _git(work, home, "checkout", "-q", "-b", "feature")
-    (work / "src" / "util.py").write_text("VALUE = 2\n")
+    (work / "src" / "util.py").write_text("VALUE = 2\n", encoding="utf-8")
     _git(work, home, "commit", "-q", "-am", "second")
     tree = _git(work, home, "rev-parse", "HEAD^{tree}")
     parent = _git(work, home, "rev-parse", "HEAD")
@@ -201,10 +218,10 @@ def _repository(work: Path, home: Path) -> None:
     _git(work, home, "reset", "-q", "--hard")
     _git(work, home, "tag", "-a", "v2", "-m", "second tag")
     _git(work, home, "checkout", "-q", "main")
-    (work / "notes.txt").write_text("stashed change\n")
+    (work / "notes.txt").write_text("stashed change\n", encoding="utf-8")
     _git(work, home, "stash", "-q")
-    (work / "notes.txt").write_text("b note\na note\nchanged\n")
-    (work / "scratch.txt").write_text("untracked\n")
+    (work / "notes.txt").write_text("b note\na note\nchanged\n", encoding="utf-8")
+    (work / "scratch.txt").write_text("untracked\n", encoding="utf-8")
     url = f"https://user:{CREDENTIAL_MARKER}@example.invalid/repo.git"
     _git(work, home, "remote", "add", "origin", url)
 
@@ -260,7 +277,7 @@ def _start(
         "timeout": timeout,
         "markers": [ENV_MARKER, NETRC_MARKER, CREDENTIAL_MARKER],
     }
-    (job_dir / "job.json").write_text(json.dumps(job))
+    (job_dir / "job.json").write_text(json.dumps(job), encoding="utf-8")
     driver = Path(__file__).with_name("trace_driver.py")
     strace = [
         "strace", "-f", "--seccomp-bpf", "-q", "-s", "4096", "-e", "signal=none",
@@ -269,7 +286,12 @@ def _start(
     argv = [*strace, sys.executable, "-S", "-B", str(driver)]
     argv += [str(job_dir / "job.json"), str(job_dir / "results.json")]
     process = subprocess.Popen(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=sandbox.root
+        argv,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        cwd=sandbox.root,
     )
     return process, job_dir
 
@@ -277,7 +299,7 @@ def _start(
 def _findings(
     group: Sequence[tuple[str, list[str]]], job_dir: Path, sandbox: Sandbox
 ) -> list[Finding]:
-    results = json.loads((job_dir / "results.json").read_text())
+    results = json.loads((job_dir / "results.json").read_text(encoding="utf-8"))
     processes = _trace(job_dir / "trace.txt", len(group))
     found: list[Finding] = []
     by_command: dict[int, list[_Process]] = {}

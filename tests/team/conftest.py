@@ -15,7 +15,9 @@ from discord_mcp.config import Secret, Settings
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.team.presence import THREAD_NAME
+from discord_mcp.team.probe import PROBE_WAIT_S
 from discord_mcp.team.records import MachineRecord, parse
+from discord_mcp.team.routing import LAST_SLOT, SLOT_S
 from discord_mcp.team.signing import RecordKey
 from discord_mcp.watch.app import run_daemon
 from tests.support.fake_agents import FakeSpawner
@@ -132,3 +134,24 @@ async def until_known(
             if len(names) == 1 or all(f"`{n}`" in text for n in names):
                 return
             await asyncio.sleep(0.2)
+
+
+async def every_turn_taken() -> None:
+    """Until every machine of this test's event loop has taken its turn at the interactions
+    issued so far: the last slot (and its probe) has come for an interaction received now, and
+    no machine is still handling one (each does in a task named ``interaction-<id>``, in the
+    gateway's lanes and in its slash commands). Only then can a count of 40060s say that no
+    machine answered twice: a later machine answers at its slot, seconds after the first
+    answer the control API reports."""
+    loop = asyncio.get_running_loop()
+    slots_passed = loop.time() + SLOT_S[LAST_SLOT] + PROBE_WAIT_S
+
+    def taken() -> bool:
+        handling = [
+            task
+            for task in asyncio.all_tasks(loop)
+            if task.get_name().startswith("interaction-") and not task.done()
+        ]
+        return loop.time() >= slots_passed and not handling
+
+    await until(taken, what="every machine's turn at the interactions")

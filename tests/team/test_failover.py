@@ -5,6 +5,7 @@ predict them (other machines spending the same bucket), each retried once."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -15,14 +16,17 @@ from pathlib import Path
 
 import pytest
 
+from discord_mcp.config import Secret
 from discord_mcp.emulator import Exchange, RunningEmulator
+from discord_mcp.transport.ledger import LedgerState
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.transport.shared_ledger import shared_limiter
+from discord_mcp.transport.shared_ledger import ledger_path, shared_limiter
 from tests.support.people import People
-from tests.support.settings import env_for, settings_for
+from tests.support.settings import env_for
 from tests.support.slash import Slash
+from tests.support.waiting import until
 from tests.support.waiting import until_sync as wait_for
-from tests.team.conftest import presence_records
+from tests.team.conftest import machine, presence_records, running
 
 WATCH = [sys.executable, "-c", "from discord_mcp.watch.cli import main; raise SystemExit(main())"]
 
@@ -90,65 +94,89 @@ def test_when_the_machine_that_answers_dies_the_next_one_answers_the_next_comman
     assert after["interactions_failed"] == before["interactions_failed"]
 
 
-def burst(
-    make_emulator: Callable[..., RunningEmulator], root: Path, names: tuple[str, ...], each: int
-) -> tuple[list[str], Counter[str], Counter[str], int]:
-    """Every machine (its own state directory, so its own rate-limit ledger) sends ``each``
-    messages to the channel at once; returns what arrived, the requests per message (by
-    nonce), the 429s per message, and the emulator's count of 429s."""
-    tries: Counter[str] = Counter()
-    refused: Counter[str] = Counter()
+class Burst:
+    """The messages' requests (by nonce) and their 429s, counted from Discord's side."""
 
-    def count(exchange: Exchange) -> None:
+    def __init__(self) -> None:
+        self.tries: Counter[str] = Counter()
+        self.refused: Counter[str] = Counter()
+
+    def __call__(self, exchange: Exchange) -> None:
         if exchange.method == "POST" and exchange.path.endswith("/messages"):
             nonce = str((exchange.request_json or {}).get("nonce") or "")
-            tries[nonce] += 1
+            self.tries[nonce] += 1
             if exchange.status == 429:
-                refused[nonce] += 1
+                self.refused[nonce] += 1
 
-    discord = make_emulator(rate_limit_scale=0.05, exchange_hook=count)
+
+async def send_all_at_once(discord: RunningEmulator, homes: dict[str, Path], each: int) -> None:
+    """Every machine sends ``each`` messages to the channel at once, through its own state
+    directory's rate-limit ledger (``homes``: name -> state directory), as its processes do."""
+    token = Secret(discord.token)
 
     async def machine(name: str) -> None:
-        settings = settings_for(discord, root / name, DISCORD_MCP_MACHINE=name)
-        limiter = shared_limiter(settings.home, settings.token)
-        # What each machine's discord-watch tells its ledger from the presence records.
-        await limiter.share_with(len(names))
-        async with RestClient(settings.token, api_base=discord.api_base, limiter=limiter) as rest:
+        limiter = shared_limiter(homes[name], token)
+        async with RestClient(token, api_base=discord.api_base, limiter=limiter) as rest:
             await asyncio.gather(
                 *(rest.send_text(discord.channel_id, f"{name} {i}") for i in range(each))
             )
 
-    async def all_at_once() -> None:
-        await asyncio.gather(*(machine(n) for n in names))
+    await asyncio.gather(*(machine(n) for n in homes))
 
-    asyncio.run(all_at_once())
+
+def sharers(home: Path, token: str) -> int:
+    """How many machines the rate-limit ledger of ``home`` was told share the bot."""
+    path = ledger_path(home, Secret(token))
+    try:
+        return LedgerState.from_json(json.loads(path.read_bytes())).sharers
+    except (OSError, ValueError):
+        return 0
+
+
+def test_one_machine_bursting_messages_meets_no_429(
+    make_emulator: Callable[..., RunningEmulator], tmp_path: Path
+) -> None:
+    counted = Burst()
+    discord = make_emulator(rate_limit_scale=0.05, exchange_hook=counted)
+    asyncio.run(send_all_at_once(discord, {"laptop": tmp_path / "laptop"}, 30))
     people = People(discord)
     try:
         sent = [m["content"] for m in people.messages(discord.channel_id)]
         total = int(people.state()["stats"]["rest_429"])
     finally:
         people.close()
-    return sent, tries, refused, total
-
-
-def test_one_machine_bursting_messages_meets_no_429(
-    make_emulator: Callable[..., RunningEmulator], tmp_path: Path
-) -> None:
-    sent, tries, _, total = burst(make_emulator, tmp_path, ("laptop",), 30)
     assert sorted(sent) == sorted(f"laptop {i}" for i in range(30))
     assert total == 0  # Discord's headers predict every limit of a machine alone
-    assert set(tries.values()) == {1}
+    assert set(counted.tries.values()) == {1}
 
 
-def test_three_machines_bursting_messages_lose_none_and_retry_each_429_once(
-    make_emulator: Callable[..., RunningEmulator], tmp_path: Path
+async def test_machines_running_discord_watch_lose_no_message_of_a_burst_and_retry_each_429_once(
+    make_emulator: Callable[..., RunningEmulator], roots: Path
 ) -> None:
+    counted = Burst()
+    discord = make_emulator(rate_limit_scale=0.05, exchange_hook=counted)
     names, each = ("cloud", "laptop", "server"), 15
-    sent, tries, refused, total = burst(make_emulator, tmp_path, names, each)
-    assert sorted(sent) == sorted(f"{n} {i}" for n in names for i in range(each))
+    machines = [await machine(discord, roots, name) for name in names]
+    people = People(discord)
+    try:
+        async with running(discord, people, *machines):
+            # Each discord-watch tells its own ledger, from the presence records, how many
+            # machines share the bot; nothing here tells it.
+            await until(
+                lambda: all(sharers(m.home, discord.token) == len(names) for m in machines),
+                what="each discord-watch telling its rate-limit ledger 3 machines share the bot",
+            )
+            counted.tries.clear()
+            counted.refused.clear()
+            await send_all_at_once(discord, {m.name: m.home for m in machines}, each)
+        sent = [m["content"] for m in people.messages(discord.channel_id)]
+    finally:
+        people.close()
+    bursts = [text for text in sent if text.split(" ")[0] in names]
+    assert sorted(bursts) == sorted(f"{n} {i}" for n in names for i in range(each))
+    tries, refused = counted.tries, counted.refused
     assert len(tries) == len(names) * each  # one message per nonce: none sent twice
     # A 429 comes only from another machine spending the same bucket meanwhile (a machine's
     # own headers said there was room); it is waited out and the message sent again, once.
     assert max(refused.values(), default=0) <= 1
     assert all(tries[n] == 1 + refused[n] for n in tries)
-    assert total == sum(refused.values())

@@ -21,7 +21,7 @@ from discord_mcp.transport.rest import RestClient
 from tests.support.people import People
 from tests.support.slash import Slash
 from tests.support.waiting import until
-from tests.team.conftest import Machine, machine, running
+from tests.team.conftest import Machine, every_turn_taken, machine, running
 
 
 def stats(people: People) -> dict[str, int]:
@@ -70,6 +70,7 @@ async def test_start_goes_to_the_machine_that_hosts_the_project_and_its_thread_s
         await until(lambda: len(server.spawner.runs()) == 2)
         on_laptop = await slash.text("start", project="app", prompt="hello")
         await until(lambda: len(laptop.spawner.runs()) == 1)
+        await every_turn_taken()  # the later machines' slots, before counting 40060s
         after = stats(people)
     assert "<#" in on_laptop
     assert [r["prompt"] for r in server.spawner.runs()] == ["look around", "and the docs too"]
@@ -96,6 +97,7 @@ async def test_a_card_click_is_answered_by_its_machine_while_the_other_holds_its
             answered = await until(
                 lambda: DecisionStore(server.home).load(decision.id).status == "answered"
             )
+        await every_turn_taken()  # the later machines' slots, before counting 40060s
         after = stats(people)
     assert answered
     assert report["delivered"] == 2
@@ -133,6 +135,7 @@ async def test_a_card_posted_before_machines_had_names_is_answered_where_its_dec
             unknown = await asyncio.to_thread(
                 people.click, posted["id"], "dmcp:20260101-000000-abcdef:0"
             )
+        await every_turn_taken()  # the later machines' slots, before counting 40060s
         after = stats(people)
     assert report["acknowledged"] is True
     assert report["response_type"] == 7  # server updated its card; laptop stayed silent
@@ -156,6 +159,7 @@ async def test_status_and_pending_list_every_machine_with_its_projects_jobs_and_
         status = await slash.text("status")
         pending = await slash.text("pending")
         choices = await slash.choices("start", "project", prompt="x", project="")
+        await every_turn_taken()  # the later machines' slots, before counting 40060s
         after = stats(people)
     assert "**discord-watch** on `laptop`" in status  # laptop answered: the first name
     assert "`laptop` (this one) · projects `app`" in status
@@ -188,6 +192,7 @@ async def test_a_card_asked_on_this_machine_under_another_name_is_still_answered
             before = stats(people)
             report = await asyncio.to_thread(people.click, card["id"], custom_ids(card)[1])
             await until(lambda: DecisionStore(server.home).load(decision.id).status == "answered")
+        await every_turn_taken()  # the later machines' slots, before counting 40060s
         after = stats(people)
     assert report["acknowledged"] is True
     assert report["expired"] is False

@@ -136,15 +136,15 @@ async def test_a_finished_run_shows_its_changes_and_merge_lands_them(
     assert "+hello" in diff
     assert merged["acknowledged"]
     assert not merged["expired"]
-    assert (repo / "hello.txt").read_text() == "hello\n"
-    assert (repo / "notes.txt").read_text() == "one\ntwo\n"
+    assert (repo / "hello.txt").read_text(encoding="utf-8") == "hello\n"
+    assert (repo / "notes.txt").read_text(encoding="utf-8") == "one\ntwo\n"
     assert git(repo, "status", "--porcelain") == ""
     assert git(repo, "branch", "--list", f"discord-mcp/{run_id}") == ""
     assert after is not None
     assert "✅ **Merged** into `main`" in after["content"]
     assert list(buttons(after)) == ["Show diff"]
     assert f"<@{discord.owner_user_id}>" in said
-    result = json.loads(RunFolder.of(settings.home, run_id).result.read_text())
+    result = json.loads(RunFolder.of(settings.home, run_id).result.read_text(encoding="utf-8"))
     assert result["landed"]["action"] == "merged"
     assert result["landed"]["by"] == discord.owner_user_id
     assert result["landed"]["via"] == "button"
@@ -226,9 +226,9 @@ async def test_a_merge_that_conflicts_is_refused_in_the_thread_and_loses_nothing
         after = card_of(people, thread_id)
     assert "conflicts in notes.txt" in said
     assert head(repo) == mine
-    assert (repo / "notes.txt").read_text() == "mine\n"
+    assert (repo / "notes.txt").read_text(encoding="utf-8") == "mine\n"
     worktree = settings.home / "worktrees" / run_id
-    assert (worktree / "notes.txt").read_text() == "theirs\n"
+    assert (worktree / "notes.txt").read_text(encoding="utf-8") == "theirs\n"
     assert head(repo, f"refs/heads/discord-mcp/{run_id}") == head(worktree)
     assert after is not None
     assert "Merge into main" in buttons(after)
@@ -273,7 +273,7 @@ async def test_the_shell_merges_through_the_daemon_and_the_card_says_so(
     assert code == 0
     assert json.loads(out)["landed"]["action"] == "merged"
     assert json.loads(out)["landed"]["via"] == "shell"
-    assert (repo / "docs.md").read_text() == "# docs\n"
+    assert (repo / "docs.md").read_text(encoding="utf-8") == "# docs\n"
     code, out, _ = again
     assert code == 2
     assert json.loads(out)["code"] == "E_ALREADY_LANDED"
@@ -341,5 +341,5 @@ async def test_a_run_without_a_worktree_gets_show_diff_only(
     assert card is not None
     assert "made in the project's folder" in card["content"]
     assert list(buttons(card)) == ["Show diff"]
-    assert (watch_env / "repo" / "inplace.txt").read_text() == "here\n"
+    assert (watch_env / "repo" / "inplace.txt").read_text(encoding="utf-8") == "here\n"
     assert not (settings.home / "worktrees" / run_id).exists()
