@@ -51,6 +51,7 @@ from discord_mcp.watch.options import watch_options
 from discord_mcp.watch.requests import ShellRequests
 from discord_mcp.watch.resumes import LateAnswers
 from discord_mcp.watch.run_desk import calls_not_run
+from discord_mcp.watch.upkeep import check_policy, upkeep
 from discord_mcp.watch.waiting import owner_wait
 
 log = logging.getLogger(__name__)
@@ -147,6 +148,8 @@ async def run_daemon(
     """
     ensure_dir(settings.home)
     options = watch_options(environ)
+    env = os.environ if environ is None else environ
+    check_policy(env)
     clock = clock or SystemClock()
     downtime = Downtime(settings.home, wall=clock.time, machine=settings.machine)
     projects = ProjectRegistry(
@@ -313,6 +316,10 @@ async def run_daemon(
                         name="shell-requests",
                     )
                     group.create_task(downtime.beat(), name="alive")
+                    group.create_task(
+                        upkeep(settings.home, env, ready=watcher.caught_up, wall=clock.time),
+                        name="upkeep",
+                    )
                     group.create_task(
                         _after_catch_up(watcher, threads, engine, downtime, controls),
                         name="downtime",
