@@ -157,10 +157,28 @@ def server_start(argv: list[str], env: dict[str, str], world: World) -> float:
         return time.perf_counter() - start
 
 
+SWEPT = "the gateway holder removed"
+SETTLE_S = 60.0
+
+
+def _said(log: Path, line: str) -> int:
+    try:
+        return log.read_text(encoding="utf-8", errors="replace").count(line)
+    except FileNotFoundError:
+        return 0
+
+
 def check_pending_calls(argv: list[str], env: dict[str, str], repeats: int) -> list[float]:
     """Seconds per ``check_pending`` call on one running server (after a first, untimed one)."""
+    log = Path(env["DISCORD_MCP_HOME"]) / "logs" / "discord-mcp.log"
+    before = _said(log, SWEPT)
     with StdioServer(argv, env, "discord-mcp") as server:
         server.list_tools(our_tools())
+        # The gateway holder's one-off walk at start (temporary files of unfinished writes,
+        # off the loop) is not a check_pending cost: measured once it is over (or after a bound).
+        settle_by = time.monotonic() + SETTLE_S
+        while _said(log, SWEPT) <= before and time.monotonic() < settle_by:
+            time.sleep(0.05)
         times = []
         for n in range(repeats + 1):
             request = {
