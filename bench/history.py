@@ -319,11 +319,11 @@ def main() -> int:
         rows.append(("check_pending", pending["today"], pending["year"]))
     print(f"\nmedians of {repeats} (today alone | after a year | ratio, budget <= {BUDGET_RATIO}):")
     over = False
-    for label, alone, after in rows:
-        ratio = after / alone if alone else float("inf")
+    for label, empty, full in rows:
+        ratio = full / empty if empty else float("inf")
         verdict = "OK" if ratio <= BUDGET_RATIO else "OVER BUDGET"
         over = over or ratio > BUDGET_RATIO
-        print(f"  {label:34} {_ms(alone)} | {_ms(after)} | {ratio:5.2f} {verdict}")
+        print(f"  {label:34} {_ms(empty)} | {_ms(full)} | {ratio:5.2f} {verdict}")
     return OVER_BUDGET if over else 0
 
 
