@@ -7,27 +7,35 @@ another's changes. Items are deduplicated by message id, and a removed item's id
 so a message seen live, again on catch-up, or again in a recovery re-read is stored once and
 never comes back after it was cleared.
 
-Read marks and clears are per project: a note for every agent (``project`` None, from the shared
-channel) that one project read and cleared is still there, unread, for the others. A project's
-own notes (from its threads) go when that project clears them. ``project=None`` acts on the inbox
-as a whole: every item, read by anyone, and cleared for everyone.
+Read marks and clears are per project, and a project is its identity (:class:`Reader`: its
+resolved directory, or ``name:<PROJECT_NAME>`` when that is set; two projects that share a
+name share nothing): a note for every agent (``project`` None, from the shared channel) that one
+project read and cleared is still there, unread, for the others. A project's own notes (from
+its threads) go when that project clears them. ``project=None`` acts on the inbox as a whole:
+every item, read by anyone, and cleared for everyone.
 
 A corrupt file is moved aside (:mod:`discord_mcp.state.quarantine`) and never read as empty in
 silence: the new inbox records the quarantine, every project's next ``read_inbox`` carries a
 warning about it, and ``discord-watch`` re-reads the recent history into the inbox
 (:meth:`Inbox.needs_rebuild`).
 
-The file (format version 2; version 1 is migrated on the next write, losing nothing)::
+The file (format version 3; versions 1 and 2 are read as they were and written as 3 on the
+next change, losing nothing)::
 
-    {"version": 2,
+    {"version": 3,
      "items": [{"message_id", "channel_id", "thread_id", "author_id", "author", "content",
-                "timestamp", "project", "read_by": [project, ...], "cleared_by": [...]}],
+                "timestamp", "project", "project_key", "read_by": [mark, ...],
+                "cleared_by": [mark, ...]}],
      "removed": [message_id, ...],
      "quarantined": [{"original", "moved_to", "reason", "at", "told": [project, ...],
                       "rebuilt": false}]}
 
-``read_by`` holds project names, or ``"*"`` for "read for every project" (a mark made with
-``project=None``, and every mark a version-1 file had).
+A mark is a project's key (``/home/me/app``, ``name:app``), or ``"*"`` for "read for every
+project" (a mark made with ``project=None``, and every mark a version-1 file had). Version 2
+marked by project name: such a mark ``app`` becomes ``was:app``, and still counts for a project
+named ``app`` (which is what it meant; only new marks tell two such projects apart). An item's
+``project_key`` is the project whose thread it came from (absent when unknown: ``project``, a
+name, decides then).
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ from discord_mcp.state.quarantine import QuarantineReport, remind
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MAX_ITEMS = 2000
 """Beyond this, items cleared by some project go first, then read ones, then the oldest unread."""
 MAX_REMOVED = 5000
@@ -54,6 +62,22 @@ MAX_REMOVED = 5000
 MAX_QUARANTINES = 20
 EVERYONE = "*"
 """A read mark that counts for every project."""
+WAS = "was:"
+"""A version-2 mark, by project name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """A project reading the inbox: its identity (:attr:`Settings.project_key
+    <discord_mcp.config.Settings.project_key>`) and its name."""
+
+    key: str
+    name: str
+
+    @classmethod
+    def of(cls, settings: Any) -> Reader:
+        """The reader a server's settings make (``project_key``, ``project_name``)."""
+        return cls(str(settings.project_key), str(settings.project_name))
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +97,9 @@ class InboxItem:
     attachments: tuple[dict[str, Any], ...] = ()
     """The owner's files, kept locally (entries of :mod:`discord_mcp.files.store`); an
     optional field, absent in items written before it existed."""
+    project_key: str | None = None
+    """The identity of the project whose thread it came from (absent in items written before
+    version 3, and when the thread's decision had none: ``project`` decides then)."""
 
 
 @dataclass(slots=True)
@@ -92,6 +119,8 @@ class _Stored:
             document["attachments"] = [dict(a) for a in self.item.attachments]
         else:
             del document["attachments"]  # an optional field: absent when there are none
+        if self.item.project_key is None:
+            del document["project_key"]
         return {**document, "read_by": list(self.read_by), "cleared_by": list(self.cleared_by)}
 
     @classmethod
@@ -104,24 +133,34 @@ class _Stored:
         item = InboxItem(**values)
         if version == 1:  # one read mark for everybody, nothing cleared per project
             return cls(item, [EVERYONE] if raw.get("read") else [], [])
-        return cls(
-            item, [str(r) for r in raw.get("read_by") or []], list(raw.get("cleared_by") or [])
-        )
+        read_by = [str(r) for r in raw.get("read_by") or []]
+        cleared_by = [str(c) for c in raw.get("cleared_by") or []]
+        if version == 2:  # marks by project name (module doc)
+            read_by = [r if r == EVERYONE else WAS + r for r in read_by]
+            cleared_by = [WAS + c for c in cleared_by]
+        return cls(item, read_by, cleared_by)
 
-    def visible_to(self, project: str | None) -> bool:
+    def visible_to(self, project: Reader | None) -> bool:
         if project is None:
             return True
-        if self.item.project not in (None, project):
+        if self.item.project_key is not None:
+            if self.item.project_key != project.key:
+                return False
+        elif self.item.project not in (None, project.name):
             return False
-        return project not in self.cleared_by
+        return not _marked(self.cleared_by, project)
 
-    def read_for(self, project: str | None) -> bool:
+    def read_for(self, project: Reader | None) -> bool:
         if project is None:
             return bool(self.read_by)
-        return EVERYONE in self.read_by or project in self.read_by
+        return EVERYONE in self.read_by or _marked(self.read_by, project)
 
-    def view(self, project: str | None) -> InboxItem:
+    def view(self, project: Reader | None) -> InboxItem:
         return dataclasses.replace(self.item, read=self.read_for(project))
+
+
+def _marked(marks: list[str], project: Reader) -> bool:
+    return project.key in marks or WAS + project.name in marks
 
 
 @dataclass(slots=True)
@@ -147,7 +186,7 @@ class Inbox:
 
     # ---- the file ---------------------------------------------------------------------------
 
-    def _load(self, reader: str | None = None) -> _Document:
+    def _load(self, reader: Reader | None = None) -> _Document:
         """The document (under the lock). A corrupt file is quarantined (and reported by this
         process, to ``reader``), and the quarantine is recorded in a new inbox, written at once.
         """
@@ -167,11 +206,11 @@ class Inbox:
                 items.append(_Stored.from_json(raw, version))
             except (TypeError, AttributeError):
                 continue
-        return _Document(
-            items,
-            [str(m) for m in document.get("removed") or []],
-            [q for q in document.get("quarantined") or [] if isinstance(q, dict)],
-        )
+        quarantined = [q for q in document.get("quarantined") or [] if isinstance(q, dict)]
+        if version < 3:  # who was told, by project name
+            for record in quarantined:
+                record["told"] = [WAS + str(t) for t in record.get("told") or []]
+        return _Document(items, [str(m) for m in document.get("removed") or []], quarantined)
 
     def _save(self, document: _Document) -> None:
         overflow = len(document.items) - MAX_ITEMS
@@ -205,7 +244,7 @@ class Inbox:
     def read(
         self,
         *,
-        project: str | None,
+        project: Reader | None,
         unread_only: bool = True,
         mark_read: bool = False,
         limit: int | None = None,
@@ -226,7 +265,7 @@ class Inbox:
             views = [s.view(project) for s in chosen]
             changed = self._tell(document, project)
             if mark_read:
-                reader = project if project is not None else EVERYONE
+                reader = project.key if project is not None else EVERYONE
                 for stored in chosen:
                     if reader not in stored.read_by:
                         stored.read_by.append(reader)
@@ -237,12 +276,14 @@ class Inbox:
 
     # -- channel push (discord_mcp.chat.push) ---------------------------------------------------
 
-    def claim(self, *, project: str | None, where: Callable[[InboxItem], bool]) -> list[InboxItem]:
+    def claim(
+        self, *, project: Reader | None, where: Callable[[InboxItem], bool]
+    ) -> list[InboxItem]:
         """Mark the unread items for ``project`` that ``where`` accepts as read, in one locked
         step, and return them (oldest first): each is handed out once."""
         with locked(self.path):
             document = self._load(project)
-            reader = project if project is not None else EVERYONE
+            reader = project.key if project is not None else EVERYONE
             chosen = [
                 s
                 for s in document.items
@@ -256,7 +297,7 @@ class Inbox:
 
     # ------------------------------------------------------------------------------------------
 
-    def clear(self, *, project: str | None, read_only: bool = True) -> int:
+    def clear(self, *, project: Reader | None, read_only: bool = True) -> int:
         """Clear ``project``'s items (only those it read, by default); how many went.
 
         Its own items are deleted; shared ones are hidden from it and stay for the others.
@@ -273,16 +314,16 @@ class Inbox:
                 return 0
             deleted = set()
             for stored in gone:
-                if project is None or stored.item.project == project:
+                if project is None or _own(stored.item, project):
                     deleted.add(stored.item.message_id)
                 else:
-                    stored.cleared_by.append(project)
+                    stored.cleared_by.append(project.key)
             document.items = [s for s in document.items if s.item.message_id not in deleted]
             document.removed.extend(sorted(deleted))
             self._save(document)
             return len(gone)
 
-    def unread_count(self, project: str | None = None) -> int:
+    def unread_count(self, project: Reader | None = None) -> int:
         return len(self.read(project=project))
 
     # ---- after a quarantine -----------------------------------------------------------------
@@ -304,16 +345,16 @@ class Inbox:
             self._save(document)
 
     @staticmethod
-    def _tell(document: _Document, project: str | None) -> bool:
+    def _tell(document: _Document, project: Reader | None) -> bool:
         """Report the quarantines ``project`` has not heard of; True if any."""
         if project is None:
             return False
         told = False
         for record in document.quarantined:
             listeners = record.setdefault("told", [])
-            if project in listeners:
+            if _marked(listeners, project):
                 continue
-            listeners.append(project)
+            listeners.append(project.key)
             told = True
             remind(
                 QuarantineReport(
@@ -326,13 +367,20 @@ class Inbox:
         return told
 
 
-def _quarantine_record(exc: StateCorrupt, reader: str | None) -> dict[str, Any]:
+def _own(item: InboxItem, project: Reader) -> bool:
+    """Whether ``item`` came from one of ``project``'s own threads (not the shared channel)."""
+    if item.project_key is not None:
+        return item.project_key == project.key
+    return item.project is not None and item.project == project.name
+
+
+def _quarantine_record(exc: StateCorrupt, reader: Reader | None) -> dict[str, Any]:
     return {
         "original": exc.path,
         "moved_to": exc.moved_to,
         "reason": exc.reason,
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "told": [reader] if reader is not None else [],
+        "told": [reader.key] if reader is not None else [],
         "rebuilt": False,
     }
 

@@ -40,7 +40,9 @@ FEWEST_ROUNDS = {
 }
 
 
-HELPERS = frozenset({"__init__", "mcp_stdio", "minimal_server", "stamp", "chaos_approvals"})
+HELPERS = frozenset(
+    {"__init__", "mcp_stdio", "minimal_server", "stamp", "chaos_approvals", "history_state"}
+)
 """The modules of ``bench/`` that are no benchmark (shared code, a baseline server, a wrapper)."""
 
 

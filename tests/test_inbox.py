@@ -6,8 +6,11 @@ import json
 import multiprocessing
 from pathlib import Path
 
-from discord_mcp.inbox import MAX_ITEMS, Inbox, InboxItem
+from discord_mcp.inbox import MAX_ITEMS, Inbox, InboxItem, Reader
 from discord_mcp.state.quarantine import find_quarantined, take_reports
+
+API = Reader("/work/api", "api")
+WEB = Reader("/work/web", "web")
 
 
 def item(n: int, *, read: bool = False, project: str | None = None) -> InboxItem:
@@ -76,11 +79,11 @@ def test_a_note_for_every_agent_survives_one_project_reading_and_clearing_it(
 ) -> None:
     inbox = Inbox(tmp_path)
     inbox.add([item(1), item(2, project="api")])
-    assert contents(inbox.read(project="api", mark_read=True)) == ["m1", "m2"]
-    assert inbox.clear(project="api") == 2
-    assert inbox.read(project="api", unread_only=False) == []
+    assert contents(inbox.read(project=API, mark_read=True)) == ["m1", "m2"]
+    assert inbox.clear(project=API) == 2
+    assert inbox.read(project=API, unread_only=False) == []
     # The shared note is still there, unread, for the other project; api's own note is gone.
-    [note] = inbox.read(project="web")
+    [note] = inbox.read(project=WEB)
     assert (note.content, note.read) == ("m1", False)
     assert contents(inbox.read(project=None, unread_only=False)) == ["m1"]
 
@@ -88,19 +91,19 @@ def test_a_note_for_every_agent_survives_one_project_reading_and_clearing_it(
 def test_read_marks_are_per_project(tmp_path: Path) -> None:
     inbox = Inbox(tmp_path)
     inbox.add([item(1)])
-    inbox.read(project="api", mark_read=True)
-    assert inbox.read(project="api") == []
-    assert contents(inbox.read(project="web")) == ["m1"]
-    assert inbox.read(project="api", unread_only=False)[0].read is True
-    assert inbox.read(project="web", unread_only=False)[0].read is False
+    inbox.read(project=API, mark_read=True)
+    assert inbox.read(project=API) == []
+    assert contents(inbox.read(project=WEB)) == ["m1"]
+    assert inbox.read(project=API, unread_only=False)[0].read is True
+    assert inbox.read(project=WEB, unread_only=False)[0].read is False
 
 
 def test_a_cleared_message_never_comes_back_when_it_is_seen_again(tmp_path: Path) -> None:
     inbox = Inbox(tmp_path)
     inbox.add([item(1, project="api")])
-    inbox.clear(project="api", read_only=False)
+    inbox.clear(project=API, read_only=False)
     assert inbox.add([item(1, project="api")]) == 0  # catch-up or a recovery re-read
-    assert inbox.read(project="api") == []
+    assert inbox.read(project=API) == []
 
 
 def test_a_version_1_inbox_is_migrated_losing_nothing(tmp_path: Path) -> None:
@@ -116,11 +119,11 @@ def test_a_version_1_inbox_is_migrated_losing_nothing(tmp_path: Path) -> None:
     everything = inbox.read(project=None, unread_only=False)
     assert [(i.content, i.read) for i in everything] == [("m1", True), ("m2", False), ("m3", True)]
     # A version-1 read mark counted for everyone, and still does.
-    assert contents(inbox.read(project="api")) == ["m2"]
-    assert contents(inbox.read(project="web")) == []
-    inbox.add([item(4)])  # the next write is version 2, with everything kept
+    assert contents(inbox.read(project=API)) == ["m2"]
+    assert contents(inbox.read(project=WEB)) == []
+    inbox.add([item(4)])  # the next write is version 3, with everything kept
     document = json.loads(path.read_text(encoding="utf-8"))
-    assert document["version"] == 2
+    assert document["version"] == 3
     assert [i["content"] for i in document["items"]] == ["m1", "m2", "m3", "m4"]
 
 
@@ -148,7 +151,7 @@ def test_a_corrupt_inbox_is_set_aside_and_told_to_every_project_once(tmp_path: P
     [moved] = find_quarantined(tmp_path)
     take_reports()  # (the daemon's own report; it has no tool results)
     assert inbox.needs_rebuild() == [str(moved)]
-    for project in ("api", "web"):
+    for project in (API, WEB):
         assert contents(inbox.read(project=project)) == ["m1"]
         [report] = take_reports()
         assert report.moved_to == str(moved)

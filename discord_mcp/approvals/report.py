@@ -31,8 +31,8 @@ def not_run_during(
     since = _aware(started) - SLACK
     until = _aware(ended) + SLACK if ended is not None else None
     found = []
-    for decision in store.all():
-        if decision.kind != "approval" or decision.thread_id != thread_id:
+    for decision in store.in_thread(thread_id):
+        if decision.kind != "approval":
             continue
         asked = _aware(dt.datetime.fromisoformat(decision.asked_at))
         if asked < since or (until is not None and asked > until):

@@ -34,7 +34,7 @@ def is_due(decision: Decision) -> bool:
 
 def due(store: DecisionStore) -> list[Decision]:
     """Late Allows of runs' approvals that have not resumed their run yet."""
-    return [decision for decision in store.all() if is_due(decision)]
+    return [decision for decision in store.open_decisions() if is_due(decision)]
 
 
 def claim(store: DecisionStore, decision_id: str) -> Decision | None:

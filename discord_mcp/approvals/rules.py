@@ -24,7 +24,6 @@ larger than :data:`FILE_LIMIT` (written before inputs were bounded) are skipped.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -54,10 +53,11 @@ def session_approvals(store: DecisionStore, request: ToolRequest) -> list[Decisi
     """This CLI session's approvals, oldest first (only their files are parsed)."""
     if not request.session_id:
         return []
-    marker = json.dumps(request.session_id, ensure_ascii=False).encode()
     return [
         decision
-        for decision in store.all(max_bytes=FILE_LIMIT, containing=marker)
+        for decision in store.of_approval_session(
+            request.client, request.session_id, max_bytes=FILE_LIMIT
+        )
         if _same_session(decision, request)
     ]
 

@@ -147,9 +147,10 @@ class ChannelPush:
 
     def __init__(self, settings: Settings, label: str, send: Send, *, poll: float = POLL_S) -> None:
         from discord_mcp.decisions.store import DecisionStore
-        from discord_mcp.inbox import Inbox
+        from discord_mcp.inbox import Inbox, Reader
 
         self._settings = settings
+        self._reader = Reader.of(settings)
         self._label = label
         self._send = send
         self._poll = poll
@@ -184,7 +185,7 @@ class ChannelPush:
     def _claim(self) -> list[InboxItem]:
         threads = self._threads()
         return self._inbox.claim(
-            project=self._settings.project_name,
+            project=self._reader,
             where=lambda item: addressed_to(item, label=self._label, threads=threads),
         )
 
@@ -192,8 +193,8 @@ class ChannelPush:
         """The session's thread and the threads of the questions it asked."""
         threads = {self._settings.thread_id} if self._settings.thread_id else set()
         with contextlib.suppress(OSError):
-            for decision in self._decisions.all():
-                if decision.session == self._label and self._settings.owns(decision):
+            for decision in self._decisions.of_asker(self._label):
+                if self._settings.owns(decision):
                     threads.add(decision.thread_id)
         return threads
 

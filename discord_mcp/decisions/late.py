@@ -39,7 +39,7 @@ def is_due(decision: Decision) -> bool:
 def due(store: DecisionStore) -> list[Decision]:
     """Runs' questions answered after their agents stopped listening (asker liveness is checked
     when claiming)."""
-    return [decision for decision in store.all() if is_due(decision)]
+    return [decision for decision in store.open_decisions() if is_due(decision)]
 
 
 def claim(

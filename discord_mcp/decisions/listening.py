@@ -101,7 +101,7 @@ class Listening:
         if self._everything:
             return [
                 d
-                for d in await self._store.aall()
+                for d in await self._store.aopen_decisions()
                 if d.status == "pending" and matches((d.thread_id, d.card_message_id))
             ]
         found = []

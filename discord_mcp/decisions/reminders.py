@@ -204,7 +204,7 @@ class ReminderSender:
         """
         reminded = await self._finish_left_behind()
         now = self._wall()
-        pending = [d for d in await self._store.aall() if d.status == "pending"]
+        pending = [d for d in await self._store.aopen_decisions() if d.status == "pending"]
         due = [d for d in pending if self._policy.due(d, now)]
         if not due:
             return reminded
@@ -272,7 +272,7 @@ class ReminderSender:
         ``resumed``: a predecessor may have done any step already; look before posting.
         """
         wanted = set(record["decisions"])
-        decisions = [d for d in await self._store.aall() if d.id in wanted]
+        decisions = [d for d in await self._store.aopen_decisions() if d.id in wanted]
         open_ = [d for d in decisions if d.status == "pending"]
         if not open_:
             await off_loop(self._record_path.unlink, missing_ok=True)

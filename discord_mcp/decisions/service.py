@@ -27,6 +27,7 @@ from typing import Any
 from discord_mcp import i18n
 from discord_mcp.config import Settings
 from discord_mcp.decisions import cards, kinds
+from discord_mcp.decisions.archive import RESHOW_FINAL_DAYS
 from discord_mcp.decisions.callers import Caller, check_caller
 from discord_mcp.decisions.listening import Listening
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
@@ -61,13 +62,11 @@ LIVE_CHECK_S = 2.0
 """While a card has no buttons, how often a waiting call checks whether a gateway came up."""
 FINAL_EDIT_RETRIES = (1.0, 5.0, 30.0)
 """Pauses before retrying a failed final edit of a card; recovery retries later ones."""
-RESHOW_FINAL_DAYS = 7
 ANSWER_FIRST_S = 2.0
 """When a call of this process waits on a decision this process just resolved, the card shows
 the outcome once that call's answer has left (or after this long): the agent's answer first.
 The edit (a request and its rate-limit bookkeeping) would otherwise compete with it; with
 twenty sessions answered at once, that is a good part of the machine's work."""
-"""Recovery re-shows outcomes on cards whose final edit failed, for this long."""
 
 Progress = Callable[[float, Decision], Awaitable[None]]
 
@@ -420,7 +419,7 @@ class DecisionService:
         holder calls it; no-op without a live gateway)."""
         if not self._live():
             return
-        for decision in await self._store.aall():
+        for decision in await self._store.aopen_decisions():
             if decision.status == "pending" and not decision.card_buttons:
                 await self._upgrade_if_live(decision)
 
@@ -588,7 +587,7 @@ class DecisionService:
         """
         found: list[Decision] = []
         recent = datetime.now(UTC) - timedelta(days=RESHOW_FINAL_DAYS)
-        for decision in await self._store.aall():
+        for decision in await self._store.aopen_decisions():
             if not all_projects and not self._settings.owns(decision):
                 continue
             if decision.is_final:

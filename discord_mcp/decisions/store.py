@@ -1,4 +1,5 @@
-"""Decision files: ``<home>/decisions/<id>.json``, one per question.
+"""Decision files: ``<home>/decisions/<id>.json``, one per open question; done ones in
+``decisions/done/`` (:mod:`discord_mcp.decisions.archive`).
 
 Several processes share the directory (each agent session starts its own server; the watch
 daemon too). Every change is a read-modify-write under the file's lock (:meth:`DecisionStore.
@@ -11,18 +12,31 @@ Beside each ``<id>.json`` live two lock files that carry no data, only liveness:
 ``.ask.lock`` serializes "is this question already pending? if not, create it" across processes,
 so one question asked by several servers at once is one decision.
 
+Open and done apart: :meth:`DecisionStore.open_decisions` reads only ``decisions/``, what is
+open; :meth:`DecisionStore.retire` (called by :meth:`DecisionStore.sweep`, which ``discord-watch``
+and a server run from time to time) moves what is done into the dated archive, and
+:meth:`DecisionStore.in_thread` and its kin read a thread's (or a session's) decisions wherever
+they are. :meth:`~DecisionStore.load` and :meth:`~DecisionStore.update` find a decision by id in
+either place: a decision only ever moves from open to done, never back.
+
 The synchronous methods lock and fsync: async code uses the ``a``-prefixed twins, which run them
 off the event loop.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
+from discord_mcp.decisions import archive
+from discord_mcp.decisions.archive import DONE, Keys, month_of
 from discord_mcp.decisions.model import FORMAT_VERSION, Decision
 from discord_mcp.errors import DecisionNotFound, StateCorrupt, StateError
 from discord_mcp.state.files import (
@@ -43,9 +57,13 @@ _ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 class DecisionStore:
     """The decision files under one state directory."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, *, durable: bool = True) -> None:
         self.home = home
         self.directory = home / "decisions"
+        self.done = self.directory / DONE
+        self.keys = Keys(self.done)
+        self.durable = durable
+        """False only where a bench builds a long history: writes skip their fsyncs."""
         self._decoded: dict[str, tuple[tuple[int, int, int], Decision]] = {}
         """Decisions read by :meth:`all`, by id, with the stamp of the file they came from: an
         unchanged file is not parsed again (a decision is read often, written rarely)."""
@@ -60,12 +78,25 @@ class DecisionStore:
             raise DecisionNotFound(decision_id)
         return self.directory / f"{decision_id}.json"
 
+    def done_path(self, decision_id: str) -> Path:
+        """Where a decision lives once it is done (:mod:`~discord_mcp.decisions.archive`)."""
+        self.path(decision_id)  # the id's form is checked
+        return self.done / month_of(decision_id) / f"{decision_id}.json"
+
+    def where(self, decision_id: str) -> Path:
+        """The decision's file now: open, else done, else (neither) where it would be open."""
+        path = self.path(decision_id)
+        if path.exists():
+            return path
+        done = self.done_path(decision_id)
+        return done if done.exists() else path
+
     def create(self, decision: Decision) -> None:
         """Write a new decision's file."""
         ensure_dir(self.directory)
         path = self.path(decision.id)
         with locked(path):
-            write_json(path, decision.to_json())
+            write_json(path, decision.to_json(), durable=self.durable)
 
     def create_unless_pending(
         self,
@@ -80,11 +111,11 @@ class DecisionStore:
         Returns that existing decision, or None when ``draft`` was created. Atomic across
         processes: of several processes asking the same question at once, one creates it and
         the others get it back. ``max_bytes`` and ``containing`` narrow the files read (see
-        :meth:`all`).
+        :meth:`open_decisions`).
         """
         ensure_dir(self.directory)
         with locked(self.directory / ".ask"):
-            for existing in self.all(max_bytes=max_bytes, containing=containing):
+            for existing in self.open_decisions(max_bytes=max_bytes, containing=containing):
                 if existing.status == "pending" and same(existing):
                     return existing
             self.create(draft)
@@ -107,6 +138,9 @@ class DecisionStore:
         """
         path = self.path(decision_id)
         document = read_json(path, max_version=FORMAT_VERSION)
+        if document is None:  # done, or moved there since we looked (never the other way)
+            path = self.done_path(decision_id)
+            document = read_json(path, max_version=FORMAT_VERSION)
         if document is None:
             raise DecisionNotFound(decision_id)
         return _decode(path, document)
@@ -120,17 +154,33 @@ class DecisionStore:
         as it is. Returns the decision as stored afterwards and whether it was written.
         """
         path = self.path(decision_id)
-        with locked(path):
-            current = self.load(decision_id)
-            changed = change(current)
-            if changed is None or changed == current:
-                return current, False
-            if current.status == "pending" and changed.status == "answered":
-                # Who was waiting when the answer came: if the asker dies before its answer is
-                # marked delivered, the next session is told it may have had it already.
-                changed = changed.replace(asker_waiting=self._someone_waits(path))
-            write_json(path, changed.to_json())
-            return changed, True
+        if path.exists():
+            with locked(path):
+                if path.exists():  # not retired while we waited for the lock
+                    return self._change(path, change)
+        done = self.done_path(decision_id)
+        if not done.exists():
+            raise DecisionNotFound(decision_id)
+        with locked(done):
+            return self._change(done, change)
+
+    def _change(
+        self, path: Path, change: Callable[[Decision], Decision | None]
+    ) -> tuple[Decision, bool]:
+        """:meth:`update`'s read-modify-write of the file at ``path``, under its lock."""
+        document = read_json(path, max_version=FORMAT_VERSION)
+        if document is None:
+            raise DecisionNotFound(path.name[:-5])
+        current = _decode(path, document)
+        changed = change(current)
+        if changed is None or changed == current:
+            return current, False
+        if current.status == "pending" and changed.status == "answered":
+            # Who was waiting when the answer came: if the asker dies before its answer is
+            # marked delivered, the next session is told it may have had it already.
+            changed = changed.replace(asker_waiting=self._someone_waits(path))
+        write_json(path, changed.to_json(), durable=self.durable)
+        return changed, True
 
     def _someone_waits(self, path: Path) -> bool:
         probe = try_exclusive(path.with_name(path.name + ".wait"))
@@ -157,12 +207,12 @@ class DecisionStore:
 
     def hold_waiting(self, decision_id: str) -> Hold:
         """Say "a call is waiting on this decision" until the hold is released. Blocks briefly."""
-        path = self.path(decision_id)
+        path = self.where(decision_id)
         return acquire_shared(path.with_name(path.name + ".wait"))
 
     def waited_on(self, decision_id: str) -> bool:
         """Whether a call is waiting on this decision right now."""
-        path = self.path(decision_id)
+        path = self.where(decision_id)
         probe = try_exclusive(path.with_name(path.name + ".wait"))
         if probe is None:
             return True
@@ -204,7 +254,7 @@ class DecisionStore:
         (:func:`discord_mcp.decisions.late.claim`) share: both hand an answer to someone other
         than the call that asked, so both must find nobody listening for it.
         """
-        path = self.path(decision_id)
+        path = self.where(decision_id)
         probe = try_exclusive(path.with_name(path.name + ".wait"))
         if probe is None:
             return None  # someone is waiting on it right now: it is theirs
@@ -256,18 +306,27 @@ class DecisionStore:
     ) -> Decision | None:
         return await off_loop(self.deliver_if_away, decision_id, adopt=adopt)
 
-    async def aall(self) -> list[Decision]:
-        return await off_loop(self.all)
+    async def aopen_decisions(self) -> list[Decision]:
+        return await off_loop(self.open_decisions)
 
     async def ain_thread(self, thread_id: str) -> list[Decision]:
         return await off_loop(self.in_thread, thread_id)
 
+    async def asweep(self) -> int:
+        """:meth:`sweep` in a worker thread; a cancelled call stops the sweep at its next step."""
+        ending = threading.Event()
+        try:
+            return await off_loop(self.sweep, stop=ending.is_set)
+        finally:
+            ending.set()
+
     # ---- reading ----------------------------------------------------------------------------
 
-    def all(
+    def open_decisions(
         self, *, max_bytes: int | None = None, containing: bytes | None = None
     ) -> list[Decision]:
-        """Every readable decision, oldest first. Unreadable files are moved aside and logged.
+        """Every readable open decision (the hot paths' view: done ones are not read), oldest
+        first. Unreadable files are moved aside and logged.
 
         ``max_bytes``: skip files larger than this (left alone). ``containing``: files whose
         text lacks these bytes may be left out without being parsed (a cheap filter before
@@ -291,20 +350,145 @@ class DecisionStore:
             if containing is not None and not self._contains(decision_id, containing):
                 continue
             try:
-                decision = self.load(decision_id)
+                decision = self._read_open(decision_id, stamp)
             except (StateCorrupt, StateError) as exc:
                 log.error("%s", exc)
                 continue
             except DecisionNotFound:
-                continue  # removed between listing and reading
-            if stamp is not None and self.stamp(decision_id) == stamp:
-                self._decoded[decision_id] = (stamp, decision)
+                continue  # removed or retired between listing and reading
             found.append(decision)
         return found
 
+    def _read_open(self, decision_id: str, stamp: tuple[int, int, int] | None) -> Decision:
+        """An open decision's file, parsed and remembered with its stamp."""
+        decision = self.read_open(decision_id)
+        if stamp is not None and self.stamp(decision_id) == stamp:
+            self._decoded[decision_id] = (stamp, decision)
+        return decision
+
+    def read_open(self, decision_id: str) -> Decision:
+        """Parse an open decision's file (not a done one: DecisionNotFound then)."""
+        path = self.path(decision_id)
+        document = read_json(path, max_version=FORMAT_VERSION)
+        if document is None:
+            raise DecisionNotFound(decision_id)
+        return _decode(path, document)
+
+    def cached(self, decision_id: str) -> Decision:
+        """An open decision, parsed again only if its file changed."""
+        stamp = self.stamp(decision_id)
+        cached = self._decoded.get(decision_id)
+        if cached is not None and stamp is not None and cached[0] == stamp:
+            return cached[1]
+        return self._read_open(decision_id, stamp)
+
     def in_thread(self, thread_id: str) -> list[Decision]:
-        """Every decision asked in one thread (any status), oldest first."""
-        return [d for d in self.all() if thread_id and d.thread_id == thread_id]
+        """Every decision asked in one thread (any status, open or done), oldest first."""
+        if not thread_id:
+            return []
+        return self._related(archive.thread_key(thread_id), lambda d: d.thread_id == thread_id)
+
+    def of_asker(self, session: str) -> list[Decision]:
+        """Every decision a session (by its label) asked, open or done, oldest first."""
+        if not session:
+            return []
+        return self._related(archive.asker_key(session), lambda d: d.session == session)
+
+    def of_approval_session(
+        self, client: str, session_id: str, *, max_bytes: int | None = None
+    ) -> list[Decision]:
+        """Every approval of one CLI session, open or done, oldest first (only files that name
+        the session are parsed; ``max_bytes`` as in :meth:`open_decisions`)."""
+        if not session_id:
+            return []
+
+        def mine(decision: Decision) -> bool:
+            approval = decision.approval or {}
+            return (
+                decision.kind == "approval"
+                and approval.get("client") == client
+                and approval.get("session_id") == session_id
+            )
+
+        marker = json.dumps(session_id, ensure_ascii=False).encode("utf-8")
+        key = archive.approval_key(client, session_id)
+        return self._related(key, mine, max_bytes=max_bytes, containing=marker)
+
+    def _related(
+        self,
+        key: str,
+        belongs: Callable[[Decision], bool],
+        *,
+        max_bytes: int | None = None,
+        containing: bytes | None = None,
+    ) -> list[Decision]:
+        """The open decisions ``belongs`` takes, and the done ones listed under ``key``."""
+        found = {
+            d.id: d
+            for d in self.open_decisions(max_bytes=max_bytes, containing=containing)
+            if belongs(d)
+        }
+        for decision_id in self.keys.ids(key):
+            if decision_id in found or not _ID.match(decision_id):
+                continue
+            done = self.done_path(decision_id)
+            if max_bytes is not None and _size(done) > max_bytes:
+                log.info("%s is larger than %d bytes: skipped", done, max_bytes)
+                continue
+            try:
+                decision = self.load(decision_id)
+            except DecisionNotFound:
+                continue
+            except (StateCorrupt, StateError) as exc:
+                log.error("%s", exc)
+                continue
+            if belongs(decision):
+                found[decision.id] = decision
+        return [found[i] for i in sorted(found)]
+
+    def history(self, *, since: datetime | None = None) -> Iterator[Decision]:
+        """Every done decision (asked at ``since`` or later), oldest first: the one reader of
+        the whole history. Unreadable files are logged and skipped."""
+        floor = since.astimezone(UTC).strftime("%Y%m%d-%H%M%S") if since is not None else ""
+        for month in archive.months(self.done):
+            if floor and month.replace("-", "") < floor[:6]:
+                continue
+            try:
+                names = sorted(os.listdir(self.done / month))
+            except FileNotFoundError:
+                continue
+            for name in names:
+                if not name.endswith(".json") or not _ID.match(name[:-5]) or name < floor:
+                    continue
+                try:
+                    yield self.load(name[:-5])
+                except DecisionNotFound:
+                    continue
+                except (StateCorrupt, StateError) as exc:
+                    log.error("%s", exc)
+
+    def done_count(self) -> int:
+        """How many decisions are done (names counted, nothing parsed)."""
+        count = 0
+        for month in archive.months(self.done):
+            with contextlib.suppress(OSError):
+                count += sum(1 for n in os.listdir(self.done / month) if n.endswith(".json"))
+        return count
+
+    # ---- retiring what is done (discord_mcp.decisions.archive) ---------------------------
+
+    def sweep(self, *, now: datetime | None = None, stop: Callable[[], bool] | None = None) -> int:
+        """Retire every open decision that is done; how many (:func:`.archive.sweep`: also the
+        migration of a state directory from before the archive)."""
+        return archive.sweep(self, now or datetime.now(UTC), stop)
+
+    def retire(self, decisions: Iterable[Decision], *, now: datetime | None = None) -> int:
+        """Move these decisions to the archive if they are still done (:func:`.archive.retire`)."""
+        return archive.retire(self, list(decisions), now or datetime.now(UTC))
+
+    def forget(self, decision_id: str) -> None:
+        """Drop a decision from the parse cache (it moved)."""
+        self._decoded.pop(decision_id, None)
 
     def _contains(self, decision_id: str, marker: bytes) -> bool:
         try:
@@ -323,6 +507,13 @@ class DecisionStore:
         except FileNotFoundError:
             return None
         return (info.st_ino, info.st_mtime_ns, info.st_size)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _decode(path: Path, document: dict[str, object]) -> Decision:

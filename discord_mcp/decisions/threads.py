@@ -41,7 +41,7 @@ async def archive_if_done(store: DecisionStore, rest: RestClient, decision: Deci
     """
     if not decision.thread_id or not decision.is_final:
         return False
-    if not done_with(decision.thread_id, await store.aall()):
+    if not done_with(decision.thread_id, await store.ain_thread(decision.thread_id)):
         return False
     try:
         await rest.archive_thread(decision.thread_id)

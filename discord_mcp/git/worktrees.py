@@ -393,3 +393,25 @@ async def unmerged(document: Mapping[str, Any]) -> int:
         ["rev-list", "--count", head, *(f"^{b}" for b in bases), "--"], repo
     )
     return int(counted.line or 0)
+
+
+# -- the run folder's retention (discord_mcp.runs.retention)
+
+
+def keeps_run_folder(home: Path, folder: RunFolder) -> str | None:
+    """Why a run folder must stay for its worktree's sake (None: it may go): its
+    ``worktree.json`` is the record of a worktree that is still there, or of a removal that
+    left something behind (a branch with the run's commits). ``discord-watch gc`` removes
+    abandoned worktrees first (keeping any with unmerged commits unless forced); their run
+    folders may go after that. Blocking."""
+    document = read_document(folder.root / "worktree.json")
+    if document is None or not isinstance(document.get("path"), str):
+        return None
+    landed = document.get("landed") if isinstance(document.get("landed"), dict) else {}
+    if landed and landed.get("kept"):
+        return f"removing its worktree left something behind: {landed['kept']}"
+    if os.path.lexists(document["path"]):
+        return "its worktree is still there (discord-watch gc removes it once abandoned)"
+    if document.get("removed_at") or (landed and landed.get("action") in LANDED_GONE):
+        return None
+    return "its worktree record says it was never removed"

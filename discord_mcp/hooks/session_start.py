@@ -39,7 +39,7 @@ def decide(
     """The hook's answer (None: nothing to tell)."""
     own = {d.id for d in session_decisions(store, payload)}
     delivered, orphans = [], []
-    for decision in store.all():
+    for decision in store.open_decisions():
         if decision.kind != "question" or decision.from_run:
             continue
         if not owns(decision) and decision.id not in own:

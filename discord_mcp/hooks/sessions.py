@@ -71,7 +71,7 @@ def session_decisions(store: DecisionStore, payload: Mapping[str, Any]) -> list[
     found: dict[str, Decision] = {}
     if label is not None:
         marker = json.dumps(label, ensure_ascii=False)[1:-1].encode("utf-8")  # as in the file
-        for decision in store.all(containing=marker):
+        for decision in store.open_decisions(containing=marker):
             if decision.session == label:
                 found[decision.id] = decision
     for decision_id in sorted(ids - found.keys()):

@@ -12,7 +12,8 @@ finds its result.
 Nothing is lost to a crash: at startup :meth:`RunRecorder.reconcile` compares the journal (the
 truth) with each folder and writes what a previous daemon could not (a turn that ended while
 no daemon ran; a request claimed but never started, which fails as E_NOT_STARTED). The journal
-forgets old jobs (``keep_finished``); the folders keep every turn.
+forgets old jobs (``keep_finished``); the folders keep every turn, until retention removes the
+folders of old runs (:mod:`.retention`): start-up leaves a removed folder removed.
 """
 
 from __future__ import annotations
@@ -477,6 +478,8 @@ class RunRecorder:
                 continue
             known.add(session.run_id)
             folder = RunFolder.of(self.home, session.run_id)
+            if not await off_loop(folder.root.is_dir):
+                continue  # removed by retention (runs.retention): nothing to bring up to date
             result = await off_loop(read_document, folder.result) or {}
             recorded = {t.get("job_id") for t in result.get("turns") or []}
             for job in jobs(session.thread_id):

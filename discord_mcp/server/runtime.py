@@ -31,7 +31,7 @@ from discord_mcp.relay.interest import Interests
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.server import results
 from discord_mcp.server.tmux import PaneWatcher, pane_from
-from discord_mcp.state.files import ensure_dir
+from discord_mcp.state.files import ensure_dir, off_loop, sweep_and_say
 from discord_mcp.state.leases import ProcessLease
 from discord_mcp.tasks import Background
 from discord_mcp.transport.rest import RestClient
@@ -144,9 +144,22 @@ class Runtime:
         process is the state directory's reminder sender, and the tmux pane's title."""
         async with asyncio.TaskGroup() as group:
             group.create_task(self.run_link(), name="gateway")
+            group.create_task(_apart(self._upkeep(), "tidying the state directory"), name="upkeep")
             group.create_task(_apart(self.reminders.run(), "reminders"), name="reminders")
             if self.pane is not None:
                 group.create_task(_apart(self.pane.run(), "the tmux pane"), name="tmux-pane")
+
+    async def _upkeep(self) -> None:
+        """Once this process holds the machine's gateway (it is then the one server that
+        tidies up, as ``discord-watch`` does when it runs): remove the temporary files of
+        writes that never finished, and move done decisions out of the open ones."""
+        if self.link is None:
+            return
+        await self.link.holding.wait()
+        await off_loop(sweep_and_say, self.settings.home, "the gateway holder")
+        moved = await self.store.asweep()
+        if moved:
+            log.info("moved %d done decision%s to the archive", moved, "" if moved == 1 else "s")
 
     async def aclose(self) -> None:
         """Finish background work (bounded) and close connections."""

@@ -14,6 +14,11 @@ refuses to run on a loop's thread; async code goes through :func:`off_loop`, whi
 whole locked read-modify-write in a worker thread. A lock is waited for at most
 :data:`LOCK_WAIT_S` (:class:`~discord_mcp.errors.StateBusy` after that), never forever.
 
+A temporary file is named after its writer (``.<name>.w<pid>-<start>.<random>.tmp``: the
+process id and its start time), so one left by a process killed mid-write is known for what it
+is: :func:`sweep_unfinished_writes` removes those whose writer is gone (``discord-watch`` and
+the gateway holder call it at start).
+
 A file that cannot be parsed is quarantined (:mod:`discord_mcp.state.quarantine`: moved aside
 under a unique name, logged, and reported to the next tool result and to ``doctor``) and
 raised as :class:`~discord_mcp.errors.StateCorrupt`; it is never read as empty. A full disk is
@@ -28,7 +33,9 @@ import errno
 import fcntl
 import functools
 import json
+import logging
 import os
+import re
 import tempfile
 import threading
 import time
@@ -39,6 +46,8 @@ from typing import Any, ParamSpec, TypeVar
 
 from discord_mcp.errors import StateBusy, StateCorrupt, StateError, StateFull
 from discord_mcp.state.quarantine import quarantine
+
+log = logging.getLogger(__name__)
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -152,7 +161,9 @@ def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
         if _ENDING:
             raise _write_failed(path, OSError(errno.ESHUTDOWN, "the process is ending"))
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            fd, tmp = tempfile.mkstemp(
+                prefix=f".{path.name}.{_writer()}.", suffix=".tmp", dir=path.parent
+            )
         except OSError as exc:
             raise _write_failed(path, exc) from None
         _UNFINISHED.add(tmp)
@@ -176,7 +187,115 @@ def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
         with _UNFINISHED_LOCK:
             _UNFINISHED.discard(tmp)
     if durable:
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
+
+
+_WRITER: str | None = None
+_UNFINISHED_NAME = re.compile(r"^\.(?P<name>.+?)\.w(?P<pid>\d+)-(?P<start>\d+)\.[a-z0-9_]{8}\.tmp$")
+_OLD_UNFINISHED_NAME = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp$")
+"""A temporary file written before temporary files named their writer."""
+SWEEP_AFTER_S = 60.0
+"""A temporary file younger than this is left alone, whoever wrote it."""
+OLD_SWEEP_AFTER_S = 3600.0
+"""One that names no writer (made before they did) is removed only after this long: no write
+takes an hour, but which process made it cannot be told."""
+NOT_SWEPT = frozenset({"worktrees"})
+"""Directories of the state directory that hold no state writes (runs' git worktrees: project
+files, whose names are not ours to judge)."""
+
+
+def _writer() -> str:
+    """``w<pid>-<start time>`` of this process, as its temporary files carry it."""
+    global _WRITER
+    pid = os.getpid()
+    if _WRITER is None or not _WRITER.startswith(f"w{pid}-"):  # a forked child is another
+        _WRITER = f"w{pid}-{_start_ticks(pid) or 0}"
+    return _WRITER
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot, ``/proc/<pid>/stat``); None: no such
+    process, or no ``/proc``."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    if not fields or fields[0] in ("Z", "X") or len(fields) < 20:
+        return None
+    return int(fields[19])
+
+
+def _writer_gone(pid: int, start: int) -> bool:
+    """Whether the process that named a temporary file ``w<pid>-<start>`` has ended."""
+    if pid == os.getpid() and _writer() == f"w{pid}-{start}":
+        return False
+    if os.path.exists("/proc/self/stat"):
+        running = _start_ticks(pid)
+        return running is None or (start != 0 and running != start)
+    try:  # no /proc: a pid check is all there is
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def sweep_unfinished_writes(home: Path, *, now: float | None = None) -> int:
+    """Remove the temporary files of state writes under ``home`` that will never finish: older
+    than :data:`SWEEP_AFTER_S` and written by a process that has ended (see the module doc).
+    Returns how many were removed. Blocking: it walks the state directory."""
+    now = time.time() if now is None else now
+    removed = 0
+    pending = [home]
+    while pending:
+        directory = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not (directory == home and name in NOT_SWEPT):
+                        pending.append(Path(entry.path))
+                    continue
+                if not name.endswith(".tmp") or not name.startswith("."):
+                    continue
+                age = now - entry.stat(follow_symlinks=False).st_mtime
+            except OSError:
+                continue
+            if not _abandoned(name, age):
+                continue
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                continue
+            removed += 1
+    return removed
+
+
+def _abandoned(name: str, age: float) -> bool:
+    if age < SWEEP_AFTER_S:
+        return False
+    named = _UNFINISHED_NAME.match(name)
+    if named is not None:
+        return _writer_gone(int(named["pid"]), int(named["start"]))
+    return _OLD_UNFINISHED_NAME.match(name) is not None and age >= OLD_SWEEP_AFTER_S
+
+
+def sweep_and_say(home: Path, who: str) -> int:
+    """:func:`sweep_unfinished_writes`, and say how many it removed (in the log)."""
+    removed = sweep_unfinished_writes(home)
+    log.info(
+        "%s removed %d temporary file%s left by state writes that never finished",
+        who,
+        removed,
+        "" if removed == 1 else "s",
+    )
+    return removed
 
 
 def read_json(path: Path, *, max_version: int) -> dict[str, Any] | None:
@@ -271,7 +390,7 @@ def append_line(path: Path, document: dict[str, Any]) -> None:
         raise _write_failed(path, exc) from None
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     # The rename is durable only once the directory entry is on disk.
     try:
         fd = os.open(directory, os.O_RDONLY)

@@ -52,6 +52,7 @@ from discord_mcp.watch.outbox import Delivery
 from discord_mcp.watch.requests import ShellRequests
 from discord_mcp.watch.resumes import LateAnswers
 from discord_mcp.watch.run_desk import calls_not_run
+from discord_mcp.watch.upkeep import check_policy, upkeep
 from discord_mcp.watch.waiting import owner_wait
 
 log = logging.getLogger(__name__)
@@ -148,6 +149,8 @@ async def run_daemon(
     """
     ensure_dir(settings.home)
     options = watch_options(environ)
+    env = os.environ if environ is None else environ
+    check_policy(env)
     clock = clock or SystemClock()
     downtime = Downtime(settings.home, wall=clock.time, machine=settings.machine)
     projects = ProjectRegistry(
@@ -315,6 +318,10 @@ async def run_daemon(
                         name="shell-requests",
                     )
                     group.create_task(downtime.beat(), name="alive")
+                    group.create_task(
+                        upkeep(settings.home, env, ready=watcher.caught_up, wall=clock.time),
+                        name="upkeep",
+                    )
                     group.create_task(
                         _after_catch_up(watcher, threads, engine, downtime, controls),
                         name="downtime",

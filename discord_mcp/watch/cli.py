@@ -41,6 +41,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import re
 import signal
 import sys
@@ -179,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "gc":
             from discord_mcp.config import state_home
 
-            return gc_main(args, state_home())
+            return gc_main(args, state_home(), os.environ)
         if args.command == "status":
             from discord_mcp.config import state_home
             from discord_mcp.watch.display import render_status

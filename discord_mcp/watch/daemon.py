@@ -18,7 +18,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from discord_mcp.config import Settings
@@ -44,8 +43,15 @@ from discord_mcp.watch.chat.desk import ChatDesk
 from discord_mcp.watch.chat.watching import owner_command, watch_chats
 from discord_mcp.watch.control import Dispatcher, SlashCommands
 from discord_mcp.watch.control.machines import text_turn
-from discord_mcp.watch.cursors import Cursors
+from discord_mcp.watch.cursors import REST_AFTER_S, Cursors, snowflake_seconds
 from discord_mcp.watch.landing.desk import LandingDesk
+from discord_mcp.watch.quiet import (
+    at_rest,
+    known_threads,
+    retire_done,
+    thread_decisions,
+    wake_resting,
+)
 from discord_mcp.watch.recovery import (
     FALLBACK_WINDOW_S,
     INBOX_WINDOW_S,
@@ -72,8 +78,9 @@ that had to start a new session); without one, it is read every poll interval.""
 CLOCK_SKEW_S = 2.0
 """On a first start, messages from this long before the daemon started are acted on too: this
 machine's clock may run ahead of Discord's."""
-DECISION_THREAD_DAYS = 7
-"""Decision threads are watched this long after the question, for notes after the answer."""
+LONG_DOWNTIME_S = 3600.0
+"""Down longer than this (Discord's shortest auto-archive), a thread may have been written in
+and archived again while no daemon ran: the first pass reads resting threads too."""
 THREAD_CREATED = 18
 """The system message Discord posts in a channel when a thread is created in it."""
 OWNER_ONLY_REPLY_EVERY_S = 600.0
@@ -165,6 +172,12 @@ class Watcher:
         messages one at a time; a slow one never holds up another channel's."""
         self._wake = asyncio.Event()
         self._told_content_hidden = False
+        self._history_discovered = False
+        self._long_downtime = False
+        """Down long enough for a thread to be written in and archived again: the first pass
+        reads every resting thread (:mod:`.cursors`)."""
+        self._guild_id: str | None = None
+        self._retiring: asyncio.Task[None] | None = None
         self.caught_up_messages = 0
         """Messages by people handled on catch-up (not live) since the start."""
         self.caught_up = asyncio.Event()
@@ -181,29 +194,36 @@ class Watcher:
         await self._watch_main_channel()
         if first is not None:
             await first()
-        while True:
-            began, complete = self._wall(), False
-            try:
-                complete = await self.catch_up()
-                await self._rebuild_inbox()
-                await self._decisions.upgrade_cards()
-            except Unauthorized:
-                raise
-            except (DiscordError, StateError) as exc:
-                log.warning("catching up failed: %s", exc)
-            with contextlib.suppress(StateError):
-                await self._alive.record(caught_up_at=began if complete else None)
-            self.caught_up.set()
-            live = self.link is not None and self.link.is_live()
-            pause = (
-                max(SAFETY_CATCH_UP_S, self._settings.poll_interval)
-                if live
-                else self._settings.poll_interval
-            )
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(pause):
-                    await self._wake.wait()
+        try:
+            while True:
+                began, complete = self._wall(), False
+                try:
+                    complete = await self.catch_up()
+                    await self._rebuild_inbox()
+                    await self._decisions.upgrade_cards()
+                except Unauthorized:
+                    raise
+                except (DiscordError, StateError) as exc:
+                    log.warning("catching up failed: %s", exc)
+                with contextlib.suppress(StateError):
+                    await self._alive.record(caught_up_at=began if complete else None)
+                self.caught_up.set()
+                if self._retiring is None or self._retiring.done():  # beside the loop: a first
+                    # sweep after an upgrade moves the whole history, and must not hold it up
+                    self._retiring = asyncio.create_task(retire_done(self._store), name="retire")
+                live = self.link is not None and self.link.is_live()
+                pause = (
+                    max(SAFETY_CATCH_UP_S, self._settings.poll_interval)
+                    if live
+                    else self._settings.poll_interval
+                )
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(pause):
+                        await self._wake.wait()
+        finally:
+            if self._retiring is not None:
+                self._retiring.cancel()
 
     def catch_up_soon(self, name: str = "", data: dict[str, Any] | None = None) -> None:
         """Read history at once rather than at the next pass: a live event could not be handled
@@ -212,9 +232,10 @@ class Watcher:
 
     async def _watch_main_channel(self) -> None:
         channel = self._settings.channel_id
+        caught_up_at, alive_at = await off_loop(self._alive.read)
+        self._long_downtime = alive_at is not None and self._wall() - alive_at > LONG_DOWNTIME_S
         if channel in self._cursors.channels():
             return
-        caught_up_at, alive_at = await off_loop(self._alive.read)
         if self._cursors.lost is None and caught_up_at is None and alive_at is None:
             # First start: the channel's history before the daemon started is not ours to act
             # on. The cursor is the start time, not the newest message when we first look: a
@@ -244,18 +265,16 @@ class Watcher:
 
     async def _discover(self) -> None:
         """Watch the threads we know of from our own state: run sessions and decisions."""
-        channel = self._settings.channel_id
-        for session in self._engine.sessions():
-            self._cursors.watch(session.thread_id, parent_id=channel, start=None)
-        recent = datetime.now(UTC) - timedelta(days=DECISION_THREAD_DAYS)
-        for decision in await self._store.aall():
-            if decision.card_message_id and datetime.fromisoformat(decision.asked_at) >= recent:
-                # Earlier messages in the thread are not ours; the card's own thread starts here.
-                self._cursors.watch(
-                    decision.thread_id,
-                    parent_id=decision.channel_id,
-                    start=decision.card_message_id,
-                )
+        found = await known_threads(
+            self._store,
+            self._engine.sessions(),
+            self._settings.channel_id,
+            self._wall(),
+            with_history=not self._history_discovered,
+        )
+        self._history_discovered = True
+        for thread_id, parent_id, start in found:
+            self._cursors.watch(thread_id, parent_id=parent_id, start=start)
 
     async def catch_up(self) -> bool:
         """Read every watched channel's history after its cursor and handle what is new.
@@ -265,6 +284,7 @@ class Watcher:
         """
         await self._discover()
         await self._watch_chats()
+        active = await self._wake_resting()
         complete = channel_readable = True
         for channel_id, cursor in self._cursors.channels().items():
             try:
@@ -279,7 +299,27 @@ class Watcher:
             except StateError as exc:
                 complete = False
                 log.warning("handling messages of channel %s failed: %s", channel_id, exc)
+        self._cursors.rest(self._wall(), active=active, keep=self._busy_thread)
+        await self._cursors.flush()
         return complete
+
+    async def _wake_resting(self) -> set[str] | None:
+        """Resting threads that may have news are read this pass (:mod:`.quiet`); the threads
+        Discord lists as active (None: unknown)."""
+        active, self._guild_id = await wake_resting(
+            self._cursors,
+            self._rest,
+            self._settings.channel_id,
+            long_downtime=self._long_downtime,
+            guild_id=self._guild_id,
+        )
+        self._long_downtime = False
+        return active
+
+    def _busy_thread(self, thread_id: str) -> bool:
+        """A run thread with a job running or queued never rests."""
+        session = self._engine.session(thread_id)
+        return session is not None and not at_rest(session)
 
     async def _watch_chats(self) -> None:
         if self.chat is not None:
@@ -358,7 +398,7 @@ class Watcher:
         message_id = str(message.get("id") or "")
         if not channel_id or not message_id.isdigit():
             return
-        if not await self._is_watched(channel_id):
+        if not await self._is_watched(channel_id, message_id):
             return
         async with self._locks.setdefault(channel_id, asyncio.Lock()):
             if self._cursors.seen(channel_id, message_id):
@@ -385,7 +425,7 @@ class Watcher:
                 self.caught_up_messages += 1
             await self._cursors.flush()
 
-    async def _is_watched(self, channel_id: str) -> bool:
+    async def _is_watched(self, channel_id: str, message_id: str) -> bool:
         if channel_id == self._settings.channel_id or channel_id in self._cursors.channels():
             return True
         if self.chat is not None and self.chat.handles(channel_id):
@@ -401,9 +441,13 @@ class Watcher:
             return False
         if self.team is not None and not await self._ours(channel_id):
             return False
-        # A live message proves the thread exists, even one retired earlier.
+        # A live message proves the thread exists, even one retired earlier. A thread older
+        # than a resting one that is not watched was forgotten (cursors): what came before this
+        # message was handled then, and is not read again.
+        old = self._wall() - snowflake_seconds(channel_id) > REST_AFTER_S
+        start = str(int(message_id) - 1) if old else None
         self._cursors.watch(
-            channel_id, parent_id=self._settings.channel_id, start=None, revive=True
+            channel_id, parent_id=self._settings.channel_id, start=start, revive=True
         )
         return True
 
@@ -432,7 +476,8 @@ class Watcher:
             return
         if channel_id == self._settings.channel_id:
             self._discover_thread_of(message)
-        route = self._destination(message, channel_id, await self._store.aall())
+        decisions = await thread_decisions(self._store, channel_id, self._settings.channel_id)
+        route = self._destination(message, channel_id, decisions)
         message_id = str(message["id"])
         if route.command is not None:
             if replay and self._replay_until is not None and int(message_id) <= self._replay_until:
@@ -467,7 +512,15 @@ class Watcher:
             files = await self._files.keep(message)
             await off_loop(
                 self._inbox.add,
-                [inbox_item(message, route.project, files, channel=self._settings.channel_id)],
+                [
+                    inbox_item(
+                        message,
+                        route.project,
+                        files,
+                        channel=self._settings.channel_id,
+                        project_key=route.project_key,
+                    )
+                ],
             )
         elif route.kind == "content_hidden" and not self._told_content_hidden:
             if self.team is not None and self.team.anyone_turn().act != "now":

@@ -40,7 +40,7 @@ def render_status(home: Path, *, now: float | None = None) -> str:
     else:
         lines.append(f"gateway: not connected (last: {gateway.state}); polling")
 
-    pending = [d for d in DecisionStore(home).all() if d.status == "pending"]
+    pending = [d for d in DecisionStore(home).open_decisions() if d.status == "pending"]
     lines.append(f"\nopen decisions: {len(pending)}")
     for decision in pending[:20]:
         options = f" [{' / '.join(decision.options)}]" if decision.options else ""

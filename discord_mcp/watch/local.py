@@ -27,6 +27,7 @@ from discord_mcp.watch.display import render_status
 from discord_mcp.watch.downtime import Downtime
 from discord_mcp.watch.options import watch_options
 from discord_mcp.watch.requests import ShellRequests
+from discord_mcp.watch.upkeep import check_policy, upkeep
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ async def run_local(
     environment = dict(os.environ if environ is None else environ)
     ensure_dir(home)
     options = watch_options(environment)
+    check_policy(environment)
     clock = clock or SystemClock()
     engine = RunEngine(
         state_dir=home,
@@ -93,8 +95,18 @@ async def run_local(
         async with asyncio.TaskGroup() as group:
             group.create_task(ShellRequests(engine, home).run(), name="shell-requests")
             group.create_task(downtime.beat(), name="alive")
+            settled = asyncio.Event()  # the run folders are up to date (the recorder's start-up)
+            group.create_task(_settle(engine, settled), name="settle")
+            group.create_task(
+                upkeep(home, environment, ready=settled, wall=clock.time), name="upkeep"
+            )
             if display is not None:
                 group.create_task(_display(home, display), name="display")
+
+
+async def _settle(engine: RunEngine, settled: asyncio.Event) -> None:
+    await engine.recorder.drain()
+    settled.set()
 
 
 async def _display(home: Path, out: TextIO) -> None:

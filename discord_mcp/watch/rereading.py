@@ -75,7 +75,6 @@ async def rebuild_inbox(
     lost = await off_loop(inbox.needs_rebuild)
     if not lost:
         return
-    decisions = await store.aall()
     added, failed = 0, []
     for channel_id in channels:
         if runs(channel_id) is not None:
@@ -88,8 +87,9 @@ async def rebuild_inbox(
             failed.append(channel_id)
             log.warning("re-reading channel %s for the inbox failed: %s", channel_id, exc)
             continue
+        decisions = [] if channel_id == channel else await store.ain_thread(channel_id)
         notes = [
-            inbox_item(message, found.project, channel=channel)
+            inbox_item(message, found.project, channel=channel, project_key=found.project_key)
             for message in messages
             if (found := route(message, channel_id, decisions)).kind == "inbox"
         ]

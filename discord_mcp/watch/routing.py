@@ -54,6 +54,8 @@ class Route:
     kind: str
     command: Command | None = None
     project: str | None = None
+    project_key: str | None = None
+    """The identity of ``project`` (None: unknown, or a decision written before keys)."""
 
 
 def destination(
@@ -68,7 +70,8 @@ def destination(
     """Where ``message`` (in ``channel_id``) goes, by the table above.
 
     Args:
-        decisions: every decision of the state directory (a thread's own are looked up).
+        decisions: the decisions of ``channel_id`` when it is a thread, open and done (others
+            are not looked at).
         channel: the configured channel.
         owners: the owners' user ids.
         run_thread: ``channel_id`` is a run session's thread.
@@ -100,7 +103,9 @@ def destination(
         return Route("job") if said else unseen
     if not said:
         return unseen
-    return Route("inbox", project=mine[-1].project if mine else None)
+    if not mine:
+        return Route("inbox")
+    return Route("inbox", project=mine[-1].project, project_key=mine[-1].project_key)
 
 
 def author_name(author: dict[str, Any]) -> str:
@@ -113,6 +118,7 @@ def inbox_item(
     attachments: Sequence[Mapping[str, Any]] = (),
     *,
     channel: str,
+    project_key: str | None = None,
 ) -> InboxItem:
     """The inbox note a message of the owner's becomes (``channel``: the configured one)."""
     author = message.get("author") or {}
@@ -127,6 +133,7 @@ def inbox_item(
         timestamp=str(message.get("timestamp") or ""),
         project=project,
         attachments=tuple(dict(a) for a in attachments),  # the owner's files, kept locally
+        project_key=project_key,
     )
 
 

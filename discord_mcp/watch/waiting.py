@@ -10,13 +10,11 @@ daemon restart (a reattached job keeps the time it waited before).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
-from discord_mcp.errors import DecisionNotFound, StateError
 from discord_mcp.runs import OwnerWait
 from discord_mcp.state.files import off_loop
 
@@ -51,29 +49,17 @@ def owner_wait(store: DecisionStore, wall: Callable[[], float]) -> OwnerWait:
     """The run engine's ``owner_wait``, from the decision files (read off the event loop)."""
 
     async def probe(thread_id: str, since: float) -> float:
-        decisions = await off_loop(asked_since, store, since)
+        decisions = await off_loop(asked_since, store, thread_id, since)
         return waited_seconds(decisions, thread_id, since, wall())
 
     return probe
 
 
-def asked_since(store: DecisionStore, since: float) -> list[Decision]:
-    """The decisions whose id (which starts with the UTC second it was made) is not older than
-    ``since``: the others cannot be this job's waits, and need not be read."""
+def asked_since(store: DecisionStore, thread_id: str, since: float) -> list[Decision]:
+    """The decisions of ``thread_id`` (open or done) whose id (which starts with the UTC second
+    it was made) is not older than ``since``: the others cannot be this job's waits."""
     floor = datetime.fromtimestamp(since - 1, UTC).strftime("%Y%m%d-%H%M%S")
-    try:
-        names = os.listdir(store.directory)
-    except FileNotFoundError:
-        return []
-    found = []
-    for name in sorted(names):
-        if not name.endswith(".json") or name[:15] < floor:
-            continue
-        try:
-            found.append(store.load(name[:-5]))
-        except (DecisionNotFound, StateError, ValueError):
-            continue  # gone meanwhile, or unreadable (moved aside and reported by the store)
-    return found
+    return [d for d in store.in_thread(thread_id) if d.id[:15] >= floor]
 
 
 def _seconds(stamp: str | None) -> float | None:

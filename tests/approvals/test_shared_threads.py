@@ -54,7 +54,9 @@ async def both_open(
     approving = asyncio.create_task(approvals.decide(request, max_wait=60, label="sess-1"))
 
     def approval_card() -> Decision | None:
-        found = [d for d in service.store.all() if d.kind == "approval" and d.card_message_id]
+        found = [
+            d for d in service.store.open_decisions() if d.kind == "approval" and d.card_message_id
+        ]
         return found[0] if found else None
 
     approval = await eventually(approval_card)

@@ -207,7 +207,7 @@ async def test_the_main_channel_is_refused_as_a_thread(
     with pytest.raises(DecisionError, match="not a thread"):
         await service.ask(Question("Here?", thread_id=settings.channel_id))
     assert len(people.messages(settings.channel_id)) == before
-    assert service.store.all() == []
+    assert service.store.open_decisions() == []
 
 
 async def test_a_reask_after_the_askers_death_before_the_cards_reactions_adds_them(

@@ -35,7 +35,7 @@ def test_a_decision_round_trips_through_its_file(tmp_path: Path) -> None:
     decision = make_decision(reaction_emojis=("✅", "❌"))
     store.create(decision)
     assert store.load(decision.id) == decision
-    assert store.all() == [decision]
+    assert store.open_decisions() == [decision]
 
 
 def test_unknown_or_malformed_ids_are_not_found(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_a_corrupt_decision_file_is_moved_aside_and_others_still_list(tmp_path: 
     bad = make_decision(id=new_decision_id())
     store.create(bad)
     store.path(bad.id).write_text('{"version": 1, "id": "x"}', encoding="utf-8")
-    assert store.all() == [good]
+    assert store.open_decisions() == [good]
     with pytest.raises(DecisionNotFound):
         store.load(bad.id)
     assert any(p.name.startswith(f"{bad.id}.json.corrupt-") for p in store.directory.iterdir())

@@ -283,7 +283,7 @@ async def test_codex_asking_twice_for_a_call_that_leaves_its_sandbox_takes_one_c
     assert (workdir / "once.txt").read_text(encoding="utf-8") == "once\n"
     cards = [t for t in texts(people, thread_id) if "**Approval needed**" in t]
     assert len(cards) == 1  # the second ask for the same call was answered by the same click
-    [approval] = [d for d in DecisionStore(settings.home).all() if d.kind == "approval"]
+    [approval] = [d for d in DecisionStore(settings.home).open_decisions() if d.kind == "approval"]
     assert (approval.approval or {}).get("second_ask_used")  # Codex did ask twice
 
 

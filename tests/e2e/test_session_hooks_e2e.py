@@ -106,7 +106,7 @@ def test_the_stop_hook_sends_an_agent_back_to_wait_for_its_pending_question(
     assert final is not None
     assert "The owner decided:" in final
     assert "Keep it" in final
-    (decision,) = DecisionStore(home).all()
+    (decision,) = DecisionStore(home).open_decisions()
     assert decision.delivered
 
 

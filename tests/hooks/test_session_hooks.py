@@ -199,6 +199,10 @@ class CountingStore(DecisionStore):
         self.parsed.append(decision_id)
         return super().load(decision_id)
 
+    def read_open(self, decision_id: str) -> Decision:
+        self.parsed.append(decision_id)
+        return super().read_open(decision_id)
+
 
 def test_a_hook_parses_only_its_sessions_files_and_the_ids_its_transcript_names(
     tmp_path: Path,

@@ -104,7 +104,7 @@ async def test_an_approval_card_and_its_buttons_in_each_language_keep_the_englis
     async with services(settings) as (decisions, approvals):
         task = asyncio.create_task(approvals.decide(request, max_wait=20, label="sess-1"))
         [decision] = await eventually(
-            lambda: [d for d in decisions.store.all() if d.card_message_id]
+            lambda: [d for d in decisions.store.open_decisions() if d.card_message_id]
         )
         assert decision.language == language
         await decisions.poster.upgrade(decision)

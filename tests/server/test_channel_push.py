@@ -20,7 +20,7 @@ import pytest
 
 from discord_mcp.chat.push import addressed_to, channel_event, channel_wanted
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.inbox import Inbox, InboxItem
+from discord_mcp.inbox import Inbox, InboxItem, Reader
 from tests.support.settings import env_for
 from tests.support.stdio_peer import StdioPeer
 
@@ -220,7 +220,7 @@ def test_owner_messages_for_the_session_are_pushed_once_and_none_is_lost_across_
     first = claude.wait(lambda m: m.get("method") == CHANNEL)["params"]
     assert first["content"] == f"@{LABEL} please also update the changelog"
     assert first["meta"]["message_id"] == "11"
-    unread = [i.message_id for i in inbox.read(project="proj")]
+    unread = [i.message_id for i in inbox.read(project=Reader("name:proj", "proj"))]
     assert unread == ["12"]  # pushed is read; another agent's note stays unread
     claude.close()
 

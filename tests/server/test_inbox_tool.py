@@ -17,7 +17,7 @@ from discord_mcp.server.app import build_server
 from discord_mcp.state.files import off_loop
 from discord_mcp.state.quarantine import find_quarantined, take_reports
 from tests.server.test_tools import call
-from tests.support.settings import settings_for
+from tests.support.settings import env_for, settings_for
 
 
 def note(n: int) -> InboxItem:
@@ -88,3 +88,31 @@ async def test_a_shared_note_cleared_by_one_project_is_still_there_for_another(
     assert (await call(api, "read_inbox", unread_only=False))["count"] == 0
     for_web = await call(web, "read_inbox")
     assert [(m["content"], m["read"]) for m in for_web["messages"]] == [("note 1", False)]
+
+
+async def test_two_projects_of_one_name_keep_their_own_read_marks(
+    discord: RunningEmulator, home: Path, tmp_path: Path
+) -> None:
+    await off_loop(Inbox(home).add, [note(1), note(2)])
+    clients = []
+    for workspace in ("ws1", "ws2"):
+        directory = tmp_path / workspace / "app"  # the same name, not the same project
+        directory.mkdir(parents=True)
+        env = {k: v for k, v in env_for(discord, home).items() if k != "PROJECT_NAME"}
+        settings = Settings.from_env(env, cwd=directory, read_dotenv=False)
+        assert settings.project_name == "app"
+        client: Client[Any] = Client(build_server(settings, environ={}))
+        await client.__aenter__()
+        clients.append(client)
+    first, second = clients
+    try:
+        await call(first, "read_inbox", mark_read=True)
+        assert (await call(first, "clear_inbox"))["removed"] == 2
+        for_second = await call(second, "read_inbox")
+        assert [(m["content"], m["read"]) for m in for_second["messages"]] == [
+            ("note 1", False),
+            ("note 2", False),
+        ]
+    finally:
+        for client in clients:
+            await client.__aexit__(None, None, None)

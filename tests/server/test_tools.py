@@ -259,7 +259,7 @@ async def test_a_default_thread_receives_questions_and_notices(
 
 
 async def test_the_inbox_is_read_marked_and_pruned(client: Client[Any], settings: Settings) -> None:
-    from discord_mcp.inbox import Inbox, InboxItem
+    from discord_mcp.inbox import Inbox, InboxItem, Reader
 
     def item(n: int, project: str | None) -> InboxItem:
         return InboxItem(
@@ -288,7 +288,8 @@ async def test_the_inbox_is_read_marked_and_pruned(client: Client[Any], settings
     assert (await call(client, "clear_inbox", read_only=False))["removed"] == 1
     assert (await call(client, "read_inbox", unread_only=False))["count"] == 0
     # Read marks and clears are this project's: another project still has the shared note.
-    others = await off_loop(Inbox(settings.home).read, project="other-project")
+    other = Reader("/elsewhere/other-project", "other-project")
+    others = await off_loop(Inbox(settings.home).read, project=other)
     assert [(i.content[:6], i.project) for i in others] == [
         ("note 1", None),
         ("note 3", "other-project"),

@@ -68,7 +68,7 @@ def describer(c: Controls, gateway: Callable[[], bool]) -> Callable[[], Awaitabl
                     )
                 )
         pending = sorted(
-            (d for d in await off_loop(c.decisions.all) if d.status == "pending"),
+            (d for d in await off_loop(c.decisions.open_decisions) if d.status == "pending"),
             key=lambda d: d.asked_at,
         )
         waiting = [

@@ -10,7 +10,7 @@ from discord_mcp.watch.control.words import ago, clip, fit
 
 
 async def pending(c: Controls, r: Request) -> Reply:
-    decisions = [d for d in await off_loop(c.decisions.all) if d.status == "pending"]
+    decisions = [d for d in await off_loop(c.decisions.open_decisions) if d.status == "pending"]
     elsewhere = waiting_elsewhere(roster_of(c), c.link, c.wall())
     if not decisions and not elsewhere:
         return Reply("Nothing is waiting for you.")

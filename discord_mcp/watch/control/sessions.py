@@ -22,7 +22,7 @@ async def status(c: Controls, r: Request) -> Reply:
     sessions = c.engine.sessions()
     running = [s for s in sessions if s.running_job_id]
     queued = sum(s.pending for s in sessions)
-    pending = [d for d in await off_loop(c.decisions.all) if d.status == "pending"]
+    pending = [d for d in await off_loop(c.decisions.open_decisions) if d.status == "pending"]
     lines = [
         f"**discord-watch** on `{c.settings.machine}`: {len(sessions)} sessions, "
         f"{len(running)} running, {queued} queued jobs, {len(pending)} open decisions"
