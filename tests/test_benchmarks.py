@@ -41,7 +41,7 @@ FEWEST_ROUNDS = {
 
 
 HELPERS = frozenset(
-    {"__init__", "mcp_stdio", "minimal_server", "stamp", "chaos_approvals", "history_state"}
+    {"__init__", "mcp_stdio", "minimal_server", "stamp", "chaos_approvals", "history_state", "reads"}
 )
 """The modules of ``bench/`` that are no benchmark (shared code, a baseline server, a wrapper)."""
 
