@@ -448,6 +448,9 @@ def main() -> int:
 
 
 def verdict(rows: list[Row]) -> int:
+    for world in ("week", "year"):
+        if not any(sample.opens for row in rows for sample in getattr(row, world)):
+            raise BenchFailure(f"no file was counted as opened ({world}): bench/reads is broken")
     print(
         "\nthe last week alone | after a year, each the best of its samples:"
         "\n  files opened under the state directory (budget: no more after a year)"
