@@ -1,0 +1,442 @@
+"""The mutation check: each guard broken on purpose, one at a time, must fail a test.
+
+    scripts/mutate                      every mutation in scripts/mutations.toml
+    scripts/mutate run-id-anchor ...    only these (ids, or a file's path: its mutations)
+    scripts/mutate --list               the mutations, with what each breaks
+    scripts/mutate --diff ID            the change a mutation makes
+    scripts/mutate --jobs 1             one at a time (default: one per core)
+    scripts/mutate --no-baseline        skip the unmutated run of every named test
+
+A mutation is a small bug a person could write in a guard (a dropped anchor, an inverted
+condition, a removed check, a fail-open ``except``, a widened allow-list...): a ``find`` text
+that occurs exactly once in its ``file`` and the ``replace`` text put in its place. Each runs
+against the tests it names, in a copy of the work tree (tracked and untracked files, as ``git
+ls-files`` lists them; the checkout is never changed), with ``pytest -x``: a test that fails
+(pytest's exit code 1) catches it; all passing means it SURVIVED, a real gap in the tests.
+A mutation whose text is not found once, whose result does not compile, or whose run ends any
+other way (no test collected, an error, a time-out) is a failure of this list, never "caught".
+
+First (unless ``--no-baseline``) every named test runs once unmutated in the same kind of copy,
+and must pass: a test that fails there would "catch" everything.
+
+Cheap by design (CI runs it beside the suite): one process imports pytest and the heavy
+third-party packages once, then forks one child per mutation, which imports this project from
+its copy (``sys.path`` and ``PYTHONPATH``, so the test's own subprocesses do too) and runs
+pytest in-process; the copies share one tree's compiled bytecode.
+
+Exit code: 0 when every mutation was caught, 1 when any survived, 2 when any could not be
+checked (not applied, an error) or the baseline failed. ``--report FILE`` writes the results
+as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MUTATIONS = ROOT / "scripts" / "mutations.toml"
+RUN_TIMEOUT_S = 300.0
+"""A mutation's test run that takes longer is ended and counted as an error (not caught)."""
+PYTEST_ARGS = (
+    "-q",
+    "-x",
+    "-rf",
+    "--no-header",
+    "-p",
+    "no:cacheprovider",
+    # Plugins by name, none found by entry point: what is preloaded below is then never marked
+    # for assertion rewriting after its import (pytest warns, and the suite makes warnings errors).
+    "--disable-plugin-autoload",
+    "-p",
+    "pytest_asyncio.plugin",
+    "-p",
+    "pytest_timeout",
+    "-p",
+    "_hypothesis_pytestplugin",
+    "-p",
+    "respx.plugin",
+)
+PRELOAD = (
+    "pytest",
+    "hypothesis",
+    "hypothesis.strategies",
+    "respx",
+    "httpx",
+    "anyio",
+    "pydantic",
+    "starlette.applications",
+    "uvicorn",
+    "websockets",
+    "dotenv",
+    "jsonschema",
+    "openapi_schema_validator",
+    "mcp",
+    "fastmcp",
+)
+"""Imported once by the parent: every child starts with them (never this project's modules)."""
+_OURS = ("discord_mcp", "tests", "bench")
+
+
+@dataclass(frozen=True)
+class Mutation:
+    id: str
+    file: str
+    breaks: str
+    find: str
+    replace: str
+    tests: tuple[str, ...]
+
+    def apply(self, root: Path) -> None:
+        """Write the mutated file under ``root``.
+
+        Raises:
+            NotApplied: the text is not there exactly once, or the result does not compile.
+        """
+        path = root / self.file
+        try:
+            source = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise NotApplied(f"{self.file} cannot be read ({exc.strerror})") from None
+        count = source.count(self.find)
+        if count != 1:
+            raise NotApplied(f"its text occurs {count} times in {self.file}, not once")
+        mutated = source.replace(self.find, self.replace)
+        if mutated == source:
+            raise NotApplied("it changes nothing")
+        if path.suffix == ".py":
+            try:
+                compile(mutated, str(path), "exec")
+            except SyntaxError as exc:
+                raise NotApplied(f"the mutated {self.file} does not compile ({exc})") from None
+        path.write_text(mutated, encoding="utf-8")
+        # Its bytecode (copied from the baseline tree) must not be the unmutated module's.
+        for cached in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+            cached.unlink()
+
+    def diff(self, root: Path) -> str:
+        source = (root / self.file).read_text(encoding="utf-8")
+        mutated = source.replace(self.find, self.replace, 1)
+        return "".join(
+            difflib.unified_diff(
+                source.splitlines(keepends=True),
+                mutated.splitlines(keepends=True),
+                f"a/{self.file}",
+                f"b/{self.file}",
+            )
+        )
+
+
+class NotApplied(Exception):
+    """A mutation that cannot be applied to the current code (the message says why)."""
+
+
+@dataclass
+class Result:
+    id: str
+    file: str
+    breaks: str
+    verdict: str  # caught | SURVIVED | NOT APPLIED | ERROR
+    seconds: float = 0.0
+    caught_by: list[str] = field(default_factory=list)
+    detail: str = ""
+
+
+def load(path: Path = MUTATIONS) -> list[Mutation]:
+    """The mutations of ``path``; each needs every field, and the ids are unique."""
+    document = tomllib.loads(path.read_text(encoding="utf-8"))
+    found: list[Mutation] = []
+    for entry in document.get("mutation", []):
+        tests = entry.get("tests")
+        if not isinstance(tests, list) or not tests or not all(isinstance(t, str) for t in tests):
+            raise SystemExit(f"{path}: mutation {entry.get('id')!r} names no tests")
+        found.append(
+            Mutation(
+                id=str(entry["id"]),
+                file=str(entry["file"]),
+                breaks=" ".join(str(entry["breaks"]).split()),
+                find=str(entry["find"]),
+                replace=str(entry["replace"]),
+                tests=tuple(tests),
+            )
+        )
+    ids = [m.id for m in found]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise SystemExit(f"{path}: duplicate ids {', '.join(duplicates)}")
+    return found
+
+
+def tree_files(root: Path) -> list[str]:
+    """The work tree's files as a fresh clone would have them, with uncommitted changes."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=root,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    return [name for name in listed.split("\0") if name and (root / name).is_file()]
+
+
+def copy_tree(source: Path, files: list[str] | None, destination: Path) -> None:
+    """``files`` of ``source`` (all of a copy, bytecode included, when None) to
+    ``destination``, times kept (so copied bytecode stays valid), and the checkout's ``.venv``
+    and ``.agent-clis`` linked (tests that look for them find them)."""
+    if files is None:
+        shutil.copytree(source, destination, symlinks=True)
+        return
+    for name in files:
+        target = destination / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / name, target)
+    for linked in (".venv", ".agent-clis"):
+        if (ROOT / linked).exists():
+            (destination / linked).symlink_to((ROOT / linked).resolve())
+
+
+def preload() -> None:
+    for name in PRELOAD:
+        try:
+            __import__(name)
+        except Exception:  # noqa: S112 (only a head start: a child imports what it needs)
+            continue
+    leaked = sorted(n for n in sys.modules if n.split(".")[0] in _OURS)
+    if leaked:
+        raise SystemExit(f"preloading imported this project's modules ({leaked[:3]}): stop")
+
+
+@dataclass
+class Child:
+    """A forked pytest run (its own process group), its log, its clock."""
+
+    pid: int
+    log: Path
+    started: float
+    key: str
+
+
+def start(key: str, tree: Path, tests: tuple[str, ...], log: Path, *, stop_first: bool) -> Child:
+    """Fork a child that runs pytest on ``tests`` in ``tree``, output to ``log``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 3
+        try:
+            os.setsid()
+            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.close(fd)
+            os.chdir(tree)
+            sys.path.insert(0, str(tree))
+            old = os.environ.get("PYTHONPATH")
+            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), old]))
+            import pytest
+
+            args = [*PYTEST_ARGS, f"--basetemp={tree.parent / 'tmp'}"]
+            if not stop_first:
+                args.remove("-x")
+            code = int(pytest.main([*args, *tests]))
+        except BaseException as exc:  # noqa: BLE001 (the child reports, then ends)
+            print(f"scripts/mutate: the run failed to start: {exc!r}", file=sys.stderr)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return Child(pid, log, time.monotonic(), key)
+
+
+def reap(child: Child, *, block: bool) -> int | None:
+    """The child's exit code once it ended (its process group killed after it), else None."""
+    pid, status = os.waitpid(child.pid, 0 if block else os.WNOHANG)
+    if pid == 0:
+        return None
+    try:
+        os.killpg(child.pid, signal.SIGKILL)  # whatever its tests left running
+    except (ProcessLookupError, PermissionError):
+        pass
+    return os.waitstatus_to_exitcode(status)
+
+
+def failed_tests(log: Path) -> list[str]:
+    text = log.read_text(encoding="utf-8", errors="replace")
+    return re.findall(r"^FAILED (\S+)", text, re.MULTILINE)
+
+
+def verdict_of(mutation: Mutation, code: int | None, child: Child, seconds: float) -> Result:
+    result = Result(mutation.id, mutation.file, mutation.breaks, "ERROR", round(seconds, 1))
+    if code == 1:
+        result.verdict = "caught"
+        result.caught_by = failed_tests(child.log)[:3]
+    elif code == 0:
+        result.verdict = "SURVIVED"
+        result.detail = "every named test passed with the mutation in place"
+    elif code is None:
+        result.detail = f"its tests ran longer than {RUN_TIMEOUT_S:.0f} s"
+    else:
+        tail = child.log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
+        result.detail = f"pytest ended with exit code {code}: " + " / ".join(tail)
+    return result
+
+
+def run_all(
+    mutations: list[Mutation], *, jobs: int, baseline: bool, keep: bool, quiet: bool
+) -> tuple[list[Result], bool]:
+    """(a result per mutation, whether the baseline passed)."""
+    work = Path(tempfile.mkdtemp(prefix="mutate-"))
+    try:
+        pristine = work / "base" / "src"
+        copy_tree(ROOT, tree_files(ROOT), pristine)
+        preload()
+        baseline_ok = True
+        if baseline:
+            union = tuple(dict.fromkeys(t for m in mutations for t in m.tests))
+            log = work / "baseline.log"
+            child = start("baseline", pristine, union, log, stop_first=False)
+            code = reap(child, block=True)
+            baseline_ok = code == 0
+            seconds = time.monotonic() - child.started
+            if not quiet:
+                state = "passed" if baseline_ok else f"FAILED (exit code {code})"
+                print(f"baseline: {len(union)} test paths unmutated {state} in {seconds:.0f} s")
+            if not baseline_ok:
+                sys.stdout.write(log.read_text(encoding="utf-8", errors="replace")[-4000:])
+                return [], False
+        else:
+            subprocess.run(
+                [sys.executable, "-m", "compileall", "-q", "-j", "0", str(pristine)],
+                check=False,
+                capture_output=True,
+            )
+        results = run_mutations(mutations, work, pristine, jobs=jobs, quiet=quiet)
+        return results, baseline_ok
+    finally:
+        if keep:
+            print(f"kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def run_mutations(
+    mutations: list[Mutation], work: Path, pristine: Path, *, jobs: int, quiet: bool
+) -> list[Result]:
+    results: dict[str, Result] = {}
+    queue = list(mutations)
+    running: dict[str, tuple[Child, Mutation]] = {}
+    width = max(len(m.id) for m in mutations)
+    while queue or running:
+        while queue and len(running) < jobs:
+            mutation = queue.pop(0)
+            place = work / mutation.id
+            tree = place / "src"
+            copy_tree(pristine, None, tree)
+            try:
+                mutation.apply(tree)
+            except NotApplied as exc:
+                results[mutation.id] = Result(
+                    mutation.id, mutation.file, mutation.breaks, "NOT APPLIED", detail=str(exc)
+                )
+                _show(results[mutation.id], width, quiet)
+                shutil.rmtree(place, ignore_errors=True)
+                continue
+            child = start(mutation.id, tree, mutation.tests, place / "pytest.log", stop_first=True)
+            running[mutation.id] = (child, mutation)
+        for key, (child, mutation) in list(running.items()):
+            code = reap(child, block=False)
+            seconds = time.monotonic() - child.started
+            if code is None and seconds > RUN_TIMEOUT_S:
+                os.killpg(child.pid, signal.SIGKILL)
+                reap(child, block=True)
+            elif code is None:
+                continue
+            results[key] = verdict_of(mutation, code, child, seconds)
+            _show(results[key], width, quiet)
+            del running[key]
+            if results[key].verdict in ("caught", "SURVIVED"):
+                shutil.rmtree(work / key, ignore_errors=True)
+        if running:
+            select.select([], [], [], 0.05)
+    return [results[m.id] for m in mutations]
+
+
+def _show(result: Result, width: int, quiet: bool) -> None:
+    if quiet:
+        return
+    how = ", ".join(result.caught_by) if result.caught_by else result.detail
+    print(
+        f"{result.verdict:<12} {result.id:<{width}} {result.seconds:6.1f}s  {result.file}  {how}",
+        flush=True,
+    )
+
+
+def select_mutations(mutations: list[Mutation], wanted: list[str]) -> list[Mutation]:
+    if not wanted:
+        return mutations
+    chosen = [m for m in mutations if m.id in wanted or m.file in wanted]
+    unknown = [w for w in wanted if not any(w in (m.id, m.file) for m in mutations)]
+    if unknown:
+        raise SystemExit(f"no mutation {', '.join(unknown)} (see scripts/mutate --list)")
+    return chosen
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scripts/mutate", description=__doc__.split("\n")[0])
+    parser.add_argument("ids", nargs="*", help="mutation ids or files (default: every one)")
+    parser.add_argument("--list", action="store_true", help="list the mutations and stop")
+    parser.add_argument("--diff", action="store_true", help="show each mutation's change")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the copies (to debug)")
+    parser.add_argument("--report", type=Path, help="write the results as JSON here")
+    args = parser.parse_args(argv)
+    mutations = select_mutations(load(), args.ids)
+    if args.list or args.diff:
+        for mutation in mutations:
+            print(f"{mutation.id}  ({mutation.file}; {', '.join(mutation.tests)})")
+            print(f"    breaks: {mutation.breaks}")
+            if args.diff:
+                try:
+                    print(mutation.diff(ROOT))
+                except OSError as exc:
+                    print(f"    cannot be read: {exc}")
+        return 0
+    started = time.monotonic()
+    results, baseline_ok = run_all(
+        mutations,
+        jobs=max(1, args.jobs),
+        baseline=not args.no_baseline,
+        keep=args.keep,
+        quiet=False,
+    )
+    if args.report is not None:
+        document = {"baseline_passed": baseline_ok, "results": [asdict(r) for r in results]}
+        args.report.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    if not baseline_ok:
+        print("the named tests fail without any mutation: fix them first")
+        return 2
+    counts = {
+        v: sum(r.verdict == v for r in results) for v in dict.fromkeys(r.verdict for r in results)
+    }
+    summary = ", ".join(f"{n} {v}" for v, n in counts.items())
+    print(f"{len(results)} mutations in {time.monotonic() - started:.0f} s: {summary}")
+    if any(r.verdict in ("NOT APPLIED", "ERROR") for r in results):
+        return 2
+    return 1 if any(r.verdict == "SURVIVED" for r in results) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
