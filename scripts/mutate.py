@@ -32,6 +32,7 @@ as JSON.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import json
 import os
@@ -211,7 +212,7 @@ def preload() -> None:
     for name in PRELOAD:
         try:
             __import__(name)
-        except Exception:  # noqa: S112 (only a head start: a child imports what it needs)
+        except Exception:
             continue
     leaked = sorted(n for n in sys.modules if n.split(".")[0] in _OURS)
     if leaked:
@@ -251,7 +252,7 @@ def start(key: str, tree: Path, tests: tuple[str, ...], log: Path, *, stop_first
             if not stop_first:
                 args.remove("-x")
             code = int(pytest.main([*args, *tests]))
-        except BaseException as exc:  # noqa: BLE001 (the child reports, then ends)
+        except BaseException as exc:
             print(f"scripts/mutate: the run failed to start: {exc!r}", file=sys.stderr)
         finally:
             sys.stdout.flush()
@@ -265,10 +266,8 @@ def reap(child: Child, *, block: bool) -> int | None:
     pid, status = os.waitpid(child.pid, 0 if block else os.WNOHANG)
     if pid == 0:
         return None
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)  # whatever its tests left running
-    except (ProcessLookupError, PermissionError):
-        pass
     return os.waitstatus_to_exitcode(status)
 
 
