@@ -257,8 +257,24 @@ def _match_yes_no(t: str, *, lenient: bool = False) -> tuple[frozenset[str], str
     return frozenset(found), ending[1]
 
 
-def _polarity(option: str) -> str | None:
-    match = _match_yes_no(fold(option), lenient=True)
+_OWN_LABEL_RE = re.compile(r"\(?([a-z]|[0-9]{1,2})\s*[).:]\s+")
+"""An option written with its own label ("A) 진행", "1. Yes", "(b) Cancel"): the label says
+which option it is, not what it means."""
+
+
+def _without_own_label(folded: str, index: int) -> str:
+    """``folded`` without a leading label, only when that label is this option's own (A or 1
+    for the first): any other leading letter or number is part of the option's text."""
+    m = _OWN_LABEL_RE.match(folded)
+    if m is None:
+        return folded
+    label = m.group(1)
+    own = label == str(index + 1) or (index < len(LETTERS) and label == LETTERS[index].lower())
+    return folded[m.end() :] if own else folded
+
+
+def _polarity(option: str, index: int) -> str | None:
+    match = _match_yes_no(_without_own_label(fold(option), index), lenient=True)
     return next(iter(match[0])) if match and len(match[0]) == 1 else None
 
 
@@ -267,11 +283,12 @@ def yes_no_targets(options: Sequence[str]) -> tuple[int | None, int | None]:
 
     Only on a card whose options are themselves a yes and a no: exactly one option means yes
     ("Yes", "Approve", "Proceed", "Allow", "네", "はい", "是") and exactly one means no ("No",
-    "Cancel", "Deny", "아니요", "いいえ", "不"). Anywhere else a plain yes or no picks nothing
+    "Cancel", "Deny", "아니요", "いいえ", "不"), read without the option's own label ("A) 진행",
+    "1. Yes", "B) Cancel" are a yes, a yes and a no). Anywhere else a plain yes or no picks nothing
     (the owner is asked which option): with "Delete the branches?" and the options "Keep
     them" / "Delete them", "no" must never pick "Delete them" by its place on the card.
     """
-    polarities = [_polarity(option) for option in options]
+    polarities = [_polarity(option, i) for i, option in enumerate(options)]
     yes = [i for i, p in enumerate(polarities) if p == "yes"]
     no = [i for i, p in enumerate(polarities) if p == "no"]
     if len(yes) == 1 and len(no) == 1:

@@ -99,6 +99,19 @@ def _by_bundle(client: str, events: Iterable[str], live: Sequence[bundles_found.
     return ""
 
 
+def _bundle_check(name: str, bundle: str, also: str | None, remove: str) -> Check:
+    """A client's hooks wired by an enabled ``bundle``: fine alone, a warning when ``also``
+    (what ``install`` wired besides) says they are wired twice."""
+    if also is None:
+        return Check("OK", name, f"wired by the {bundle}")
+    return Check(
+        "WARN",
+        name,
+        f"wired twice: by the {bundle} and by {also}",
+        f"keep one: {remove}, or uninstall the bundle",
+    )
+
+
 def approval_checks(
     registered: set[str],
     *,
@@ -116,17 +129,15 @@ def approval_checks(
             continue
         name = f"{client} approvals"
         bundle = _by_bundle(client, [APPROVAL_EVENTS[client]], live)
-        if bundle and state == "absent":
-            checks.append(Check("OK", name, f"wired by the {bundle}"))
-        elif bundle and state != "unreadable":
+        if bundle and state != "unreadable":
             checks.append(
-                Check(
-                    "WARN",
+                _bundle_check(
                     name,
-                    f"wired twice: by the {bundle} and by `install --approvals` ({detail}); "
-                    "every tool call would be asked twice",
-                    f"keep one: remove our {APPROVAL_EVENTS[client]} hook from the file "
-                    "install wrote, or uninstall the bundle",
+                    bundle,
+                    None
+                    if state == "absent"
+                    else f"`install --approvals` ({detail}); every tool call would be asked twice",
+                    f"remove our {APPROVAL_EVENTS[client]} hook from the file install wrote",
                 )
             )
         elif state == "wired":
@@ -166,16 +177,13 @@ def session_hook_checks(
             continue
         name = f"{client} hooks"
         bundle = _by_bundle(client, SESSION_EVENTS[client], live)
-        if bundle and state == "absent":
-            checks.append(Check("OK", name, f"wired by the {bundle}"))
-        elif bundle and state == "wired":
+        if bundle and state in ("absent", "wired"):
             checks.append(
-                Check(
-                    "WARN",
+                _bundle_check(
                     name,
-                    f"wired twice: by the {bundle} and by `install --hooks` ({detail})",
-                    "keep one: remove our hooks from the file install wrote, or uninstall "
-                    "the bundle",
+                    bundle,
+                    None if state == "absent" else f"`install --hooks` ({detail})",
+                    "remove our hooks from the file install wrote",
                 )
             )
         elif state == "wired":

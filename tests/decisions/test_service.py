@@ -355,3 +355,22 @@ async def test_a_question_whose_card_never_reached_discord_gets_it_on_recovery(
     people.say(decision.thread_id, "drop")
     result = await service.wait(decision.id, max_wait=10)
     assert (result.status, result.selected_option) == ("answered", "Drop")
+
+
+SEED_YES = ("yes", "y", "네", "예", "맞아", "확인", "ok", "ㅇㅇ")
+SEED_NO = ("no", "n", "아니", "아니요", "취소", "보류")
+
+
+@pytest.mark.parametrize(
+    "options", [("A) 진행", "B) 취소"), ("1. Yes", "2. No"), ("A) Proceed", "B) Cancel")]
+)
+async def test_a_plain_yes_or_no_picks_an_option_written_with_its_own_label(
+    service: DecisionService, people: People, options: tuple[str, str]
+) -> None:
+    """The Decision MCP seed writes its options with their labels ("A) 진행" / "B) 취소"): the
+    label hides nothing of the option's meaning, so its parser's cases pick as they did there."""
+    for reply, picked in [*((r, 0) for r in SEED_YES), *((r, 1) for r in SEED_NO)]:
+        decision, _ = await service.ask(Question(f"Go ahead? ({reply})", options=options))
+        people.say(decision.thread_id, reply)
+        result = await service.wait(decision.id, max_wait=10)
+        assert (result.status, result.selected_index, reply) == ("answered", picked, reply)

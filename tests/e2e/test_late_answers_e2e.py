@@ -78,7 +78,7 @@ async def test_an_answer_after_the_run_stopped_waiting_resumes_the_session_once(
             what="the first job's end",
         )
         store = DecisionStore(settings.home)
-        (decision,) = await off_loop(store.all)
+        (decision,) = await off_loop(store.open_decisions)  # pending: still open
         assert decision.from_run
         assert decision.status == "pending"
         people.say(thread_id, "B")  # the owner answers after the agent stopped listening

@@ -80,7 +80,7 @@ def test_a_write_under_way_and_what_is_not_ours_are_left_alone(tmp_path: Path) -
 
 def test_a_temporary_file_of_a_dead_writer_or_an_old_version_goes(tmp_path: Path) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], check=True,
-                          capture_output=True, text=True)  # fmt: skip
+                          capture_output=True, text=True, encoding="utf-8")  # fmt: skip
     pid = int(dead.stdout)
     gone = tmp_path / "watch" / f".cursors.json.w{pid}-12345.abcd_123.tmp"
     gone.parent.mkdir()
