@@ -19,10 +19,17 @@ other way (no test collected, an error, a time-out) is a failure of this list, n
 First (unless ``--no-baseline``) every named test runs once unmutated in the same kind of copy,
 and must pass: a test that fails there would "catch" everything.
 
+Every process of a run sees the mutated code, not the checkout's: the ``.venv``'s editable
+install names the checkout, so each copy gets its own ``.venv`` (a few links and files beside
+the real one: the same interpreter and installed packages, with the copy in the checkout's
+place on ``sys.path``, its console scripts pointing at it). A test that starts the product
+with an environment of its own (no ``PYTHONPATH``) through ``sys.executable``, a console
+script or ``PATH`` then runs the mutated copy too; each copy is checked for that before its
+tests run (a check that fails is an ERROR, never "caught").
+
 Cheap by design (CI runs it beside the suite): one process imports pytest and the heavy
 third-party packages once, then forks one child per mutation, which imports this project from
-its copy (``sys.path`` and ``PYTHONPATH``, so the test's own subprocesses do too) and runs
-pytest in-process; the copies share one tree's compiled bytecode.
+its copy and runs pytest in-process; the copies share one tree's compiled bytecode.
 
 Exit code: 0 when every mutation was caught, 1 when any survived, 2 when any could not be
 checked (not applied, an error) or the baseline failed. ``--report FILE`` writes the results
@@ -42,6 +49,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import tomllib
@@ -194,18 +202,117 @@ def tree_files(root: Path) -> list[str]:
 
 def copy_tree(source: Path, files: list[str] | None, destination: Path) -> None:
     """``files`` of ``source`` (all of a copy, bytecode included, when None) to
-    ``destination``, times kept (so copied bytecode stays valid), and the checkout's ``.venv``
-    and ``.agent-clis`` linked (tests that look for them find them)."""
+    ``destination``, times kept (so copied bytecode stays valid), the checkout's
+    ``.agent-clis`` linked, and a ``.venv`` of its own (:func:`own_venv`)."""
     if files is None:
-        shutil.copytree(source, destination, symlinks=True)
-        return
-    for name in files:
-        target = destination / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source / name, target)
-    for linked in (".venv", ".agent-clis"):
-        if (ROOT / linked).exists():
-            (destination / linked).symlink_to((ROOT / linked).resolve())
+        shutil.copytree(
+            source,
+            destination,
+            symlinks=True,
+            ignore=lambda folder, names: [".venv"] if Path(folder) == source else [],
+        )
+    else:
+        for name in files:
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source / name, target)
+        if (ROOT / ".agent-clis").exists():
+            (destination / ".agent-clis").symlink_to((ROOT / ".agent-clis").resolve())
+    own_venv(destination)
+
+
+VENV = ROOT / ".venv"
+"""The checkout's environment; its editable install puts the checkout itself on sys.path."""
+
+
+def own_venv(tree: Path) -> Path:
+    """Give ``tree`` a ``.venv`` of its own that imports this project from ``tree``.
+
+    It holds links to the real environment's interpreter and files, a ``pyvenv.cfg``, the
+    console scripts rewritten to start its own interpreter, and one ``.pth`` that adds the
+    real environment's packages (their own ``.pth`` files too) and then puts ``tree`` where
+    the checkout was on ``sys.path``. Returns its interpreter.
+    """
+    real = VENV.resolve()
+    venv = tree / ".venv"
+    bin_dir = venv / "bin"
+    bin_dir.mkdir(parents=True)
+    shutil.copy2(real / "pyvenv.cfg", venv / "pyvenv.cfg")
+    interpreter = Path(sys.executable).resolve()
+    # Console scripts name the interpreter by the path they were installed under.
+    real_python = {str(VENV / "bin"), str(real / "bin")}
+    for entry in sorted((real / "bin").iterdir()):
+        target = bin_dir / entry.name
+        if entry.name.startswith("python"):
+            target.symlink_to(interpreter)
+            continue
+        text = _script_text(entry)
+        if text is None:
+            target.symlink_to(entry)
+            continue
+        for named in real_python:
+            text = text.replace(named, str(bin_dir))
+        target.write_text(text, encoding="utf-8")
+        target.chmod(0o755)
+    for site_dir in dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib")):
+        inside = Path(site_dir).resolve().relative_to(real)
+        own = venv / inside
+        own.mkdir(parents=True, exist_ok=True)
+        checkout = {str(ROOT), str(ROOT.resolve())}
+        line = (
+            "import os, site, sys; "
+            f"site.addsitedir({str(Path(site_dir).resolve())!r}); "
+            f"sys.path[:] = [{str(tree)!r} if os.path.realpath(p) in {sorted(checkout)!r} "
+            "else p for p in sys.path]"
+        )
+        (own / "_mutate_own_tree.pth").write_text(line + "\n", encoding="utf-8")
+    return bin_dir / "python"
+
+
+def _script_text(path: Path) -> str | None:
+    """A console script's text (``#!`` and small), else None (binaries stay links)."""
+    try:
+        if not path.is_file() or path.stat().st_size > 64_000:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not data.startswith(b"#!"):
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def imports_itself(tree: Path) -> str | None:
+    """None when a process started from ``tree``'s interpreter, with an empty environment
+    (no PYTHONPATH, as the tests' ``env_for`` gives), imports this project from ``tree``;
+    else what it imports instead."""
+    python = tree / ".venv" / "bin" / "python"
+    probe = (
+        "import importlib.util as u\n"
+        "for n in ('discord_mcp', 'tests', 'bench'):\n"
+        "    print(getattr(u.find_spec(n), 'origin', None))"
+    )
+    try:
+        found = subprocess.run(
+            [str(python), "-c", probe],
+            env={},
+            cwd=tree.parent,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"its interpreter did not start ({exc})"
+    lines = found.stdout.split("\n")[:3]
+    wrong = [line for line in lines if not line.startswith(str(tree) + os.sep)]
+    if found.returncode != 0 or len(lines) < 3 or wrong:
+        return f"it imports {'; '.join(wrong) or found.stderr.strip()[-300:]}, not {tree}"
+    return None
 
 
 def preload() -> None:
@@ -243,9 +350,7 @@ def start(key: str, tree: Path, tests: tuple[str, ...], log: Path, *, stop_first
             os.dup2(fd, 2)
             os.close(fd)
             os.chdir(tree)
-            sys.path.insert(0, str(tree))
-            old = os.environ.get("PYTHONPATH")
-            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), old]))
+            enter(tree)
             import pytest
 
             args = [*PYTEST_ARGS, f"--basetemp={tree.parent / 'tmp'}"]
@@ -259,6 +364,23 @@ def start(key: str, tree: Path, tests: tuple[str, ...], log: Path, *, stop_first
             sys.stderr.flush()
             os._exit(code)
     return Child(pid, log, time.monotonic(), key)
+
+
+def enter(tree: Path) -> None:
+    """Make this (forked) process and every process it starts run ``tree``'s code: its
+    interpreter as ``sys.executable``, its ``.venv/bin`` first on ``PATH``, ``tree`` in the
+    checkout's place on ``sys.path`` and first on ``PYTHONPATH``."""
+    checkout = {str(ROOT), str(ROOT.resolve())}
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") not in checkout]
+    sys.path.insert(0, str(tree))
+    venv = tree / ".venv"
+    sys.executable = str(venv / "bin" / "python")
+    os.environ["VIRTUAL_ENV"] = str(venv)
+    own = {str(VENV / "bin"), str(VENV.resolve() / "bin")}
+    path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p not in own]
+    os.environ["PATH"] = os.pathsep.join([str(venv / "bin"), *path])
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), old]))
 
 
 def reap(child: Child, *, block: bool) -> int | None:
@@ -302,6 +424,9 @@ def run_all(
         copy_tree(ROOT, tree_files(ROOT), pristine)
         preload()
         baseline_ok = True
+        wrong = imports_itself(pristine)
+        if wrong is not None:
+            raise SystemExit(f"scripts/mutate: a copy's own processes do not run it: {wrong}")
         if baseline:
             union = tuple(dict.fromkeys(t for m in mutations for t in m.tests))
             log = work / "baseline.log"
@@ -351,6 +476,13 @@ def run_mutations(
                 )
                 _show(results[mutation.id], width, quiet)
                 shutil.rmtree(place, ignore_errors=True)
+                continue
+            wrong = imports_itself(tree)
+            if wrong is not None:
+                results[mutation.id] = Result(
+                    mutation.id, mutation.file, mutation.breaks, "ERROR", detail=wrong
+                )
+                _show(results[mutation.id], width, quiet)
                 continue
             child = start(mutation.id, tree, mutation.tests, place / "pytest.log", stop_first=True)
             running[mutation.id] = (child, mutation)
