@@ -2,6 +2,7 @@
 
     scripts/mutate                      every mutation in scripts/mutations.toml
     scripts/mutate run-id-anchor ...    only these (ids, or a file's path: its mutations)
+    scripts/mutate --ci                 only the CI list (``ci = true``: tests/test_mutations.py)
     scripts/mutate --list               the mutations, with what each breaks
     scripts/mutate --diff ID            the change a mutation makes
     scripts/mutate --jobs 1             one at a time (default: one per core)
@@ -108,6 +109,8 @@ class Mutation:
     find: str
     replace: str
     tests: tuple[str, ...]
+    ci: bool = False
+    """In the CI list (tests/test_mutations.py runs it beside the suite)."""
 
     def apply(self, root: Path) -> None:
         """Write the mutated file under ``root``.
@@ -138,6 +141,9 @@ class Mutation:
 
     def diff(self, root: Path) -> str:
         source = (root / self.file).read_text(encoding="utf-8")
+        count = source.count(self.find)
+        if count != 1:
+            return f"    NOT APPLIED: its text occurs {count} times in {self.file}, not once\n"
         mutated = source.replace(self.find, self.replace, 1)
         return "".join(
             difflib.unified_diff(
@@ -164,6 +170,9 @@ class Result:
     detail: str = ""
 
 
+_FIELDS = frozenset({"id", "file", "breaks", "find", "replace", "tests", "ci"})
+
+
 def load(path: Path = MUTATIONS) -> list[Mutation]:
     """The mutations of ``path``; each needs every field, and the ids are unique."""
     document = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -172,6 +181,12 @@ def load(path: Path = MUTATIONS) -> list[Mutation]:
         tests = entry.get("tests")
         if not isinstance(tests, list) or not tests or not all(isinstance(t, str) for t in tests):
             raise SystemExit(f"{path}: mutation {entry.get('id')!r} names no tests")
+        ci = entry.get("ci", False)
+        if not isinstance(ci, bool):
+            raise SystemExit(f"{path}: mutation {entry.get('id')!r}: ci is true or false")
+        unknown = sorted(set(entry) - _FIELDS)
+        if unknown:
+            raise SystemExit(f"{path}: mutation {entry.get('id')!r}: unknown {', '.join(unknown)}")
         found.append(
             Mutation(
                 id=str(entry["id"]),
@@ -180,6 +195,7 @@ def load(path: Path = MUTATIONS) -> list[Mutation]:
                 find=str(entry["find"]),
                 replace=str(entry["replace"]),
                 tests=tuple(tests),
+                ci=ci,
             )
         )
     ids = [m.id for m in found]
@@ -514,7 +530,11 @@ def _show(result: Result, width: int, quiet: bool) -> None:
     )
 
 
-def select_mutations(mutations: list[Mutation], wanted: list[str]) -> list[Mutation]:
+def select_mutations(
+    mutations: list[Mutation], wanted: list[str], *, ci: bool = False
+) -> list[Mutation]:
+    if ci:
+        mutations = [m for m in mutations if m.ci]
     if not wanted:
         return mutations
     chosen = [m for m in mutations if m.id in wanted or m.file in wanted]
@@ -527,6 +547,7 @@ def select_mutations(mutations: list[Mutation], wanted: list[str]) -> list[Mutat
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/mutate", description=__doc__.split("\n")[0])
     parser.add_argument("ids", nargs="*", help="mutation ids or files (default: every one)")
+    parser.add_argument("--ci", action="store_true", help="only the CI list (ci = true)")
     parser.add_argument("--list", action="store_true", help="list the mutations and stop")
     parser.add_argument("--diff", action="store_true", help="show each mutation's change")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
@@ -534,10 +555,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the copies (to debug)")
     parser.add_argument("--report", type=Path, help="write the results as JSON here")
     args = parser.parse_args(argv)
-    mutations = select_mutations(load(), args.ids)
+    mutations = select_mutations(load(), args.ids, ci=args.ci)
     if args.list or args.diff:
         for mutation in mutations:
-            print(f"{mutation.id}  ({mutation.file}; {', '.join(mutation.tests)})")
+            ci = "  [ci]" if mutation.ci else ""
+            print(f"{mutation.id}{ci}  ({mutation.file}; {', '.join(mutation.tests)})")
             print(f"    breaks: {mutation.breaks}")
             if args.diff:
                 try:
