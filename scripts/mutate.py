@@ -30,7 +30,9 @@ tests run (a check that fails is an ERROR, never "caught").
 
 Cheap by design (CI runs it beside the suite): one process imports pytest and the heavy
 third-party packages once, then forks one child per mutation, which imports this project from
-its copy and runs pytest in-process; the copies share one tree's compiled bytecode.
+its copy and runs pytest in-process. There is one copy per job, made once: each mutation is
+applied to a free copy and its file put back after its run, so the copy's compiled bytecode
+serves every run but the mutated module's.
 
 Exit code: 0 when every mutation was caught, 1 when any survived, 2 when any could not be
 checked (not applied, an error) or the baseline failed. ``--report FILE`` writes the results
@@ -136,6 +138,14 @@ class Mutation:
                 raise NotApplied(f"the mutated {self.file} does not compile ({exc})") from None
         path.write_text(mutated, encoding="utf-8")
         # Its bytecode (copied from the baseline tree) must not be the unmutated module's.
+        for cached in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+            cached.unlink()
+
+    def restore(self, root: Path, pristine: Path) -> None:
+        """Put the file under ``root`` back as ``pristine`` has it (its time too) and drop
+        the mutated module's bytecode."""
+        shutil.copy2(pristine / self.file, root / self.file)
+        path = root / self.file
         for cached in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
             cached.unlink()
 
@@ -456,12 +466,6 @@ def run_all(
             if not baseline_ok:
                 sys.stdout.write(log.read_text(encoding="utf-8", errors="replace")[-4000:])
                 return [], False
-        else:
-            subprocess.run(
-                [sys.executable, "-m", "compileall", "-q", "-j", "0", str(pristine)],
-                check=False,
-                capture_output=True,
-            )
         results = run_mutations(mutations, work, pristine, jobs=jobs, quiet=quiet)
         return results, baseline_ok
     finally:
@@ -474,35 +478,48 @@ def run_all(
 def run_mutations(
     mutations: list[Mutation], work: Path, pristine: Path, *, jobs: int, quiet: bool
 ) -> list[Result]:
+    """Each mutation in one of ``jobs`` copies of ``pristine`` (made once each, with their own
+    ``.venv``): applied, its tests run, then its file put back as it was (time included, so
+    the copy's bytecode stays valid) before the copy takes the next."""
     results: dict[str, Result] = {}
     queue = list(mutations)
-    running: dict[str, tuple[Child, Mutation]] = {}
+    free = [work / f"copy-{n}" / "src" for n in range(jobs)]
+    made: set[Path] = set()
+    running: dict[str, tuple[Child, Mutation, Path]] = {}
+    logs = work / "logs"
+    logs.mkdir(exist_ok=True)
     width = max(len(m.id) for m in mutations)
+
+    def done(result: Result) -> None:
+        results[result.id] = result
+        _show(result, width, quiet)
+
     while queue or running:
-        while queue and len(running) < jobs:
+        while queue and free:
             mutation = queue.pop(0)
-            place = work / mutation.id
-            tree = place / "src"
-            copy_tree(pristine, None, tree)
+            tree = free[-1]
+            if tree not in made:
+                copy_tree(pristine, None, tree)
+                made.add(tree)
+                wrong = imports_itself(tree)
+                if wrong is not None:
+                    raise SystemExit(
+                        f"scripts/mutate: a copy's own processes do not run it: {wrong}"
+                    )
             try:
                 mutation.apply(tree)
             except NotApplied as exc:
-                results[mutation.id] = Result(
-                    mutation.id, mutation.file, mutation.breaks, "NOT APPLIED", detail=str(exc)
+                done(
+                    Result(
+                        mutation.id, mutation.file, mutation.breaks, "NOT APPLIED", detail=str(exc)
+                    )
                 )
-                _show(results[mutation.id], width, quiet)
-                shutil.rmtree(place, ignore_errors=True)
                 continue
-            wrong = imports_itself(tree)
-            if wrong is not None:
-                results[mutation.id] = Result(
-                    mutation.id, mutation.file, mutation.breaks, "ERROR", detail=wrong
-                )
-                _show(results[mutation.id], width, quiet)
-                continue
-            child = start(mutation.id, tree, mutation.tests, place / "pytest.log", stop_first=True)
-            running[mutation.id] = (child, mutation)
-        for key, (child, mutation) in list(running.items()):
+            free.pop()
+            log = logs / f"{mutation.id}.log"
+            child = start(mutation.id, tree, mutation.tests, log, stop_first=True)
+            running[mutation.id] = (child, mutation, tree)
+        for key, (child, mutation, tree) in list(running.items()):
             code = reap(child, block=False)
             seconds = time.monotonic() - child.started
             if code is None and seconds > RUN_TIMEOUT_S:
@@ -510,11 +527,10 @@ def run_mutations(
                 reap(child, block=True)
             elif code is None:
                 continue
-            results[key] = verdict_of(mutation, code, child, seconds)
-            _show(results[key], width, quiet)
+            mutation.restore(tree, pristine)
             del running[key]
-            if results[key].verdict in ("caught", "SURVIVED"):
-                shutil.rmtree(work / key, ignore_errors=True)
+            free.append(tree)
+            done(verdict_of(mutation, code, child, seconds))
         if running:
             select.select([], [], [], 0.05)
     return [results[m.id] for m in mutations]
@@ -552,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--diff", action="store_true", help="show each mutation's change")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--no-baseline", action="store_true")
-    parser.add_argument("--keep", action="store_true", help="keep the copies (to debug)")
+    parser.add_argument("--keep", action="store_true", help="keep the copies and logs (to debug)")
     parser.add_argument("--report", type=Path, help="write the results as JSON here")
     args = parser.parse_args(argv)
     mutations = select_mutations(load(), args.ids, ci=args.ci)

@@ -13,12 +13,15 @@ on its own if one of them does.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -48,6 +51,59 @@ def test_the_ci_list_covers_every_guard_named_by_the_issue() -> None:
     files = {str(entry["file"]) for entry in listed}
     missing = [g for g in GUARDED if not any(f.startswith(g) for f in files)]
     assert not missing, f"no CI mutation of {', '.join(missing)}"
+
+
+def runner() -> ModuleType:
+    """scripts/mutate.py as a module (its dataclasses need it in sys.modules)."""
+    name = "scripts_mutate"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "mutate.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_process_started_in_a_copy_runs_the_copy_not_the_checkout(tmp_path: Path) -> None:
+    """The .venv's editable install names the checkout: a test's subprocess started with an
+    environment of its own (no PYTHONPATH, as tests/support/settings.py's env_for gives) ran
+    the checkout's code, and a mutation only such a test could catch survived. Each copy has
+    a .venv of its own now; a copy that only links the checkout's is caught by the check."""
+    mutate = runner()
+    tree = tmp_path / "src"
+    mutate.copy_tree(mutate.ROOT, mutate.tree_files(mutate.ROOT), tree)
+    assert mutate.imports_itself(tree) is None
+    bin_dir = tree / ".venv" / "bin"
+    probe = "import discord_mcp, sys; print(discord_mcp.__file__, sys.executable)"
+    ran = subprocess.run(
+        [str(bin_dir / "python"), "-c", probe],
+        env={},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=True,
+    )
+    assert ran.stdout.split() == [
+        str(tree / "discord_mcp" / "__init__.py"),
+        str(bin_dir / "python"),
+    ]
+    # A console script starts the copy's interpreter, so it runs the copy too.
+    script = (bin_dir / "discord-mcp").read_text(encoding="utf-8")
+    assert script.startswith(f"#!{bin_dir / 'python'}\n")
+    version = subprocess.run(
+        [str(bin_dir / "discord-mcp"), "--version"], env={}, capture_output=True, check=False
+    )
+    assert version.returncode == 0, version.stderr
+
+    shutil.rmtree(tree / ".venv")
+    (tree / ".venv").symlink_to(mutate.VENV.resolve())  # what the runner did before
+    wrong = mutate.imports_itself(tree)
+    assert wrong is not None
+    assert str(mutate.ROOT) in wrong
 
 
 @pytest.mark.timeout(900)
