@@ -17,6 +17,7 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.hooks.pre_tool_use import handle
 from discord_mcp.hooks.runner import HookOptions
 from discord_mcp.judge.readonly import is_read_only
+from tests.support.hook_runs import cli_reading, run_hook
 from tests.support.people import People
 from tests.support.settings import env_for
 
@@ -301,21 +302,23 @@ def test_ask_all_in_the_environment_makes_codexs_reads_ask_the_owner_too(
     discord: RunningEmulator, people: People, tmp_path: Path
 ) -> None:
     """``DISCORD_MCP_APPROVALS=ask-all`` (a project's ask-all) asks in Discord for every call,
-    a plain read included; no one answering in time is a no."""
+    a plain read included; no one answering in time is a no. The hook runs as Codex runs it."""
     read = {
-        "tool_name": "Bash",
-        "tool_input": {"command": "git status"},
         "session_id": "s-ask-all",
         "cwd": str(tmp_path),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "git status"},
     }
     environ = {
+        "PATH": "/usr/bin:/bin",
         **env_for(discord, tmp_path / "home"),
         "DISCORD_MCP_RUN": "1",
         "DISCORD_MCP_APPROVALS": "ask-all",
     }
-    answer = handle(read, HookOptions("pre-tool-use", "codex", 0.2, None, False), environ)
-    assert answer is not None, "a read ran unasked under ask-all"
-    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    args = ["pre-tool-use", "--client", "codex", "--wait", "0.2"]
+    run = run_hook(args, read, environ, within=60)
+    assert cli_reading("codex", "pre-tool-use", run).verdict == "block", run.describe()
     cards = [
         m["content"]
         for thread in people.threads()
