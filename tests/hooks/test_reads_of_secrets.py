@@ -211,6 +211,8 @@ def claude_reading(tool: str, tool_input: dict[str, Any], cwd: Path, *extra: str
         ("Grep", {"pattern": "KEY", "path": "{root}", "glob": "*.env"}),
         ("Glob", {"pattern": "**/id_rsa*"}),
         ("LS", {"path": "/home/u/.aws"}),
+        # a relative path is the session's folder's: there notes.txt is a link to .env
+        ("Grep", {"pattern": "KEY", "path": "notes.txt"}),
     ],
 )
 def test_a_claude_runs_read_of_a_secret_goes_to_the_permission_prompt(
