@@ -168,6 +168,30 @@ async def test_no_answer_in_time_is_not_a_refusal_and_a_late_allow_answers_one_r
     assert third.how == "timeout"  # a late Allow answers one retry, not every one
 
 
+async def test_two_identical_calls_waiting_at_once_get_a_card_each(
+    approvals: ApprovalService, people: People
+) -> None:
+    """One card's Allow once never answers two calls: an identical call that arrives while the
+    first still waits on its card is asked on a card of its own."""
+    store = approvals.decisions.store
+    first = await decide(approvals, bash("make deploy"))
+    second: asyncio.Task[Outcome] | None = None
+    try:
+        [card] = await eventually(lambda: cards_in(people))
+        await eventually(lambda: store.waited_on(card_id(card)), what="the first call waiting")
+        second = await decide(approvals, bash("make deploy"))
+        await eventually(lambda: len(cards_in(people)) == 2, seconds=15, what="a second card")
+        people.react(card["channel_id"], card["id"], YES)
+        assert (await asyncio.wait_for(first, 20)).behavior == "allow"
+        assert not second.done()
+    finally:
+        for task in (first, second):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
 async def test_one_sessions_approvals_share_a_thread(
     approvals: ApprovalService, people: People
 ) -> None:
