@@ -192,6 +192,32 @@ async def test_two_identical_calls_waiting_at_once_get_a_card_each(
                     await task
 
 
+async def test_two_identical_calls_made_at_the_same_moment_get_a_card_each(
+    approvals: ApprovalService, people: People
+) -> None:
+    """The same, with no gap between them: the second call may find the first's card before
+    the first call has begun to wait on it (it is still being posted). It is the first's all
+    the same: one Allow once answers one call."""
+    first = await decide(approvals, bash("make deploy"))
+    second = await decide(approvals, bash("make deploy"))
+    try:
+        cards = await eventually(lambda: len(cards_in(people)) == 2 and cards_in(people))
+        people.react(cards[0]["channel_id"], cards[0]["id"], YES)
+        done, waiting = await asyncio.wait(
+            {first, second}, timeout=20, return_when="FIRST_COMPLETED"
+        )
+        assert [task.result().behavior for task in done] == ["allow"]
+        assert len(waiting) == 1
+        assert not waiting.pop().done()
+        other = approvals.decisions.store.load(card_id(cards[1]))
+        assert other.status == "pending"  # the other call still waits, on a card of its own
+    finally:
+        for task in (first, second):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
 async def test_one_sessions_approvals_share_a_thread(
     approvals: ApprovalService, people: People
 ) -> None:
