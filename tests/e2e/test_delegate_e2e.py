@@ -218,6 +218,9 @@ def test_a_script_delegates_with_local_discord_watch_and_reads_the_result(
     assert stored["duration_ms"] > 0
     assert stored["token_usage"]["input"] > 0
     assert stored["token_usage"]["output"] > 0
+    usage = stored["token_usage"]  # the CodeBridge seed's names too (issue 34)
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (usage["input"], usage["output"])
+    assert usage["total_tokens"] == usage["input"] + usage["output"]
     assert "+hello from the agent" in patch
     assert "hello.txt" in patch
     assert (run_dir / "logs" / "turn-002.stdout.ndjson").stat().st_size > 0

@@ -128,8 +128,21 @@ async def test_a_run_folder_holds_the_session_logs_transcript_patch_and_result(
     assert result["error"] is None
     assert result["summary"]
     assert result["duration_ms"] >= 0
-    assert set(result["token_usage"]) == {"input", "output", "cache_read", "cache_write"}
-    assert result["token_usage"]["input"] > 0
+    usage = result["token_usage"]
+    assert set(usage) == {
+        "input",
+        "output",
+        "cache_read",
+        "cache_write",
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+    }
+    assert usage["input"] > 0
+    # The CodeBridge seed's names, beside ours (issue 34).
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (usage["input"], usage["output"])
+    assert usage["total_tokens"] == usage["input"] + usage["output"]
+    assert result["turns"][0]["token_usage"] == usage  # one turn: the run's counts are its own
     assert [t["status"] for t in result["turns"]] == ["completed"]
     assert result["constraints"]["allow_network"] is True
     patch = folder.patch.read_text(encoding="utf-8")
