@@ -156,7 +156,7 @@ def main(args: argparse.Namespace, home: Path) -> int:
             return _run(home, args)
     except ShellError as exc:
         return fail(exc, as_json=args.json)
-    _out(args.json, {"ok": True, **result}, _stop_text(result))
+    _out(args.json, {"ok": True, **_with_run_dir(home, result)}, _stop_text(result))
     return code
 
 
@@ -208,8 +208,18 @@ def _run(home: Path, args: argparse.Namespace) -> int:
             f"on ({out.status['status']}): `discord-watch status {receipt.run_id}`\n"
         )
         return TIMED_OUT
-    _out(args.json, result, _result_text(result))
+    _out(args.json, {**result, "run_dir": receipt.run_dir}, _result_text(result))
     return code
+
+
+def _with_run_dir(home: Path, result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with its run's folder, when it names a run (every JSON answer about a run
+    says where its folder is)."""
+    from discord_mcp.runs.folders import RunFolder
+
+    if not result.get("run_id") or result.get("run_dir"):
+        return result
+    return {**result, "run_dir": str(RunFolder.of(home, str(result["run_id"])).root)}
 
 
 def _logs(home: Path, args: argparse.Namespace) -> int:
@@ -219,7 +229,8 @@ def _logs(home: Path, args: argparse.Namespace) -> int:
         text = run_client.logs(home, args.target, raw=args.raw)
         if args.json:
             key = "stdout" if args.raw else "events_md"
-            _print({"ok": True, "run_id": run_client.run_of(home, args.target), key: text})
+            found = {"ok": True, "run_id": run_client.run_of(home, args.target), key: text}
+            _print(_with_run_dir(home, found))
         else:
             sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
         return OK

@@ -90,6 +90,7 @@ async def test_a_script_submits_waits_resumes_and_reads_the_result_without_disco
         text_code, text, _ = await watch(home, "status", result["run_id"])
         logs_code, logs, _ = await watch(home, "logs", result["run_id"])
         raw_code, raw, _ = await watch(home, "logs", result["run_id"], "--raw")
+        _, logs_json = await as_json(home, "logs", result["run_id"])
     assert code == 0
     assert set(receipt) == {
         "ok",
@@ -112,6 +113,12 @@ async def test_a_script_submits_waits_resumes_and_reads_the_result_without_disco
     assert result["session_id"]
     assert result["duration_ms"] >= 0
     assert result["token_usage"]["input"] > 0
+    # Every JSON answer about a run says where its folder is, --wait's result too (issue 34).
+    run_dir = str(RunFolder.of(home, result["run_id"]).root)
+    assert (result["run_dir"], again["run_dir"], status["run_dir"]) == (run_dir,) * 3
+    assert logs_json["run_dir"] == run_dir
+    stored = json.loads((Path(run_dir) / "result.json").read_text(encoding="utf-8"))
+    assert {k: v for k, v in again.items() if k != "run_dir"} == stored
     assert again_code == 0
     assert again["session_id"] == result["session_id"]
     assert [t["message"] for t in again["turns"]] == ["and now?", "more"]
@@ -145,6 +152,7 @@ async def test_stop_ends_a_run_as_stopped_and_a_wait_that_runs_out_exits_4(
     assert "the wait ran out" in err
     assert stop_code == 0
     assert stopped["stopped"] is True
+    assert stopped["run_dir"] == running["run_dir"]
     assert done["status"] == "stopped"
     assert done["error"] is None
     assert resumed_code == 0  # a stopped run can go on
