@@ -4,9 +4,10 @@ Theory (issue 23). A caller that delegates work (another agent, a script, cron) 
 things from a failure: a code it can branch on, and whether to try again. ``retryable`` means
 "the same request may succeed later without changes" (a usage limit that resets, a model API
 that was down, a daemon that was not running); a failure that needs a change first (a missing
-CLI, a refused path, a timeout too short) is not retryable. Every code a run folder's
-``result.json`` or ``discord-watch submit|resume`` can report is in :data:`CODES`, and the
-README's table is checked against it (tests/runs/test_run_folders.py).
+CLI, a refused path) is not retryable. An engine timeout and an engine crash are retryable, as
+the CodeBridge seed's table says (issue 34): the same turn may finish, or not crash, next time.
+Every code a run folder's ``result.json`` or ``discord-watch submit|resume`` can report is in
+:data:`CODES`, and the README's table is checked against it (tests/runs/test_run_folders.py).
 
 The engine journals the code the CLI's output called for (``E_CLI_ERROR``, ...); for the
 result a failure the model's side caused is named by what it was (:func:`result_code`):
@@ -60,7 +61,18 @@ CODES: dict[str, ErrorCode] = {
             False,
             "the CLI no longer knows the run's session: submit a new run",
         ),
-        ErrorCode("E_CLI_TIMEOUT", False, "ran longer than its timeout: raise --timeout"),
+        ErrorCode(
+            "E_CLI_TIMEOUT",
+            True,
+            "ran longer than its timeout and was stopped; the same run may finish next time "
+            "(or raise --timeout)",
+        ),
+        ErrorCode(
+            "E_CLI_CRASHED",
+            True,
+            "the CLI was killed by a signal nobody here sent (a crash, out of memory) before "
+            "its final result",
+        ),
         ErrorCode(
             "E_UNKNOWN_AFTER_CRASH",
             True,
