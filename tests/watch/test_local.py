@@ -159,6 +159,72 @@ async def test_stop_ends_a_run_as_stopped_and_a_wait_that_runs_out_exits_4(
     assert resumed["status"] == "completed"
 
 
+async def test_submit_runs_in_an_ad_hoc_workspace_inside_the_roots_and_records_its_intent(
+    home: Path, spawner: FakeSpawner, tmp_path: Path
+) -> None:
+    """The CodeBridge seed's ``submit --intent coding --workspace PATH --message ...``: no
+    ``project add`` first (issue 34)."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    async with local_daemon(home, spawner):
+        code, result = await as_json(
+            home,
+            "submit",
+            "--intent",
+            "coding",
+            "--workspace",
+            str(scratch),
+            "--message",
+            "tidy it",
+            "--wait",
+        )
+        again_code, again = await as_json(home, "submit", "--workspace", str(scratch), "more")
+        outside_code, outside = await as_json(home, "submit", "--workspace", "/etc", "x")
+        both_code, both = await as_json(home, "submit", "app", "x", "--workspace", str(scratch))
+        bad_code, bad = await as_json(home, "submit", "app", "x", "--intent", "Not A Word")
+    assert code == 0, result
+    assert result["status"] == "completed"
+    request = json.loads((Path(result["run_dir"]) / "request.json").read_text(encoding="utf-8"))
+    assert (request["intent"], request["workspace"]) == ("coding", str(scratch))
+    assert request["message"] == "tidy it"
+    assert spawner.runs()[0]["cwd"] == str(scratch)  # the CLI ran in the folder
+    [made] = [p for p in ProjectRegistry(home).list() if p.path == scratch]
+    assert made.name.startswith("ws-scratch-")
+    assert request["project"] == made.name
+    assert again_code == 0, again
+    assert again["run_id"] != result["run_id"]
+    assert len([p for p in ProjectRegistry(home).list() if p.path == scratch]) == 1  # reused
+    assert (outside_code, outside["code"]) == (2, "E_INVALID_PATH")
+    assert (both_code, both["code"]) == (2, "E_BAD_ARGUMENTS")
+    assert (bad_code, bad["code"]) == (2, "E_BAD_ARGUMENTS")
+    assert not [p for p in ProjectRegistry(home).list() if p.path == Path("/etc")]
+
+
+async def test_a_requests_allowed_roots_narrow_the_daemons_and_never_widen_them(
+    home: Path, spawner: FakeSpawner, tmp_path: Path
+) -> None:
+    """CodeBridge's ``allowed_roots`` per request (issue 34): the folder must be inside one
+    of them, and they must be inside discord-watch's roots."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    async with local_daemon(home, spawner):
+        narrow_code, narrow = await as_json(
+            home, "submit", "app", "x", "--allowed-root", str(tmp_path / "app"), "--wait"
+        )
+        out_code, out = await as_json(home, "submit", "app", "x", "--allowed-root", str(elsewhere))
+        wide_code, wide = await as_json(home, "submit", "app", "x", "--allowed-root", "/")
+        relative_code, relative = await as_json(home, "submit", "app", "x", "--allowed-root", "app")
+    assert narrow_code == 0, narrow
+    request = json.loads((Path(narrow["run_dir"]) / "request.json").read_text(encoding="utf-8"))
+    assert request["allowed_roots"] == [str(tmp_path / "app")]
+    assert (out_code, out["code"]) == (2, "E_INVALID_PATH")
+    assert "outside the request's allowed roots" in out["message"]
+    assert (wide_code, wide["code"]) == (2, "E_INVALID_PATH")
+    assert "can only narrow" in wide["message"]
+    assert (relative_code, relative["code"]) == (2, "E_INVALID_PATH")
+    assert len(spawner.runs()) == 1  # only the run inside its roots ran
+
+
 async def test_a_failed_run_exits_by_whether_it_is_retryable(
     home: Path, spawner: FakeSpawner
 ) -> None:
