@@ -44,6 +44,7 @@ HANDLERS: dict[str, Handler] = {
     "start": start.start,
     "session list": sessions.list_,
     "session close": sessions.close,
+    "session open": sessions.open_,
     "session reopen": sessions.reopen,
     "session rename": sessions.rename,
     "status": sessions.status,
