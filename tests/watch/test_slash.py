@@ -380,6 +380,46 @@ async def test_project_add_sets_how_tool_calls_are_approved(
     assert registered == {"api": "ask-all", "app": "ask", "docs": "ask"}
 
 
+async def test_project_add_takes_args_json_checked_as_the_command_line_checks_it(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    watch_env: Path,
+) -> None:
+    """Seed 000's ``/project create ... [args_json]`` (issue 34): the project file's
+    ``default_args``, each a JSON list of strings, for a tool the project can run."""
+    for name in ("api", "bad1", "bad2", "bad3", "bad4"):
+        (watch_env / name).mkdir()
+    wrong = {
+        "bad1": '{"codex": "--model o3"}',  # one shell string
+        "bad2": '["--model", "o3"]',  # not per tool
+        "bad3": '{"bash": ["-c", "x"]}',  # not a tool
+        "bad4": "{codex: [--model]}",  # not JSON
+    }
+    async with live_daemon(live_settings, fake_spawner, discord):
+        added = await slash.text(
+            "project add",
+            name="api",
+            path=str(watch_env / "api"),
+            args_json='{"codex": ["--model", "o3"], "claude": []}',
+        )
+        refused = {
+            name: await slash.text(
+                "project add", name=name, path=str(watch_env / name), args_json=text
+            )
+            for name, text in wrong.items()
+        }
+    assert added.startswith("Added project **api**"), added
+    assert "`codex` args `--model o3`" in added
+    found = ProjectRegistry(live_settings.home).get("api")
+    assert found.args["codex"] == ("--model", "o3")
+    assert found.args["claude"] == ()
+    for name, reply in refused.items():
+        assert reply.startswith("**E_INVALID_ARGS**"), (name, reply)
+    assert [p.name for p in ProjectRegistry(live_settings.home).list()] == ["api", "app"]
+
+
 async def test_sessions_are_listed_closed_reopened_and_renamed(
     live_settings: Settings,
     fake_spawner: FakeSpawner,

@@ -110,6 +110,10 @@ SPECS: tuple[Spec, ...] = (
                 "Each run in a git worktree of its own, to merge or discard (default: no)",
                 choices=("yes", "no"),
             ),
+            _o(
+                "args_json",
+                'Extra arguments per tool, JSON: {"codex": ["--model", "o3"]}',
+            ),
         ),
     ),
     Spec(
