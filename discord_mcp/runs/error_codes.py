@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from discord_mcp.errors import CloudflareBanned, DiscordError, RateLimited
 from discord_mcp.runs.failures import RETRIABLE_CODES, limit_without_reset
 from discord_mcp.runs.failures import classify_text as classify_failure
 
@@ -51,6 +52,12 @@ CODES: dict[str, ErrorCode] = {
         ErrorCode("E_CLI_ERROR", False, "the CLI reported an error of its own (e.g. its login)"),
         ErrorCode("E_CLI_EXIT_NONZERO", False, "the CLI ended with a non-zero exit code"),
         ErrorCode("E_ADAPTER_MISSING_RESULT", False, "the CLI ended without its final result"),
+        ErrorCode(
+            "E_ADAPTER_PARSE",
+            False,
+            "the CLI's output could not be read: not one line was an event of its JSON stream "
+            "(another version or output format)",
+        ),
         ErrorCode(
             "E_ADAPTER_SESSION_KEY_MISSING",
             False,
@@ -128,6 +135,17 @@ CODES: dict[str, ErrorCode] = {
             "discord-watch took the request but stopped before starting it",
         ),
         ErrorCode("E_DISCORD", True, "Discord refused a step (opening the run's thread)"),
+        ErrorCode(
+            "E_DISCORD_RATE_LIMIT",
+            True,
+            "Discord rate-limited a step for longer than the command may wait: try again later",
+        ),
+        ErrorCode(
+            "E_THREAD_ACCESS_FAILED",
+            False,
+            "session open: the session's thread cannot be opened (deleted, or out of the bot's "
+            "sight)",
+        ),
         ErrorCode("E_STATE", False, "a state file is unreadable (the message says which)"),
         ErrorCode("E_CONFIG_CORRUPT", False, "the project list was corrupt and set aside"),
         ErrorCode("E_INVALID_PROJECT", False, "the project's entry is invalid: add it again"),
@@ -176,6 +194,15 @@ CODES: dict[str, ErrorCode] = {
         ErrorCode("E_NO_ANSWER", True, "discord-watch took the request but did not answer"),
     )
 }
+
+
+def discord_failure(exc: DiscordError) -> tuple[str, str]:
+    """The code and sentence of a command that failed talking to Discord: E_DISCORD_RATE_LIMIT
+    when Discord held it back longer than the command may wait (seed 000's code), else
+    E_DISCORD."""
+    if isinstance(exc, RateLimited | CloudflareBanned):
+        return "E_DISCORD_RATE_LIMIT", f"Discord rate-limited a step of it ({exc}): try again later"
+    return "E_DISCORD", f"Discord refused a step of it: {exc}"
 
 
 def is_retryable(code: str | None) -> bool:

@@ -28,7 +28,7 @@ from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DiscordError, RunError, StateError
 from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.engine import RunEngine
-from discord_mcp.runs.error_codes import is_retryable
+from discord_mcp.runs.error_codes import discord_failure, is_retryable
 from discord_mcp.runs.folders import RunFolder, RunQueue, read_document
 from discord_mcp.runs.recorder import NotRun, context_files
 from discord_mcp.runs.views import JobView, SessionView
@@ -88,7 +88,7 @@ class RunDesk:
             return _error(exc.code, exc.message)
         except DiscordError as exc:
             log.warning("a run request failed talking to Discord: %s", exc)
-            return _error("E_DISCORD", f"Discord refused a step of it: {exc}")
+            return _error(*discord_failure(exc))
         except (KeyError, TypeError, ValueError) as exc:
             return _error("E_BAD_ARGUMENTS", f"malformed request ({exc!r})")
         except StateError as exc:

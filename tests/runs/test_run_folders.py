@@ -261,6 +261,20 @@ async def test_a_runs_own_timeout_stops_it_and_is_retryable(
     assert result["constraints"]["timeout_s"] == 1.0
 
 
+async def test_a_cli_whose_output_cannot_be_read_fails_with_a_parse_error(
+    make_engine: EngineFactory, notifier: RecordingNotifier, spawner: FakeSpawner
+) -> None:
+    """Seed 000's E_ADAPTER_PARSE in a run's result (issue 34)."""
+    spawner.script("text", Scenario(sample="claude-new-text.txt", rc=0))
+    async with make_engine() as engine:
+        view = await engine.start_session("t1", "app", "claude")
+        assert view.run_id is not None
+        await run_one(engine, notifier, "t1", "text")
+        result = await at_rest(RunFolder.of(engine.state_dir, view.run_id))
+    assert result["error"]["code"] == "E_ADAPTER_PARSE"
+    assert result["error"]["retryable"] is False
+
+
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGSEGV])
 async def test_a_cli_killed_by_a_signal_nobody_sent_is_a_retryable_crash(
     make_engine: EngineFactory, notifier: RecordingNotifier, spawner: FakeSpawner, signum: int

@@ -280,6 +280,24 @@ async def test_start_without_a_prompt_opens_the_thread_and_waits_for_the_owner(
     assert [r["prompt"] for r in fake_spawner.runs()] == ["now fix the tests"]
 
 
+async def test_a_step_discord_holds_back_too_long_is_answered_as_its_rate_limit(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    """Seed 000's E_DISCORD_RATE_LIMIT (issue 34): a 429 longer than the command may wait."""
+    async with live_daemon(live_settings, fake_spawner, discord):
+        people.fault(
+            route="POST /channels/{channel_id}/threads", status=429, count=1, retry_after=600
+        )
+        held = await slash.text("start", project="app", prompt="go")
+    assert held.startswith("**E_DISCORD_RATE_LIMIT**"), held
+    assert people.threads() == []
+    assert fake_spawner.runs() == []
+
+
 async def test_session_open_unarchives_the_sessions_thread_to_go_on_there(
     live_settings: Settings,
     fake_spawner: FakeSpawner,
