@@ -23,6 +23,13 @@ from tests.support.settings import env_for, settings_for
 CONTRACT = Path(__file__).parent.parent / "data" / "contract" / "tools.json"
 
 
+def default_tool_names() -> list[str]:
+    """The pinned tools a server serves by default (not the seed's names, served only with
+    DISCORD_MCP_TOOL_NAMES=seed), sorted."""
+    pinned = json.loads(CONTRACT.read_text(encoding="utf-8"))
+    return sorted(t["name"] for t in pinned if "served_with" not in t)
+
+
 @pytest.fixture
 def settings(discord: RunningEmulator, tmp_path: Path) -> Settings:
     return settings_for(discord, tmp_path / "home", DISCORD_MCP_MAX_BLOCK_SECONDS="20")
