@@ -53,7 +53,8 @@ async def test_a_start_compares_only_the_runs_changed_since_the_folders_were_not
 ) -> None:
     old, new = await two_runs(make_engine, notifier)
     mark = json.loads(path(state_dir).read_text(encoding="utf-8"))
-    assert mark["version"] == 1 and mark["recorded_through"]
+    assert mark["version"] == 1
+    assert mark["recorded_through"]
     lose_the_result(old)
     lose_the_result(new)
     async with make_engine():

@@ -153,7 +153,8 @@ async def test_a_start_leaves_the_archives_to_the_daily_sweep_so_it_walks_no_yea
     ]
     hot = leftover_of_a_dead_writer(tmp_path / "runs")
     assert sweep_unfinished_writes(tmp_path, archives=False) == 1
-    assert not hot.exists() and all(path.exists() for path in archived)
+    assert not hot.exists()
+    assert all(path.exists() for path in archived)
 
     ready = asyncio.Event()
     ready.set()
