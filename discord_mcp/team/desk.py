@@ -99,6 +99,11 @@ class TeamDesk:
         """The turn for what any one machine may do (refusing a stranger, a notice)."""
         return self.turn("", {}, self._main, focused="" if autocomplete else None)
 
+    def settled(self) -> bool:
+        """Whether this machine read the presence records twice: before its second read, a
+        machine started at the same moment as this one may be unknown to it."""
+        return self.presence.reads >= 2
+
     def unheld_turn(self) -> Turn:
         """The turn for a click on a card from before machines had names, not asked here."""
         return unheld_turn(self.roster)

@@ -139,6 +139,11 @@ class Presence:
                 self.read_once.set()
             await self._sleep(self._wait())
 
+    @property
+    def reads(self) -> int:
+        """How many times the presence threads were read."""
+        return self._reads
+
     def _wait(self) -> float:
         if self._reads == 1:
             return min(SECOND_READ_S, self._every)

@@ -185,10 +185,11 @@ class SlashCommands:
             )
             return
         note = turn.note
-        if turn.act == "now" and not self.team.roster.live_others():
+        if turn.act == "now" and not self.team.roster.live_others() and self.team.settled():
             await self._alone(request, data, min(self._defer_after, left), note)
             return
-        # Other machines may answer too: the command runs only once its acknowledgement
+        # Other machines may answer too (or, before this machine's second presence read, one
+        # started with it may be unknown yet): the command runs only once its acknowledgement
         # succeeded, so a refused one (another machine's came first) runs nothing.
         if not await self._acknowledged(
             request, rest.defer_interaction(interaction, token, ephemeral=True)
