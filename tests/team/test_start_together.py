@@ -15,7 +15,7 @@ from discord_mcp.watch.app import run_daemon
 from tests.support.people import People
 from tests.support.slash import Slash
 from tests.support.waiting import until
-from tests.team.conftest import machine, up
+from tests.team.conftest import machine, running, up
 
 NAMES = ("alpha", "bravo", "charlie")
 
@@ -64,3 +64,32 @@ async def test_machines_started_at_once_ask_guild_and_gateway_within_buckets_and
                 async with asyncio.timeout(15):
                     await task
         people.close()
+
+
+async def test_another_machines_run_thread_is_read_once_not_at_each_of_its_messages(
+    make_emulator: Callable[..., RunningEmulator], roots: Path
+) -> None:
+    # Every machine sees every message of a busy run thread; one that is not its own was read
+    # at each of them, and with three machines the thread's GET bucket (5 a second) ran out.
+    reads: Counter[str] = Counter()
+
+    def seen(exchange: Exchange) -> None:
+        if exchange.method == "GET" and re.fullmatch(r"/channels/\d+", exchange.path):
+            reads[exchange.path.rsplit("/", 1)[1]] += 1
+
+    discord = make_emulator(rate_limit_scale=0.01, exchange_hook=seen)
+    people = People(discord)
+    try:
+        laptop = await machine(discord, roots, "laptop", "app")
+        server = await machine(discord, roots, "server", "web")
+        slash = Slash(discord)
+        async with running(discord, people, laptop, server):
+            answer = await slash.text("start", project="web", prompt="look around")
+            thread_id = answer.split("<#")[1].split(">")[0]
+            await until(lambda: len(server.spawner.runs()) == 1)
+            for number in range(2, 6):
+                people.say(thread_id, f"and step {number}")
+                await until(lambda n=number: len(server.spawner.runs()) == n)  # type: ignore[misc]
+    finally:
+        people.close()
+    assert reads[thread_id] <= 2  # at most once by each machine
