@@ -1,9 +1,13 @@
 """A year of history costs nothing (issue 38): the hot paths with a year behind them, beside the
-same work on a state directory that holds only today's.
+same work on a state directory that holds only today's and the last week's.
 
-Two state directories (bench/history_state.py): *today* alone, and *a year*: the same today
-after 100,000 decisions, 10,000 run folders and a year of journal and watch cursors, all made
-through the product's own stores. Measured on both, alternating so both see the same machine:
+Two state directories (bench/history_state.py), both with today's work: *the last week*,
+which also holds the last 7 days of the year below (discord-watch watches a decision's thread
+for a week after its question, by design: that work follows how busy the week was, not how
+long the history is), and *a year*: 100,000 decisions, 10,000 run folders and a year of
+journal and watch cursors, the same last week included, all made through the product's own
+stores. What a year adds is then only the 51 older weeks, and a hot path that reads them shows.
+Measured on both, alternating so both see the same machine:
 
 - routing one incoming message: what discord-watch reads to route an owner's note in a thread
   (the thread's decisions, open or done; :func:`discord_mcp.watch.quiet.thread_decisions`)
@@ -15,8 +19,20 @@ through the product's own stores. Measured on both, alternating so both see the 
   a local emulator; ``DISCORD_MCP_KEEP_RUNS=all`` so every start sees the same year;
 - ``check_pending`` on a running server.
 
-Budget: each median within 1.2x of today's alone (printed beside it). Exit 1 over budget, 2
-when something measured does not work (a server that exits, a hook that fails).
+Two figures each, after a year beside the last week alone:
+
+- the files it opens under the state directory (bench/reads.py): budget, no more than the
+  last week's. The machine's load cannot move this figure; a path that reads history opens
+  more.
+- its cost, the best of the repeats (noise only ever adds; ``timeit``'s rule): the CPU it took
+  where that is counted (a process's start, a few routes), else its time (``check_pending``,
+  a server called in turn with the other, so each pair sees the same machine); budget within
+  1.2x of the last week's. A row over budget is measured again, up to three times, and judged
+  on all its samples, so one busy second beside a test suite is not a verdict; a cost that
+  grows with history stays over. The time each took is shown beside it.
+
+Exit 1 over budget, 2 when something measured does not work (a server that exits, a hook that
+fails).
 
     .venv/bin/python -m bench.history [--quick] [--repeats N] [--server-command CMD]
 """
@@ -27,12 +43,13 @@ import argparse
 import asyncio
 import json
 import os
-import statistics
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -49,6 +66,7 @@ from bench.mcp_stdio import (
     run_main,
     server_argv,
 )
+from bench.reads import Opens, counted_env, opened, process_cpu
 from discord_mcp.config import Secret
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.decisions.threads import archive_if_done
@@ -56,10 +74,12 @@ from discord_mcp.emulator import RunningEmulator, start_in_thread
 from discord_mcp.runs.folders import is_run_id
 from discord_mcp.runs.journal import load
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.watch.quiet import thread_decisions
+from discord_mcp.watch.quiet import DECISION_THREAD_DAYS, thread_decisions
 from discord_mcp.watch.routing import destination
 
 BUDGET_RATIO = 1.2
+AGAIN = 3
+"""Rounds a row over its time budget is measured again before it is called over."""
 QUICK = ["--decisions", "1000", "--runs", "100", "--repeats", "3"]
 """The quick mode (tests/test_benchmarks.py): a small year, few repeats."""
 ROUTES_PER_SAMPLE = 50
@@ -84,7 +104,25 @@ def env_for(world: World, emulator: RunningEmulator) -> dict[str, str]:
 # ---- what is measured ------------------------------------------------------------------------
 
 
-def route_one(world: World, thread: str) -> float:
+@dataclass(frozen=True)
+class Sample:
+    seconds: float
+    opens: float
+    """Files opened under the state directory (per operation)."""
+    cpu: float | None = None
+    """CPU seconds it took (user and system; None: too short for the clock that counts it)."""
+
+
+_counter = 0
+
+
+def _reads_file(world: World) -> Path:
+    global _counter
+    _counter += 1
+    return world.home.parent / f"reads-{_counter}.txt"
+
+
+def route_one(world: World, thread: str) -> Sample:
     """Seconds to route one owner's note in ``thread``, a cold store each time (mean of a few)."""
     message = {
         "id": str(int(thread) + 10_000),
@@ -94,7 +132,8 @@ def route_one(world: World, thread: str) -> float:
         "type": 0,
     }
 
-    async def routes() -> float:
+    async def routes() -> tuple[float, float]:
+        cpu = time.process_time()
         start = time.perf_counter()
         for _ in range(ROUTES_PER_SAMPLE):
             store = DecisionStore(world.home)
@@ -109,55 +148,68 @@ def route_one(world: World, thread: str) -> float:
             )
             if route.kind != "inbox" or route.project_key != world.project_key:
                 raise BenchFailure(f"the note was routed as {route}, not to the project's inbox")
-        return (time.perf_counter() - start) / ROUTES_PER_SAMPLE
+        took, cpu = time.perf_counter() - start, time.process_time() - cpu
+        return took / ROUTES_PER_SAMPLE, cpu / ROUTES_PER_SAMPLE
 
-    return asyncio.run(routes())
+    with Opens.instance().counting(world.home) as paths:
+        took, cpu = asyncio.run(routes())
+    return Sample(took, len(paths) / ROUTES_PER_SAMPLE, cpu)
 
 
-def archive_check(world: World, decision_id: str) -> float:
+def archive_check(world: World, decision_id: str) -> Sample:
     """Seconds for ``archive_if_done`` to find the thread still in use (a cold store each time,
     mean of a few)."""
 
-    async def check() -> float:
+    async def check() -> tuple[float, float]:
         token = Secret("bench.token.value")  # never used: the thread is still in use
         async with RestClient(token, api_base="http://127.0.0.1:9/api/v10") as rest:
-            took = 0.0
+            took = cpu = 0.0
             for _ in range(ROUTES_PER_SAMPLE):
                 store = DecisionStore(world.home)
                 decision = store.load(decision_id)
-                start = time.perf_counter()
+                cpu_start, start = time.process_time(), time.perf_counter()
                 archived = await archive_if_done(store, rest, decision)
                 took += time.perf_counter() - start
+                cpu += time.process_time() - cpu_start
                 if archived:
                     raise BenchFailure("archive_if_done archived a thread with a pending question")
-        return took / ROUTES_PER_SAMPLE
+        return took / ROUTES_PER_SAMPLE, cpu / ROUTES_PER_SAMPLE
 
-    return asyncio.run(check())
+    with Opens.instance().counting(world.home) as paths:
+        took, cpu = asyncio.run(check())
+    return Sample(took, len(paths) / ROUTES_PER_SAMPLE, cpu)
 
 
-def hook(world: World, env: dict[str, str], event: str, payload: dict[str, Any]) -> float:
+def hook(world: World, env: dict[str, str], event: str, payload: dict[str, Any]) -> Sample:
     """Seconds from spawning ``discord-mcp hook <event>`` to its exit."""
+    reads = _reads_file(world)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         [*OURS, "hook", event],
         input=json.dumps(payload).encode(),
-        env=env,
+        env=counted_env(env, reads),
         cwd=world.project,
         capture_output=True,
         timeout=60,
         check=False,
     )
     took = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise BenchFailure(f"the {event} hook exited {done.returncode}: {done.stderr[-400:]!r}")
-    return took
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return Sample(took, len(opened(reads)), cpu)
 
 
-def server_start(argv: list[str], env: dict[str, str], world: World) -> float:
+def server_start(argv: list[str], env: dict[str, str], world: World) -> Sample:
+    reads = _reads_file(world)
     start = time.perf_counter()
-    with StdioServer(argv, {**env, "PROJECT_NAME": "bench"}, "discord-mcp") as server:
+    counted = counted_env({**env, "PROJECT_NAME": "bench"}, reads)
+    with StdioServer(argv, counted, "discord-mcp") as server:
         server.list_tools(our_tools())
-        return time.perf_counter() - start
+        took = time.perf_counter() - start
+        return Sample(took, len(opened(reads)), process_cpu(server.pid))
 
 
 PENDING_SAMPLES = 15
@@ -173,45 +225,63 @@ def _said(log: Path, line: str) -> int:
         return 0
 
 
-def check_pending_calls(argv: list[str], env: dict[str, str], repeats: int) -> list[float]:
-    """Seconds per ``check_pending`` call on one running server (after a first, untimed one)."""
-    log = Path(env["DISCORD_MCP_HOME"]) / "logs" / "discord-mcp.log"
-    before = _said(log, SWEPT)
-    with StdioServer(argv, env, "discord-mcp") as server:
-        server.list_tools(our_tools())
+class PendingCalls:
+    """``check_pending`` on one running server; :meth:`call` times one call (the first call, and
+    the gateway holder's one-off walk at start, are left out)."""
+
+    def __init__(self, world: World, argv: list[str], env: dict[str, str]) -> None:
+        self._log = Path(env["DISCORD_MCP_HOME"]) / "logs" / "discord-mcp.log"
+        self._swept_before = _said(self._log, SWEPT)
+        self._reads = _reads_file(world)
+        self._server = StdioServer(argv, counted_env(env, self._reads), "discord-mcp")
+        self._calls = 0
+
+    def __enter__(self) -> PendingCalls:
+        self._server.list_tools(our_tools())
         # The gateway holder's one-off walk at start (temporary files of unfinished writes,
         # off the loop) is not a check_pending cost: measured once it is over (or after a bound).
         settle_by = time.monotonic() + SETTLE_S
-        while _said(log, SWEPT) <= before and time.monotonic() < settle_by:
+        while _said(self._log, SWEPT) <= self._swept_before and time.monotonic() < settle_by:
             time.sleep(0.05)
-        times = []
-        for n in range(repeats + 1):
-            request = {
-                "jsonrpc": "2.0",
-                "id": 100 + n,
-                "method": "tools/call",
-                "params": {"name": "check_pending", "arguments": {}},
-            }
-            start = time.perf_counter()
-            server.send([request])
-            reply = server.reply(100 + n)
-            took = time.perf_counter() - start
-            if "result" not in reply or reply["result"].get("isError"):
-                raise BenchFailure(f"check_pending failed: {str(reply)[:400]}")
-            if n:
-                times.append(took)
-        return times
+        self.call()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._server.close()
+
+    def call(self) -> Sample:
+        self._calls += 1
+        request_id = 100 + self._calls
+        request = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": "check_pending", "arguments": {}},
+        }
+        was = len(opened(self._reads))
+        start = time.perf_counter()
+        self._server.send([request])
+        reply = self._server.reply(request_id)
+        took = time.perf_counter() - start
+        if "result" not in reply or reply["result"].get("isError"):
+            raise BenchFailure(f"check_pending failed: {str(reply)[:400]}")
+        return Sample(took, len(opened(self._reads)) - was)
 
 
-def watch_ready(world: World, env: dict[str, str]) -> float:
+def watch_ready(world: World, env: dict[str, str]) -> Sample:
     """Seconds from spawning ``discord-watch run`` to its first catch-up recorded."""
     alive = world.home / "watch" / "alive.json"
+    reads = _reads_file(world)
     log = world.home.parent / "discord-watch.log"
     start_wall = time.time()
     start = time.perf_counter()
     with open(log, "ab") as err:
         daemon = subprocess.Popen(
-            [*WATCH, "run"], env=env, cwd=world.project, stdout=subprocess.DEVNULL, stderr=err
+            [*WATCH, "run"],
+            env=counted_env(env, reads),
+            cwd=world.project,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
         )
     try:
         while time.perf_counter() - start < READY_WITHIN_S:
@@ -219,7 +289,8 @@ def watch_ready(world: World, env: dict[str, str]) -> float:
                 said = log.read_text(encoding="utf-8", errors="replace")[-600:]
                 raise BenchFailure(f"discord-watch exited with {daemon.returncode}: {said}")
             if _caught_up_since(alive, start_wall):
-                return time.perf_counter() - start
+                took = time.perf_counter() - start
+                return Sample(took, len(opened(reads)), process_cpu(daemon.pid))
             time.sleep(0.005)
         said = log.read_text(encoding="utf-8", errors="replace")[-600:]
         raise BenchFailure(f"discord-watch was not ready within {READY_WITHIN_S:.0f} s: {said}")
@@ -246,15 +317,48 @@ def _caught_up_since(alive: Path, since: float) -> bool:
 # ---- the run ---------------------------------------------------------------------------------
 
 
+@dataclass
+class Row:
+    label: str
+    week: list[Sample]
+    year: list[Sample]
+
+    def seconds(self) -> tuple[float, float]:
+        return min(s.seconds for s in self.week), min(s.seconds for s in self.year)
+
+    def opens(self) -> tuple[float, float]:
+        return min(s.opens for s in self.week), min(s.opens for s in self.year)
+
+    def by_cpu(self) -> bool:
+        return all(s.cpu is not None for s in (*self.week, *self.year))
+
+    def cost(self) -> tuple[float, float]:
+        """What the time budget judges: CPU seconds where they are counted (the machine's load
+        barely moves them), else the time it took."""
+        if not self.by_cpu():
+            return self.seconds()
+        return min(s.cpu or 0.0 for s in self.week), min(s.cpu or 0.0 for s in self.year)
+
+    def ratio(self) -> float:
+        alone, after = self.cost()
+        return after / alone if alone else float("inf")
+
+    def over_in_time(self) -> bool:
+        return self.ratio() > BUDGET_RATIO
+
+    def over_in_opens(self) -> bool:
+        alone, after = self.opens()
+        return after > alone
+
+
 def side_by_side(
-    name: str, repeats: int, today: Callable[[], float], year: Callable[[], float]
-) -> tuple[str, float, float]:
-    today(), year()  # warm the OS caches (and a daemon's first start) once each
-    ours, theirs = [], []
+    row: Row, repeats: int, week: Callable[[], Sample], year: Callable[[], Sample]
+) -> Row:
+    """``repeats`` samples of each, alternating, so both see the same machine."""
     for _ in range(repeats):
-        ours.append(today())
-        theirs.append(year())
-    return name, statistics.median(ours), statistics.median(theirs)
+        row.week.append(week())
+        row.year.append(year())
+    return row
 
 
 def describe(world: World) -> str:
@@ -283,7 +387,7 @@ def main() -> int:
         root = Path(scratch)
         now = time.time()
         worlds = {}
-        for name in ("today", "year"):
+        for name in ("week", "year"):
             project = root / name / "work" / "app"
             project.mkdir(parents=True)
             worlds[name] = World(
@@ -291,12 +395,13 @@ def main() -> int:
             )
         built = time.perf_counter()
         build_year(worlds["year"], args.decisions, args.runs)
+        build_year(worlds["week"], args.decisions, args.runs, last_days=DECISION_THREAD_DAYS)
         marks = {name: build_today(world) for name, world in worlds.items()}
         print(f"built in {time.perf_counter() - built:.0f} s:")
         for name, world in worlds.items():
             print(f"  {name:5}: {describe(world)}")
         envs = {name: env_for(world, emulator) for name, world in worlds.items()}
-        mark = marks["today"]
+        mark = marks["week"]
         other = root / "work" / "other"  # a project with nothing open: the hook only reads
         other.mkdir(parents=True)
         elsewhere = {"session_id": "bench-other", "cwd": str(other)}
@@ -315,22 +420,56 @@ def main() -> int:
                 "discord-watch, spawn to ready": lambda: watch_ready(world, env),
             }
 
-        alone, after = measures("today"), measures("year")
-        rows = [side_by_side(label, repeats, alone[label], after[label]) for label in alone]
-        pending = {
-            name: statistics.median(
-                check_pending_calls(argv, envs[name], max(repeats, PENDING_SAMPLES))
-            )
-            for name in ("today", "year")
-        }
-        rows.append(("check_pending", pending["today"], pending["year"]))
-    print(f"\nmedians of {repeats} (today alone | after a year | ratio, budget <= {BUDGET_RATIO}):")
+        alone, after = measures("week"), measures("year")
+        rows = []
+        for label in alone:
+            alone[label](), after[label]()  # warm the OS caches (and a first start) once each
+            rows.append(side_by_side(Row(label, [], []), repeats, alone[label], after[label]))
+        pending = Row("check_pending", [], [])
+        rows.append(pending)
+        with (
+            PendingCalls(worlds["week"], argv, envs["week"]) as week_server,
+            PendingCalls(worlds["year"], argv, envs["year"]) as year_server,
+        ):
+            # Both run at once and are called in turn: each pair sees the same machine.
+            calls = max(repeats, PENDING_SAMPLES)
+            side_by_side(pending, calls, week_server.call, year_server.call)
+            for _ in range(AGAIN):
+                again = [row for row in rows if row.over_in_time()]
+                if not again:
+                    break
+                print(f"measured again (over the time budget): {', '.join(r.label for r in again)}")
+                for row in again:
+                    if row is pending:
+                        side_by_side(pending, calls, week_server.call, year_server.call)
+                    else:
+                        side_by_side(row, repeats, alone[row.label], after[row.label])
+    return verdict(rows)
+
+
+def verdict(rows: list[Row]) -> int:
+    for world in ("week", "year"):
+        if not any(sample.opens for row in rows for sample in getattr(row, world)):
+            raise BenchFailure(f"no file was counted as opened ({world}): bench/reads is broken")
+    print(
+        "\nthe last week alone | after a year, each the best of its samples:"
+        "\n  files opened under the state directory (budget: no more after a year)"
+        f"\n  CPU it took, or where too short to count, time (budget: <= {BUDGET_RATIO}x)"
+        "\n  and the time it took (shown, not judged: the machine's load moves it most)"
+    )
     over = False
-    for label, empty, full in rows:
-        ratio = full / empty if empty else float("inf")
-        verdict = "OK" if ratio <= BUDGET_RATIO else "OVER BUDGET"
-        over = over or ratio > BUDGET_RATIO
-        print(f"  {label:34} {_ms(empty)} | {_ms(full)} | {ratio:5.2f} {verdict}")
+    for row in rows:
+        (opens_alone, opens_after), (alone, after) = row.opens(), row.cost()
+        wall_alone, wall_after = row.seconds()
+        opens_verdict = "OVER BUDGET" if row.over_in_opens() else "OK"
+        time_verdict = "OVER BUDGET" if row.over_in_time() else "OK"
+        over = over or row.over_in_opens() or row.over_in_time()
+        kind = "cpu " if row.by_cpu() else "time"
+        print(
+            f"  {row.label:34} {opens_alone:6.1f} | {opens_after:6.1f} files {opens_verdict:11}"
+            f" {kind} {_ms(alone)} | {_ms(after)} | {row.ratio():5.2f}x {time_verdict:11}"
+            f" time {_ms(wall_alone)} | {_ms(wall_after)}  ({len(row.week)} samples)"
+        )
     return OVER_BUDGET if over else 0
 
 

@@ -186,19 +186,24 @@ def build_today(world: World) -> Today:
     )
 
 
-def build_year(world: World, decisions: int, run_count: int) -> None:
+def build_year(world: World, decisions: int, run_count: int, *, last_days: int = 365) -> None:
     """A year of history before today (module doc), in ``world.home``, day by day: each day's
     questions are asked and answered, its runs made, and at its end discord-watch's sweep
     moves what is done to the archive and its pass lets the day's threads rest (Discord has
-    archived them: a question's thread once it is done, a run's after a day)."""
+    archived them: a question's thread once it is done, a run's after a day).
+
+    ``last_days``: only the last days of that same year (the same decisions and runs, ids and
+    times), e.g. the week discord-watch watches a decision's thread after its question."""
     start = world.now - 365 * DAY
     store = DecisionStore(world.home, durable=False)
     cursors = Cursors(world.home)
     asyncio.run(cursors.load_resting())
     per_day_decisions = decisions / 365
     per_day_runs = run_count / 365
-    made = ran = 0
-    for day in range(365):
+    first_day = 365 - last_days
+    made = round(per_day_decisions * first_day)
+    ran = round(per_day_runs * first_day)
+    for day in range(first_day, 365):
         day_start = start + day * DAY
         threads = []
         while made < min(decisions, round(per_day_decisions * (day + 1))):

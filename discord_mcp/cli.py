@@ -96,7 +96,11 @@ def _parser() -> argparse.ArgumentParser:
     install = sub.add_parser(
         "install", help="register the server with Claude Code, Codex or Gemini CLI"
     )
-    install.add_argument("client", choices=["claude", "codex", "gemini"])
+    install.add_argument(
+        "client",
+        choices=["claude", "codex", "gemini", "openclaw"],
+        help="openclaw: only with --skills (the delegate-coding skill; no MCP server)",
+    )
     install.add_argument(
         "--scope",
         choices=["user", "project"],
@@ -179,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _serve()
     if parsed.command == "setup":
         return _setup(_env_file(parsed.env_file))
+    if parsed.command == "install" and parsed.client == "openclaw":
+        return _install_openclaw(parsed)
     if parsed.command == "install" and parsed.http:
         return _install_http(parsed.client, parsed.scope, parsed.url)
     if parsed.command == "install":
@@ -244,6 +250,31 @@ def _runnable_self(prefix: list[str]) -> str:
     if found and os.path.realpath(found) == os.path.realpath(script):
         return "discord-mcp"
     return shlex.quote(str(script.resolve())) if from_clone() else shlex.join(prefix)
+
+
+def _install_openclaw(parsed: argparse.Namespace) -> int:
+    """``install openclaw --skills``: the delegate-coding skill where OpenClaw loads skills.
+    OpenClaw calls discord-watch from its shell: nothing else is installed for it."""
+    import os
+
+    from discord_mcp.setup.clients import Scope
+    from discord_mcp.setup.skills import install_skills
+
+    if not parsed.skills or parsed.approvals or parsed.hooks or parsed.http:
+        sys.stderr.write(
+            "discord-mcp: install openclaw takes --skills (and --scope) only: OpenClaw hands "
+            "tasks to discord-watch through the delegate-coding skill\n"
+        )
+        return 2
+    placed = install_skills(
+        "openclaw",
+        cast(Scope, parsed.scope),
+        home=Path.home(),
+        cwd=Path.cwd(),
+        environ=dict(os.environ),
+    )
+    sys.stdout.write(placed.describe() + "\n")
+    return 0
 
 
 def _install(

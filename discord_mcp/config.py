@@ -100,6 +100,8 @@ class Settings:
         tools: which tools the server serves (``DISCORD_MCP_TOOLS``): ``all``, or ``chat``
             (a stranger's turn in a chat channel: only ``send_message``, ``add_reaction`` and
             ``read_history``, pinned to ``thread_id``, without files).
+        tool_names: ``ours``, or ``seed`` (``DISCORD_MCP_TOOL_NAMES``): the Decision MCP
+            seed's tool names are served too (:mod:`discord_mcp.server.seed_tools`).
         chat_mark: a file the server records in whenever its agent posts or reacts
             (``DISCORD_MCP_CHAT_MARK``, set by discord-watch for a chat channel's turns).
         machine: this machine's name among the machines that share the bot
@@ -126,6 +128,7 @@ class Settings:
     language: str = "auto"
     project_key: str = ""
     tools: str = "all"
+    tool_names: str = "ours"
     chat_mark: Path | None = None
     machine: str = ""
 
@@ -358,6 +361,7 @@ def _parse(env: Mapping[str, str], cwd: Path) -> Settings:
         )
     return Settings(
         tools=tools,
+        tool_names=_tool_names(env),
         chat_mark=Path(mark) if mark else None,
         machine=_machine(env),
         language=_language(env),
@@ -548,6 +552,21 @@ _FALSE = frozenset({"", "0", "false", "no", "off"})
 
 
 TOOL_SETS = ("all", "chat")
+TOOL_NAMES = ("ours", "seed")
+
+
+def _tool_names(env: Mapping[str, str]) -> str:
+    """``DISCORD_MCP_TOOL_NAMES``: ``ours`` (the default), or ``seed`` to serve the Decision MCP
+    seed's names too. Anything else stops the server."""
+    raw = _get(env, "DISCORD_MCP_TOOL_NAMES").strip().lower() or "ours"
+    if raw not in TOOL_NAMES:
+        raise ConfigError(
+            "DISCORD_MCP_TOOL_NAMES",
+            f"is not one of {', '.join(TOOL_NAMES)} ({describe_value(raw)})",
+            "Use seed to serve discord_ask_decision and the other Decision MCP names too, or "
+            "leave it unset",
+        )
+    return raw
 
 
 def _tools(env: Mapping[str, str], thread_id: str | None) -> str:

@@ -61,6 +61,9 @@ class ProgressUpdate:
     status: TaskStatus = "running"
     task_id: str | None = None
     mention: bool = False
+    channel_id: str | None = None
+    """Where the card goes (a thread of the project, checked by the caller); None: the
+    session's thread or the channel."""
 
 
 def task_key(update: ProgressUpdate) -> str:
@@ -161,7 +164,7 @@ class ProgressBoard:
         content = render_progress(update, key)
         deadline = self._wall() + 2 * CLAIM_STALE_S
         while True:
-            plan = await off_loop(self._plan, path, key, update.status)
+            plan = await off_loop(self._plan, path, key, update.status, self._where(update))
             if plan.kind == "wait" and self._wall() < deadline:
                 await self._sleep(CLAIM_POLL_S)
                 continue
@@ -180,17 +183,30 @@ class ProgressBoard:
                     continue
             return await self._post(path, key, update, content), True
 
-    def _plan(self, path: Path, key: str, status: str) -> _Plan:
-        """Under the file's lock: edit the recorded card, wait for another poster, or claim."""
+    def _where(self, update: ProgressUpdate) -> str:
+        return update.channel_id or self._settings.thread_id or self._settings.channel_id
+
+    def _plan(self, path: Path, key: str, status: str, channel_id: str) -> _Plan:
+        """Under the file's lock: edit the recorded card, wait for another poster, or claim.
+
+        A card is edited only where it is: a report into another thread posts a card there."""
         with locked(path):
             try:
                 previous = read_json(path, max_version=FORMAT_VERSION) or {}
             except StateCorrupt:
                 previous = {}  # quarantined and reported; a new card is posted
             unrecorded = self._unrecorded.get(key)
-            if unrecorded is not None and unrecorded.status == status:
+            if (
+                unrecorded is not None
+                and unrecorded.status == status
+                and unrecorded.channel_id == channel_id
+            ):
                 return _Plan("edit", unrecorded)
-            if previous.get("status") == status and previous.get("message_id"):
+            if (
+                previous.get("status") == status
+                and previous.get("message_id")
+                and str(previous.get("channel_id")) == channel_id
+            ):
                 return _Plan(
                     "edit",
                     _Card(str(previous["channel_id"]), str(previous["message_id"]), status),
@@ -209,7 +225,7 @@ class ProgressBoard:
 
     async def _post(self, path: Path, key: str, update: ProgressUpdate, content: str) -> _Card:
         prefix, allowed = mention_prefix(self._settings, update.mention)
-        channel_id = self._settings.thread_id or self._settings.channel_id
+        channel_id = self._where(update)
         try:
             message = await self._rest.create_message(
                 channel_id, split_message(prefix + content)[0], allowed_mentions=allowed

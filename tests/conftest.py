@@ -215,8 +215,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ``e2e``) run in :data:`PARALLEL_LANES` lanes, one file after another in each, the
     browser's other tests in one lane (one Chromium), and the benchmarks' quick runs in
     :data:`BENCHMARK_LANES` lanes (one after another in each: a benchmark measures, and times
-    what it measures, beside the rest of the suite); everything else is spread over every
-    worker."""
+    what it measures, beside the rest of the suite), the mutation check in a lane of its own
+    (one mutation at a time, a few minutes); everything else is spread over every worker."""
     files = sorted({str(item.path) for item in items if item.get_closest_marker("e2e")})
     lane = {path: f"agent-clis-{n % PARALLEL_LANES}" for n, path in enumerate(files)}
     benchmarks = 0
@@ -228,6 +228,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(lane[path]))
         elif "/page/" in path:
             item.add_marker(pytest.mark.xdist_group("browser"))
+        elif path.endswith("/tests/test_mutations.py"):
+            item.add_marker(pytest.mark.xdist_group("mutations"))
         elif path.endswith("/tests/test_benchmarks.py"):
             item.add_marker(pytest.mark.xdist_group(f"benchmarks-{benchmarks % BENCHMARK_LANES}"))
             benchmarks += 1

@@ -17,6 +17,7 @@ The benchmarks that start discord-mcp also run against a deliberately broken ser
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -41,7 +42,15 @@ FEWEST_ROUNDS = {
 
 
 HELPERS = frozenset(
-    {"__init__", "mcp_stdio", "minimal_server", "stamp", "chaos_approvals", "history_state"}
+    {
+        "__init__",
+        "mcp_stdio",
+        "minimal_server",
+        "stamp",
+        "chaos_approvals",
+        "history_state",
+        "reads",
+    }
 )
 """The modules of ``bench/`` that are no benchmark (shared code, a baseline server, a wrapper)."""
 
@@ -123,3 +132,29 @@ def test_a_benchmark_fails_when_the_server_lacks_the_tools() -> None:
     assert "tools/list lacks [" in done.stderr
     assert "'ask_decision'" in done.stderr
     assert "OK" not in done.stdout
+
+
+def test_the_history_benchmarks_file_counter_sees_what_a_child_opens_under_its_state_directory(
+    tmp_path: Path,
+) -> None:
+    """bench/history judges "no more files opened after a year": a counter that saw nothing
+    would pass every path, so it is checked here against a child that opens known files."""
+    from bench.reads import counted_env, opened
+
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    for folder in (home / "decisions", elsewhere):
+        folder.mkdir(parents=True)
+        (folder / "a.json").write_text("{}", encoding="utf-8")
+    out = tmp_path / "reads.txt"
+    inner = f"open({str(home / 'decisions' / 'a.json')!r}).read()"
+    script = (
+        "import os, subprocess, sys\n"
+        f"open({str(home / 'decisions' / 'a.json')!r}).read()\n"
+        f"open({str(elsewhere / 'a.json')!r}).read()\n"
+        f"os.chdir({str(home)!r}); open('decisions/a.json').read()\n"
+        # a Python child of the child is counted too (hooks and runs start their own)
+        f"subprocess.run([sys.executable, '-c', {inner!r}], check=True)\n"
+    )
+    env = counted_env({**os.environ, "DISCORD_MCP_HOME": str(home)}, out)
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=60)
+    assert opened(out) == [str(home / "decisions" / "a.json")] * 3

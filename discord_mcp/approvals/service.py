@@ -86,6 +86,9 @@ class ApprovalService:
         self._rest = rest
         self._lease = lease
         self._resume = resume
+        self._claimed: set[str] = set()
+        """Approvals a call of this process asked or took over and has not finished with: no
+        other call may take them, even before the first begins to wait (its card is posting)."""
 
     @property
     def decisions(self) -> DecisionService:
@@ -123,6 +126,21 @@ class ApprovalService:
         except BaseException as exc:  # the call is blocked: a run's result must say so
             await self._not_asked(request, exc)
             raise
+        try:
+            return await self._wait_for(request, decision, max_wait, progress, elsewhere, deadline)
+        finally:
+            self._claimed.discard(decision.id)
+
+    async def _wait_for(
+        self,
+        request: ToolRequest,
+        decision: Decision,
+        max_wait: float,
+        progress: Progress | None,
+        elsewhere: Callable[[], Awaitable[str]] | None,
+        deadline: float | None,
+    ) -> Outcome:
+        store = self._decisions.store
         max_wait = _until(deadline, max_wait)
         waiting = asyncio.create_task(
             self._decisions.wait(
@@ -232,14 +250,20 @@ class ApprovalService:
                 return False
             if request.tool_use_id and stored.get("tool_use_id") == request.tool_use_id:
                 return True  # the same call, asking again
-            if store.waited_on(pending.id):
+            if pending.id in self._claimed or store.waited_on(pending.id):
                 return False
             asker = pending.asker_lease
-            return asker == self._lease or not lease_alive(store.home, asker)
+            if asker == self._lease or not lease_alive(store.home, asker):
+                self._claimed.add(pending.id)  # under the store's lock: one call takes it
+                return True
+            return False
 
+        self._claimed.add(draft.id)
         existing = await store.acreate_unless_pending(
             draft, reusable, max_bytes=FILE_LIMIT, containing=fingerprint.encode()
         )
+        if existing is not None:
+            self._claimed.discard(draft.id)  # not made: the call took ``existing`` over
         if existing is None:
             return await self._decisions.poster.post(draft, fresh=True)
         if not existing.card_message_id:

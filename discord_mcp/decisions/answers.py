@@ -4,7 +4,10 @@ Pure functions: the same judgement serves REST polling and live gateway events, 
 treated the same whichever way it arrives. Only the owner's own words are judged
 (:func:`owner_words`: no quoted lines, no mentions). Only owners resolve; anyone else is
 recorded and told once. An unclear reply gets a clarifying question at most
-:data:`MAX_CLARIFICATIONS` times, then the reply itself is taken as a free-text answer.
+:data:`MAX_CLARIFICATIONS` times, then the reply itself is taken as a free-text answer. A long
+reply in the owner's own words that picks no option (:func:`long_free_text`: 15+ characters,
+or 3+ Hangul syllables, as the Decision MCP seed reads natural language) is taken so after one
+clarifying question: the owner is writing an answer, not missing a letter.
 """
 
 from __future__ import annotations
@@ -23,6 +26,23 @@ from discord_mcp.files.store import OwnerFiles
 from discord_mcp.transport.wire import content_withheld, text_of
 
 MAX_CLARIFICATIONS = 2
+LONG_REPLY_CHARS = 15
+LONG_REPLY_HANGUL = 3
+_PICKS_NONE = frozenset({"no_match", "question", "deferred", "unsure"})
+"""Reasons of a reply that names no option (neither two of them, nor a label out of range, nor
+a yes or no the card cannot map, nor a refusal of one, nor words set apart)."""
+
+
+def long_free_text(text: str, reason: str | None) -> bool:
+    """Whether an unclear reply is the owner's own answer in words: it picks no option
+    (``reason``) and is long, 15 characters or more, or 3 Hangul syllables or more."""
+    if reason not in _PICKS_NONE:
+        return False
+    stripped = text.strip()
+    hangul = sum(1 for c in stripped if "\uac00" <= c <= "\ud7a3")
+    return len(stripped) >= LONG_REPLY_CHARS or hangul >= LONG_REPLY_HANGUL
+
+
 CONTENT_HIDDEN = "content_hidden"
 
 
@@ -199,7 +219,12 @@ def judge_message(
         )
     if decision.clarifications >= MAX_CLARIFICATIONS and not text:
         return IGNORE  # only quotes or mentions: nothing of the owner's to record
-    if parsed.kind == "free_text" or decision.clarifications >= MAX_CLARIFICATIONS:
+    long = not words.marked and long_free_text(text, parsed.reason)
+    if (
+        parsed.kind == "free_text"
+        or decision.clarifications >= MAX_CLARIFICATIONS
+        or (long and decision.clarifications >= 1)
+    ):
         return _with_files(
             _answered(user_id, username, "text", parsed.text, None, None), message, files
         )
@@ -211,7 +236,7 @@ def judge_message(
             text,
             decision.options,
             attempt,
-            MAX_CLARIFICATIONS,
+            attempt if long else MAX_CLARIFICATIONS,
             decision.language,
             reason="marked" if parsed.reason == "marked" else None,
         ),

@@ -12,7 +12,7 @@ from pathlib import Path
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.contract import Clock, ProjectStatus
 from discord_mcp.runs.journal import Journal
-from discord_mcp.runs.model import RunState, parse_iso
+from discord_mcp.runs.model import STOPPED_CODE, RunState, parse_iso
 from discord_mcp.runs.runner import JobPaths
 from discord_mcp.runs.views import JobView, SessionView
 
@@ -71,7 +71,12 @@ class EngineViews:
         threads = {s.thread_id for s in sessions}
         jobs = [j for j in self.state.jobs.values() if j.thread_id in threads]
         since = dt.datetime.fromtimestamp(self.clock.time(), tz=dt.UTC) - dt.timedelta(days=1)
-        failed = [j for j in jobs if j.state in ("failed", "unknown_after_crash")]
+        # A stop the owner asked for (/stop, E_STOPPED) is not a failure (issue 34).
+        failed = [
+            j
+            for j in jobs
+            if j.state in ("failed", "unknown_after_crash") and j.error_code != STOPPED_CODE
+        ]
         recent = [j for j in failed if (parse_iso(j.finished_at) or since) > since]
         latest = max(failed, key=lambda j: j.number, default=None)
         return ProjectStatus(

@@ -4,9 +4,10 @@ Theory (issue 23). A caller that delegates work (another agent, a script, cron) 
 things from a failure: a code it can branch on, and whether to try again. ``retryable`` means
 "the same request may succeed later without changes" (a usage limit that resets, a model API
 that was down, a daemon that was not running); a failure that needs a change first (a missing
-CLI, a refused path, a timeout too short) is not retryable. Every code a run folder's
-``result.json`` or ``discord-watch submit|resume`` can report is in :data:`CODES`, and the
-README's table is checked against it (tests/runs/test_run_folders.py).
+CLI, a refused path) is not retryable. An engine timeout and an engine crash are retryable, as
+the CodeBridge seed's table says (issue 34): the same turn may finish, or not crash, next time.
+Every code a run folder's ``result.json`` or ``discord-watch submit|resume`` can report is in
+:data:`CODES`, and the README's table is checked against it (tests/runs/test_run_folders.py).
 
 The engine journals the code the CLI's output called for (``E_CLI_ERROR``, ...); for the
 result a failure the model's side caused is named by what it was (:func:`result_code`):
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from discord_mcp.errors import CloudflareBanned, DiscordError, RateLimited
 from discord_mcp.runs.failures import RETRIABLE_CODES, limit_without_reset
 from discord_mcp.runs.failures import classify_text as classify_failure
 
@@ -51,6 +53,12 @@ CODES: dict[str, ErrorCode] = {
         ErrorCode("E_CLI_EXIT_NONZERO", False, "the CLI ended with a non-zero exit code"),
         ErrorCode("E_ADAPTER_MISSING_RESULT", False, "the CLI ended without its final result"),
         ErrorCode(
+            "E_ADAPTER_PARSE",
+            False,
+            "the CLI's output could not be read: not one line was an event of its JSON stream "
+            "(another version or output format)",
+        ),
+        ErrorCode(
             "E_ADAPTER_SESSION_KEY_MISSING",
             False,
             "the CLI did not report its session id, so the run cannot be resumed",
@@ -60,7 +68,18 @@ CODES: dict[str, ErrorCode] = {
             False,
             "the CLI no longer knows the run's session: submit a new run",
         ),
-        ErrorCode("E_CLI_TIMEOUT", False, "ran longer than its timeout: raise --timeout"),
+        ErrorCode(
+            "E_CLI_TIMEOUT",
+            True,
+            "ran longer than its timeout and was stopped; the same run may finish next time "
+            "(or raise --timeout)",
+        ),
+        ErrorCode(
+            "E_CLI_CRASHED",
+            True,
+            "the CLI was killed by a signal nobody here sent (a crash, out of memory) before "
+            "its final result",
+        ),
         ErrorCode(
             "E_UNKNOWN_AFTER_CRASH",
             True,
@@ -116,6 +135,17 @@ CODES: dict[str, ErrorCode] = {
             "discord-watch took the request but stopped before starting it",
         ),
         ErrorCode("E_DISCORD", True, "Discord refused a step (opening the run's thread)"),
+        ErrorCode(
+            "E_DISCORD_RATE_LIMIT",
+            True,
+            "Discord rate-limited a step for longer than the command may wait: try again later",
+        ),
+        ErrorCode(
+            "E_THREAD_ACCESS_FAILED",
+            False,
+            "session open: the session's thread cannot be opened (deleted, or out of the bot's "
+            "sight)",
+        ),
         ErrorCode("E_STATE", False, "a state file is unreadable (the message says which)"),
         ErrorCode("E_CONFIG_CORRUPT", False, "the project list was corrupt and set aside"),
         ErrorCode("E_INVALID_PROJECT", False, "the project's entry is invalid: add it again"),
@@ -164,6 +194,15 @@ CODES: dict[str, ErrorCode] = {
         ErrorCode("E_NO_ANSWER", True, "discord-watch took the request but did not answer"),
     )
 }
+
+
+def discord_failure(exc: DiscordError) -> tuple[str, str]:
+    """The code and sentence of a command that failed talking to Discord: E_DISCORD_RATE_LIMIT
+    when Discord held it back longer than the command may wait (seed 000's code), else
+    E_DISCORD."""
+    if isinstance(exc, RateLimited | CloudflareBanned):
+        return "E_DISCORD_RATE_LIMIT", f"Discord rate-limited a step of it ({exc}): try again later"
+    return "E_DISCORD", f"Discord refused a step of it: {exc}"
 
 
 def is_retryable(code: str | None) -> bool:

@@ -493,6 +493,32 @@ def _check_tools(
     return tuple(unique)
 
 
+def args_from_json(text: str) -> dict[str, list[str]]:
+    """``args_json`` as seed 000's ``/project create`` takes it: a JSON object of tool -> argv
+    list (``{"codex": ["--model", "o3"]}``), the project file's ``default_args``. Each value is
+    held to what ``discord-watch project add --args TOOL=JSON_ARGV`` takes (a JSON list of
+    strings, never one shell string); :meth:`ProjectRegistry.add` then checks the tools.
+
+    Raises:
+        RunError: E_INVALID_ARGS.
+    """
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or not all(
+        isinstance(argv, list) and all(isinstance(a, str) for a in argv) for argv in value.values()
+    ):
+        raise RunError(
+            "E_INVALID_ARGS",
+            "args_json must be a JSON object of tool -> list of strings, e.g. "
+            '{"codex": ["--model", "o3"]} (argv fragments; no shell)',
+        )
+    return {str(tool): list(argv) for tool, argv in value.items()}
+
+
 def _check_args(
     args: Mapping[str, Sequence[str]], agents: Sequence[str] = ()
 ) -> dict[Tool, tuple[str, ...]]:

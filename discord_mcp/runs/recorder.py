@@ -10,10 +10,11 @@ written before ``session.json`` says the run is at rest, so a reader that sees a
 finds its result.
 
 Nothing is lost to a crash: at startup :meth:`RunRecorder.reconcile` compares the journal (the
-truth) with each folder and writes what a previous daemon could not (a turn that ended while
-no daemon ran; a request claimed but never started, which fails as E_NOT_STARTED). The journal
-forgets old jobs (``keep_finished``); the folders keep every turn, until retention removes the
-folders of old runs (:mod:`.retention`): start-up leaves a removed folder removed.
+truth) with each folder changed since the recorder last ran empty (:mod:`.recorded`: a year of
+runs is not read at every start) and writes what a previous daemon could not (a turn that
+ended while no daemon ran; a request claimed but never started, which fails as E_NOT_STARTED).
+The journal forgets old jobs (``keep_finished``); the folders keep every turn, until retention
+removes the folders of old runs (:mod:`.retention`): start-up leaves a removed folder removed.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from discord_mcp.runs.folders import AT_REST, RunFolder, read_document
 from discord_mcp.runs.model import is_tool, utc_iso
 from discord_mcp.runs.patches import count_changes, write_patch
 from discord_mcp.runs.patches import snapshot as take_snapshot
+from discord_mcp.runs.recorded import compare_after, note_recorded
 from discord_mcp.runs.results import not_started, run_result, turn_entry
 from discord_mcp.runs.runner import JobPaths
 from discord_mcp.runs.transcript import render_turn
@@ -100,6 +102,8 @@ class RunRecorder:
         self._queue: asyncio.Queue[_Event | None] = asyncio.Queue()
         self._idle = asyncio.Event()
         self._idle.set()
+        self._unmarked = False
+        """Events were written since :mod:`.recorded` was last told."""
         self._recording: dict[str, asyncio.Event] = {}
         """Finished jobs whose turn is not written yet (see :meth:`recorded`)."""
 
@@ -194,7 +198,10 @@ class RunRecorder:
         while True:
             if self._queue.empty():
                 self._idle.set()
+                if self._unmarked:
+                    await self._mark()
             event = await self._queue.get()
+            self._unmarked = True
             if event is None:
                 self._idle.set()
                 return
@@ -207,6 +214,15 @@ class RunRecorder:
                     done = self._recording.pop(event.job.job_id, None)
                     if done is not None:
                         done.set()
+
+    async def _mark(self) -> None:
+        """Everything queued is written: say so (:mod:`.recorded`), so the next start-up
+        compares only the sessions changed after now."""
+        self._unmarked = False
+        try:
+            await off_loop(note_recorded, self.home, self._wall())
+        except (DiscordMCPError, OSError) as exc:  # the next start compares more: no loss
+            log.warning("could not note that the run folders are up to date: %s", exc)
 
     def close(self) -> None:
         self._queue.put_nowait(None)
@@ -473,10 +489,13 @@ class RunRecorder:
         self, sessions: list[SessionView], jobs: Callable[[str], list[JobView]]
     ) -> None:
         known = set()
+        after = await off_loop(compare_after, self.home, self._wall())
         for session in sessions:
             if not session.run_id:
                 continue
             known.add(session.run_id)
+            if after is not None and session.updated_at < after:
+                continue  # its folder was written before the last daemon noted it (recorded)
             folder = RunFolder.of(self.home, session.run_id)
             if not await off_loop(folder.root.is_dir):
                 continue  # removed by retention (runs.retention): nothing to bring up to date

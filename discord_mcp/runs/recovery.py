@@ -2,6 +2,12 @@
 in :mod:`discord_mcp.runs.engine`): reattach the CLI that still runs, complete from its log the
 job whose CLI ended meanwhile, mark unknown the one with neither. A base class of
 :class:`~discord_mcp.runs.scheduler.Scheduler`, which provides what is declared here.
+
+Each job accounted for is one JSON line in ``<state>/logs/reconciliation.log`` (where the
+CodeBridge seed logs its restart reconciliation, issue 34): ``time``, ``job_id``,
+``thread_id``, ``run_id``, ``pid``, ``action`` (``reattached``, ``completed`` from its log, or
+``unknown_after_crash``) and, for a completed one, ``state`` and ``error_code``. A line that
+cannot be written is logged and never stops the recovery.
 """
 
 from __future__ import annotations
@@ -9,17 +15,20 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
+from typing import Any
 
+from discord_mcp.errors import StateError
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import Outcome
 from discord_mcp.runs.contract import Clock
 from discord_mcp.runs.journal import Journal
 from discord_mcp.runs.launch import process_from_status
-from discord_mcp.runs.model import Job, ProcessInfo, RunState, Session, parse_iso
+from discord_mcp.runs.model import Job, ProcessInfo, RunState, Session, parse_iso, utc_iso
 from discord_mcp.runs.notices import Notices
 from discord_mcp.runs.runner import JobPaths, JobRun
 from discord_mcp.runs.spawner import exit_code_from_status, group_members, is_alive
 from discord_mcp.runs.views import SessionView, Tool
+from discord_mcp.state.files import append_line
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +100,7 @@ class Recovery:
                     reattached=True,
                 )
                 log.info("reattached job %s (pid %d)", job.job_id, process.pid)
+                self._reconciled(job, "reattached", process.pid)
                 self._notices.post("job_started", job.view(), self._session_view(job.thread_id))
                 continue
             run = JobRun(
@@ -110,9 +120,40 @@ class Recovery:
             code = exit_code_from_status(paths.status)
             if run.decoder.final_seen or code is not None:
                 log.info("job %s ended while the daemon was down; completing it", job.job_id)
-                self._finish(job.job_id, run.outcome(code))
+                outcome = run.outcome(code)
+                self._reconciled(
+                    job,
+                    "completed",
+                    process.pid if process is not None else None,
+                    state="success" if outcome.ok else "failed",
+                    error_code=outcome.error_code,
+                )
+                self._finish(job.job_id, outcome)
                 continue
+            self._reconciled(
+                job,
+                "unknown_after_crash",
+                process.pid if process is not None else None,
+                error_code="E_UNKNOWN_AFTER_CRASH",
+            )
             self._mark_unknown(job.job_id, tool, run.decoder.session_key)
+
+    def _reconciled(self, job: Job, action: str, pid: int | None, **more: Any) -> None:
+        """One line of ``logs/reconciliation.log`` (see the module doc)."""
+        session = self.state.sessions.get(job.thread_id)
+        line = {
+            "time": utc_iso(self.clock.time()),
+            "job_id": job.job_id,
+            "thread_id": job.thread_id,
+            "run_id": session.run_id if session is not None else None,
+            "pid": pid,
+            "action": action,
+            **more,
+        }
+        try:
+            append_line(self.state_dir / "logs" / "reconciliation.log", line)
+        except StateError as exc:
+            log.warning("could not log the reconciliation of job %s: %s", job.job_id, exc)
 
     def _mark_unknown(self, job_id: str, tool: Tool, session_key: str | None) -> None:
         log.warning("job %s was running when the daemon stopped; outcome unknown", job_id)

@@ -12,7 +12,18 @@ from discord_mcp.runs.error_codes import is_retryable, result_code
 from discord_mcp.runs.model import STOPPED_CODE, utc_iso
 from discord_mcp.runs.views import JobView, SessionView, Usage
 
-USAGE_NAMES = ("input", "output", "cache_read", "cache_write")
+USAGE_NAMES = (
+    "input",
+    "output",
+    "cache_read",
+    "cache_write",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+)
+"""A result's token counts: ours as the CLI names them, then the CodeBridge seed's (issue 34):
+``prompt_tokens`` is ``input``, ``completion_tokens`` is ``output``, ``total_tokens`` their
+sum (None unless both are known)."""
 
 
 def turn_status(job: JobView) -> str:
@@ -28,11 +39,15 @@ def token_usage(usage: Usage | None) -> dict[str, int | None] | None:
     """A CLI's token counts as a result names them (None: it reported none)."""
     if usage is None:
         return None
+    inputs, outputs = usage.input_tokens, usage.output_tokens
     return {
-        "input": usage.input_tokens,
-        "output": usage.output_tokens,
+        "input": inputs,
+        "output": outputs,
         "cache_read": usage.cached_input_tokens,
         "cache_write": usage.cache_write_tokens,
+        "prompt_tokens": inputs,
+        "completion_tokens": outputs,
+        "total_tokens": inputs + outputs if inputs is not None and outputs is not None else None,
     }
 
 
@@ -141,9 +156,12 @@ def _sum_usage(turns: list[dict[str, Any]]) -> dict[str, int | None] | None:
     if not counted:
         return None
     total: dict[str, int | None] = {}
-    for name in USAGE_NAMES:
+    for name in USAGE_NAMES[:4]:
         values = [u[name] for u in counted if u.get(name) is not None]
         total[name] = sum(values) if values else None
+    inputs, outputs = total["input"], total["output"]
+    total["prompt_tokens"], total["completion_tokens"] = inputs, outputs
+    total["total_tokens"] = inputs + outputs if inputs is not None and outputs is not None else None
     return total
 
 

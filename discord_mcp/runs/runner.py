@@ -22,7 +22,7 @@ import contextlib
 import os
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -30,11 +30,21 @@ from discord_mcp.runs import wrap
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import Decoder, Outcome
 from discord_mcp.runs.model import ProcessInfo
-from discord_mcp.runs.spawner import exit_code_from_status, group_members, is_alive, reap
+from discord_mcp.runs.spawner import (
+    exit_code_from_status,
+    group_members,
+    is_alive,
+    reap,
+    signal_from_status,
+)
 from discord_mcp.runs.views import Activity, Tool
 
 _READ_CHUNK = 1 << 20
 _STDERR_TAIL = 4096
+
+
+_NO_RESULT = frozenset({"E_CLI_EXIT_NONZERO", "E_ADAPTER_MISSING_RESULT"})
+"""A CLI that ended without its final result: a crash when a signal killed it."""
 
 
 @dataclass(frozen=True)
@@ -218,7 +228,31 @@ class JobRun:
         )
 
     def outcome(self, exit_code: int | None) -> Outcome:
-        return self.decoder.outcome(exit_code, resumed=self.resumed, stderr_tail=self.stderr_tail())
+        judged = self.decoder.outcome(
+            exit_code, resumed=self.resumed, stderr_tail=self.stderr_tail()
+        )
+        if (
+            judged.error_code not in _NO_RESULT
+            or self.decoder.final_seen
+            or self.stop_reason is not None
+        ):
+            return judged
+        signum = signal_from_status(self.paths.status)
+        if signum is None:
+            return judged
+        # Killed by a signal nobody here sent (a stop or a timeout goes through
+        # forced_outcome): a crash, which may not happen again (issue 34, CodeBridge's
+        # ENGINE_CRASH).
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        return replace(
+            judged,
+            error_code="E_CLI_CRASHED",
+            error_message=f"{self.tool} crashed: killed by {name} before its final result"
+            + (f" ({judged.error_message})" if judged.error_message else ""),
+        )
 
     def forced_outcome(self) -> Outcome:
         """How the job ended once it was stopped (``stop_reason``: on request, by a newer

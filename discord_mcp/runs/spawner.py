@@ -333,6 +333,15 @@ def read_status(path: Path) -> dict[str, Any] | None:
     return document if isinstance(document, dict) else None
 
 
+def signal_from_status(path: Path) -> int | None:
+    """The signal that killed the CLI, as the wrapper recorded it (None: it exited, or runs)."""
+    status = read_status(path)
+    if status is None or status.get("state") != "exited":
+        return None
+    signum = status.get("signal")
+    return signum if isinstance(signum, int) and not isinstance(signum, bool) else None
+
+
 def exit_code_from_status(path: Path) -> int | None:
     """The CLI's exit code as the wrapper recorded it, or None while it runs (or unknown)."""
     status = read_status(path)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
+from fastmcp.server.dependencies import get_context
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
@@ -302,9 +303,16 @@ def build_server(
         wire.after_response(ctx.request_id, written)
         return decision
 
-    kinds = {"sends": _SENDS, "reads": _READS}
+    kinds = {
+        "sends": _SENDS,
+        "reads": _READS,
+        "waits": _WAITS,
+        "local": _LOCAL,
+        "deletes_local": _DELETES_LOCAL,
+    }
+    ours: dict[str, Callable[..., Any]] = {}
     for tool, kind in chat_tools(settings, runtime, errors=_tool_errors, reported=_reported):
-        mcp.tool(tool, annotations=kinds[kind])
+        ours[tool.__name__] = mcp.tool(tool, annotations=kinds[kind])
     if chat_only:
         return mcp  # the owner's tools are not served at all (runs/restricted.py)
 
@@ -534,6 +542,17 @@ def build_server(
             )
             return _reported({"ok": True, "removed": removed})
 
+    if settings.tool_names == "seed":  # the Decision MCP seed's names too
+        from discord_mcp.server.seed_tools import seed_tools
+
+        ours.update(
+            ask_decision=ask_decision,
+            check_pending=check_pending,
+            read_inbox=read_inbox,
+            clear_inbox=clear_inbox,
+        )
+        for seed_tool, seed_kind in seed_tools(ours, current=get_context):
+            mcp.tool(seed_tool, annotations=kinds[seed_kind])
     return mcp
 
 

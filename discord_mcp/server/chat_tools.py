@@ -118,11 +118,19 @@ def chat_tools(
         mention: Annotated[
             bool, Field(description="Ping the owner when the status changes.")
         ] = False,
+        thread_id: Annotated[
+            str | None,
+            Field(
+                description="Report in this existing thread of your project (default: your "
+                "session's thread or the channel)."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Keep one status card per task up to date in Discord.
 
         Same status: the card is edited in place (quietly). New status: a new card is posted,
         which notifies the owner. Use needs_input together with ask_decision, not instead.
+        With thread_id the card goes to that thread (only one of your project's).
         """
         from discord_mcp.outbound.guard import Scrubber
         from discord_mcp.progress import ProgressUpdate
@@ -136,6 +144,7 @@ def chat_tools(
                 status=status,
                 task_id=task_id,
                 mention=mention,
+                channel_id=await where(thread_id) if (thread_id or "").strip() else None,
             )
             return reported(scrub.noted(await runtime().progress.report(update)))
 

@@ -106,6 +106,7 @@ def pending_summary(decision: Decision) -> dict[str, Any]:
         "session": decision.session,
         "asked_at": decision.asked_at,
         "deadline": decision.deadline,
+        "thread_id": decision.thread_id,
         "thread_url": decision.thread_url,
     }
 

@@ -1,5 +1,5 @@
-"""``discord-mcp install claude|codex|gemini --skills``: the Agent Skills we ship, where each
-client loads skills.
+"""``discord-mcp install claude|codex|gemini|openclaw --skills``: the Agent Skills we ship, where
+each client loads skills.
 
 =============  ======================================  ========================================
 client         user scope                              project scope
@@ -10,7 +10,14 @@ Codex CLI      ``~/.codex/skills/<name>/``              ``./.agents/skills/<name
                (``$CODEX_HOME/skills``)
 Gemini CLI     ``~/.gemini/skills/<name>/``             ``./.gemini/skills/<name>/``
                (``$GEMINI_CLI_HOME/.gemini/skills``)
+OpenClaw       ``~/.openclaw/skills/<name>/``           ``./skills/<name>/`` (the workspace's)
 =============  ======================================  ========================================
+
+OpenClaw (the CodeBridge seed's first client, issue 34) gets ``delegate-coding`` only: it calls
+``discord-watch`` from the shell, as CodeBridge's skill calls its CLI; the other skill is about
+MCP tools, which ``install`` does not register for it. Its folders are OpenClaw's documented
+managed skills (``~/.openclaw/skills``, shared by the machine's agents) and workspace skills
+(``<workspace>/skills``, the current directory).
 
 Found in the pinned CLIs (Claude Code 2.1.330: ``<config dir>/skills``; Codex 0.169: its
 "codex-home-skills" location, ``$CODEX_HOME/skills``, and ``.agents/skills`` in a repository;
@@ -28,10 +35,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
-from discord_mcp.setup.clients import Client, Scope
+from discord_mcp.setup.clients import Scope
 
 SKILLS = ("delegate-coding", "discord-decisions")
+SkillClient = Literal["claude", "codex", "gemini", "openclaw"]
+
+
+def skills_for(client: SkillClient) -> tuple[str, ...]:
+    """The skills ``client`` gets (OpenClaw: only the one that needs no MCP server)."""
+    return ("delegate-coding",) if client == "openclaw" else SKILLS
 
 
 def skill_text(name: str) -> str:
@@ -41,9 +55,11 @@ def skill_text(name: str) -> str:
 
 
 def skills_dir(
-    client: Client, scope: Scope, *, home: Path, cwd: Path, environ: dict[str, str]
+    client: SkillClient, scope: Scope, *, home: Path, cwd: Path, environ: dict[str, str]
 ) -> Path:
     """Where ``client`` loads skills from for ``scope``."""
+    if client == "openclaw":
+        return cwd / "skills" if scope == "project" else home / ".openclaw" / "skills"
     if client == "claude":
         if scope == "project":
             return cwd / ".claude" / "skills"
@@ -64,7 +80,7 @@ def skills_dir(
 class SkillsResult:
     """What ``install --skills`` did, per skill: its file and whether it changed."""
 
-    client: Client
+    client: SkillClient
     placed: tuple[tuple[Path, bool, Path | None], ...]
 
     def describe(self) -> str:
@@ -80,14 +96,14 @@ class SkillsResult:
 
 
 def install_skills(
-    client: Client, scope: Scope, *, home: Path, cwd: Path, environ: dict[str, str]
+    client: SkillClient, scope: Scope, *, home: Path, cwd: Path, environ: dict[str, str]
 ) -> SkillsResult:
     """Place every shipped skill for ``client`` (see the module doc)."""
     from discord_mcp.setup.install import backup, write_text
 
     directory = skills_dir(client, scope, home=home, cwd=cwd, environ=environ)
     placed: list[tuple[Path, bool, Path | None]] = []
-    for name in SKILLS:
+    for name in skills_for(client):
         text = skill_text(name)
         path = directory / name / "SKILL.md"
         try:

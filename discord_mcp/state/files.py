@@ -17,7 +17,8 @@ whole locked read-modify-write in a worker thread. A lock is waited for at most
 A temporary file is named after its writer (``.<name>.w<pid>-<start>.<random>.tmp``: the
 process id and its start time), so one left by a process killed mid-write is known for what it
 is: :func:`sweep_unfinished_writes` removes those whose writer is gone (``discord-watch`` and
-the gateway holder call it at start).
+the gateway holder call it at start, leaving out the archives that grow with history: done
+decisions and run folders; ``discord-watch`` sweeps those too once a day).
 
 A file that cannot be parsed is quarantined (:mod:`discord_mcp.state.quarantine`: moved aside
 under a unique name, logged, and reported to the next tool result and to ``doctor``) and
@@ -31,6 +32,7 @@ import asyncio
 import contextlib
 import errno
 import fcntl
+import fnmatch
 import functools
 import json
 import logging
@@ -202,6 +204,19 @@ takes an hour, but which process made it cannot be told."""
 NOT_SWEPT = frozenset({"worktrees"})
 """Directories of the state directory that hold no state writes (runs' git worktrees: project
 files, whose names are not ours to judge)."""
+ARCHIVES = (("decisions", "done"), ("runs", "run_*"))
+"""Where history piles up (done decisions, one folder per run ever made): written rarely once
+there, and walked only by a sweep that asks for them (``archives=True``), so a start-up does
+not read a year of names."""
+
+
+def _in_archive(home: Path, directory: Path) -> bool:
+    parts = directory.relative_to(home).parts
+    return any(
+        len(parts) == len(archive)
+        and all(fnmatch.fnmatchcase(p, a) for p, a in zip(parts, archive, strict=True))
+        for archive in ARCHIVES
+    )
 
 
 def _writer() -> str:
@@ -242,10 +257,11 @@ def _writer_gone(pid: int, start: int) -> bool:
     return False
 
 
-def sweep_unfinished_writes(home: Path, *, now: float | None = None) -> int:
+def sweep_unfinished_writes(home: Path, *, now: float | None = None, archives: bool = True) -> int:
     """Remove the temporary files of state writes under ``home`` that will never finish: older
     than :data:`SWEEP_AFTER_S` and written by a process that has ended (see the module doc).
-    Returns how many were removed. Blocking: it walks the state directory."""
+    ``archives``: also walk :data:`ARCHIVES`. Returns how many were removed. Blocking: it
+    walks the state directory."""
     now = time.time() if now is None else now
     removed = 0
     pending = [home]
@@ -259,8 +275,11 @@ def sweep_unfinished_writes(home: Path, *, now: float | None = None) -> int:
             name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not (directory == home and name in NOT_SWEPT):
-                        pending.append(Path(entry.path))
+                    child = Path(entry.path)
+                    if directory == home and name in NOT_SWEPT:
+                        continue
+                    if archives or not _in_archive(home, child):
+                        pending.append(child)
                     continue
                 if not name.endswith(".tmp") or not name.startswith("."):
                     continue
@@ -286,9 +305,10 @@ def _abandoned(name: str, age: float) -> bool:
     return _OLD_UNFINISHED_NAME.match(name) is not None and age >= OLD_SWEEP_AFTER_S
 
 
-def sweep_and_say(home: Path, who: str) -> int:
-    """:func:`sweep_unfinished_writes`, and say how many it removed (in the log)."""
-    removed = sweep_unfinished_writes(home)
+def sweep_and_say(home: Path, who: str, *, archives: bool = False) -> int:
+    """:func:`sweep_unfinished_writes` (without the archives unless asked), and say how many it
+    removed (in the log)."""
+    removed = sweep_unfinished_writes(home, archives=archives)
     log.info(
         "%s removed %d temporary file%s left by state writes that never finished",
         who,

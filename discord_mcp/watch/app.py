@@ -277,10 +277,12 @@ async def run_daemon(
                     on_overflow=watcher.catch_up_soon,
                 )
             log.info(
-                "discord-watch running on %s: channel %s, state %s",
+                "discord-watch running on %s: channel %s, state %s, history read every %gs "
+                "when nothing arrives live",
                 settings.machine,
                 settings.channel_id,
                 settings.home,
+                settings.poll_interval,
             )
             try:
                 async with asyncio.TaskGroup() as group:

@@ -2,7 +2,8 @@
 
 ::
 
-    discord-watch [--local] [run]            run the daemon (Ctrl-C or SIGTERM stops it); local
+    discord-watch [--local] [--interval S] [run]
+                                             run the daemon (Ctrl-C or SIGTERM stops it); local
                                              only (no Discord) with --local or without a token
     discord-watch status [RUN_ID] [--json]   open decisions, running and queued jobs; a run
     discord-watch project add NAME PATH --tools claude,codex,gemini --default claude
@@ -77,6 +78,13 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="discord-watch", description=_DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"discord-watch {__version__}")
     parser.add_argument("--local", action="store_true", help=_LOCAL_HELP)
+    parser.add_argument(
+        "--interval",
+        type=_interval,
+        metavar="SECONDS",
+        help="seconds between reads of Discord's history when nothing arrives live (default: "
+        "POLL_INTERVAL_SECONDS, else 5)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser("run", help="run the daemon (the default)")
     run.add_argument("--local", dest="local_run", action="store_true", help=_LOCAL_HELP)
@@ -190,7 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return status_main(state_home(), args.run_id, args.json)
             sys.stdout.write(render_status(state_home()) + "\n")
             return 0
-        return _run(local=args.local or bool(getattr(args, "local_run", False)))
+        return _run(
+            local=args.local or bool(getattr(args, "local_run", False)), interval=args.interval
+        )
     except RunError as exc:
         sys.stderr.write(f"discord-watch: {exc.code}: {exc.message}\n")
         return 2
@@ -325,7 +335,20 @@ def _check_git(path: Path) -> None:
         )
 
 
-def _run(*, local: bool) -> int:
+def _interval(text: str) -> float:
+    """``--interval``'s seconds: a positive number (at least 0.05, as POLL_INTERVAL_SECONDS)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds >= 0.05 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0.05 (e.g. 10)")
+    return seconds
+
+
+def _run(*, local: bool, interval: float | None = None) -> int:
+    from dataclasses import replace
+
     from discord_mcp.config import Settings, has_token
     from discord_mcp.log import configure
     from discord_mcp.watch.app import run_daemon
@@ -333,6 +356,8 @@ def _run(*, local: bool) -> int:
     if local or not has_token():
         return _run_local()
     settings = Settings.from_env()
+    if interval is not None:
+        settings = replace(settings, poll_interval=interval)
     configure(program="discord-watch", home=settings.home, secrets=[settings.token.reveal()])
     display = sys.stdout if sys.stdout.isatty() else None
 

@@ -22,7 +22,7 @@ from typing import Any
 from discord_mcp.errors import DiscordError, RunError, StateError
 from discord_mcp.runs import JobView
 from discord_mcp.runs.engine import RunEngine
-from discord_mcp.runs.error_codes import is_retryable
+from discord_mcp.runs.error_codes import discord_failure, is_retryable
 from discord_mcp.runs.folders import check_run_id, is_run_id, names_a_run
 from discord_mcp.state.files import off_loop
 from discord_mcp.tasks import cancel_and_wait
@@ -99,7 +99,7 @@ class ShellRequests:
             return _error(exc.code, exc.message)
         except DiscordError as exc:
             log.warning("shell request %s failed talking to Discord: %s", request.command, exc)
-            return _error("E_DISCORD", f"Discord refused a step of it: {exc}")
+            return _error(*discord_failure(exc))
         except (KeyError, TypeError, ValueError) as exc:
             return _error("E_BAD_ARGUMENTS", f"malformed request ({exc!r})")
         except StateError as exc:

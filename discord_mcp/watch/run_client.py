@@ -11,6 +11,8 @@ wait survives a daemon restart. ``status`` and ``logs`` only read.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import secrets
 import shutil
 import time
@@ -33,6 +35,7 @@ from discord_mcp.runs.folders import (
     read_status,
 )
 from discord_mcp.runs.model import utc_iso
+from discord_mcp.runs.projects import Project
 from discord_mcp.runs.transcript import render_turn
 from discord_mcp.watch.request_files import ANSWER_WITHIN_S, RequestBox
 
@@ -90,7 +93,7 @@ class Receipt:
 
 def submit(
     home: Path,
-    project: str,
+    project: str | None,
     message: str,
     *,
     tool: str | None = None,
@@ -99,13 +102,32 @@ def submit(
     allow_network: bool = True,
     timeout_s: float | None = None,
     worktree: bool | None = None,
+    workspace: str | None = None,
+    intent: str | None = None,
+    allowed_roots: Sequence[str] = (),
 ) -> Receipt:
     """Start a run (see the module doc); ``worktree``: in a git worktree of its own (None: as
-    the project says)."""
+    the project says). ``workspace``: a folder instead of a project (:func:`workspace_project`);
+    ``intent``: recorded in the request; ``allowed_roots``: the request's own roots, which
+    narrow discord-watch's (checked by the daemon: :mod:`discord_mcp.watch.run_desk`)."""
     from discord_mcp.runs.projects import ProjectRegistry
 
     try:
-        found = ProjectRegistry(home).get(project)
+        if intent is not None and not INTENT.fullmatch(intent):
+            raise RunError(
+                "E_BAD_ARGUMENTS",
+                f"--intent {intent!r} is not a word: 1-40 characters from a-z, 0-9, '-', '_' "
+                "(e.g. coding)",
+            )
+        roots = [_absolute_root(root) for root in allowed_roots]
+        if (project is None) == (workspace is None):
+            raise RunError(
+                "E_BAD_ARGUMENTS", "name a project, or give --workspace PATH instead (not both)"
+            )
+        if workspace is not None:
+            found = workspace_project(home, workspace, tool)
+        else:
+            found = ProjectRegistry(home).get(str(project))
     except RunError as exc:
         raise refused(exc.code, exc.message) from None
     run_id = new_run_id(time.time())
@@ -128,11 +150,58 @@ def submit(
         }
         if worktree is not None:
             document["worktree"] = worktree
+        if workspace is not None:
+            document["workspace"] = str(found.path)
+        if intent is not None:
+            document["intent"] = intent
+        if roots:
+            document["allowed_roots"] = roots
         return _send(home, folder, document, new=True)
     except BaseException:
         if not folder.session.exists():
             shutil.rmtree(folder.root, ignore_errors=True)
         raise
+
+
+INTENT = re.compile(r"[a-z0-9_-]{1,40}")
+
+
+def _absolute_root(root: str) -> str:
+    if "\0" in root or not Path(root).is_absolute():
+        raise RunError("E_INVALID_PATH", f"--allowed-root {root!r} is not an absolute path")
+    return str(Path(root).resolve())
+
+
+def workspace_project(home: Path, workspace: str, tool: str | None) -> Project:
+    """The project of an ad-hoc folder (``submit --workspace PATH``, the CodeBridge seed's way):
+    the registered project of that folder if there is one, else a new one named after it
+    (``ws-<folder>-<hash>``, every CLI enabled, ``tool`` or claude by default). The folder is
+    checked as ``project add`` checks one: inside DISCORD_WATCH_ROOTS, not a root, not the home
+    directory, not where credentials live (and the daemon checks it again against its roots).
+
+    Raises:
+        RunError: E_INVALID_PATH, E_INVALID_TOOLSET, E_CONFIG_CORRUPT.
+    """
+    from discord_mcp.config import watch_roots
+    from discord_mcp.runs.model import TOOLS
+    from discord_mcp.runs.projects import ProjectRegistry
+
+    registry = ProjectRegistry(home, allowed_roots=watch_roots())
+    resolved = registry.check_path(workspace)
+    for project in registry.list():
+        if project.path == resolved:
+            return project
+    digest = hashlib.sha256(str(resolved).encode("utf-8")).hexdigest()[:6]
+    stem = re.sub(r"[^a-z0-9_-]+", "-", resolved.name.lower()).strip("-")[:28] or "folder"
+    name = f"ws-{stem}-{digest}"
+    tools = list(TOOLS)
+    default = tool if tool in tools else "claude"
+    try:
+        return registry.add(name, resolved, tools, default)
+    except RunError as exc:
+        if exc.code != "E_PROJECT_EXISTS":
+            raise
+        return registry.get(name)  # made meanwhile by another submit of the same folder
 
 
 def resume(home: Path, target: str, message: str, *, timeout_s: float | None = None) -> Receipt:

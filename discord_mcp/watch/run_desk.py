@@ -28,7 +28,7 @@ from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DiscordError, RunError, StateError
 from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.engine import RunEngine
-from discord_mcp.runs.error_codes import is_retryable
+from discord_mcp.runs.error_codes import discord_failure, is_retryable
 from discord_mcp.runs.folders import RunFolder, RunQueue, read_document
 from discord_mcp.runs.recorder import NotRun, context_files
 from discord_mcp.runs.views import JobView, SessionView
@@ -88,7 +88,7 @@ class RunDesk:
             return _error(exc.code, exc.message)
         except DiscordError as exc:
             log.warning("a run request failed talking to Discord: %s", exc)
-            return _error("E_DISCORD", f"Discord refused a step of it: {exc}")
+            return _error(*discord_failure(exc))
         except (KeyError, TypeError, ValueError) as exc:
             return _error("E_BAD_ARGUMENTS", f"malformed request ({exc!r})")
         except StateError as exc:
@@ -100,6 +100,7 @@ class RunDesk:
         if self.engine.session_of_run(folder.run_id) is not None:
             raise RunError("E_BAD_ARGUMENTS", f"run {folder.run_id} exists already")
         constraints = Constraints.from_dict(document.get("constraints")).checked()
+        await off_loop(self._within_request_roots, str(document["project"]), document)
         prompt = str(document["message"])
         tool = document.get("engine")
         model = document.get("model")
@@ -137,6 +138,44 @@ class RunDesk:
             session.thread_id, str(document["reply_id"]), prompt, AUTHOR, files, debounce=False
         )
         return job, session
+
+    def _within_request_roots(self, project: str, document: dict[str, Any]) -> None:
+        """A request's own ``allowed_roots`` (the CodeBridge seed's, issue 34) narrow the
+        daemon's: each must be inside one of discord-watch's roots, and the project's folder
+        inside one of them. Absent: the daemon's roots alone (checked when the run starts).
+
+        Raises:
+            RunError: E_BAD_ARGUMENTS (not a list of absolute paths), E_INVALID_PATH.
+        """
+        if "allowed_roots" not in document:
+            return
+        asked = document["allowed_roots"]
+        if (
+            not isinstance(asked, list)
+            or not asked
+            or not all(isinstance(r, str) and r and "\0" not in r for r in asked)
+            or not all(Path(r).is_absolute() for r in asked)
+        ):
+            raise RunError(
+                "E_BAD_ARGUMENTS", "allowed_roots must be a non-empty list of absolute paths"
+            )
+        registry = self.engine.projects
+        ours = registry.allowed_roots
+        roots = [Path(r).resolve() for r in asked]
+        wider = [r for r in roots if not any(r.is_relative_to(root) for root in ours)]
+        if wider:
+            raise RunError(
+                "E_INVALID_PATH",
+                f"allowed root {wider[0]} is outside discord-watch's roots "
+                f"({', '.join(str(r) for r in ours)}): a request can only narrow them",
+            )
+        path = Path(registry.get(project).path).resolve()
+        if not any(path.is_relative_to(root) for root in roots):
+            raise RunError(
+                "E_INVALID_PATH",
+                f"{path} (project {project}) is outside the request's allowed roots "
+                f"({', '.join(str(r) for r in roots)})",
+            )
 
     async def _resume(
         self, folder: RunFolder, document: dict[str, Any]

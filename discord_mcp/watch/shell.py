@@ -5,7 +5,10 @@
 
     discord-watch submit PROJECT MESSAGE [--tool T] [--model M] [--context FILE ...]
                          [--no-network] [--worktree | --no-worktree] [--timeout S]
+                         [--intent WORD] [--allowed-root PATH ...]
                          [--wait [--wait-timeout S]] [--json]
+    discord-watch submit --workspace PATH MESSAGE ...   (a folder without `project add`;
+                         MESSAGE may be given as --message MESSAGE)
     discord-watch resume RUN_ID MESSAGE [--timeout S] [--wait [--wait-timeout S]] [--json]
     discord-watch stop RUN_ID|JOB|THREAD [--json]
     discord-watch logs RUN_ID [--raw] | JOB|THREAD [--lines N] [--json]
@@ -71,8 +74,27 @@ FINISHED = frozenset({"success", "failed", "unknown_after_crash", "cancelled"})
 def add_commands(sub: Any) -> None:
     """Add the shell commands to ``discord-watch``'s subcommands."""
     submit = sub.add_parser("submit", help="start a run in a project (prints its run id)")
-    submit.add_argument("project")
-    submit.add_argument("prompt", metavar="MESSAGE")
+    submit.add_argument("project", nargs="?", help="a registered project (or --workspace)")
+    submit.add_argument("prompt", nargs="?", metavar="MESSAGE", help="the task (or --message)")
+    submit.add_argument("--message", help="the task, as an option (instead of MESSAGE)")
+    submit.add_argument(
+        "--workspace",
+        metavar="PATH",
+        help="run in this folder instead of a project: it must be inside DISCORD_WATCH_ROOTS; "
+        "its project is found or made (ws-<folder>-<hash>) without `project add`",
+    )
+    submit.add_argument(
+        "--intent", help="what kind of task (e.g. coding), recorded in the run's request.json"
+    )
+    submit.add_argument(
+        "--allowed-root",
+        dest="allowed_roots",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="this run's own allowed root (repeatable): the folder must be inside one of them "
+        "as well as inside discord-watch's roots, which they can only narrow",
+    )
     submit.add_argument("--tool", help="claude, codex or gemini (default: the project's)")
     submit.add_argument("--model", help="the model (default: the CLI's)")
     submit.add_argument(
@@ -156,7 +178,7 @@ def main(args: argparse.Namespace, home: Path) -> int:
             return _run(home, args)
     except ShellError as exc:
         return fail(exc, as_json=args.json)
-    _out(args.json, {"ok": True, **result}, _stop_text(result))
+    _out(args.json, {"ok": True, **_with_run_dir(home, result)}, _stop_text(result))
     return code
 
 
@@ -178,18 +200,40 @@ def fail(exc: ShellError, *, as_json: bool) -> int:
     return exc.exit_code
 
 
+def _project_and_message(args: argparse.Namespace) -> tuple[str | None, str]:
+    """``submit``'s project (None with --workspace) and message, from its positionals and
+    options: ``submit PROJECT MESSAGE``, ``submit --workspace PATH MESSAGE``, or either with
+    ``--message MESSAGE``."""
+    given = [a for a in (args.project, args.prompt) if a is not None]
+    wanted = (0 if args.workspace else 1) + (0 if args.message is not None else 1)
+    if len(given) != wanted:
+        raise ShellError(
+            "E_BAD_ARGUMENTS",
+            "give a PROJECT (or --workspace PATH) and a MESSAGE (or --message MESSAGE): "
+            "`submit app 'fix it'`, `submit --workspace /path 'fix it'`",
+            REFUSED,
+        )
+    project = None if args.workspace else given.pop(0)
+    message = args.message if args.message is not None else given.pop(0)
+    return project, message
+
+
 def _run(home: Path, args: argparse.Namespace) -> int:
     if args.command == "submit":
+        project, message = _project_and_message(args)
         receipt = run_client.submit(
             home,
-            args.project,
-            args.prompt,
+            project,
+            message,
             tool=args.tool,
             model=args.model,
             context=args.context,
             allow_network=not args.no_network,
             timeout_s=args.timeout,
             worktree=args.worktree,
+            workspace=args.workspace,
+            intent=args.intent,
+            allowed_roots=args.allowed_roots,
         )
     else:
         receipt = run_client.resume(home, args.thread, args.prompt, timeout_s=args.timeout)
@@ -208,8 +252,18 @@ def _run(home: Path, args: argparse.Namespace) -> int:
             f"on ({out.status['status']}): `discord-watch status {receipt.run_id}`\n"
         )
         return TIMED_OUT
-    _out(args.json, result, _result_text(result))
+    _out(args.json, {**result, "run_dir": receipt.run_dir}, _result_text(result))
     return code
+
+
+def _with_run_dir(home: Path, result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with its run's folder, when it names a run (every JSON answer about a run
+    says where its folder is)."""
+    from discord_mcp.runs.folders import RunFolder
+
+    if not result.get("run_id") or result.get("run_dir"):
+        return result
+    return {**result, "run_dir": str(RunFolder.of(home, str(result["run_id"])).root)}
 
 
 def _logs(home: Path, args: argparse.Namespace) -> int:
@@ -219,7 +273,8 @@ def _logs(home: Path, args: argparse.Namespace) -> int:
         text = run_client.logs(home, args.target, raw=args.raw)
         if args.json:
             key = "stdout" if args.raw else "events_md"
-            _print({"ok": True, "run_id": run_client.run_of(home, args.target), key: text})
+            found = {"ok": True, "run_id": run_client.run_of(home, args.target), key: text}
+            _print(_with_run_dir(home, found))
         else:
             sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
         return OK

@@ -1,7 +1,9 @@
 """What ``discord-watch`` does so that a year of history costs nothing (issue 38).
 
 - At start: remove the temporary files of state writes that never finished (their writer was
-  killed mid-write; :func:`~discord_mcp.state.files.sweep_unfinished_writes`), and say how many.
+  killed mid-write; :func:`~discord_mcp.state.files.sweep_unfinished_writes`), and say how many;
+  the archives that grow with history (done decisions, run folders) a day later and then once
+  a day, so a start-up does not walk a year of files.
 - Once ready (after its first catch-up, when the engine has brought the run folders up to date)
   and then once a day: remove the run folders ``DISCORD_MCP_KEEP_RUNS`` lets go
   (:mod:`discord_mcp.runs.retention`, the ``runs`` sweeper of ``discord-watch gc``), and say
@@ -53,7 +55,14 @@ async def upkeep(
         log.warning("could not look for temporary files left by unfinished writes: %s", exc)
     if ready is not None:
         await ready.wait()
+    first = True
     while True:
+        if not first:
+            try:
+                await off_loop(sweep_and_say, home, "discord-watch (archives too)", archives=True)
+            except OSError as exc:
+                log.warning("could not look for temporary files in the archives: %s", exc)
+        first = False
         try:
             found = await retire_runs(home, environ, wall())
         except (DiscordMCPError, OSError) as exc:

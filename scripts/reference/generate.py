@@ -71,6 +71,7 @@ async def _list_tools() -> list[Any]:
                 "DISCORD_CHANNEL_ID": "100000000000000001",
                 "DISCORD_OWNER_IDS": "100000000000000002",
                 "DISCORD_MCP_HOME": home,
+                "DISCORD_MCP_TOOL_NAMES": "seed",  # listed too, marked as served only then
             },
             read_dotenv=False,
         )
@@ -102,9 +103,18 @@ def _nested_fields() -> dict[str, list[str]]:
     return nested
 
 
+def _served_with() -> dict[str, str]:
+    """The tools served only with a setting (the seed's names), as the contract says."""
+    return {
+        tool["name"]: tool["served_with"]
+        for tool in json.loads(CONTRACT.read_text(encoding="utf-8"))
+        if tool.get("served_with")
+    }
+
+
 def tools_page() -> str:
     tools = asyncio.run(_list_tools())
-    results, nested = _result_fields(), _nested_fields()
+    results, nested, only = _result_fields(), _nested_fields(), _served_with()
     parts = [
         "# The MCP tools\n",
         "Every tool of the `discord` server, as its schema says (what an agent sees in "
@@ -116,6 +126,8 @@ def tools_page() -> str:
         required = set(schema.get("required", []))
         parts.append(f"## `{tool.name}`\n")
         parts.append((tool.description or "").strip() + "\n")
+        if tool.name in only:
+            parts.append(f"Served only with `{only[tool.name]}`.\n")
         hints = tool.annotations
         if hints is not None:
             marks = [

@@ -7,13 +7,19 @@ still skip the card.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from discord_mcp.emulator import RunningEmulator
 from discord_mcp.hooks.pre_tool_use import handle
 from discord_mcp.hooks.runner import HookOptions
 from discord_mcp.judge.readonly import is_read_only
+from tests.support.hook_runs import cli_reading, run_hook
+from tests.support.people import People
+from tests.support.settings import env_for
 
 PLAIN_READS = [
     "ls", "ls -la", "ls -la src/", "ls --color=auto -1", "/bin/ls", "/usr/bin/git status",
@@ -228,6 +234,19 @@ def test_an_odd_character_anywhere_makes_a_command_ask(
     assert not is_read_only(command[:at] + character + command[at:])
 
 
+@pytest.mark.parametrize(
+    "command",
+    ["echo 'a\u200bb'", 'grep -n "TO\u200bDO" src', "cat 'notes\u202etxt.sh'",
+     'echo "\u2066x\u2069"', "grep -rn 'a\ufeff' src", "rg 'x\u00ady' src"],
+)  # fmt: skip
+def test_an_invisible_or_direction_character_inside_quotes_makes_a_command_ask(
+    command: str,
+) -> None:
+    """Quotes hide nothing: a zero-width, direction or other format character makes what the
+    owner reads differ from what runs, so the command always asks."""
+    assert not is_read_only(command)
+
+
 SHELL_TAILS = ["; rm -rf x", "| sh", "> out", ">> out", "< in", "&", "&& rm x", "|| rm x",
                "$(rm x)", "`rm x`", "2>&1", ">|out", "<(rm x)", "\nrm x"]  # fmt: skip
 
@@ -277,6 +296,37 @@ def test_codexs_pre_tool_use_hook_lets_reads_and_its_own_tools_through_at_once()
     assert handle(own, options(ask_all=True), {}) is None
     write = {"tool_name": "Bash", "tool_input": {"command": "touch x"}}
     assert handle(write, options(), {"DISCORD_MCP_APPROVALS": "off"}) is None
+
+
+def test_ask_all_in_the_environment_makes_codexs_reads_ask_the_owner_too(
+    discord: RunningEmulator, people: People, tmp_path: Path
+) -> None:
+    """``DISCORD_MCP_APPROVALS=ask-all`` (a project's ask-all) asks in Discord for every call,
+    a plain read included; no one answering in time is a no. The hook runs as Codex runs it."""
+    read = {
+        "session_id": "s-ask-all",
+        "cwd": str(tmp_path),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "git status"},
+    }
+    environ = {
+        "PATH": "/usr/bin:/bin",
+        **env_for(discord, tmp_path / "home"),
+        "DISCORD_MCP_RUN": "1",
+        "DISCORD_MCP_APPROVALS": "ask-all",
+    }
+    args = ["pre-tool-use", "--client", "codex", "--wait", "0.2"]
+    run = run_hook(args, read, environ, within=60)
+    assert cli_reading("codex", "pre-tool-use", run).verdict == "block", run.describe()
+    cards = [
+        m["content"]
+        for thread in people.threads()
+        for m in people.messages(thread["id"])
+        if "Approval needed" in m["content"]
+    ]
+    assert len(cards) == 1
+    assert "git status" in cards[0]
 
 
 def test_claudes_pre_tool_use_hook_turns_every_call_into_a_question() -> None:

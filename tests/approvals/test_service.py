@@ -168,6 +168,56 @@ async def test_no_answer_in_time_is_not_a_refusal_and_a_late_allow_answers_one_r
     assert third.how == "timeout"  # a late Allow answers one retry, not every one
 
 
+async def test_two_identical_calls_waiting_at_once_get_a_card_each(
+    approvals: ApprovalService, people: People
+) -> None:
+    """One card's Allow once never answers two calls: an identical call that arrives while the
+    first still waits on its card is asked on a card of its own."""
+    store = approvals.decisions.store
+    first = await decide(approvals, bash("make deploy"))
+    second: asyncio.Task[Outcome] | None = None
+    try:
+        [card] = await eventually(lambda: cards_in(people))
+        await eventually(lambda: store.waited_on(card_id(card)), what="the first call waiting")
+        second = await decide(approvals, bash("make deploy"))
+        await eventually(lambda: len(cards_in(people)) == 2, seconds=15, what="a second card")
+        people.react(card["channel_id"], card["id"], YES)
+        assert (await asyncio.wait_for(first, 20)).behavior == "allow"
+        assert not second.done()
+    finally:
+        for task in (first, second):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
+async def test_two_identical_calls_made_at_the_same_moment_get_a_card_each(
+    approvals: ApprovalService, people: People
+) -> None:
+    """The same, with no gap between them: the second call may find the first's card before
+    the first call has begun to wait on it (it is still being posted). It is the first's all
+    the same: one Allow once answers one call."""
+    first = await decide(approvals, bash("make deploy"))
+    second = await decide(approvals, bash("make deploy"))
+    try:
+        cards = await eventually(lambda: len(cards_in(people)) == 2 and cards_in(people))
+        people.react(cards[0]["channel_id"], cards[0]["id"], YES)
+        done, waiting = await asyncio.wait(
+            {first, second}, timeout=20, return_when="FIRST_COMPLETED"
+        )
+        assert [task.result().behavior for task in done] == ["allow"]
+        assert len(waiting) == 1
+        assert not waiting.pop().done()
+        other = approvals.decisions.store.load(card_id(cards[1]))
+        assert other.status == "pending"  # the other call still waits, on a card of its own
+    finally:
+        for task in (first, second):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
 async def test_one_sessions_approvals_share_a_thread(
     approvals: ApprovalService, people: People
 ) -> None:

@@ -200,6 +200,25 @@ def test_code_and_configuration_get_no_widening_rule(command: str) -> None:
 
 @pytest.mark.parametrize(
     ("allowed", "later"),
+    [("/usr/bin/python3 build.py", "/usr/bin/python3 evil.py"),
+     ("./venv/bin/python run.py", "./venv/bin/python evil.py"),
+     ("/bin/bash deploy.sh", "/bin/bash wipe.sh"),
+     ("/usr/bin/env make", "/usr/bin/env make clean"),
+     ("/usr/bin/sudo ls", "/usr/bin/sudo ls /root"),
+     ("/usr/bin/find . -name x", "/usr/bin/find . -name y"),
+     ("/usr/bin/sed -n 1p f", "/usr/bin/sed -n 2p f")],
+)  # fmt: skip
+def test_a_program_that_runs_its_arguments_gets_no_rule_whatever_path_names_it(
+    allowed: str, later: str
+) -> None:
+    """A runner (python, bash, env, sudo, find, sed...) written with a path is still a runner:
+    "Allow for this session" covers that exact request only, never the next script it runs."""
+    assert rule_for(allowed) == ""
+    assert not covered(allowed, later)
+
+
+@pytest.mark.parametrize(
+    ("allowed", "later"),
     [("curl https://x", "curl https://y/z"), ("cat /etc/hosts", "cat /etc/hostname"),
      ("cat ~/notes.txt", "cat ~/todo.txt"), ("make test", "make test unit"),
      ("cat ../a.txt", "cat ../b.txt")],

@@ -132,17 +132,48 @@ def test_a_stranger_is_refused_recorded_and_told_only_once() -> None:
     assert len(second.changes["refused"]) == 2
 
 
-def test_unclear_replies_are_clarified_then_taken_as_free_text() -> None:
+def test_short_unclear_replies_are_clarified_twice_then_taken_as_free_text() -> None:
     decision = make_decision(options=("Red", "Green", "Blue"))
     for attempt in range(1, MAX_CLARIFICATIONS + 1):
-        verdict = judge_message(decision, message("no idea honestly"), OWNERS, None)
+        verdict = judge_message(decision, message("no idea"), OWNERS, None)
         assert verdict.kind == "clarify"
         assert verdict.changes == {"clarifications": attempt}
         decision = decision.replace(**verdict.changes)
-    final = judge_message(decision, message("no idea honestly"), OWNERS, None)
+    final = judge_message(decision, message("no idea"), OWNERS, None)
     assert final.kind == "resolve"
     assert final.changes["selected_option"] is None
-    assert final.changes["answer"] == "no idea honestly"
+    assert final.changes["answer"] == "no idea"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "no idea honestly, you pick",  # 15+ characters
+        "maybe ask the designer first?",  # a question, long
+        "디자이너한테 물어봐",  # 3+ Hangul syllables
+        "글쎄요",  # exactly 3
+    ],
+)
+def test_a_long_reply_picking_no_option_is_free_text_after_one_clarification(reply: str) -> None:
+    decision = make_decision(options=("Red", "Green", "Blue"))
+    first = judge_message(decision, message(reply), OWNERS, None)
+    assert (first.kind, first.changes) == ("clarify", {"clarifications": 1})
+    final = judge_message(decision.replace(**first.changes), message(reply), OWNERS, None)
+    assert final.kind == "resolve"
+    assert (final.changes["answer"], final.changes["selected_option"]) == (reply, None)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "either red or green works for me",  # names two options: ambiguous
+        "글쎄",  # 2 Hangul syllables, 2 characters
+        "||something warm and nice||",  # words set apart are not read
+    ],
+)
+def test_long_or_not_a_reply_that_names_options_or_is_short_is_asked_twice(reply: str) -> None:
+    decision = make_decision(options=("Red", "Green", "Blue"), clarifications=1)
+    assert judge_message(decision, message(reply), OWNERS, None).kind == "clarify"
 
 
 def test_reactions_map_to_their_option_and_only_for_owners() -> None:

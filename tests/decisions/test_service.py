@@ -140,21 +140,47 @@ async def test_someone_else_cannot_answer_and_is_told_once(
     assert result.selected_option == "No"
 
 
-async def test_unclear_replies_get_two_clarifications_then_count_as_free_text(
+async def test_short_unclear_replies_get_two_clarifications_then_count_as_free_text(
     service: DecisionService, people: People
 ) -> None:
     decision, _ = await service.ask(Question("Pick a colour", options=("Red", "Green", "Blue")))
-    people.say(decision.thread_id, "hmm, not sure, what do you think?")
+    people.say(decision.thread_id, "hmm?")
     await service.wait(decision.id, max_wait=0.5)
-    people.say(decision.thread_id, "something warm I guess")
+    people.say(decision.thread_id, "warm one")
     await service.wait(decision.id, max_wait=0.5)
     assert service.store.load(decision.id).clarifications == 2
     assert sum("attempt" in t.lower() for t in thread_texts(people, decision.thread_id)) == 2
-    people.say(decision.thread_id, "whatever the designer prefers")
+    people.say(decision.thread_id, "designer's")
     result = await service.wait(decision.id, max_wait=10)
     assert result.status == "answered"
-    assert result.answer == "whatever the designer prefers"
+    assert result.answer == "designer's"
     assert result.selected_option is None
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("hmm, not sure, what do you think?", "whatever the designer prefers"),
+        ("잘 모르겠어요", "디자이너가 정해"),  # 3+ Hangul syllables, under 15 characters
+    ],
+)
+async def test_a_long_reply_that_picks_no_option_is_free_text_after_one_clarification(
+    service: DecisionService, people: People, first: str, second: str
+) -> None:
+    """As the Decision MCP seed reads natural language: 15+ characters, or 3+ Hangul syllables,
+    picking no option (issue 34)."""
+    decision, _ = await service.ask(Question("Pick a colour", options=("Red", "Green", "Blue")))
+    people.say(decision.thread_id, first)
+    await service.wait(decision.id, max_wait=0.5)
+    assert service.store.load(decision.id).clarifications == 1
+    asked = [t for t in thread_texts(people, decision.thread_id) if "(attempt 1 of 1)" in t]
+    assert len(asked) == 1
+    people.say(decision.thread_id, second)
+    result = await service.wait(decision.id, max_wait=10)
+    assert result.status == "answered"
+    assert result.answer == second
+    assert result.selected_option is None
+    assert service.store.load(decision.id).clarifications == 1
 
 
 async def test_a_reaction_by_the_owner_answers(service: DecisionService, people: People) -> None:

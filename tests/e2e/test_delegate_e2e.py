@@ -214,10 +214,14 @@ def test_a_script_delegates_with_local_discord_watch_and_reads_the_result(
     assert again["summary"] == "Still the same session: hello.txt is there."
     assert status_code == 0
     assert (status["status"], status["turn"]) == ("completed", 2)
-    assert stored == again
+    assert again["run_dir"] == str(run_dir)  # --wait's result says where its folder is
+    assert stored == {k: v for k, v in again.items() if k != "run_dir"}
     assert stored["duration_ms"] > 0
     assert stored["token_usage"]["input"] > 0
     assert stored["token_usage"]["output"] > 0
+    usage = stored["token_usage"]  # the CodeBridge seed's names too (issue 34)
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (usage["input"], usage["output"])
+    assert usage["total_tokens"] == usage["input"] + usage["output"]
     assert "+hello from the agent" in patch
     assert "hello.txt" in patch
     assert (run_dir / "logs" / "turn-002.stdout.ndjson").stat().st_size > 0

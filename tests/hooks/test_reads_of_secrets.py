@@ -146,6 +146,14 @@ def test_off_lets_everything_through_and_ask_all_asks_for_everything(project: Pa
     assert decide("read_file", {"file_path": "README.md"}, project, **ask_all) == "ask"
 
 
+def test_another_mcp_servers_tool_asks_and_only_our_own_tools_skip(project: Path) -> None:
+    """Gemini CLI's calls of other MCP servers ask the owner in Discord; only this server's
+    own tools (``mcp_discord_*``) skip the card."""
+    assert decide("mcp_github_create_issue", {"title": "x"}, project) == "ask"
+    assert decide("mcp_files_read", {"path": ".env"}, project) == "ask"
+    assert decide("mcp_discord_notify", {"message": "hi"}, project) == "skip"
+
+
 def test_the_installed_matcher_sends_every_read_and_fetch_to_the_hook() -> None:
     [group] = [approvals.desired_group("gemini", Path("/x/.env"))]
     matcher = re.compile(group["matcher"])  # Gemini CLI: new RegExp(matcher).test(name)
@@ -203,6 +211,8 @@ def claude_reading(tool: str, tool_input: dict[str, Any], cwd: Path, *extra: str
         ("Grep", {"pattern": "KEY", "path": "{root}", "glob": "*.env"}),
         ("Glob", {"pattern": "**/id_rsa*"}),
         ("LS", {"path": "/home/u/.aws"}),
+        # a relative path is the session's folder's: there notes.txt is a link to .env
+        ("Grep", {"pattern": "KEY", "path": "notes.txt"}),
     ],
 )
 def test_a_claude_runs_read_of_a_secret_goes_to_the_permission_prompt(

@@ -90,6 +90,12 @@ def daemon(
                 os.killpg(run["pgid"], signal.SIGKILL)
 
 
+def reconciliation(state_dir: Path) -> list[dict[str, Any]]:
+    """The lines of ``logs/reconciliation.log`` (the CodeBridge seed's place for them)."""
+    path = state_dir / "logs" / "reconciliation.log"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 def crash_while_running(daemon: Daemon, spawner: FakeSpawner) -> tuple[dict[str, Any], int]:
     """Wait until the daemon runs the job, then kill -9 it; (the fake CLI's run, wrapper pid)."""
     started = wait_until(daemon.started, timeout=30, what="the job to start in the daemon")
@@ -101,6 +107,7 @@ def crash_while_running(daemon: Daemon, spawner: FakeSpawner) -> tuple[dict[str,
 
 async def test_a_job_whose_cli_still_runs_is_reattached(
     daemon: Daemon,
+    state_dir: Path,
     spawner: FakeSpawner,
     make_engine: EngineFactory,
     notifier: RecordingNotifier,
@@ -117,11 +124,20 @@ async def test_a_job_whose_cli_still_runs_is_reattached(
         assert done.final_text == "tool said: A (is_error=False)"
         assert done.exit_code == 0  # from the wrapper's status file: not our child
         assert engine.session("t1").resume_ready  # type: ignore[union-attr]
+        run_id = engine.session("t1").run_id  # type: ignore[union-attr]
     assert len(spawner.runs()) == 1  # nothing ran twice
+    [line] = reconciliation(state_dir)
+    assert (line["action"], line["job_id"], line["pid"]) == (
+        "reattached",
+        started.job.job_id,
+        wrapper,
+    )
+    assert (line["thread_id"], line["run_id"]) == ("t1", run_id)
 
 
 async def test_a_job_whose_cli_finished_meanwhile_is_completed_from_its_log(
     daemon: Daemon,
+    state_dir: Path,
     spawner: FakeSpawner,
     make_engine: EngineFactory,
     notifier: RecordingNotifier,
@@ -140,10 +156,18 @@ async def test_a_job_whose_cli_finished_meanwhile_is_completed_from_its_log(
         assert view is not None
         assert (view.state, view.resume_ready) == ("idle", True)
     assert len(spawner.runs()) == 1
+    [line] = reconciliation(state_dir)
+    assert (line["action"], line["job_id"], line["state"], line["error_code"]) == (
+        "completed",
+        finished.job.job_id,
+        "success",
+        None,
+    )
 
 
 async def test_a_job_whose_cli_died_without_a_result_is_unknown_and_can_be_retried(
     daemon: Daemon,
+    state_dir: Path,
     spawner: FakeSpawner,
     make_engine: EngineFactory,
     notifier: RecordingNotifier,
@@ -162,6 +186,12 @@ async def test_a_job_whose_cli_died_without_a_result_is_unknown_and_can_be_retri
         view = engine.session("t1")
         assert view is not None
         assert (view.state, view.retry_job_id) == ("unknown_after_crash", lost.job_id)
+        [line] = reconciliation(state_dir)
+        assert (line["action"], line["job_id"], line["error_code"]) == (
+            "unknown_after_crash",
+            lost.job_id,
+            "E_UNKNOWN_AFTER_CRASH",
+        )
 
         spawner.script("long job", Scenario(sample="claude-mcp.jsonl"))
         retry = await engine.retry("t1", lost.job_id)

@@ -304,6 +304,19 @@ def test_output_that_stops_without_a_final_event_is_missing_its_result() -> None
     assert "boom" in (nonzero.error_message or "")
 
 
+def test_output_in_another_format_is_a_parse_failure_not_a_missing_result() -> None:
+    """Seed 000's E_ADAPTER_PARSE (issue 34): Claude Code's plain text output (the wrong
+    --output-format), or lines that are no event we know, with a clean exit."""
+    assert judge("claude", "claude-new-text.txt", rc=0).error_code == "E_ADAPTER_PARSE"
+    unknown = adapter_for("codex").decoder()
+    unknown.feed('{"type": "something.new", "payload": 1}')
+    assert unknown.outcome(0, resumed=False).error_code == "E_ADAPTER_PARSE"
+    # An exit code of its own says more than the unreadable output.
+    assert judge("claude", "claude-new-text.txt", rc=2).error_code == "E_CLI_EXIT_NONZERO"
+    silent = adapter_for("claude").decoder()
+    assert silent.outcome(0, resumed=False).error_code == "E_ADAPTER_MISSING_RESULT"
+
+
 def test_a_new_session_without_a_key_fails_as_key_missing() -> None:
     lines = [
         line

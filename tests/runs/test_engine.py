@@ -226,6 +226,9 @@ async def test_stop_ends_the_running_job_and_its_whole_group(
         assert not alive(run["child_pid"])
         assert (await notifier.wait_finished(waiting.job_id)).state == "success"
         assert await engine.stop("t1") is None  # nothing running any more
+        # A stop the owner asked for is not a failure of the project (issue 34).
+        status = engine.project_status("app")
+        assert (status.failed_jobs_24h, status.last_error) == (0, None)
 
 
 async def test_a_job_over_its_time_is_killed_with_its_whole_group(
@@ -563,6 +566,13 @@ async def test_session_and_project_views(
         assert (status.session_total, status.running_sessions, status.failed_jobs_24h) == (1, 0, 1)
         assert status.last_error is not None
         assert status.last_error.startswith("E_CLI_ERROR")
+        spawner.script("long", Scenario(hang=True))
+        stopping = await engine.submit("t1", "m2", "long", "owner")
+        await notifier.wait_for(lambda: len(spawner.runs()) == 2)
+        await engine.stop("t1")
+        assert (await notifier.wait_finished(stopping.job_id)).error_code == "E_STOPPED"
+        after = engine.project_status("app")
+        assert (after.failed_jobs_24h, after.last_error) == (1, status.last_error)
         assert [s.thread_id for s in engine.sessions("app")] == ["t1"]
         assert engine.sessions("other") == []
 

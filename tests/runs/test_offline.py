@@ -265,6 +265,20 @@ def test_a_bubblewrap_that_gives_no_namespace_is_refused(
     assert "bubblewrap could not make a network namespace" in tried.stderr
 
 
+def test_a_command_counts_as_offline_only_in_another_namespace_with_loopback_alone() -> None:
+    """Neither half is enough: the CLI's own namespace never counts (even where it has
+    loopback alone), nor does another namespace that still has a network interface."""
+
+    def check(outer: int) -> int:
+        argv = [sys.executable, "-I", "-S", str(LAUNCHER), "--check", str(outer)]
+        return subprocess.run(argv, capture_output=True, check=False).returncode
+
+    here = netns_inode()
+    assert check(here) == 1
+    if {name for _, name in socket.if_nameindex()} - {"lo"}:
+        assert check(here + 1) == 1  # a namespace other than the one named, with eth0 in it
+
+
 def test_an_unprivileged_user_gets_a_namespace_too(tmp_path: Path) -> None:
     """The path that maps an unprivileged uid into the new user namespace (as root the test
     above runs it as root; CI without root runs every test here unprivileged)."""

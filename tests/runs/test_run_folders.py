@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -128,8 +129,21 @@ async def test_a_run_folder_holds_the_session_logs_transcript_patch_and_result(
     assert result["error"] is None
     assert result["summary"]
     assert result["duration_ms"] >= 0
-    assert set(result["token_usage"]) == {"input", "output", "cache_read", "cache_write"}
-    assert result["token_usage"]["input"] > 0
+    usage = result["token_usage"]
+    assert set(usage) == {
+        "input",
+        "output",
+        "cache_read",
+        "cache_write",
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+    }
+    assert usage["input"] > 0
+    # The CodeBridge seed's names, beside ours (issue 34).
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (usage["input"], usage["output"])
+    assert usage["total_tokens"] == usage["input"] + usage["output"]
+    assert result["turns"][0]["token_usage"] == usage  # one turn: the run's counts are its own
     assert [t["status"] for t in result["turns"]] == ["completed"]
     assert result["constraints"]["allow_network"] is True
     patch = folder.patch.read_text(encoding="utf-8")
@@ -230,7 +244,7 @@ def test_usage_limits_and_rate_limits_are_retryable_and_refusals_are_not() -> No
     assert not any(is_retryable(c) for c in ("E_CLI_NOT_FOUND", "E_INVALID_PATH", "E_STOPPED"))
 
 
-async def test_a_runs_own_timeout_stops_it_and_counts_as_not_retryable(
+async def test_a_runs_own_timeout_stops_it_and_is_retryable(
     make_engine: EngineFactory, notifier: RecordingNotifier, spawner: FakeSpawner
 ) -> None:
     spawner.script("slow", Scenario(hang=True))
@@ -243,8 +257,46 @@ async def test_a_runs_own_timeout_stops_it_and_counts_as_not_retryable(
         await run_one(engine, notifier, "t1", "slow")
         result = await at_rest(RunFolder.of(engine.state_dir, view.run_id))
     assert result["error"]["code"] == "E_CLI_TIMEOUT"
-    assert result["error"]["retryable"] is False
+    assert result["error"]["retryable"] is True  # as the CodeBridge seed's table says (issue 34)
     assert result["constraints"]["timeout_s"] == 1.0
+
+
+async def test_a_cli_whose_output_cannot_be_read_fails_with_a_parse_error(
+    make_engine: EngineFactory, notifier: RecordingNotifier, spawner: FakeSpawner
+) -> None:
+    """Seed 000's E_ADAPTER_PARSE in a run's result (issue 34)."""
+    spawner.script("text", Scenario(sample="claude-new-text.txt", rc=0))
+    async with make_engine() as engine:
+        view = await engine.start_session("t1", "app", "claude")
+        assert view.run_id is not None
+        await run_one(engine, notifier, "t1", "text")
+        result = await at_rest(RunFolder.of(engine.state_dir, view.run_id))
+    assert result["error"]["code"] == "E_ADAPTER_PARSE"
+    assert result["error"]["retryable"] is False
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGSEGV])
+async def test_a_cli_killed_by_a_signal_nobody_sent_is_a_retryable_crash(
+    make_engine: EngineFactory, notifier: RecordingNotifier, spawner: FakeSpawner, signum: int
+) -> None:
+    """ENGINE_CRASH in the CodeBridge seed: the engine process ended abnormally (issue 34)."""
+    spawner.script("crash", Scenario(die_by=signum))
+    spawner.script("fine", Scenario(rc=3, drop_final=True))
+    async with make_engine() as engine:
+        view = await engine.start_session("t1", "app", "claude")
+        assert view.run_id is not None
+        await run_one(engine, notifier, "t1", "crash")
+        crashed = await at_rest(RunFolder.of(engine.state_dir, view.run_id))
+        other = await engine.start_session("t2", "app", "claude")
+        assert other.run_id is not None
+        await run_one(engine, notifier, "t2", "fine", "m2")
+        exited = await at_rest(RunFolder.of(engine.state_dir, other.run_id))
+    assert crashed["error"]["code"] == "E_CLI_CRASHED"
+    assert crashed["error"]["retryable"] is True
+    assert signal.Signals(signum).name in crashed["error"]["message"]
+    # An exit code of its own, without a result, is the CLI's say: not a crash.
+    assert exited["error"]["code"] == "E_CLI_EXIT_NONZERO"
+    assert exited["error"]["retryable"] is False
 
 
 async def test_without_network_each_cli_is_kept_off_it_or_the_run_is_refused(

@@ -20,7 +20,7 @@ from discord_mcp.cli import main
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.server.app import http_app
 from discord_mcp.server.http_guard import HttpAccess, is_loopback
-from tests.server.test_tools import CONTRACT
+from tests.server.test_tools import default_tool_names
 from tests.support.people import People
 from tests.support.settings import settings_for
 
@@ -58,10 +58,7 @@ async def test_an_mcp_client_lists_and_calls_the_tools_over_http(
     settings = settings_for(discord, tmp_path / "home")
     async with serving(lambda access: http_app(settings, access)) as url, Client(url) as client:
         names = sorted(t.name for t in await client.list_tools())
-        pinned = sorted(
-            t["name"] for t in __import__("json").loads(CONTRACT.read_text(encoding="utf-8"))
-        )
-        assert names == pinned
+        assert names == default_tool_names()
         sent = await client.call_tool("notify", {"message": "over http"})
         assert sent.data["ok"] is True
     assert any("over http" in m["content"] for m in people.messages(discord.channel_id))

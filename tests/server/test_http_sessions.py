@@ -4,6 +4,7 @@ a session in use is never ended. The idle time is measured on an injected clock.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from mcp.server.streamable_http import StreamableHTTPServerTransport
+from starlette.types import Message, Receive, Scope, Send
 
 from discord_mcp.cli import main
 from discord_mcp.config import Settings
@@ -19,11 +21,12 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.errors import ConfigError
 from discord_mcp.server.app import http_app
 from discord_mcp.server.http_guard import HttpAccess
-from discord_mcp.server.http_sessions import SessionLimits, limits_from
+from discord_mcp.server.http_sessions import SessionCap, SessionLimits, limits_from
 from tests.server.test_http import serving
 from tests.server.test_serve_http import INITIALIZE, MCP_HEADERS
 from tests.support.clock import FakeClock
 from tests.support.settings import settings_for
+from tests.support.waiting import until
 
 VERSION = INITIALIZE["params"]["protocolVersion"]  # type: ignore[index]
 
@@ -138,6 +141,49 @@ async def test_thousands_of_initializes_keep_no_more_sessions_than_the_cap(
         statuses = [(await initialize(client, url)).status_code for _ in range(100)]
         assert statuses.count(200) == 8  # the idle ones were ended, eight new ones fit
         assert live_transports() - before <= 8
+
+
+async def test_sessions_still_being_opened_count_against_the_cap() -> None:
+    """Initializes that arrive together, before any has been answered, never open more than
+    the cap: a session being opened holds its place from the moment it is let through."""
+    release = asyncio.Event()
+    reached: list[int] = []
+
+    async def slow_sdk(scope: Scope, receive: Receive, send: Send) -> None:
+        reached.append(len(reached))
+        session_id = f"s{len(reached)}".encode()
+        await release.wait()  # the SDK still setting the session up
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"mcp-session-id", session_id)],
+            }
+        )
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    cap = SessionCap(slow_sdk, SessionLimits(max_sessions=2, idle_seconds=60), clock=FakeClock())
+    statuses: list[int] = []
+
+    async def initialize_one() -> None:
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        async def send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                statuses.append(int(message["status"]))
+
+        await cap({"type": "http", "method": "POST", "headers": []}, receive, send)
+
+    calls = [asyncio.create_task(initialize_one()) for _ in range(5)]
+    # Each call is let through to the SDK or refused at once, before any is answered.
+    await until(lambda: len(reached) + len(statuses) == 5)
+    assert statuses == [503, 503, 503]
+    assert len(reached) == 2
+    release.set()
+    await asyncio.gather(*calls)
+    assert sorted(statuses) == [200, 200, 503, 503, 503]
+    assert cap.open_sessions == 2
 
 
 def test_the_limits_come_from_the_flags_else_the_environment() -> None:

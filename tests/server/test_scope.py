@@ -64,6 +64,7 @@ async def test_another_channel_and_its_threads_are_refused_with_a_sentence_and_n
         attempts: list[tuple[str, dict[str, Any]]] = [
             ("send_message", {"content": "hello", "thread_id": place}),
             ("notify", {"message": "hello", "thread_id": place}),
+            ("report_progress", {"title": "Build", "summary": "going", "thread_id": place}),
             ("add_reaction", {"message_id": stranger["id"], "emoji": "👍", "thread_id": place}),
             ("read_history", {"thread_id": place}),
             ("ask_decision", {"question": "Deploy?", "options": ["yes", "no"], "thread_id": place}),
@@ -87,6 +88,7 @@ async def test_the_machines_presence_thread_is_not_an_agents_to_post_in(
     for tool, arguments in (
         ("send_message", {"content": "```json\n{}\n```", "thread_id": machines}),
         ("notify", {"message": "hi", "thread_id": machines}),
+        ("report_progress", {"title": "Build", "summary": "going", "thread_id": machines}),
         ("ask_decision", {"question": "Deploy?", "thread_id": machines}),
     ):
         with pytest.raises(ToolError, match="machines' presence thread"):
@@ -110,3 +112,21 @@ async def test_the_projects_channel_and_its_threads_are_used_and_looked_up_once(
     assert [m["content"] for m in people.messages(own)] == ["one", "two"]
     assert fetched.count(own) <= 1  # the answer is kept: a thread's parent never changes
     assert settings.channel_id not in fetched  # the project's channel needs no look-up
+
+
+async def test_report_progress_reports_into_an_existing_thread_of_the_project(
+    client: Client[Any], people: People, settings: Settings
+) -> None:
+    """The Decision MCP seed's report_progress(thread_id=...) (issue 34)."""
+    own = await thread_in(settings, settings.channel_id, "a run of this project")
+    first = await call(client, "report_progress", title="Build", summary="1/2", thread_id=own)
+    second = await call(client, "report_progress", title="Build", summary="2/2", thread_id=own)
+    assert (first["new_message"], second["new_message"]) == (True, False)
+    assert [m["id"] for m in people.messages(own)] == [first["message_id"]]
+    assert "2/2" in people.messages(own)[0]["content"]
+    # The same task in the channel is a card of its own there, not an edit of the thread's.
+    here = await call(client, "report_progress", title="Build", summary="main", thread_id="")
+    assert here["new_message"] is True
+    assert [
+        m["id"] for m in people.messages(settings.channel_id) if "**Build**" in m["content"]
+    ] == [here["message_id"]]

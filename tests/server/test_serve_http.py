@@ -17,7 +17,7 @@ import pytest
 
 from discord_mcp.emulator import RunningEmulator
 from tests.server.test_http import free_port
-from tests.server.test_tools import CONTRACT
+from tests.server.test_tools import default_tool_names
 from tests.support.settings import env_for
 from tests.support.waiting import until_sync
 
@@ -129,4 +129,4 @@ def test_a_client_with_the_right_headers_initializes_and_lists_the_tools(served:
         )
         assert listed.status_code == 200, listed.text
         names = sorted(tool["name"] for tool in sse_result(listed)["result"]["tools"])
-    assert names == sorted(tool["name"] for tool in json.loads(CONTRACT.read_text("utf-8")))
+    assert names == default_tool_names()

@@ -112,3 +112,25 @@ def test_a_configuration_error_names_the_variable_on_stderr_and_nothing_on_stdou
     assert done.stdout == b""
     assert b"DISCORD_OWNER_IDS" in done.stderr
     assert b"secret-token-value" not in done.stderr
+
+
+def test_python_dash_m_discord_mcp_server_serves_stdio_as_the_command_does(
+    discord: RunningEmulator, people: People, tmp_path: Path
+) -> None:
+    """How the Decision MCP seed starts its server (issue 34)."""
+    peer = StdioPeer(
+        env_for(discord, tmp_path / "home"), tmp_path, [*SERVER[:-1], "discord_mcp.server"]
+    )
+    try:
+        assert peer.handshake()["result"]["serverInfo"]["name"] == "discord"
+        tools = peer.request("tools/list")["result"]["tools"]
+        assert {t["name"] for t in tools} >= {"ask_decision", "report_progress", "read_inbox"}
+        sent = peer.request(
+            "tools/call", {"name": "notify", "arguments": {"message": "hello from -m"}}
+        )
+        assert sent["result"]["isError"] is False
+    finally:
+        assert peer.close() == 0
+    for line in peer.stdout_lines:
+        assert json.loads(line)["jsonrpc"] == "2.0"
+    assert people.messages(discord.channel_id)[-1]["content"].endswith("hello from -m")

@@ -148,3 +148,32 @@ def test_schema_prints_the_shipped_json_schema(name: str, tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == schema(name)
     assert schema(name)["$schema"].endswith("2020-12/schema")
+
+
+@pytest.mark.parametrize(("scope", "where"), [("user", ".openclaw/skills"), ("project", "skills")])
+def test_install_openclaw_skills_places_the_delegation_skill_where_openclaw_loads_it(
+    scope: str, where: str, tmp_path: Path
+) -> None:
+    """The CodeBridge seed's first client (issue 34): OpenClaw's managed skills folder, or the
+    workspace's ``skills/``; only the skill that needs no MCP server, and no .env."""
+    home, cwd = tmp_path / "home", tmp_path / "workspace"
+    home.mkdir()
+    cwd.mkdir()
+    done = mcp("install", "openclaw", "--skills", "--scope", scope, home=home, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    base = (home if scope == "user" else cwd) / where
+    placed = base / "delegate-coding" / "SKILL.md"
+    assert placed.read_text(encoding="utf-8") == skill_text("delegate-coding")
+    assert sorted(p.name for p in base.iterdir()) == ["delegate-coding"]
+    assert str(placed) in done.stdout
+    again = mcp("install", "openclaw", "--skills", "--scope", scope, home=home, cwd=cwd)
+    assert again.returncode == 0
+    assert "already up to date" in again.stdout
+
+
+def test_install_openclaw_without_skills_or_with_more_is_refused(tmp_path: Path) -> None:
+    for extra in ([], ["--skills", "--approvals"], ["--skills", "--hooks"]):
+        refused = mcp("install", "openclaw", *extra, home=tmp_path, cwd=tmp_path)
+        assert refused.returncode == 2, extra
+        assert "--skills" in refused.stderr
+    assert not (tmp_path / ".openclaw").exists()

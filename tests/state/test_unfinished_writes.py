@@ -131,3 +131,35 @@ async def test_the_gateway_holder_removes_them_when_it_starts_holding(
         await runtime.aclose()
     said = [r.getMessage() for r in caplog.records]
     assert any("the gateway holder removed 1 temporary file" in m for m in said)
+
+
+def leftover_of_a_dead_writer(directory: Path) -> Path:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], check=True,
+                          capture_output=True, text=True, encoding="utf-8")  # fmt: skip
+    directory.mkdir(parents=True, exist_ok=True)
+    left = directory / f".result.json.w{int(dead.stdout)}-12345.abcd_123.tmp"
+    left.write_bytes(b"")
+    past = time.time() - 120
+    os.utime(left, (past, past))
+    return left
+
+
+async def test_a_start_leaves_the_archives_to_the_daily_sweep_so_it_walks_no_year_of_files(
+    tmp_path: Path,
+) -> None:
+    archived = [
+        leftover_of_a_dead_writer(tmp_path / "decisions" / "done" / "2026-01"),
+        leftover_of_a_dead_writer(tmp_path / "runs" / "run_20260101_000000_abcdef" / "logs"),
+    ]
+    hot = leftover_of_a_dead_writer(tmp_path / "runs")
+    assert sweep_unfinished_writes(tmp_path, archives=False) == 1
+    assert not hot.exists()
+    assert all(path.exists() for path in archived)
+
+    ready = asyncio.Event()
+    ready.set()
+    task = asyncio.create_task(upkeep(tmp_path, {}, ready=ready, wall=time.time, every=0.05))
+    try:  # the start's sweep, then "a day later" the archives too
+        await until(lambda: not any(path.exists() for path in archived), what="archives swept")
+    finally:
+        await cancel_and_wait(task, within=10)

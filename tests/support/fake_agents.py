@@ -49,6 +49,7 @@ class Scenario:
     rc: int | None = None  # default: the sample's recorded exit code
     gate: Path | None = None
     hang: bool = False
+    die_by: int | None = None  # a signal the fake CLI sends itself before its final line
     drop_final: bool = False
     child: bool = False
     ignore_term: bool = False
@@ -68,6 +69,7 @@ class Scenario:
             "rc": self.rc if self.rc is not None else sample_rc(sample),
             "gate": str(self.gate) if self.gate else None,
             "hang": self.hang,
+            "die_by": self.die_by,
             "drop_final": self.drop_final,
             "child": self.child,
             "ignore_term": self.ignore_term,

@@ -14,6 +14,7 @@ printed it, and can be told to misbehave. The scenario (a JSON object, see
 - ``gate``: a file; everything but the last line is printed, then the fake waits for the file
   to exist (at most ``max_wait`` seconds), then prints the last line and exits.
 - ``hang``: print everything but the last line, then wait until killed (at most ``max_wait``).
+- ``die_by``: print everything but the last line, then kill itself with that signal (a crash).
 - ``drop_final``: never print the last line.
 - ``child``: start a grandchild that sleeps (to prove a kill reaches the whole group).
 - ``ignore_term``: ignore SIGTERM (to prove the SIGKILL escalation).
@@ -134,6 +135,8 @@ def main() -> int:
     for line in lines[:-1]:
         out.write(line + "\n")
     out.flush()
+    if scenario.get("die_by"):
+        os.kill(os.getpid(), int(scenario["die_by"]))  # a crash: no final result
     if scenario.get("hang"):
         deadline = time.monotonic() + max_wait
         while time.monotonic() < deadline:

@@ -152,6 +152,17 @@ def test_a_signed_record_posted_again_long_after_it_was_signed_speaks_for_nobody
     assert parse(message(late_but_close), key=KEY) is not None
 
 
+def test_a_record_signed_for_a_time_long_after_discord_stored_it_speaks_for_nobody() -> None:
+    """Either way: a record signed with a clock far ahead (made now to be posted later, or
+    by a machine whose clock is wrong) is refused like a copied one."""
+    content = render(record(), now=WRITTEN_AT + SIGNED_SKEW_S + 60, key=KEY)
+    found = read(message(content), key=KEY)
+    assert isinstance(found, Rejected)
+    assert found.verdict == "stale"
+    early_but_close = render(record(), now=WRITTEN_AT + 30, key=KEY)  # clocks a little apart
+    assert parse(message(early_but_close), key=KEY) is not None
+
+
 def test_neither_the_key_nor_a_signature_shows_the_token() -> None:
     token = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GaBcDe.the-bots-own-token-for-these-tests"
     key = RecordKey(Secret(token))

@@ -96,6 +96,16 @@ def test_a_command_naming_nothing_is_answered_by_the_first_name_and_the_others_w
     assert slots(found) == {"laptop": 1, "server": 2}  # each its own turn, never the same
 
 
+def test_of_four_machines_two_take_later_turns_and_the_fourth_never_answers() -> None:
+    """Two later turns at most: the third slot is only for a first in line in doubt, so no
+    third later machine ever answers too (two answers are one 40060 at best)."""
+    rosters = team(("cloud", ()), ("laptop", ()), ("server", ()), ("spare", ()))
+    found = turns(rosters, Target("anyone"))
+    assert answering_now(found) == ["cloud"]
+    assert slots(found) == {"laptop": 1, "server": 2}
+    assert found["spare"] == NEVER
+
+
 def test_a_command_naming_a_project_goes_to_its_machine() -> None:
     rosters = team(("laptop", ("app",)), ("server", ("api",)))
     found = turns(rosters, Target("project", "api"), server=Has(projects={"api"}))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,9 @@ import pytest
 
 from discord_mcp.decisions.model import Decision, new_decision_id
 from discord_mcp.decisions.store import DecisionStore
+from discord_mcp.emulator import RunningEmulator
+from tests.support.settings import env_for
+from tests.support.waiting import until_sync
 
 WATCH = [sys.executable, "-c", "from discord_mcp.watch.cli import main; raise SystemExit(main())"]
 
@@ -268,3 +272,32 @@ def test_schedules_take_cron_in_a_time_zone_from_the_shell(home: Path) -> None:
     assert nowhere.returncode == 2
     assert "E_CHAT_NOT_FOUND" in nowhere.stderr
     assert watch("schedule", "remove", "sch_1", home=home, roots=roots).returncode == 0
+
+
+def test_the_daemon_reads_history_at_the_interval_given_on_its_command_line(
+    discord: RunningEmulator, tmp_path: Path
+) -> None:
+    """``discord-watch --interval 10``, as the Decision MCP seed starts it (issue 34): the
+    option wins over POLL_INTERVAL_SECONDS, and a bad value is refused before anything runs."""
+    env = {**os.environ, **env_for(discord, tmp_path / "state", DISCORD_WATCH_ROOTS=str(tmp_path))}
+    log = tmp_path / "watch.log"
+    with log.open("wb") as out:
+        daemon = subprocess.Popen(
+            [*WATCH, "--interval", "7.5"], env=env, cwd=tmp_path, stdout=out, stderr=out
+        )
+    try:
+        said = until_sync(
+            lambda: "history read every 7.5s" in log.read_text(encoding="utf-8", errors="replace"),
+            seconds=60,
+            what="the daemon's first line",
+        )
+        assert said
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+    for bad in ("0", "-3", "soon", "inf"):
+        refused = subprocess.run(
+            [*WATCH, "--interval", bad], env=env, cwd=tmp_path, capture_output=True, text=True
+        )
+        assert refused.returncode == 2, bad
+        assert "is not a number of seconds" in refused.stderr, refused.stderr

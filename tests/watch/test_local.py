@@ -90,6 +90,7 @@ async def test_a_script_submits_waits_resumes_and_reads_the_result_without_disco
         text_code, text, _ = await watch(home, "status", result["run_id"])
         logs_code, logs, _ = await watch(home, "logs", result["run_id"])
         raw_code, raw, _ = await watch(home, "logs", result["run_id"], "--raw")
+        _, logs_json = await as_json(home, "logs", result["run_id"])
     assert code == 0
     assert set(receipt) == {
         "ok",
@@ -112,6 +113,12 @@ async def test_a_script_submits_waits_resumes_and_reads_the_result_without_disco
     assert result["session_id"]
     assert result["duration_ms"] >= 0
     assert result["token_usage"]["input"] > 0
+    # Every JSON answer about a run says where its folder is, --wait's result too (issue 34).
+    run_dir = str(RunFolder.of(home, result["run_id"]).root)
+    assert (result["run_dir"], again["run_dir"], status["run_dir"]) == (run_dir,) * 3
+    assert logs_json["run_dir"] == run_dir
+    stored = json.loads((Path(run_dir) / "result.json").read_text(encoding="utf-8"))
+    assert {k: v for k, v in again.items() if k != "run_dir"} == stored
     assert again_code == 0
     assert again["session_id"] == result["session_id"]
     assert [t["message"] for t in again["turns"]] == ["and now?", "more"]
@@ -145,10 +152,77 @@ async def test_stop_ends_a_run_as_stopped_and_a_wait_that_runs_out_exits_4(
     assert "the wait ran out" in err
     assert stop_code == 0
     assert stopped["stopped"] is True
+    assert stopped["run_dir"] == running["run_dir"]
     assert done["status"] == "stopped"
     assert done["error"] is None
     assert resumed_code == 0  # a stopped run can go on
     assert resumed["status"] == "completed"
+
+
+async def test_submit_runs_in_an_ad_hoc_workspace_inside_the_roots_and_records_its_intent(
+    home: Path, spawner: FakeSpawner, tmp_path: Path
+) -> None:
+    """The CodeBridge seed's ``submit --intent coding --workspace PATH --message ...``: no
+    ``project add`` first (issue 34)."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    async with local_daemon(home, spawner):
+        code, result = await as_json(
+            home,
+            "submit",
+            "--intent",
+            "coding",
+            "--workspace",
+            str(scratch),
+            "--message",
+            "tidy it",
+            "--wait",
+        )
+        again_code, again = await as_json(home, "submit", "--workspace", str(scratch), "more")
+        outside_code, outside = await as_json(home, "submit", "--workspace", "/etc", "x")
+        both_code, both = await as_json(home, "submit", "app", "x", "--workspace", str(scratch))
+        bad_code, bad = await as_json(home, "submit", "app", "x", "--intent", "Not A Word")
+    assert code == 0, result
+    assert result["status"] == "completed"
+    request = json.loads((Path(result["run_dir"]) / "request.json").read_text(encoding="utf-8"))
+    assert (request["intent"], request["workspace"]) == ("coding", str(scratch))
+    assert request["message"] == "tidy it"
+    assert spawner.runs()[0]["cwd"] == str(scratch)  # the CLI ran in the folder
+    [made] = [p for p in ProjectRegistry(home).list() if p.path == scratch]
+    assert made.name.startswith("ws-scratch-")
+    assert request["project"] == made.name
+    assert again_code == 0, again
+    assert again["run_id"] != result["run_id"]
+    assert len([p for p in ProjectRegistry(home).list() if p.path == scratch]) == 1  # reused
+    assert (outside_code, outside["code"]) == (2, "E_INVALID_PATH")
+    assert (both_code, both["code"]) == (2, "E_BAD_ARGUMENTS")
+    assert (bad_code, bad["code"]) == (2, "E_BAD_ARGUMENTS")
+    assert not [p for p in ProjectRegistry(home).list() if p.path == Path("/etc")]
+
+
+async def test_a_requests_allowed_roots_narrow_the_daemons_and_never_widen_them(
+    home: Path, spawner: FakeSpawner, tmp_path: Path
+) -> None:
+    """CodeBridge's ``allowed_roots`` per request (issue 34): the folder must be inside one
+    of them, and they must be inside discord-watch's roots."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    async with local_daemon(home, spawner):
+        narrow_code, narrow = await as_json(
+            home, "submit", "app", "x", "--allowed-root", str(tmp_path / "app"), "--wait"
+        )
+        out_code, out = await as_json(home, "submit", "app", "x", "--allowed-root", str(elsewhere))
+        wide_code, wide = await as_json(home, "submit", "app", "x", "--allowed-root", "/")
+        relative_code, relative = await as_json(home, "submit", "app", "x", "--allowed-root", "app")
+    assert narrow_code == 0, narrow
+    request = json.loads((Path(narrow["run_dir"]) / "request.json").read_text(encoding="utf-8"))
+    assert request["allowed_roots"] == [str(tmp_path / "app")]
+    assert (out_code, out["code"]) == (2, "E_INVALID_PATH")
+    assert "outside the request's allowed roots" in out["message"]
+    assert (wide_code, wide["code"]) == (2, "E_INVALID_PATH")
+    assert "can only narrow" in wide["message"]
+    assert (relative_code, relative["code"]) == (2, "E_INVALID_PATH")
+    assert len(spawner.runs()) == 1  # only the run inside its roots ran
 
 
 async def test_a_failed_run_exits_by_whether_it_is_retryable(

@@ -29,7 +29,7 @@ from tests.watch.test_daemon import texts
 CONTRACT = {
     "project": ["add", "new", "list", "status", "remove"],
     "start": [],
-    "session": ["list", "close", "reopen", "rename"],
+    "session": ["list", "open", "close", "reopen", "rename"],
     "status": [],
     "tool": [],
     "model": [],
@@ -57,6 +57,7 @@ def minimal_options(tmp_path: Path) -> dict[str, dict[str, Any]]:
         "start": {"project": "app", "prompt": "say hello"},
         "session list": {},
         "session close": {},
+        "session open": {"session": "1"},
         "session reopen": {"session": "1"},
         "session rename": {"name": "renamed"},
         "status": {},
@@ -260,6 +261,81 @@ async def test_start_opens_a_thread_that_runs_the_prompt_and_thread_commands_ste
     assert "fix the tests" in opening
 
 
+async def test_start_without_a_prompt_opens_the_thread_and_waits_for_the_owner(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    """``/start <project>`` alone, as seed 000 has it (issue 34): a thread, no job yet."""
+    async with live_daemon(live_settings, fake_spawner, discord):
+        started = await slash.text("start", project="app")
+        thread_id = started.split("<#")[1].split(">")[0]
+        await until(lambda: any("Session started" in t for t in texts(people, thread_id)))
+        assert fake_spawner.runs() == []
+        people.say(thread_id, "now fix the tests")
+        await until(lambda: len(fake_spawner.runs()) == 1)
+    assert started == f"Started <#{thread_id}> for **app** with `claude`."
+    assert [r["prompt"] for r in fake_spawner.runs()] == ["now fix the tests"]
+
+
+async def test_a_step_discord_holds_back_too_long_is_answered_as_its_rate_limit(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    """Seed 000's E_DISCORD_RATE_LIMIT (issue 34): a 429 longer than the command may wait."""
+    async with live_daemon(live_settings, fake_spawner, discord):
+        people.fault(
+            route="POST /channels/{channel_id}/threads", status=429, count=1, retry_after=600
+        )
+        held = await slash.text("start", project="app", prompt="go")
+    assert held.startswith("**E_DISCORD_RATE_LIMIT**"), held
+    assert people.threads() == []
+    assert fake_spawner.runs() == []
+
+
+async def test_session_open_unarchives_the_sessions_thread_to_go_on_there(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    people: People,
+) -> None:
+    """``/session open`` and ``!session open`` (seed 000 §11.6, issue 34): the same thread,
+    unarchived; a thread that cannot be opened is E_THREAD_ACCESS_FAILED."""
+    async with live_daemon(live_settings, fake_spawner, discord):
+        started = await slash.text("start", project="app", prompt="first")
+        thread_id = started.split("<#")[1].split(">")[0]
+        await until(lambda: any("Reply in this thread" in t for t in texts(people, thread_id)))
+        await slash.text("session close", session=thread_id)
+        await until(lambda: people.threads()[0]["thread_metadata"]["archived"])
+        opened = await slash.text("session open", session=thread_id)
+        archived = people.threads()[0]["thread_metadata"]["archived"]
+        people.say(thread_id, "second")
+        await until(lambda: len(fake_spawner.runs()) == 2)
+        unknown = await slash.text("session open", session="123456789012345678")
+        people.fault(route="PATCH /channels/{channel_id}", status=403, count=1, code=50001)
+        refused = await slash.text("session open", session=thread_id)
+        people.say(discord.channel_id, f"!session open {thread_id}")
+        await until(
+            lambda: sum("Session opened" in t for t in texts(people, thread_id)) == 2,
+            what="the text command to open it too",
+        )
+    assert (
+        opened
+        == f"Opened <#{thread_id}>: {discord.base_url}/channels/{discord.guild_id}/{thread_id}"
+    )
+    assert archived is False
+    assert [r["prompt"] for r in fake_spawner.runs()] == ["first", "second"]
+    assert unknown.startswith("**E_SESSION_NOT_FOUND**")
+    assert refused.startswith("**E_THREAD_ACCESS_FAILED**")
+    assert len(people.threads()) == 1  # nothing moved to another thread
+
+
 async def test_project_add_takes_only_folders_inside_the_roots(
     live_settings: Settings,
     fake_spawner: FakeSpawner,
@@ -320,6 +396,46 @@ async def test_project_add_sets_how_tool_calls_are_approved(
     assert "approvals `ask-all`" in listed
     registered = {p.name: p.approvals for p in ProjectRegistry(live_settings.home).list()}
     assert registered == {"api": "ask-all", "app": "ask", "docs": "ask"}
+
+
+async def test_project_add_takes_args_json_checked_as_the_command_line_checks_it(
+    live_settings: Settings,
+    fake_spawner: FakeSpawner,
+    discord: RunningEmulator,
+    slash: Slash,
+    watch_env: Path,
+) -> None:
+    """Seed 000's ``/project create ... [args_json]`` (issue 34): the project file's
+    ``default_args``, each a JSON list of strings, for a tool the project can run."""
+    for name in ("api", "bad1", "bad2", "bad3", "bad4"):
+        (watch_env / name).mkdir()
+    wrong = {
+        "bad1": '{"codex": "--model o3"}',  # one shell string
+        "bad2": '["--model", "o3"]',  # not per tool
+        "bad3": '{"bash": ["-c", "x"]}',  # not a tool
+        "bad4": "{codex: [--model]}",  # not JSON
+    }
+    async with live_daemon(live_settings, fake_spawner, discord):
+        added = await slash.text(
+            "project add",
+            name="api",
+            path=str(watch_env / "api"),
+            args_json='{"codex": ["--model", "o3"], "claude": []}',
+        )
+        refused = {
+            name: await slash.text(
+                "project add", name=name, path=str(watch_env / name), args_json=text
+            )
+            for name, text in wrong.items()
+        }
+    assert added.startswith("Added project **api**"), added
+    assert "`codex` args `--model o3`" in added
+    found = ProjectRegistry(live_settings.home).get("api")
+    assert found.args["codex"] == ("--model", "o3")
+    assert found.args["claude"] == ()
+    for name, reply in refused.items():
+        assert reply.startswith("**E_INVALID_ARGS**"), (name, reply)
+    assert [p.name for p in ProjectRegistry(live_settings.home).list()] == ["api", "app"]
 
 
 async def test_sessions_are_listed_closed_reopened_and_renamed(

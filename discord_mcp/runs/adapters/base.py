@@ -302,6 +302,13 @@ class Decoder:
         """The CLI's final report, or None when its final event has not been seen."""
         raise NotImplementedError
 
+    def unreadable(self) -> bool:
+        """Whether the CLI wrote output and not one line of it was an event we understood
+        (seed 000's E_ADAPTER_PARSE, issue 34)."""
+        understood = self.events_seen - self.unknown_events - self.bad_events
+        written = self.non_json_lines + self.events_seen
+        return written > 0 and understood <= 0
+
     def resume_failed(self, exit_code: int | None, stderr_tail: str) -> bool:
         """Whether a resumed run failed because the CLI does not know the session any more."""
         return False
@@ -329,6 +336,13 @@ class Decoder:
             if exit_code not in (None, 0):
                 error_code = "E_CLI_EXIT_NONZERO"
                 message = f"{self.tool} ended with {self.explain_exit(exit_code)}"
+            elif self.unreadable():
+                error_code = "E_ADAPTER_PARSE"
+                message = (
+                    f"{self.tool}'s output could not be read: none of its "
+                    f"{self.non_json_lines + self.events_seen} lines was an event of its JSON "
+                    "stream (another version or output format?)"
+                )
             else:
                 error_code = "E_ADAPTER_MISSING_RESULT"
                 how = "exited" if exit_code == 0 else "ended"

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from discord_mcp.errors import DiscordError, RunError, StateError
+from discord_mcp.runs.error_codes import discord_failure
 from discord_mcp.watch.commands import Command
 from discord_mcp.watch.control import (
     chat,
@@ -44,6 +45,7 @@ HANDLERS: dict[str, Handler] = {
     "start": start.start,
     "session list": sessions.list_,
     "session close": sessions.close,
+    "session open": sessions.open_,
     "session reopen": sessions.reopen,
     "session rename": sessions.rename,
     "status": sessions.status,
@@ -99,7 +101,7 @@ class Dispatcher:
             return Reply(error_text(exc.code, exc.message))
         except DiscordError as exc:
             log.warning("/%s failed talking to Discord: %s", request.command, exc)
-            return Reply(error_text("E_DISCORD", f"Discord refused a step of it: {exc}"))
+            return Reply(error_text(*discord_failure(exc)))
         except StateError as exc:
             log.warning("/%s failed on the state directory: %s", request.command, exc)
             return Reply(error_text("E_STATE", str(exc)))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from discord_mcp.errors import RunError
 from discord_mcp.git.worktrees import in_work_tree
+from discord_mcp.runs.projects import args_from_json
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
 from discord_mcp.watch.control.machines import projects_elsewhere, refuse_elsewhere, roster_of
@@ -24,6 +25,8 @@ async def add(c: Controls, r: Request) -> Reply:
     default = (r.get("default") or "").lower() or None
     approvals = (r.get("approvals") or "ask").strip().lower()
     trees = yes_no(r.get("worktrees"), "worktrees") or False
+    raw_args = (r.get("args_json") or "").strip()
+    tool_args = args_from_json(raw_args) if raw_args else None
     if trees and not await in_work_tree(await off_loop(c.projects.check_path, str(given))):
         raise RunError(
             "E_NOT_A_GIT_REPO",
@@ -31,12 +34,22 @@ async def add(c: Controls, r: Request) -> Reply:
             "run `git init` there and commit, or add it without worktrees",
         )
     project = await off_loop(
-        c.projects.add, name, str(given), tools, default, approvals=approvals, worktrees=trees
+        c.projects.add,
+        name,
+        str(given),
+        tools,
+        default,
+        tool_args,
+        approvals=approvals,
+        worktrees=trees,
     )
     return Reply(
         f"Added project **{project.name}** on `{c.settings.machine}`: `{project.path}`, tools "
         f"{', '.join(project.tools)}, default `{project.default_tool}`, approvals "
         f"`{project.approvals}`"
+        + "".join(
+            f", `{tool}` args `{' '.join(argv)}`" for tool, argv in project.args.items() if argv
+        )
         + ("; each run gets a git worktree of its own." if project.worktrees else ".")
     )
 

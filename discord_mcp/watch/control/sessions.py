@@ -1,11 +1,11 @@
-"""``/status`` and ``/session list|close|reopen|rename``: the run threads."""
+"""``/status`` and ``/session list|open|close|reopen|rename``: the run threads."""
 
 from __future__ import annotations
 
 import contextlib
 from typing import Any
 
-from discord_mcp.errors import DiscordError
+from discord_mcp.errors import DiscordError, RunError
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
 from discord_mcp.watch.control.machines import machines_lines, roster_of
@@ -79,6 +79,41 @@ async def reopen(c: Controls, r: Request) -> Reply:
             allowed_mentions=NO_PINGS,
         )
     return Reply(f"Reopened <#{session.thread_id}>: {c.link(session.thread_id)}")
+
+
+async def open_(c: Controls, r: Request) -> Reply:
+    """``/session open <session>`` (seed 000 §11.6): the session's own thread, unarchived, to
+    go on there (a closed session takes jobs again). No session moves to another thread.
+
+    Raises:
+        RunError: E_SESSION_NOT_FOUND; E_THREAD_ACCESS_FAILED when the thread cannot be
+            opened (deleted, or the bot may not see it): the session is left as it was.
+    """
+    wanted = (r.get("session") or "").strip()
+    session = c.engine.session(wanted) if wanted else None
+    if session is None:
+        raise RunError(
+            "E_SESSION_NOT_FOUND",
+            f"no session has the thread id {wanted or '(none given)'}: pick one from "
+            f"{cmd(r, 'session list')}",
+        )
+    try:
+        await c.rest.unarchive_thread(session.thread_id)
+    except DiscordError as exc:
+        raise RunError(
+            "E_THREAD_ACCESS_FAILED",
+            f"the thread of session {session.thread_id} cannot be opened ({exc}): it may have "
+            "been deleted, or the bot may no longer see it",
+        ) from exc
+    if session.closed:
+        session = await c.engine.reopen_session(session.thread_id)
+    with contextlib.suppress(DiscordError):
+        await c.rest.send_text(
+            session.thread_id,
+            "Session opened: write here to go on; the agent resumes its conversation.",
+            allowed_mentions=NO_PINGS,
+        )
+    return Reply(f"Opened <#{session.thread_id}>: {c.link(session.thread_id)}")
 
 
 async def rename(c: Controls, r: Request) -> Reply:

@@ -110,6 +110,10 @@ SPECS: tuple[Spec, ...] = (
                 "Each run in a git worktree of its own, to merge or discard (default: no)",
                 choices=("yes", "no"),
             ),
+            _o(
+                "args_json",
+                'Extra arguments per tool, JSON: {"codex": ["--model", "o3"]}',
+            ),
         ),
     ),
     Spec(
@@ -130,10 +134,14 @@ SPECS: tuple[Spec, ...] = (
     Spec("project remove", "Remove a project", (PROJECT,)),
     Spec(
         "start",
-        "Open a run thread and give its agent a first prompt",
+        "Open a run thread (and give its agent a first prompt)",
         (
             PROJECT,
-            _o("prompt", "What the agent should do", required=True, rest=True),
+            _o(
+                "prompt",
+                "What the agent should do (without: the thread opens and waits for you)",
+                rest=True,
+            ),
             _o(
                 "tool",
                 "claude, codex, gemini or an ACP agent (default: the project's)",
@@ -158,6 +166,11 @@ SPECS: tuple[Spec, ...] = (
         (_o("project", "Only this project", suggest="project"),),
     ),
     Spec("session close", "Close a run thread's session", (SESSION,)),
+    Spec(
+        "session open",
+        "Open a session's thread (unarchived) to go on there",
+        (_o("session", "The run thread", required=True, suggest="session"),),
+    ),
     Spec(
         "session reopen",
         "Reopen a closed session",
