@@ -55,6 +55,7 @@ from discord_mcp.state.files import FILE_MODE, ensure_dir, off_loop
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.gateway import DEFAULT_INTENTS, Gateway, SessionInfo
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.transport.wire import GatewayBot
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +94,11 @@ PRESENCE = "holder.alive"
 PREFER = "prefer.json"
 DISABLED_FOR_S = 600.0
 """After a fatal refusal, nobody on this machine retries the gateway for this long."""
+GATEWAY_BOT_FRESH_S = 60.0
+"""``GET /gateway/bot``'s answer is used again for this long (by the URL lookup and each
+identify's check of the session starts left, minus the identifies since): several machines
+starting at once share that route's small per-bot bucket, and an identify refused for
+concurrency (op 9) is followed by another a few seconds later."""
 
 
 __all__ = ["LiveHandler", "LiveLink", "spool_path"]
@@ -160,6 +166,10 @@ class LiveLink:
         self._spool_path = directory / SPOOL
         self._budget = IdentifyBudget(directory / "identifies.json", remaining=self._remaining)
         self._gateway: Gateway | None = None
+        self._gateway_bot: tuple[float, GatewayBot] | None = None
+        """The last ``GET /gateway/bot`` answer, and when (on ``wall``)."""
+        self._starts_since = 0
+        """Identifies asked for since that answer."""
         self._retries: list[float] = []
         self.holding = asyncio.Event()
         """Set while this process holds the gateway lock."""
@@ -309,7 +319,7 @@ class LiveLink:
             seq = spooled if spooled is not None else previous.seq
             session = SessionInfo(previous.session_id, seq, previous.resume_url)
         try:
-            url = self._settings.gateway_url or (await self._rest.get_gateway_bot())["url"]
+            url = self._settings.gateway_url or (await self._ask_gateway())["url"]
         except DiscordError as exc:
             log.warning("cannot find the gateway (%s); polling meanwhile", exc)
             await self._sleep(self._lock_retry * 5)
@@ -415,9 +425,23 @@ class LiveLink:
             ),
         )
 
+    async def _ask_gateway(self) -> GatewayBot:
+        """``GET /gateway/bot``, or its answer of less than :data:`GATEWAY_BOT_FRESH_S` ago."""
+        known = self._gateway_bot
+        now = self._wall()
+        if known is not None and 0 <= now - known[0] < GATEWAY_BOT_FRESH_S:
+            return known[1]
+        answer = await self._rest.get_gateway_bot()
+        self._gateway_bot, self._starts_since = (now, answer), 0
+        return answer
+
     async def _remaining(self) -> tuple[int, float]:
-        limit = (await self._rest.get_gateway_bot())["session_start_limit"]
-        return int(limit["remaining"]), float(limit["reset_after"]) / 1000.0
+        """Session starts left (an identify follows): Discord's count, less this link's
+        identifies since Discord said it."""
+        limit = (await self._ask_gateway())["session_start_limit"]
+        left = int(limit["remaining"]) - self._starts_since
+        self._starts_since += 1
+        return left, float(limit["reset_after"]) / 1000.0
 
 
 def spool_path(home: Path) -> Path:

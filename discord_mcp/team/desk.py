@@ -99,6 +99,11 @@ class TeamDesk:
         """The turn for what any one machine may do (refusing a stranger, a notice)."""
         return self.turn("", {}, self._main, focused="" if autocomplete else None)
 
+    def settled(self) -> bool:
+        """Whether this machine read the presence records twice: before its second read, a
+        machine started at the same moment as this one may be unknown to it."""
+        return self.presence.reads >= 2
+
     def unheld_turn(self) -> Turn:
         """The turn for a click on a card from before machines had names, not asked here."""
         return unheld_turn(self.roster)
@@ -159,20 +164,24 @@ class TeamDesk:
         return bool(bot) and owner == bot
 
     async def our_thread(
-        self, thread_id: str, mine: bool | Callable[[str], Sequence[object]]
+        self,
+        thread_id: str,
+        mine: bool | Callable[[str], Sequence[object]],
+        thread: Mapping[str, Any] | None = None,
     ) -> bool:
         """Whether a thread under the channel, not watched yet, is this machine's to watch:
         not the presence thread, nor (with other machines around) a thread the bot opened that
         is not this machine's (``mine``: it is, or a lookup of its questions in the thread,
-        read off the event loop)."""
+        read off the event loop; ``thread``: the thread if just read, else it is asked for)."""
         if thread_id in self.presence.threads:
             return False
         if not self.roster.others_known():
             return True
-        try:
-            thread = await self._rest.get_channel(thread_id)
-        except DiscordError:
-            return False
+        if thread is None:
+            try:
+                thread = await self._rest.get_channel(thread_id)
+            except DiscordError:
+                return False
         if not isinstance(mine, bool):
             mine = bool(await off_loop(mine, thread_id))
         return not self.foreign_thread(thread, mine=mine)

@@ -9,7 +9,10 @@ message there, its record (:mod:`~discord_mcp.team.records`), and edits it at mo
 :data:`WRITE_EVERY_S`. Every minute it also lists the guild's active threads (to find the
 thread, and any duplicate two machines opened at the same moment) and reads the records there;
 between reads, the gateway brings every other machine's edit as a MESSAGE_UPDATE. Three requests
-a minute per machine, whatever happens.
+a minute per machine, whatever happens. Only the second read comes sooner, :data:`SECOND_READ_S`
+after the first: machines started at the same moment write their first records (and may open a
+thread each) before their gateways are connected to bring them each other's, and would otherwise
+each think itself alone for a minute, answering the same commands.
 
 Two machines that opened a thread each at the same moment both see both at their next read:
 the one with the lowest id is *the* thread, a record in another one is written again there and
@@ -47,6 +50,8 @@ WRITE_EVERY_S = 60.0
 """A machine edits its record at most this often (and reads the others' as often)."""
 ARCHIVE_AFTER_MIN = 10080
 """The thread's ``auto_archive_duration``: a week, the longest Discord allows."""
+SECOND_READ_S = 10.0
+"""The second read comes this soon after the first (module doc)."""
 THREADS_READ_MAX = 3
 """Presence threads read at most (more exist only after repeated simultaneous starts)."""
 SNAPSHOT = "machines.json"
@@ -115,6 +120,7 @@ class Presence:
         self.threads: list[str] = []
         """The presence threads known, lowest id (the one written to) first."""
         self._written_at: float | None = None
+        self._reads = 0
         self.read_once = asyncio.Event()
         """Set once the presence thread was read (or could not be: the machine goes on)."""
 
@@ -133,7 +139,14 @@ class Presence:
                 self.read_once.set()
             await self._sleep(self._wait())
 
+    @property
+    def reads(self) -> int:
+        """How many times the presence threads were read."""
+        return self._reads
+
     def _wait(self) -> float:
+        if self._reads == 1:
+            return min(SECOND_READ_S, self._every)
         if self._written_at is None:
             return self._every
         return max(1.0, self._written_at + self._every - self._monotonic())
@@ -144,9 +157,13 @@ class Presence:
         if self.bot_id is None:
             self.bot_id = str((await self._rest.get_current_user())["id"])
         if self._guild_id is None:
-            self._guild_id = str((await self._rest.get_channel(self._channel_id))["guild_id"])
+            guild = await self._rest.guild_of(self._channel_id)
+            if not guild:
+                raise DiscordError(f"channel {self._channel_id} is in no server")
+            self._guild_id = guild
         await self._find_threads()
         own = await self._read()
+        self._reads += 1
         if self._written_at is None or self._monotonic() - self._written_at >= self._every * 0.999:
             await self._write(own)
         await self._tell_sharers()

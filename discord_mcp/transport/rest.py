@@ -142,6 +142,8 @@ class RestClient(CommandCalls, ThreadCalls):
         """Discord's clock minus ours, from its answers' ``Date`` header (seconds)."""
         self._thread_types: dict[str, int] = {}
         """Per parent channel, the type of thread :meth:`create_thread` opens there."""
+        self._guilds: dict[str, str] = {}
+        self._guilds_lock = asyncio.Lock()
         self._http = httpx.AsyncClient(
             base_url=api_base.rstrip("/"),
             transport=transport,

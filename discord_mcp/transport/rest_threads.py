@@ -20,6 +20,7 @@ its own module so ``rest.py`` stays readable; every call still goes through the 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -37,6 +38,8 @@ class ThreadCalls:
     """Thread calls; mixed into ``RestClient``."""
 
     _thread_types: dict[str, int]
+    _guilds: dict[str, str]
+    _guilds_lock: asyncio.Lock
 
     async def request(
         self,
@@ -51,6 +54,17 @@ class ThreadCalls:
 
     async def get_channel(self, channel_id: str) -> Channel:
         raise NotImplementedError  # RestClient.get_channel is the one that runs
+
+    async def guild_of(self, channel_id: str) -> str:
+        """The guild a channel or thread is in ("" for none), asked of Discord once per client:
+        a channel never moves to another guild. Every start-up step that needs the configured
+        channel's guild (slash commands, presence, catch-up, runs) shares one ``GET
+        /channels/{id}``, so machines starting at once stay within that bucket."""
+        async with self._guilds_lock:
+            if channel_id not in self._guilds:
+                channel = await self.get_channel(channel_id)
+                self._guilds[channel_id] = str(channel.get("guild_id") or "")
+            return self._guilds[channel_id]
 
     async def modify_channel(self, channel_id: str, **fields: Any) -> Channel:
         """Change a channel or thread (name, archived, locked, auto_archive_duration...)."""

@@ -18,7 +18,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
@@ -38,7 +38,7 @@ from discord_mcp.runs import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.team.desk import TeamDesk
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.transport.wire import text_of
+from discord_mcp.transport.wire import Channel, text_of
 from discord_mcp.watch.chat.desk import ChatDesk
 from discord_mcp.watch.chat.watching import owner_command, watch_chats
 from discord_mcp.watch.control import Dispatcher, SlashCommands
@@ -83,6 +83,8 @@ LONG_DOWNTIME_S = 3600.0
 and archived again while no daemon ran: the first pass reads resting threads too."""
 THREAD_CREATED = 18
 """The system message Discord posts in a channel when a thread is created in it."""
+THREADS_READ_KEPT = 256
+"""Threads under the channel kept as read (parent and owner), at most."""
 OWNER_ONLY_REPLY_EVERY_S = 600.0
 """A stranger's ``!command`` is answered at most this often per person (the rest are logged)."""
 
@@ -166,6 +168,9 @@ class Watcher:
         self._replay_until: int | None = None
         """Commands with an id up to this may have run before the cursors were lost."""
         self._parents: dict[str, str | None] = {}
+        self._threads_read: dict[str, Channel] = {}
+        """Threads as read from Discord or a THREAD_CREATE (their parent and owner never change):
+        another machine's busy run thread is not asked for again at each of its messages."""
         self._refused_at: dict[str, float] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         """One per channel: a message is handled once, live or on catch-up, and a channel's
@@ -378,6 +383,7 @@ class Watcher:
             await self._cursors.flush()
         elif name == "THREAD_CREATE" and data.get("parent_id") == self._settings.channel_id:
             if self.team is not None and self.team.foreign_thread(data, mine=False):
+                self._thread_read(cast(Channel, data))
                 return  # another machine's (or the presence thread): its own messages say
             self._parents[str(data["id"])] = self._settings.channel_id
             self._cursors.watch(str(data["id"]), parent_id=self._settings.channel_id, start=None)
@@ -431,15 +437,18 @@ class Watcher:
         if self.chat is not None and self.chat.handles(channel_id):
             await self._watch_chats()  # its cursor first: a live message must not read it all
             return True
+        channel = self._threads_read.get(channel_id)
         if channel_id not in self._parents:
-            try:
-                channel = await self._rest.get_channel(channel_id)
-            except DiscordError:
-                return False
+            if channel is None:
+                try:
+                    channel = await self._rest.get_channel(channel_id)
+                except DiscordError:
+                    return False
+                self._thread_read(channel)
             self._parents[channel_id] = channel.get("parent_id")
         if self._parents[channel_id] != self._settings.channel_id:
             return False
-        if self.team is not None and not await self._ours(channel_id):
+        if self.team is not None and not await self._ours(channel_id, channel):
             return False
         # A live message proves the thread exists, even one retired earlier. A thread older
         # than a resting one that is not watched was forgotten (cursors): what came before this
@@ -451,12 +460,18 @@ class Watcher:
         )
         return True
 
-    async def _ours(self, thread_id: str) -> bool:
+    def _thread_read(self, thread: Channel) -> None:
+        if len(self._threads_read) >= THREADS_READ_KEPT:
+            del self._threads_read[next(iter(self._threads_read))]
+        self._threads_read[str(thread.get("id"))] = thread
+
+    async def _ours(self, thread_id: str, thread: Channel | None = None) -> bool:
         """With other machines sharing the bot: whether a thread not watched yet is this
-        machine's to watch (:meth:`~discord_mcp.team.desk.TeamDesk.our_thread`)."""
+        machine's to watch (:meth:`~discord_mcp.team.desk.TeamDesk.our_thread`; ``thread``:
+        the thread as just read, not asked again: every machine reads a new thread at once)."""
         assert self.team is not None
         mine = self._engine.session(thread_id) is not None
-        return await self.team.our_thread(thread_id, mine or self._store.in_thread)
+        return await self.team.our_thread(thread_id, mine or self._store.in_thread, thread)
 
     def _destination(
         self, message: dict[str, Any], channel_id: str, decisions: list[Decision]

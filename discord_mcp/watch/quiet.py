@@ -88,7 +88,9 @@ async def wake_resting(
     resting = await cursors.load_resting()
     try:
         if guild_id is None:
-            guild_id = str((await rest.get_channel(channel))["guild_id"])
+            guild_id = await rest.guild_of(channel)
+            if not guild_id:
+                raise DiscordError(f"channel {channel} is in no server")
         listed = await rest.list_active_threads(guild_id)
     except Unauthorized:
         raise

@@ -216,8 +216,7 @@ class RunDesk:
     async def _know_guild(self) -> None:
         controls = self.controls
         if controls is not None and controls.guild_id is None:
-            channel = await controls.rest.get_channel(controls.settings.channel_id)
-            controls.guild_id = channel.get("guild_id")
+            controls.guild_id = await controls.rest.guild_of(controls.settings.channel_id) or None
 
     def _receipt(
         self, folder: RunFolder, session: SessionView, job: JobView | None

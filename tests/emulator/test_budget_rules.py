@@ -78,6 +78,34 @@ def test_a_fresh_message_takes_the_whole_edit_bucket(
     assert edits[-1].headers["X-RateLimit-Remaining"] == "0"
 
 
+def test_every_message_of_a_channel_shares_its_edit_bucket_of_five_in_five_seconds(
+    emulator: RunningEmulator, api: httpx.Client
+) -> None:
+    # At Discord's real speed (the ``emulator`` fixture): live text, a status message and a
+    # progress card in one thread spend one budget; another channel has its own.
+    live, status = (post(api, emulator.channel_id, text) for text in ("live text", "status"))
+    thread = api.post(
+        f"/channels/{emulator.channel_id}/threads", json={"name": "run", "type": 11}
+    ).json()
+    elsewhere = post(api, str(thread["id"]), "another channel")
+    edits = [
+        api.patch(
+            f"/channels/{emulator.channel_id}/messages/{message['id']}", json={"content": f"{n}"}
+        )
+        for n, message in enumerate([live, status] * 3)
+    ]
+    other = api.patch(
+        f"/channels/{thread['id']}/messages/{elsewhere['id']}", json={"content": "edited"}
+    )
+
+    assert [e.status_code for e in edits] == [200] * 5 + [429]
+    assert edits[0].headers["X-RateLimit-Limit"] == "5"
+    assert 4.0 < float(edits[0].headers["X-RateLimit-Reset-After"]) <= 5.0
+    assert edits[5].json()["retry_after"] > 0
+    assert other.status_code == 200
+    assert other.headers["X-RateLimit-Remaining"] == "4"
+
+
 def test_a_json_429_may_come_without_retry_after_and_still_through_discord(
     make_emulator: Callable[..., RunningEmulator],
 ) -> None:

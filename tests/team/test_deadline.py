@@ -116,9 +116,13 @@ class FakeTeam:
     slots: list[float] = field(default_factory=list)
     me: str = "server"
     roster: Any = field(default_factory=lambda: SimpleNamespace(live_others=lambda: ["laptop"]))
+    settled_is: bool = True
 
     def turn(self, *_: Any, **__: Any) -> Turn:
         return self.turn_is
+
+    def settled(self) -> bool:
+        return self.settled_is
 
     async def slot_came(self, _data: dict[str, Any], _turn: Turn, created: float) -> bool:
         self.slots.append(created)
@@ -162,6 +166,33 @@ async def test_with_other_machines_live_the_command_runs_after_its_acknowledgeme
     await serve(slash, command())
 
     assert rest.sent == ["defer", "edit"]
+    assert len(dispatcher.ran) == 1
+
+
+async def test_a_machine_alone_before_its_second_presence_read_runs_a_command_after_its_ack() -> (
+    None
+):
+    # Machines started at the same moment each see no other until their second presence read,
+    # seconds later: meanwhile each acknowledges first, so only the one Discord took runs it.
+    rest = FakeRest()
+    dispatcher = FakeDispatcher(rest)
+    alone = SimpleNamespace(live_others=lambda: [])
+    team = FakeTeam(NOW, roster=alone, settled_is=False)
+    slash = SlashCommands(dispatcher, team=team)  # type: ignore[arg-type]
+    await serve(slash, command())
+
+    assert rest.sent == ["defer", "edit"]
+    assert len(dispatcher.ran) == 1
+
+
+async def test_a_machine_alone_after_its_second_presence_read_answers_at_once() -> None:
+    rest = FakeRest()
+    dispatcher = FakeDispatcher(rest)
+    alone = SimpleNamespace(live_others=lambda: [])
+    slash = SlashCommands(dispatcher, team=FakeTeam(NOW, roster=alone))  # type: ignore[arg-type]
+    await serve(slash, command())
+
+    assert rest.sent == ["reply"]
     assert len(dispatcher.ran) == 1
 
 

@@ -7,10 +7,18 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from discord_mcp.config import Secret
 from discord_mcp.emulator import Exchange, RunningEmulator
 from discord_mcp.outbound.sending import SendRedaction
-from discord_mcp.team.presence import THREAD_NAME, WRITE_EVERY_S, Presence, read_snapshot
+from discord_mcp.team.presence import (
+    SECOND_READ_S,
+    THREAD_NAME,
+    WRITE_EVERY_S,
+    Presence,
+    read_snapshot,
+)
 from discord_mcp.team.records import MachineRecord, Waiting, parse
 from discord_mcp.team.roster import Roster
 from discord_mcp.team.signing import RecordKey
@@ -162,6 +170,51 @@ async def test_two_machines_that_open_the_thread_at_once_end_up_in_one(
     lowest, other = sorted((str(t["id"]) for t in presence_threads(people)), key=int)
     assert {r.name for r in records(people, lowest)} == {"laptop", "server"}
     assert records(people, other) == []
+
+
+class Stopped(Exception):
+    """Ends a presence loop in a test."""
+
+
+async def test_machines_started_at_the_same_moment_know_each_other_seconds_later_not_a_minute(
+    discord: RunningEmulator, people: People
+) -> None:
+    # Both write their first record before either gateway is up to bring the other's: the
+    # second read, seconds later, finds the other thread and record (issue 33's bench: three
+    # machines each answering commands as if alone for a minute, every command run twice).
+    ticks = Ticks()
+    waits: list[float] = []
+    server_started = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 2:
+            raise Stopped
+        await server_started.wait()
+        ticks.now += seconds
+
+    async with RestClient(Secret(discord.token), api_base=discord.api_base) as rest:
+        laptop, server = (
+            Presence(
+                rest=client,  # type: ignore[arg-type]
+                channel_id=discord.channel_id,
+                roster=Roster(name),
+                key=RecordKey(Secret(discord.token)),
+                describe=describing(),  # type: ignore[arg-type]
+                monotonic=ticks,
+                sleep=sleep,
+            )
+            for name, client in (("laptop", rest), ("server", ListedTooEarly(rest)))
+        )
+        running = asyncio.create_task(laptop.run())
+        await asyncio.wait_for(laptop.read_once.wait(), 30)
+        await server.tick()  # it did not see laptop's thread: it opens a second one
+        assert laptop.roster.live_others() == []
+        server_started.set()
+        with pytest.raises(Stopped):
+            await asyncio.wait_for(running, 30)
+    assert waits[0] == SECOND_READ_S < WRITE_EVERY_S
+    assert [r.name for r in laptop.roster.live_others()] == ["server"]
 
 
 async def test_a_record_carries_no_secret(discord: RunningEmulator, people: People) -> None:

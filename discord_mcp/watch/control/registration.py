@@ -37,8 +37,7 @@ async def register(rest: RestClient, channel_id: str, *, visible_to: str = "admi
     (:func:`~discord_mcp.watch.control.spec.discord_commands`).
     """
     application = await rest.get_current_application()
-    channel = await rest.get_channel(channel_id)
-    application_id, guild_id = str(application["id"]), str(channel.get("guild_id") or "")
+    application_id, guild_id = str(application["id"]), await rest.guild_of(channel_id)
     wanted = discord_commands(visible_to)
     current = await rest.list_guild_commands(application_id, guild_id)
     if same_commands(wanted, current):

@@ -185,16 +185,17 @@ class SlashCommands:
             )
             return
         note = turn.note
-        if turn.act == "now" and not self.team.roster.live_others():
+        if turn.act == "now" and not self.team.roster.live_others() and self.team.settled():
             await self._alone(request, data, min(self._defer_after, left), note)
             return
-        # Other machines may answer too: the command runs only once its acknowledgement
+        # Other machines may answer too (or, before this machine's second presence read, one
+        # started with it may be unknown yet): the command runs only once its acknowledgement
         # succeeded, so a refused one (another machine's came first) runs nothing.
         if not await self._acknowledged(
             request, rest.defer_interaction(interaction, token, ephemeral=True)
         ):
             return
-        reply = await self._finish(self._dispatcher.dispatch(request))
+        reply = await self._finish(self._run(request, data))
         await self._answer_deferred(data, _noted(reply, note))
 
     async def _alone(
@@ -204,7 +205,7 @@ class SlashCommands:
         is ready within ``defer_after``, else "thinking..." first."""
         rest = self._dispatcher.controls.rest
         interaction, token = str(data["id"]), str(data["token"])
-        work = asyncio.create_task(self._dispatcher.dispatch(request))
+        work = asyncio.create_task(self._run(request, data))
         done, _ = await asyncio.wait({work}, timeout=max(defer_after, 0.0))
         if work in done:
             reply = _noted(work.result(), note)
@@ -216,6 +217,12 @@ class SlashCommands:
             return
         await rest.defer_interaction(interaction, token, ephemeral=True)
         await self._answer_deferred(data, _noted(await self._finish(work), note))
+
+    async def _run(self, request: Request, data: dict[str, Any]) -> Reply:
+        """The command's effect, logged: a command run on two machines, or on none, shows in
+        their logs (bench/discord_budgets.py counts it so)."""
+        log.info("/%s: running interaction %s", request.command, data.get("id"))
+        return await self._dispatcher.dispatch(request)
 
     async def _acknowledged(self, request: Request, acknowledging: Awaitable[None]) -> bool:
         """Send an acknowledgement; False when Discord refused it as a second one (40060, or
