@@ -166,7 +166,12 @@ def _env(
 
 def _cli(env: dict[str, str], root: Path, *args: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", CLI, *args], env=env, cwd=root, capture_output=True, text=True
+        [sys.executable, "-c", CLI, *args],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
     )
     if done.returncode != 0:
         raise BenchFailure(f"discord-watch {' '.join(args[:2])} failed: {done.stderr[-300:]}")

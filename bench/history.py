@@ -22,8 +22,8 @@ Measured on both, alternating so both see the same machine:
 Two figures each, after a year beside the last week alone:
 
 - the files it opens under the state directory (bench/reads.py): budget, no more than the
-  last week's. The machine's load cannot move this figure; a path that reads history opens
-  more.
+  last week's (give or take 2 % or two files: a running process's background work). The
+  machine's load cannot move this figure; a path that reads history opens more.
 - its cost, the best of the repeats (noise only ever adds; ``timeit``'s rule): the CPU it took
   where that is counted (a process's start, a few routes), else its time (``check_pending``,
   a server called in turn with the other, so each pair sees the same machine); budget within
@@ -317,6 +317,16 @@ def _caught_up_since(alive: Path, since: float) -> bool:
 # ---- the run ---------------------------------------------------------------------------------
 
 
+OPENS_SLACK = 0.02
+"""A running process's count is read at a moment (tools/list answered, caught up) while its
+background tasks go on, so it moves by a file or two from one start to the next; history read
+on a hot path adds one file per old run or decision: hundreds even in the quick mode."""
+
+
+def opens_slack(alone: float) -> float:
+    return max(2.0, OPENS_SLACK * alone)
+
+
 @dataclass
 class Row:
     label: str
@@ -348,7 +358,7 @@ class Row:
 
     def over_in_opens(self) -> bool:
         alone, after = self.opens()
-        return after > alone
+        return after > alone + opens_slack(alone)
 
 
 def side_by_side(
@@ -453,7 +463,8 @@ def verdict(rows: list[Row]) -> int:
             raise BenchFailure(f"no file was counted as opened ({world}): bench/reads is broken")
     print(
         "\nthe last week alone | after a year, each the best of its samples:"
-        "\n  files opened under the state directory (budget: no more after a year)"
+        "\n  files opened under the state directory (budget: no more after a year, give or"
+        f" take {OPENS_SLACK:.0%} or 2 files for a running process's background work)"
         f"\n  CPU it took, or where too short to count, time (budget: <= {BUDGET_RATIO}x)"
         "\n  and the time it took (shown, not judged: the machine's load moves it most)"
     )

@@ -297,7 +297,12 @@ def test_the_daemon_reads_history_at_the_interval_given_on_its_command_line(
         daemon.wait(timeout=30)
     for bad in ("0", "-3", "soon", "inf"):
         refused = subprocess.run(
-            [*WATCH, "--interval", bad], env=env, cwd=tmp_path, capture_output=True, text=True
+            [*WATCH, "--interval", bad],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
         )
         assert refused.returncode == 2, bad
         assert "is not a number of seconds" in refused.stderr, refused.stderr

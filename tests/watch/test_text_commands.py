@@ -77,7 +77,7 @@ async def test_every_new_command_works_by_typing_it_without_a_gateway(
     assert replies["pending"] == "Nothing is waiting for you."
     assert replies["schedule"].startswith(f"Scheduled `sch_1` (every 2h) in <#{thread_id}>")
     assert "`!schedule remove sch_1`" in replies["schedule"]
-    assert "`!start <project> <prompt> [tool] [model] [worktree]`" in replies["help"]
+    assert "`!start <project> [prompt] [tool] [model] [worktree]`" in replies["help"]
     assert replies["unknown"].startswith("**E_UNKNOWN_COMMAND**")
     assert replies["usage error"] == (
         "**E_BAD_ARGUMENTS**: tool missing; usage: `!tool <tool> [session]`"
