@@ -42,19 +42,6 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
         frozenset({"demo.model.recorded", "demo.model.script"}),
         # the scripted model's HTTP server and the helpers that serve it
         frozenset({"demo.model.server", "demo.model.serving"}),
-        # the emulator's app mounts its control routes; the routes import the app's helpers
-        frozenset(
-            {
-                "emulator.app",
-                "emulator.control",
-                "emulator.control_channels",
-                "emulator.control_commands",
-                "emulator.control_guild",
-                "emulator.control_interactions",
-                "emulator.control_time",
-                "emulator.feed",
-            }
-        ),
         # the ACP jobs, the turns composed when they start, and the scheduler
         frozenset({"runs.acp_jobs", "runs.prepared", "runs.scheduler"}),
         # the journal's model and the run controls it records
