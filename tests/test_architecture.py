@@ -38,10 +38,6 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
         frozenset({"decisions.archive", "decisions.store"}),
         # a click's kind and the kinds' click handling
         frozenset({"decisions.clicks", "decisions.kinds"}),
-        # the scripted model: recorded turns and the script that replays them
-        frozenset({"demo.model.recorded", "demo.model.script"}),
-        # the scripted model's HTTP server and the helpers that serve it
-        frozenset({"demo.model.server", "demo.model.serving"}),
         # the ACP jobs, the turns composed when they start, and the scheduler
         frozenset({"runs.acp_jobs", "runs.prepared", "runs.scheduler"}),
         # the journal's model and the run controls it records
@@ -81,7 +77,6 @@ KNOWN_LONG: frozenset[str] = frozenset(
         "config",
         "decisions.service",
         "decisions.store",
-        "demo.model.server",
         "emulator.state",
         "runs.engine",
         "runs.journal",
