@@ -34,10 +34,6 @@ MAX_LINES = 500
 # higher one needs, and nothing imports upward.
 KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
     {
-        # the store archives a done question's thread; archive reads the store back
-        frozenset({"decisions.archive", "decisions.store"}),
-        # a click's kind and the kinds' click handling
-        frozenset({"decisions.clicks", "decisions.kinds"}),
         # the ACP jobs, the turns composed when they start, and the scheduler
         frozenset({"runs.acp_jobs", "runs.prepared", "runs.scheduler"}),
         # the journal's model and the run controls it records

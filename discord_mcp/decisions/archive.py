@@ -31,15 +31,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from discord_mcp.decisions.model import FORMAT_VERSION, Decision
 from discord_mcp.errors import DecisionNotFound, StateCorrupt, StateError
 from discord_mcp.state.files import ensure_dir, fsync_dir, locked, read_json, write_json
 from discord_mcp.state.leases import try_exclusive
-
-if TYPE_CHECKING:
-    from discord_mcp.decisions.store import DecisionStore
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +170,32 @@ def months(done: Path) -> list[str]:
 # ---- moving done decisions out of the open directory ---------------------------------------
 
 
-def sweep(store: DecisionStore, now: datetime, stop: Callable[[], bool] | None = None) -> int:
+class ArchivedStore(Protocol):
+    """What retiring uses of the decision store (:class:`~.store.DecisionStore` has it): its
+    open ``directory``, its ``done`` archive and the archive's ``keys``, and its files."""
+
+    @property
+    def directory(self) -> Path: ...
+
+    @property
+    def done(self) -> Path: ...
+
+    @property
+    def durable(self) -> bool: ...
+
+    @property
+    def keys(self) -> Keys: ...
+
+    def path(self, decision_id: str) -> Path: ...
+
+    def done_path(self, decision_id: str) -> Path: ...
+
+    def cached(self, decision_id: str) -> Decision: ...
+
+    def forget(self, decision_id: str) -> None: ...
+
+
+def sweep(store: ArchivedStore, now: datetime, stop: Callable[[], bool] | None = None) -> int:
     """Retire every open decision that is done (:func:`retirable`); how many moved.
 
     This is also the migration of a state directory from before the archive existed: its done
@@ -207,7 +229,7 @@ def sweep(store: DecisionStore, now: datetime, stop: Callable[[], bool] | None =
 
 
 def retire(
-    store: DecisionStore,
+    store: ArchivedStore,
     chosen: list[Decision],
     now: datetime,
     stop: Callable[[], bool] | None = None,
@@ -240,7 +262,7 @@ def retire(
 
 
 def _retire_one(
-    store: DecisionStore, decision_id: str, written: dict[str, set[str]], now: datetime
+    store: ArchivedStore, decision_id: str, written: dict[str, set[str]], now: datetime
 ) -> bool:
     path = store.path(decision_id)
     with locked(path):
