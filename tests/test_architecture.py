@@ -67,9 +67,7 @@ KNOWN_ROOM_CIRCLES: frozenset[frozenset[str]] = frozenset(
 # Modules over MAX_LINES lines today. Issue 37 splits each along a seam a reader can name.
 KNOWN_LONG: frozenset[str] = frozenset(
     {
-        "decisions.service",
         "decisions.store",
-        "emulator.state",
         "runs.engine",
         "runs.journal",
         "runs.projects",
