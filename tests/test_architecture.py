@@ -67,7 +67,6 @@ KNOWN_ROOM_CIRCLES: frozenset[frozenset[str]] = frozenset(
 # Modules over MAX_LINES lines today. Issue 37 splits each along a seam a reader can name.
 KNOWN_LONG: frozenset[str] = frozenset(
     {
-        "decisions.store",
         "runs.engine",
         "runs.journal",
         "runs.projects",

@@ -28,7 +28,7 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
@@ -47,6 +47,7 @@ RESHOW_FINAL_DAYS = 7
 """A final decision whose card does not show its outcome yet is shown by the next recovery
 within this many days of its answer (:meth:`DecisionService.recover`); after that, never."""
 _MONTH = re.compile(r"^[0-9]{4}-[0-9]{2}$")
+_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 _ID_FILE = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}\.json$")
 SWEEP_BATCH = 500
 """Decisions retired per step of a sweep (their keys written together, then moved)."""
@@ -171,8 +172,9 @@ def months(done: Path) -> list[str]:
 
 
 class ArchivedStore(Protocol):
-    """What retiring uses of the decision store (:class:`~.store.DecisionStore` has it): its
-    open ``directory``, its ``done`` archive and the archive's ``keys``, and its files."""
+    """What retiring and reading the archive use of the decision store (:class:`~.store.
+    DecisionStore` has it): its open ``directory``, its ``done`` archive and the archive's
+    ``keys``, and its files."""
 
     @property
     def directory(self) -> Path: ...
@@ -192,7 +194,76 @@ class ArchivedStore(Protocol):
 
     def cached(self, decision_id: str) -> Decision: ...
 
+    def load(self, decision_id: str) -> Decision: ...
+
     def forget(self, decision_id: str) -> None: ...
+
+
+def with_done(
+    store: ArchivedStore,
+    found: dict[str, Decision],
+    key: str,
+    belongs: Callable[[Decision], bool],
+    *,
+    max_bytes: int | None = None,
+) -> list[Decision]:
+    """``found`` (open decisions, by id) with the done ones listed under ``key`` that
+    ``belongs`` takes, oldest first; files over ``max_bytes`` and unreadable ones are skipped."""
+    for decision_id in store.keys.ids(key):
+        if decision_id in found or not _ID.match(decision_id):
+            continue
+        done = store.done_path(decision_id)
+        if max_bytes is not None and _size(done) > max_bytes:
+            log.info("%s is larger than %d bytes: skipped", done, max_bytes)
+            continue
+        try:
+            decision = store.load(decision_id)
+        except DecisionNotFound:
+            continue
+        except (StateCorrupt, StateError) as exc:
+            log.error("%s", exc)
+            continue
+        if belongs(decision):
+            found[decision.id] = decision
+    return [found[i] for i in sorted(found)]
+
+
+def history(store: ArchivedStore, since: datetime | None) -> Iterator[Decision]:
+    """Every done decision (asked at ``since`` or later), oldest first. Unreadable files are
+    logged and skipped."""
+    floor = since.astimezone(UTC).strftime("%Y%m%d-%H%M%S") if since is not None else ""
+    for month in months(store.done):
+        if floor and month.replace("-", "") < floor[:6]:
+            continue
+        try:
+            names = sorted(os.listdir(store.done / month))
+        except FileNotFoundError:
+            continue
+        for name in names:
+            if not name.endswith(".json") or not _ID.match(name[:-5]) or name < floor:
+                continue
+            try:
+                yield store.load(name[:-5])
+            except DecisionNotFound:
+                continue
+            except (StateCorrupt, StateError) as exc:
+                log.error("%s", exc)
+
+
+def done_count(done: Path) -> int:
+    """How many decisions are done (names counted, nothing parsed)."""
+    count = 0
+    for month in months(done):
+        with contextlib.suppress(OSError):
+            count += sum(1 for n in os.listdir(done / month) if n.endswith(".json"))
+    return count
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def sweep(store: ArchivedStore, now: datetime, stop: Callable[[], bool] | None = None) -> int:
