@@ -19,7 +19,7 @@ from discord_mcp.decisions.answers import Verdict
 from discord_mcp.decisions.model import Decision
 
 if TYPE_CHECKING:
-    from discord_mcp.decisions.kinds import ClickHost
+    from discord_mcp.decisions.clicks import ClickHost
 
 
 class ApprovalKind:

@@ -17,7 +17,7 @@ from discord_mcp.decisions.clicks import settle_click
 from discord_mcp.decisions.model import Decision
 
 if TYPE_CHECKING:
-    from discord_mcp.decisions.kinds import ClickHost
+    from discord_mcp.decisions.clicks import ClickHost
 
 MODAL_SUBMIT = 5
 

@@ -28,18 +28,15 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from discord_mcp.decisions.model import FORMAT_VERSION, Decision
 from discord_mcp.errors import DecisionNotFound, StateCorrupt, StateError
 from discord_mcp.state.files import ensure_dir, fsync_dir, locked, read_json, write_json
 from discord_mcp.state.leases import try_exclusive
-
-if TYPE_CHECKING:
-    from discord_mcp.decisions.store import DecisionStore
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +47,7 @@ RESHOW_FINAL_DAYS = 7
 """A final decision whose card does not show its outcome yet is shown by the next recovery
 within this many days of its answer (:meth:`DecisionService.recover`); after that, never."""
 _MONTH = re.compile(r"^[0-9]{4}-[0-9]{2}$")
+_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 _ID_FILE = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}\.json$")
 SWEEP_BATCH = 500
 """Decisions retired per step of a sweep (their keys written together, then moved)."""
@@ -173,7 +171,102 @@ def months(done: Path) -> list[str]:
 # ---- moving done decisions out of the open directory ---------------------------------------
 
 
-def sweep(store: DecisionStore, now: datetime, stop: Callable[[], bool] | None = None) -> int:
+class ArchivedStore(Protocol):
+    """What retiring and reading the archive use of the decision store (:class:`~.store.
+    DecisionStore` has it): its open ``directory``, its ``done`` archive and the archive's
+    ``keys``, and its files."""
+
+    @property
+    def directory(self) -> Path: ...
+
+    @property
+    def done(self) -> Path: ...
+
+    @property
+    def durable(self) -> bool: ...
+
+    @property
+    def keys(self) -> Keys: ...
+
+    def path(self, decision_id: str) -> Path: ...
+
+    def done_path(self, decision_id: str) -> Path: ...
+
+    def cached(self, decision_id: str) -> Decision: ...
+
+    def load(self, decision_id: str) -> Decision: ...
+
+    def forget(self, decision_id: str) -> None: ...
+
+
+def with_done(
+    store: ArchivedStore,
+    found: dict[str, Decision],
+    key: str,
+    belongs: Callable[[Decision], bool],
+    *,
+    max_bytes: int | None = None,
+) -> list[Decision]:
+    """``found`` (open decisions, by id) with the done ones listed under ``key`` that
+    ``belongs`` takes, oldest first; files over ``max_bytes`` and unreadable ones are skipped."""
+    for decision_id in store.keys.ids(key):
+        if decision_id in found or not _ID.match(decision_id):
+            continue
+        done = store.done_path(decision_id)
+        if max_bytes is not None and _size(done) > max_bytes:
+            log.info("%s is larger than %d bytes: skipped", done, max_bytes)
+            continue
+        try:
+            decision = store.load(decision_id)
+        except DecisionNotFound:
+            continue
+        except (StateCorrupt, StateError) as exc:
+            log.error("%s", exc)
+            continue
+        if belongs(decision):
+            found[decision.id] = decision
+    return [found[i] for i in sorted(found)]
+
+
+def history(store: ArchivedStore, since: datetime | None) -> Iterator[Decision]:
+    """Every done decision (asked at ``since`` or later), oldest first. Unreadable files are
+    logged and skipped."""
+    floor = since.astimezone(UTC).strftime("%Y%m%d-%H%M%S") if since is not None else ""
+    for month in months(store.done):
+        if floor and month.replace("-", "") < floor[:6]:
+            continue
+        try:
+            names = sorted(os.listdir(store.done / month))
+        except FileNotFoundError:
+            continue
+        for name in names:
+            if not name.endswith(".json") or not _ID.match(name[:-5]) or name < floor:
+                continue
+            try:
+                yield store.load(name[:-5])
+            except DecisionNotFound:
+                continue
+            except (StateCorrupt, StateError) as exc:
+                log.error("%s", exc)
+
+
+def done_count(done: Path) -> int:
+    """How many decisions are done (names counted, nothing parsed)."""
+    count = 0
+    for month in months(done):
+        with contextlib.suppress(OSError):
+            count += sum(1 for n in os.listdir(done / month) if n.endswith(".json"))
+    return count
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def sweep(store: ArchivedStore, now: datetime, stop: Callable[[], bool] | None = None) -> int:
     """Retire every open decision that is done (:func:`retirable`); how many moved.
 
     This is also the migration of a state directory from before the archive existed: its done
@@ -207,7 +300,7 @@ def sweep(store: DecisionStore, now: datetime, stop: Callable[[], bool] | None =
 
 
 def retire(
-    store: DecisionStore,
+    store: ArchivedStore,
     chosen: list[Decision],
     now: datetime,
     stop: Callable[[], bool] | None = None,
@@ -240,7 +333,7 @@ def retire(
 
 
 def _retire_one(
-    store: DecisionStore, decision_id: str, written: dict[str, set[str]], now: datetime
+    store: ArchivedStore, decision_id: str, written: dict[str, set[str]], now: datetime
 ) -> bool:
     path = store.path(decision_id)
     with locked(path):

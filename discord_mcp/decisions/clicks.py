@@ -1,15 +1,15 @@
 """A click on a question's card (or its "Other…" modal): the callback Discord needs in 3 s.
 
-Runs in the gateway holder, whoever asked. The host is the process's decision service (see
-:class:`~discord_mcp.decisions.kinds.ClickHost`): the store to resolve in, who may answer, and
-whom to wake.
+Runs in the gateway holder, whoever asked. The host is the process's decision service
+(:class:`ClickHost`, defined here for every kind's click handler): the store to resolve in, who
+may answer, and whom to wake.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from discord_mcp import i18n
 from discord_mcp.decisions import cards
@@ -18,11 +18,22 @@ from discord_mcp.decisions.interactive import ephemeral, modal_response, modal_t
 from discord_mcp.decisions.model import Decision
 
 if TYPE_CHECKING:
-    from discord_mcp.decisions.kinds import ClickHost
+    from discord_mcp.decisions.store import DecisionStore
 
 log = logging.getLogger(__name__)
 
 MODAL_SUBMIT = 5
+
+
+class ClickHost(Protocol):
+    """What a kind's click handler may use of the process's decision service."""
+
+    @property
+    def store(self) -> DecisionStore: ...
+
+    def owners(self, decision: Decision) -> frozenset[str]: ...
+
+    def notify_waiters(self, decision_id: str) -> None: ...
 
 
 async def answer_question_click(

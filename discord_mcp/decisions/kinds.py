@@ -17,22 +17,10 @@ from collections.abc import Awaitable, Iterable, Set
 from typing import Any, Protocol
 
 from discord_mcp.decisions import answers, cards
-from discord_mcp.decisions.clicks import answer_question_click
+from discord_mcp.decisions.clicks import ClickHost, answer_question_click
 from discord_mcp.decisions.interactive import card_components
 from discord_mcp.decisions.model import Decision
-from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import StateError
-
-
-class ClickHost(Protocol):
-    """What a kind's click handler may use of the process's decision service."""
-
-    @property
-    def store(self) -> DecisionStore: ...
-
-    def owners(self, decision: Decision) -> frozenset[str]: ...
-
-    def notify_waiters(self, decision_id: str) -> None: ...
 
 
 class CardKind(Protocol):

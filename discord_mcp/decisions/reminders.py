@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp import i18n
+from discord_mcp.config.reminders import ReminderSettings
 from discord_mcp.decisions.cards import asked_stamp
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.reminder_policy import ReminderPolicy
@@ -136,7 +137,7 @@ class ReminderSender:
         store: DecisionStore,
         channel_id: str,
         owner_ids: frozenset[str],
-        policy: ReminderPolicy,
+        policy: ReminderSettings,
         wall: Wall = lambda: datetime.now(UTC),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         language: str = "auto",
@@ -146,7 +147,7 @@ class ReminderSender:
         self._store = store
         self._channel_id = channel_id
         self._owner_ids = owner_ids
-        self._policy = policy
+        self._policy = ReminderPolicy.of(policy)
         self._wall = wall
         self._sleep = sleep
         self._lock_path = home / "reminders" / "sender.lock"

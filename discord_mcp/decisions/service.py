@@ -26,22 +26,19 @@ from typing import Any
 
 from discord_mcp import i18n
 from discord_mcp.config import Settings
-from discord_mcp.decisions import cards, kinds
+from discord_mcp.decisions import cards
 from discord_mcp.decisions.archive import RESHOW_FINAL_DAYS
 from discord_mcp.decisions.callers import Caller, check_caller
+from discord_mcp.decisions.hearing import Hearing
 from discord_mcp.decisions.listening import Listening
 from discord_mcp.decisions.model import Decision, new_decision_id, utc_now
+from discord_mcp.decisions.outcomes import ANSWER_FIRST_S, Outcomes
 from discord_mcp.decisions.posting import Poster
 from discord_mcp.decisions.questions import Question, same_question, validated
 from discord_mcp.decisions.reading import ThreadReader
 from discord_mcp.decisions.store import DecisionStore
-from discord_mcp.decisions.threads import archive_if_done
 from discord_mcp.errors import (
     DecisionNotFound,
-    DiscordError,
-    NotFound,
-    StateError,
-    Unauthorized,
 )
 from discord_mcp.relay.fswatch import FileChanges, Subscription, subscribed
 from discord_mcp.relay.interest import Interests
@@ -60,13 +57,6 @@ SAFETY_POLL_S = 30.0
 """With a live gateway, polling only catches what a holder handover might have missed."""
 LIVE_CHECK_S = 2.0
 """While a card has no buttons, how often a waiting call checks whether a gateway came up."""
-FINAL_EDIT_RETRIES = (1.0, 5.0, 30.0)
-"""Pauses before retrying a failed final edit of a card; recovery retries later ones."""
-ANSWER_FIRST_S = 2.0
-"""When a call of this process waits on a decision this process just resolved, the card shows
-the outcome once that call's answer has left (or after this long): the agent's answer first.
-The edit (a request and its rate-limit bookkeeping) would otherwise compete with it; with
-twenty sessions answered at once, that is a good part of the machine's work."""
 
 Progress = Callable[[float, Decision], Awaitable[None]]
 
@@ -92,7 +82,7 @@ class DecisionService:
         on_change: called (synchronously) with the id of each decision this process changes
             to a final state (the watch daemon resumes runs on a late Allow).
         answer_first: the longest the card's outcome waits for a waiting call of this process
-            to hand the answer over (:data:`ANSWER_FIRST_S`).
+            to hand the answer over (:data:`~.outcomes.ANSWER_FIRST_S`).
         interests: where this process says which threads' live events it wants (a server that
             may follow another process's gateway); None: it gets every event (the daemon), or
             none (no gateway).
@@ -116,7 +106,6 @@ class DecisionService:
         answer_first: float = ANSWER_FIRST_S,
         interests: Interests | None = None,
     ) -> None:
-        self._answer_first = answer_first
         self._settings = settings
         self._changes = changes
         self._file_poll = file_poll
@@ -134,9 +123,9 @@ class DecisionService:
         self._changed: dict[str, asyncio.Event] = {}
         self.file_looks = 0
         """How many times a waiting call woke to look at its decision file (tests count them)."""
-        self._poll_locks: dict[str, asyncio.Lock] = {}
-        self._handed: dict[str, asyncio.Event] = {}
-        """Decisions resolved here while a call waited: set once their answer has left."""
+        self.outcomes = Outcomes(
+            rest=rest, store=store, sleep=sleep, lease=lease, answer_first=answer_first
+        )
         self.poster = Poster(
             settings=settings,
             rest=rest,
@@ -148,6 +137,14 @@ class DecisionService:
         )
         self.reader = ThreadReader(
             settings=settings, rest=rest, store=store, poster=self.poster, resolved=self._resolved
+        )
+        self.hearing = Hearing(
+            store=store,
+            reader=self.reader,
+            poster=self.poster,
+            listening=self._listening,
+            live=live,
+            show_final=self.outcomes.show_final,
         )
 
     @property
@@ -306,7 +303,7 @@ class DecisionService:
             now = self._clock()
             self._listening.listen(decision)  # its thread may have been opened since
             if not decision.card_buttons and now >= next_live_check:
-                decision = await self._upgrade_if_live(decision)
+                decision = await self.hearing.upgrade_if_live(decision)
                 next_live_check = now + LIVE_CHECK_S
             if now >= next_poll:
                 decision = await self.poll(decision)
@@ -356,22 +353,12 @@ class DecisionService:
     def _resolved(self, decision: Decision) -> None:
         handed = None
         if decision.id in self._waiting:
-            handed = self._handed.setdefault(decision.id, asyncio.Event())
+            handed = self.outcomes.expect_handover(decision.id)
         self._listening.done(decision.id)
         self.notify_waiters(decision.id)
-        self._background.spawn(self._show_final_after(decision, handed), f"final-{decision.id}")
-
-    async def _show_final_after(self, decision: Decision, handed: asyncio.Event | None) -> None:
-        """Show the outcome, once the waiting call's answer has left (:data:`ANSWER_FIRST_S`)."""
-        if handed is not None:
-            try:
-                async with asyncio.timeout(self._answer_first):
-                    await handed.wait()
-            except TimeoutError:
-                pass
-            finally:
-                self._handed.pop(decision.id, None)
-        await self.show_final(decision)
+        self._background.spawn(
+            self.outcomes.show_final_after(decision, handed), f"final-{decision.id}"
+        )
 
     def notify_waiters(self, decision_id: str) -> None:
         """Wake this process's calls waiting on ``decision_id`` (it just changed)."""
@@ -381,122 +368,44 @@ class DecisionService:
         if self.on_change is not None:
             self.on_change(decision_id)
 
-    # ---- polling ----------------------------------------------------------------------------
+    # ---- hearing answers (:mod:`~discord_mcp.decisions.hearing`) ---------------------------
 
     async def poll(self, decision: Decision) -> Decision:
-        """Look at the thread once (new replies, reactions on the card) and act on them.
-
-        Errors talking to Discord are logged and the decision returned unchanged, except a
-        wrong token, which stops everything.
-        """
-        lock = self._poll_locks.setdefault(decision.id, asyncio.Lock())
-        async with lock:
-            try:
-                return await self.reader.read(self._store.load(decision.id))
-            except Unauthorized:
-                raise
-            except (DiscordError, StateError) as exc:
-                log.warning("polling decision %s failed: %s", decision.id, exc)
-                return self._store.load(decision.id)
-
-    async def _upgrade_if_live(self, decision: Decision) -> Decision:
-        """Buttons for a card posted before the gateway was up (a failure is retried later)."""
-        if not decision.card_message_id or not self._live():
-            return decision
-        try:
-            stored = await self.poster.upgrade(decision)
-        except Unauthorized:
-            raise
-        except DiscordError as exc:
-            log.warning("could not add buttons to decision %s: %s", decision.id, exc)
-            return decision
-        if stored.is_final:  # answered meanwhile: the outcome must win over the question
-            await self.show_final(stored)
-        return stored
+        """Look at the thread once and act on what it holds (:meth:`.Hearing.poll`)."""
+        return await self.hearing.poll(decision)
 
     async def upgrade_cards(self) -> None:
-        """Buttons for every pending card of this state directory that lacks them (the gateway
-        holder calls it; no-op without a live gateway)."""
-        if not self._live():
-            return
-        for decision in await self._store.aopen_decisions():
-            if decision.status == "pending" and not decision.card_buttons:
-                await self._upgrade_if_live(decision)
-
-    # ---- live events (from the gateway, directly or through the spool) ----------------------
+        """Buttons for every pending card that lacks them (:meth:`.Hearing.upgrade_cards`)."""
+        await self.hearing.upgrade_cards()
 
     async def on_event(self, name: str, data: dict[str, Any]) -> None:
-        """A live gateway event: replies and reactions for the decisions this process watches."""
-        if name == "MESSAGE_CREATE":
-            thread_id = str(data.get("channel_id") or "")
-            for decision in await self._listening.matching(thread_id=thread_id):
-                await self._locked_judge_message(decision, data)
-        elif name == "MESSAGE_REACTION_ADD":
-            message_id = str(data.get("message_id") or "")
-            for decision in await self._listening.matching(card_id=message_id):
-                if decision.card_message_id == message_id:
-                    member = data.get("member") if isinstance(data.get("member"), dict) else {}
-                    user = (member or {}).get("user") or {}
-                    if user.get("bot"):
-                        continue
-                    emoji = (data.get("emoji") or {}).get("name") or ""
-                    user_id = str(data.get("user_id") or user.get("id") or "")
-                    name_ = str(user.get("global_name") or user.get("username") or user_id)
-                    async with self._poll_locks.setdefault(decision.id, asyncio.Lock()):
-                        current = self._store.load(decision.id)
-                        await self.reader.judge_reaction(current, user_id, name_, emoji)
+        """A live gateway event for the decisions this process watches (:mod:`.hearing`)."""
+        await self.hearing.on_event(name, data)
 
-    async def _locked_judge_message(self, decision: Decision, message: dict[str, Any]) -> None:
-        async with self._poll_locks.setdefault(decision.id, asyncio.Lock()):
-            try:
-                current = self._store.load(decision.id)
-                await self.reader.judge_message(current, message, advance=False)
-            except Unauthorized:
-                raise
-            except DiscordError as exc:
-                log.warning("live answer for %s failed: %s", decision.id, exc)
-
-    async def _show_final(self, decision: Decision) -> None:
-        """Edit the card to show the outcome, once; raises if Discord refuses."""
-        try:
-            await self._rest.edit_message(
-                decision.thread_id,
-                decision.card_message_id,
-                content=kinds.render_final(decision),
-                components=[],
-                allowed_mentions={"parse": []},
-            )
-        except NotFound:
-            log.warning("the card of decision %s is gone; nothing to edit", decision.id)
-        await self.record_final_shown(decision.id)
-
-    async def record_final_shown(self, decision_id: str) -> None:
-        """The card shows the outcome: record it, and archive the question's thread if nothing
-        else is open there (:mod:`~discord_mcp.decisions.threads`). Only the process that
-        records it archives: others that showed the same outcome send no second request."""
-        stored, recorded = await self._store.aupdate(
-            decision_id,
-            lambda current: None if current.final_shown else current.replace(final_shown=True),
-        )
-        if recorded:
-            await archive_if_done(self._store, self._rest, stored)
+    # ---- the outcome and the answer (:mod:`~discord_mcp.decisions.outcomes`) ---------------
 
     async def show_final(self, decision: Decision) -> None:
-        """Show the outcome on the card, retrying a failed edit a few times (then recovery
-        retries it on the next start)."""
-        if not decision.card_message_id:
-            return
-        for pause in (*FINAL_EDIT_RETRIES, None):
-            try:
-                await self._show_final(decision)
-                return
-            except Unauthorized:
-                raise
-            except (DiscordError, StateError) as exc:
-                if pause is None:
-                    log.warning("showing the outcome of decision %s failed: %s", decision.id, exc)
-                    return
-                await self._sleep(pause)
+        """Show the outcome on the card (:meth:`.Outcomes.show_final`)."""
+        await self.outcomes.show_final(decision)
+
+    async def record_final_shown(self, decision_id: str) -> None:
+        """The card shows the outcome: record it (:meth:`.Outcomes.record_final_shown`)."""
+        await self.outcomes.record_final_shown(decision_id)
+
+    async def mark_delivered(self, decision: Decision) -> Decision:
+        """Record that an agent received this final result (:meth:`.Outcomes.mark_delivered`)."""
+        return await self.outcomes.mark_delivered(decision)
+
+    async def mark_taken(self, decision: Decision) -> Decision:
+        """A call of the asking session has the answer in hand (:meth:`.Outcomes.mark_taken`)."""
+        return await self.outcomes.mark_taken(decision)
+
+    async def deliver_if_away(
+        self, decision: Decision, *, until_sent: bool = False
+    ) -> Decision | None:
+        """The answer of a decision whose asker is gone, for this session
+        (:meth:`.Outcomes.deliver_if_away`)."""
+        return await self.outcomes.deliver_if_away(decision, until_sent=until_sent)
 
     # ---- ending -----------------------------------------------------------------------------
 
@@ -539,44 +448,6 @@ class DecisionService:
             NotYourDecision: with a sentence the calling agent can act on.
         """
         check_caller(self._settings, self._store.home, self._lease, decision, caller)
-
-    async def mark_delivered(self, decision: Decision) -> Decision:
-        """Record that an agent received this final result."""
-        handed = self._handed.get(decision.id)
-        if handed is not None:
-            handed.set()  # the card may show the outcome now
-        if not decision.is_final or decision.delivered:
-            return decision
-
-        def change(current: Decision) -> Decision | None:
-            return current.replace(delivered=True) if current.is_final else None
-
-        stored, _ = await self._store.aupdate(decision.id, change)
-        return stored
-
-    async def mark_taken(self, decision: Decision) -> Decision:
-        """Record that a call of the asking session has the final answer in hand (its response
-        is about to leave): :attr:`Decision.asker_waiting`."""
-
-        def change(current: Decision) -> Decision | None:
-            return None if current.asker_waiting else current.replace(asker_waiting=True)
-
-        stored, _ = await self._store.aupdate(decision.id, change)
-        return stored
-
-    async def deliver_if_away(
-        self, decision: Decision, *, until_sent: bool = False
-    ) -> Decision | None:
-        """The answer of a decision whose asker is gone and that nobody waits on, for this
-        session; None if it belongs to a live session (or was delivered already).
-
-        ``until_sent``: this process becomes its asker instead of marking it delivered; the
-        caller marks it (:meth:`mark_delivered`) once the answer has left.
-        """
-        if not decision.is_final or decision.delivered:
-            return None
-        adopt = self._lease if until_sent else None
-        return await self._store.adeliver_if_away(decision.id, adopt=adopt)
 
     async def recover(self, *, all_projects: bool = False) -> list[Decision]:
         """Look once at every open decision of this project (after a restart, or on request).

@@ -25,7 +25,6 @@ off the event loop.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -428,52 +427,16 @@ class DecisionStore:
             for d in self.open_decisions(max_bytes=max_bytes, containing=containing)
             if belongs(d)
         }
-        for decision_id in self.keys.ids(key):
-            if decision_id in found or not _ID.match(decision_id):
-                continue
-            done = self.done_path(decision_id)
-            if max_bytes is not None and _size(done) > max_bytes:
-                log.info("%s is larger than %d bytes: skipped", done, max_bytes)
-                continue
-            try:
-                decision = self.load(decision_id)
-            except DecisionNotFound:
-                continue
-            except (StateCorrupt, StateError) as exc:
-                log.error("%s", exc)
-                continue
-            if belongs(decision):
-                found[decision.id] = decision
-        return [found[i] for i in sorted(found)]
+        return archive.with_done(self, found, key, belongs, max_bytes=max_bytes)
 
     def history(self, *, since: datetime | None = None) -> Iterator[Decision]:
         """Every done decision (asked at ``since`` or later), oldest first: the one reader of
-        the whole history. Unreadable files are logged and skipped."""
-        floor = since.astimezone(UTC).strftime("%Y%m%d-%H%M%S") if since is not None else ""
-        for month in archive.months(self.done):
-            if floor and month.replace("-", "") < floor[:6]:
-                continue
-            try:
-                names = sorted(os.listdir(self.done / month))
-            except FileNotFoundError:
-                continue
-            for name in names:
-                if not name.endswith(".json") or not _ID.match(name[:-5]) or name < floor:
-                    continue
-                try:
-                    yield self.load(name[:-5])
-                except DecisionNotFound:
-                    continue
-                except (StateCorrupt, StateError) as exc:
-                    log.error("%s", exc)
+        the whole history (:func:`.archive.history`)."""
+        return archive.history(self, since)
 
     def done_count(self) -> int:
         """How many decisions are done (names counted, nothing parsed)."""
-        count = 0
-        for month in archive.months(self.done):
-            with contextlib.suppress(OSError):
-                count += sum(1 for n in os.listdir(self.done / month) if n.endswith(".json"))
-        return count
+        return archive.done_count(self.done)
 
     # ---- retiring what is done (discord_mcp.decisions.archive) ---------------------------
 
@@ -507,13 +470,6 @@ class DecisionStore:
         except FileNotFoundError:
             return None
         return (info.st_ino, info.st_mtime_ns, info.st_size)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def _decode(path: Path, document: dict[str, object]) -> Decision:

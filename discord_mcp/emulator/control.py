@@ -86,72 +86,29 @@ Discord itself would refuse the action, ``"discord"`` carries Discord's error bo
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from discord_mcp.emulator import errors, json_body
+from discord_mcp.emulator import errors
 from discord_mcp.emulator.config import MAX_RATE_LIMIT_SCALE
+from discord_mcp.emulator.control_base import (
+    ControlError,
+    ControlledEmulator,
+    discord_refusal,
+    fail,
+    read_object,
+    text_field,
+)
 from discord_mcp.emulator.control_files import with_files
 from discord_mcp.emulator.faults import RouteFault
 from discord_mcp.emulator.outside import is_loopback
 from discord_mcp.emulator.rest import ROUTE_NAMES
 
-if TYPE_CHECKING:
-    from discord_mcp.emulator.app import Emulator
 
-
-class ControlError(Exception):
-    """A control request that cannot be carried out; becomes a 400 (or its ``status``)."""
-
-    status = 400
-
-    def __init__(self, message: str, discord: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.discord = discord
-
-
-def _fail(exc: ControlError) -> JSONResponse:
-    body: dict[str, Any] = {"error": exc.message}
-    if exc.discord is not None:
-        body["discord"] = exc.discord
-    return JSONResponse(body, status_code=exc.status)
-
-
-async def _object(request: Request, allowed: set[str], required: set[str]) -> dict[str, Any]:
-    raw = await request.body()
-    try:
-        data = json_body.loads(raw) if raw else None
-    except json_body.Unreadable as exc:
-        raise ControlError(f"the body is refused: {exc}") from None
-    except ValueError:
-        raise ControlError("the body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise ControlError("the body must be a JSON object")
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise ControlError(f"unknown field(s) {unknown}; allowed: {sorted(allowed)}")
-    missing = sorted(required - set(data))
-    if missing:
-        raise ControlError(f"missing field(s) {missing}")
-    return data
-
-
-def _text(data: dict[str, Any], key: str) -> str:
-    value = data[key]
-    if not isinstance(value, str) or not value:
-        raise ControlError(f"{key!r} must be a non-empty string")
-    return value
-
-
-def _discord(exc: errors.DiscordError, action: str) -> ControlError:
-    return ControlError(f"Discord would refuse to {action}: {exc.code} {exc.message}", exc.body())
-
-
-def control_routes(emulator: Emulator) -> list[Route]:
+def control_routes(emulator: ControlledEmulator) -> list[Route]:
     """The ``/_emulator`` routes bound to one emulator."""
     state = emulator.state
 
@@ -184,17 +141,17 @@ def control_routes(emulator: Emulator) -> list[Route]:
 
     async def create_user(request: Request) -> Response:
         try:
-            data = await _object(request, {"username"}, {"username"})
-            username = _text(data, "username")
+            data = await read_object(request, {"username"}, {"username"})
+            username = text_field(data, "username")
             if len(username) > 32:
                 raise ControlError("'username' must be at most 32 characters")
         except ControlError as exc:
-            return _fail(exc)
+            return fail(exc)
         return JSONResponse(state.create_user(username).to_json(), status_code=201)
 
     async def set_user(request: Request) -> Response:
         try:
-            data = await _object(request, {"accepts_dms"}, {"accepts_dms"})
+            data = await read_object(request, {"accepts_dms"}, {"accepts_dms"})
             accepts = data["accepts_dms"]
             if not isinstance(accepts, bool):
                 raise ControlError("'accepts_dms' must be true or false")
@@ -202,16 +159,16 @@ def control_routes(emulator: Emulator) -> list[Route]:
             try:
                 state.set_accepts_dms(user_id, accepts)
             except errors.DiscordError as exc:
-                raise _discord(exc, "find this user") from None
+                raise discord_refusal(exc, "find this user") from None
         except ControlError as exc:
-            return _fail(exc)
+            return fail(exc)
         return JSONResponse({"user_id": user_id, "accepts_dms": accepts})
 
     async def post_message(request: Request) -> Response:
         channel_id = request.path_params["channel_id"]
         try:
-            data = await _object(request, _MESSAGE_FIELDS, {"author_id"})
-            author_id = _text(data, "author_id")
+            data = await read_object(request, _MESSAGE_FIELDS, {"author_id"})
+            author_id = text_field(data, "author_id")
             if author_id not in state.users:
                 raise ControlError(f"no user with id {author_id!r}; create one with /users")
             body = {"content": data["content"]} if "content" in data else {}
@@ -224,24 +181,24 @@ def control_routes(emulator: Emulator) -> list[Route]:
             try:
                 message, _ = state.create_message(channel_id, author_id, body, uploads=uploads)
             except errors.DiscordError as exc:
-                raise _discord(exc, "post this message") from None
+                raise discord_refusal(exc, "post this message") from None
         except ControlError as exc:
-            return _fail(exc)
+            return fail(exc)
         return JSONResponse(state.message_json(message))
 
     async def list_messages(request: Request) -> Response:
         try:
             history = state.history(request.path_params["channel_id"])
         except errors.DiscordError as exc:
-            return _fail(_discord(exc, "list this channel"))
+            return fail(discord_refusal(exc, "list this channel"))
         return JSONResponse([state.message_json(m) for m in history])
 
     async def react(request: Request) -> Response:
         fields = {"user_id", "channel_id", "message_id", "emoji"}
         try:
-            data = await _object(request, fields | {"remove"}, fields)
+            data = await read_object(request, fields | {"remove"}, fields)
             user_id, channel_id, message_id, emoji = (
-                _text(data, key) for key in ("user_id", "channel_id", "message_id", "emoji")
+                text_field(data, key) for key in ("user_id", "channel_id", "message_id", "emoji")
             )
             if user_id not in state.users:
                 raise ControlError(f"no user with id {user_id!r}; create one with /users")
@@ -254,9 +211,9 @@ def control_routes(emulator: Emulator) -> list[Route]:
                 else:
                     message = state.add_reaction(channel_id, message_id, user_id, emoji)
             except errors.DiscordError as exc:
-                raise _discord(exc, "change this reaction") from None
+                raise discord_refusal(exc, "change this reaction") from None
         except ControlError as exc:
-            return _fail(exc)
+            return fail(exc)
         return JSONResponse(state.message_json(message))
 
     async def get_faults(request: Request) -> Response:
@@ -264,10 +221,10 @@ def control_routes(emulator: Emulator) -> list[Route]:
 
     async def set_faults(request: Request) -> Response:
         try:
-            data = await _object(request, _FAULT_KEYS, set())
+            data = await read_object(request, _FAULT_KEYS, set())
             _apply_faults(emulator, data)
         except ControlError as exc:
-            return _fail(exc)
+            return fail(exc)
         return JSONResponse(emulator.fault_state())
 
     return [
@@ -283,7 +240,7 @@ def control_routes(emulator: Emulator) -> list[Route]:
     ]
 
 
-def _binding(emulator: Emulator) -> dict[str, Any]:
+def _binding(emulator: ControlledEmulator) -> dict[str, Any]:
     host = emulator.guard.bound_host
     return {
         "host": host,
@@ -336,7 +293,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _apply_faults(emulator: Emulator, data: dict[str, Any]) -> None:
+def _apply_faults(emulator: ControlledEmulator, data: dict[str, Any]) -> None:
     """Validate the whole body first, then apply it, so a bad body changes nothing."""
     if not data:
         raise ControlError(f"give at least one of {sorted(_FAULT_KEYS)}")
@@ -405,7 +362,7 @@ def _is_close_code(value: Any) -> bool:
     return 1000 <= value <= 1003 or 1007 <= value <= 1014 or 3000 <= value <= 4999
 
 
-def _gateway_fault(emulator: Emulator, value: Any) -> Callable[[], None]:
+def _gateway_fault(emulator: ControlledEmulator, value: Any) -> Callable[[], None]:
     """Check a ``gateway`` fault; returns what applies it."""
     if not isinstance(value, dict):
         raise ControlError("'gateway' must be a JSON object")

@@ -10,25 +10,20 @@ A chat channel (issue 25) is such a text channel.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from discord_mcp.emulator.channel_kinds import CREATABLE
-from discord_mcp.emulator.control import ControlError, _fail, _object
-
-if TYPE_CHECKING:
-    from discord_mcp.emulator.app import Emulator
+from discord_mcp.emulator.control_base import ControlError, ControlledEmulator, fail, read_object
 
 
-def channel_routes(emulator: Emulator) -> list[Route]:
+def channel_routes(emulator: ControlledEmulator) -> list[Route]:
     """``/channels`` (creation) bound to one emulator."""
 
     async def create(request: Request) -> Response:
         try:
-            data = await _object(request, {"type", "name", "topic"}, {"name"})
+            data = await read_object(request, {"type", "name", "topic"}, {"name"})
             kind, name, topic = data.get("type", 0), data["name"], data.get("topic")
             if isinstance(kind, bool) or kind not in CREATABLE:
                 raise ControlError(f"'type' must be one of {sorted(CREATABLE)}")
@@ -37,7 +32,7 @@ def channel_routes(emulator: Emulator) -> list[Route]:
             if topic is not None and (not isinstance(topic, str) or len(topic) > 1024):
                 raise ControlError("'topic' must be a string of at most 1024 characters")
         except ControlError as exc:
-            return _fail(exc)
+            return fail(exc)
         channel = emulator.state.create_channel(name, int(kind), topic=topic or None)
         return JSONResponse(channel.to_json(), status_code=201)
 

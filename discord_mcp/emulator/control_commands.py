@@ -63,7 +63,11 @@ from discord_mcp.emulator.command_schema import (
     typed_value,
 )
 from discord_mcp.emulator.commands import Command
-from discord_mcp.emulator.control import ControlError, _discord, _text
+from discord_mcp.emulator.control_base import (
+    ControlError,
+    discord_refusal,
+    text_field,
+)
 from discord_mcp.emulator.interactions import (
     APPLICATION_COMMAND,
     AUTOCOMPLETE,
@@ -134,8 +138,8 @@ class _Invocation:
 
 def issue_command(state: State, desk: InteractionDesk, data: dict[str, Any]) -> Interaction:
     """Run (or, with ``focused``, autocomplete) a command as the user; see the docstring."""
-    user_id, channel_id = _text(data, "user_id"), _text(data, "channel_id")
-    name = _text(data, "command")
+    user_id, channel_id = text_field(data, "user_id"), text_field(data, "channel_id")
+    name = text_field(data, "command")
     if user_id not in state.users:
         raise ControlError(f"no user with id {user_id!r}; create one with /users")
     channel = state.channels.get(channel_id)
@@ -170,7 +174,7 @@ def issue_command(state: State, desk: InteractionDesk, data: dict[str, Any]) -> 
             focused_type=invocation.focused_type or STRING,
         )
     except errors.DiscordError as exc:
-        raise _discord(exc, "create this interaction") from None
+        raise discord_refusal(exc, "create this interaction") from None
 
 
 def _check_usable(state: State, command: Command, user_id: str, channel: Channel) -> None:

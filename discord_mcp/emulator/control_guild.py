@@ -25,27 +25,30 @@ role is ``bot_role_id``. Each change emits the dispatch Discord sends for it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from discord_mcp.emulator import errors
-from discord_mcp.emulator.control import ControlError, _discord, _fail, _object
+from discord_mcp.emulator.control_base import (
+    ControlError,
+    ControlledEmulator,
+    discord_refusal,
+    fail,
+    read_object,
+)
 from discord_mcp.emulator.permissions import ALL_PERMISSIONS, PERMISSION_BITS, Overwrite
 
-if TYPE_CHECKING:
-    from discord_mcp.emulator.app import Emulator
 
-
-def guild_routes(emulator: Emulator) -> list[Route]:
+def guild_routes(emulator: ControlledEmulator) -> list[Route]:
     """``/roles``, ``/channels/{id}/overwrites`` and ``/members`` routes bound to one emulator."""
     state = emulator.state
 
     async def set_role(request: Request) -> Response:
         try:
-            data = await _object(request, {"permissions", "allow", "deny"}, set())
+            data = await read_object(request, {"permissions", "allow", "deny"}, set())
             if not data:
                 raise ControlError("give 'permissions', or 'allow' and/or 'deny'")
             if "permissions" in data and ("allow" in data or "deny" in data):
@@ -59,27 +62,27 @@ def guild_routes(emulator: Emulator) -> list[Route]:
                     permissions &= ~_named(data.get("deny"), "deny")
                 role = state.set_role_permissions(role.id, permissions)
             except errors.DiscordError as exc:
-                raise _discord(exc, "change this role") from None
+                raise discord_refusal(exc, "change this role") from None
         except ControlError as exc:
-            return _fail(exc)
+            return fail(exc)
         return JSONResponse(role.to_json())
 
     async def set_overwrites(request: Request) -> Response:
         try:
-            data = await _object(request, {"permission_overwrites"}, {"permission_overwrites"})
+            data = await read_object(request, {"permission_overwrites"}, {"permission_overwrites"})
             overwrites = _overwrites(data["permission_overwrites"])
             try:
                 channel = state.set_overwrites(request.path_params["channel_id"], overwrites)
             except errors.DiscordError as exc:
-                raise _discord(exc, "set these overwrites") from None
+                raise discord_refusal(exc, "set these overwrites") from None
         except ControlError as exc:
-            return _fail(exc)
+            return fail(exc)
         return JSONResponse(channel.to_json())
 
     async def set_member(request: Request) -> Response:
         user_id = request.path_params["user_id"]
         try:
-            data = await _object(request, {"roles", "in_guild"}, set())
+            data = await read_object(request, {"roles", "in_guild"}, set())
             if not data:
                 raise ControlError("give 'roles' and/or 'in_guild'")
             in_guild = data.get("in_guild")
@@ -107,9 +110,9 @@ def guild_routes(emulator: Emulator) -> list[Route]:
                 if roles is not None:
                     state.set_member_roles(user_id, roles)
             except errors.DiscordError as exc:
-                raise _discord(exc, "change this member") from None
+                raise discord_refusal(exc, "change this member") from None
         except ControlError as exc:
-            return _fail(exc)
+            return fail(exc)
         present = user_id in state.members
         return JSONResponse(
             {

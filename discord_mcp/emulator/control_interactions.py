@@ -37,14 +37,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from discord_mcp.emulator import errors
-from discord_mcp.emulator.control import ControlError, _discord, _fail, _object, _text
+from discord_mcp.emulator.control_base import (
+    ControlError,
+    ControlledEmulator,
+    discord_refusal,
+    fail,
+    read_object,
+    text_field,
+)
 from discord_mcp.emulator.control_commands import COMMAND_FIELDS, issue_command
 from discord_mcp.emulator.interactions import (
     MESSAGE_COMPONENT,
@@ -54,28 +61,25 @@ from discord_mcp.emulator.interactions import (
 )
 from discord_mcp.emulator.models import FLAG_EPHEMERAL, Message
 
-if TYPE_CHECKING:
-    from discord_mcp.emulator.app import Emulator
-
 _BUTTON, _STRING_SELECT, _TEXT_INPUT, _ACTION_ROW, _LABEL = 2, 3, 4, 1, 18
 _FIELDS = {"user_id", "message_id", "custom_id", "values", "modal"}
 
 
-def interaction_routes(emulator: Emulator) -> list[Route]:
+def interaction_routes(emulator: ControlledEmulator) -> list[Route]:
     """``/interactions`` routes bound to one emulator."""
     desk = emulator.desk
 
     async def post(request: Request) -> Response:
         try:
-            data = await _object(request, _FIELDS | COMMAND_FIELDS, {"user_id"})
+            data = await read_object(request, _FIELDS | COMMAND_FIELDS, {"user_id"})
             if "command" in data:
-                data = await _object(request, COMMAND_FIELDS, {"user_id", "channel_id"})
+                data = await read_object(request, COMMAND_FIELDS, {"user_id", "channel_id"})
                 interaction = issue_command(emulator.state, desk, data)
             else:
-                data = await _object(request, _FIELDS, {"user_id", "message_id"})
+                data = await read_object(request, _FIELDS, {"user_id", "message_id"})
                 interaction = _issue(emulator, data)
         except ControlError as exc:
-            return _fail(exc)
+            return fail(exc)
         # Nothing ran since the dispatch: the connected sessions are the ones that got it.
         delivered = len(emulator.sessions.connected())
         await _answered(desk, interaction)
@@ -84,7 +88,7 @@ def interaction_routes(emulator: Emulator) -> list[Route]:
     async def get(request: Request) -> Response:
         interaction = desk.get(request.path_params["interaction_id"])
         if interaction is None:
-            return _fail(ControlError("no interaction with this id"))
+            return fail(ControlError("no interaction with this id"))
         return JSONResponse(report(desk, interaction))
 
     return [
@@ -93,9 +97,9 @@ def interaction_routes(emulator: Emulator) -> list[Route]:
     ]
 
 
-def _issue(emulator: Emulator, data: dict[str, Any]) -> Interaction:
+def _issue(emulator: ControlledEmulator, data: dict[str, Any]) -> Interaction:
     state, desk = emulator.state, emulator.desk
-    user_id, message_id = _text(data, "user_id"), _text(data, "message_id")
+    user_id, message_id = text_field(data, "user_id"), text_field(data, "message_id")
     if user_id not in state.users:
         raise ControlError(f"no user with id {user_id!r}; create one with /users")
     message = state.messages.get(message_id)
@@ -119,7 +123,7 @@ def _issue(emulator: Emulator, data: dict[str, Any]) -> Interaction:
             message_id=message.id,
         )
     except errors.DiscordError as exc:
-        raise _discord(exc, "create this interaction") from None
+        raise discord_refusal(exc, "create this interaction") from None
 
 
 async def _answered(desk: InteractionDesk, interaction: Interaction) -> None:
@@ -191,7 +195,7 @@ def _walk(node: Any) -> Iterator[dict[str, Any]]:
 
 
 def _component_data(message: Message, data: dict[str, Any]) -> dict[str, Any]:
-    custom_id = _text(data, "custom_id") if "custom_id" in data else None
+    custom_id = text_field(data, "custom_id") if "custom_id" in data else None
     if custom_id is None:
         raise ControlError("missing field(s) ['custom_id']")
     component = next(
@@ -240,7 +244,7 @@ def _modal_submit(
     modal = data["modal"]
     if not isinstance(modal, dict) or set(modal) - {"custom_id", "values"}:
         raise ControlError('\'modal\' must be {"custom_id": str, "values": {...}}')
-    modal_id = _text(modal, "custom_id") if "custom_id" in modal else None
+    modal_id = text_field(modal, "custom_id") if "custom_id" in modal else None
     values = modal.get("values", {})
     if modal_id is None or not isinstance(values, dict):
         raise ControlError("'modal' needs a 'custom_id' and a 'values' object")

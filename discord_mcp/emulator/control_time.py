@@ -11,25 +11,20 @@ the emulator's Unix time}``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from discord_mcp.emulator.control import ControlError, _fail, _object
+from discord_mcp.emulator.control_base import ControlError, ControlledEmulator, fail, read_object
 from discord_mcp.emulator.idle import MAX_ADVANCE_S, advance
 
-if TYPE_CHECKING:
-    from discord_mcp.emulator.app import Emulator
 
-
-def time_routes(emulator: Emulator) -> list[Route]:
+def time_routes(emulator: ControlledEmulator) -> list[Route]:
     """The ``/time`` route bound to one emulator."""
 
     async def post(request: Request) -> Response:
         try:
-            data = await _object(request, {"advance"}, {"advance"})
+            data = await read_object(request, {"advance"}, {"advance"})
             seconds = data["advance"]
             if (
                 isinstance(seconds, bool)
@@ -38,7 +33,7 @@ def time_routes(emulator: Emulator) -> list[Route]:
             ):
                 raise ControlError(f"'advance' must be a number of seconds, 0 to {MAX_ADVANCE_S:g}")
         except ControlError as exc:
-            return _fail(exc)
+            return fail(exc)
         offset = advance(emulator.state, float(seconds))
         return JSONResponse({"time_offset": offset, "wall": emulator.state.wall()})
 

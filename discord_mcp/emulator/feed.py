@@ -33,18 +33,16 @@ import asyncio
 import json
 import weakref
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive
 
+from discord_mcp.emulator.control_base import ControlledEmulator
 from discord_mcp.emulator.models import FLAG_EPHEMERAL, Message
 from discord_mcp.emulator.store import Event
-
-if TYPE_CHECKING:
-    from discord_mcp.emulator.app import Emulator
 
 KEEPALIVE_SECONDS = 15.0
 _MESSAGE_EVENTS = {"MESSAGE_CREATE", "MESSAGE_UPDATE"}
@@ -52,7 +50,7 @@ _REACTION_EVENTS = {"MESSAGE_REACTION_ADD", "MESSAGE_REACTION_REMOVE"}
 _CHANNEL_EVENTS = {"THREAD_CREATE", "THREAD_UPDATE", "CHANNEL_CREATE", "CHANNEL_UPDATE"}
 
 
-def feed_routes(emulator: Emulator) -> list[Route]:
+def feed_routes(emulator: ControlledEmulator) -> list[Route]:
     """The ``/feed`` route bound to one emulator (mounted under ``/_emulator``)."""
 
     async def feed(request: Request) -> Response:
@@ -108,7 +106,7 @@ class _Ends:
 
 
 async def _frames(
-    emulator: Emulator,
+    emulator: ControlledEmulator,
     queue: asyncio.Queue[Event],
     snapshot: dict[str, Any],
     ends: _Ends,
@@ -149,7 +147,7 @@ def _frame(name: str, seq: int, data: dict[str, Any]) -> str:
     return f"event: {name}\nid: {seq}\ndata: {payload}\n\n"
 
 
-def translate(emulator: Emulator, event: Event) -> tuple[str, dict[str, Any]] | None:
+def translate(emulator: ControlledEmulator, event: Event) -> tuple[str, dict[str, Any]] | None:
     """The feed frame for a state event, or None for events the feed does not carry."""
     state = emulator.state
     if event.type in _MESSAGE_EVENTS or event.type in _REACTION_EVENTS:
@@ -164,7 +162,7 @@ def translate(emulator: Emulator, event: Event) -> tuple[str, dict[str, Any]] | 
     return None
 
 
-def page_message(emulator: Emulator, message: Message) -> dict[str, Any]:
+def page_message(emulator: ControlledEmulator, message: Message) -> dict[str, Any]:
     """A message as the feed carries it: reactions with ``user_ids``, ``visible_to``."""
     data = emulator.state.message_json(message)
     if message.reactions:
@@ -175,14 +173,14 @@ def page_message(emulator: Emulator, message: Message) -> dict[str, Any]:
     return data
 
 
-def _shown_to(emulator: Emulator, message_id: str) -> str | None:
+def _shown_to(emulator: ControlledEmulator, message_id: str) -> str | None:
     for interaction in emulator.desk.interactions():
         if message_id == interaction.original_message_id or message_id in interaction.followup_ids:
             return interaction.user_id
     return None
 
 
-def _snapshot(emulator: Emulator) -> dict[str, Any]:
+def _snapshot(emulator: ControlledEmulator) -> dict[str, Any]:
     state = emulator.state
     messages = sorted(state.messages.values(), key=lambda m: int(m.id))
     return {

@@ -14,8 +14,9 @@ Permission checks are not made here: the REST routes check what the bot may do
 API go through it, and the gateway (``sessions.py``) listens to its events. Like its
 :class:`~discord_mcp.emulator.store.Store`, a state belongs to one event loop.
 
-Reactions are in ``reactions.py``, direct messages in ``direct.py`` and the guild's roles and
-members in ``guild.py`` (the classes this one builds on); messages carry their files
+Reactions are in ``reactions.py``, a message's mentions and reply reference in
+``mentions.py``, direct messages in ``direct.py`` and the guild's roles and members in
+``guild.py`` (the classes this one builds on); messages carry their files
 (``attachments.py``); ``commands`` is the application's registered commands (``commands.py``),
 which emit no events.
 """
@@ -23,7 +24,6 @@ which emit no events.
 from __future__ import annotations
 
 import bisect
-import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,7 +34,8 @@ from discord_mcp.emulator.attachments import assemble, check_voice_message
 from discord_mcp.emulator.commands import CommandRegistry
 from discord_mcp.emulator.direct import DirectState
 from discord_mcp.emulator.forwards import forward_of
-from discord_mcp.emulator.message_body import FORWARD, MessageFields, parse_message
+from discord_mcp.emulator.mentions import apply_mentions, reference_of
+from discord_mcp.emulator.message_body import MessageFields, parse_message
 from discord_mcp.emulator.models import (
     FLAG_IS_VOICE_MESSAGE,
     FLAG_LOADING,
@@ -50,9 +51,8 @@ from discord_mcp.emulator.models import (
     iso_timestamp,
     snowflake_time_ms,
 )
-from discord_mcp.emulator.permissions import MENTION_EVERYONE
 from discord_mcp.emulator.reactions import normalise_emoji
-from discord_mcp.emulator.store import Event, Listener, is_hidden
+from discord_mcp.emulator.store import Event, Listener
 from discord_mcp.emulator.uploads import Upload
 from discord_mcp.emulator.validation import parse_thread
 
@@ -60,8 +60,6 @@ __all__ = ["NONCE_WINDOW_SECONDS", "Event", "Listener", "State", "normalise_emoj
 
 NONCE_WINDOW_SECONDS = 300.0
 """How long ``enforce_nonce`` remembers a nonce ("the past few minutes" in Discord's docs)."""
-
-_USER_MENTION = re.compile(r"<@!?(\d+)>")
 
 
 class State(DirectState):
@@ -141,7 +139,7 @@ class State(DirectState):
                 existing = self.messages.get(earlier[0])
                 if existing is not None:
                     return existing, False
-        reference = self._reference(channel, fields)
+        reference = reference_of(self, channel, fields)
         snapshot = forward_of(self, fields, files)
         if channel.is_thread and channel.archived:
             self._set_archived(channel, False)  # 160006 when the guild has no room for it
@@ -171,7 +169,7 @@ class State(DirectState):
         for attachment in files:
             attachment.message_id = message.id
         self.keep_files(files)
-        self._apply_mentions(message, fields, reply_to=reference)
+        apply_mentions(self, message, fields, reply_to=reference)
         self._store(channel, message)
         if nonce_key is not None:
             self._nonces[nonce_key] = (message.id, self.clock())
@@ -208,48 +206,6 @@ class State(DirectState):
                 raise errors.thread_locked()
             if self.strict_archived_threads:
                 raise errors.thread_archived()
-
-    def _reference(self, channel: Channel, fields: MessageFields) -> dict[str, Any] | None:
-        if fields.reference_message_id is None or fields.reference_type == FORWARD:
-            return None
-        target = self.messages.get(fields.reference_message_id)
-        if target is None or target.channel_id != channel.id or is_hidden(target):
-            if not fields.fail_if_not_exists:
-                return None
-            raise errors.invalid_form(
-                ("message_reference",), "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message"
-            )
-        return {
-            "type": 0,
-            "channel_id": channel.id,
-            "message_id": target.id,
-            "guild_id": self.guild.id,
-        }
-
-    def _apply_mentions(
-        self, message: Message, fields: MessageFields, *, reply_to: dict[str, Any] | None
-    ) -> None:
-        allowed = fields.allowed_mentions
-        parse = set(allowed.get("parse") or []) if allowed is not None else None
-        mentioned = [m for m in _USER_MENTION.findall(message.content) if m in self.users]
-        if parse is not None and "users" not in parse:
-            permitted = {str(u) for u in (allowed or {}).get("users") or []}
-            mentioned = [m for m in mentioned if m in permitted]
-        if reply_to is not None:
-            replied = allowed is None or bool(allowed.get("replied_user"))
-            target = self.messages[reply_to["message_id"]]
-            if replied and target.author_id not in mentioned:
-                mentioned.append(target.author_id)
-        message.mention_ids = list(dict.fromkeys(mentioned))
-        everyone = "@everyone" in message.content or "@here" in message.content
-        # Only an author with MENTION_EVERYONE in the channel can ping everyone.
-        allowed_to = bool(
-            self.permissions_for(message.author_id, self.channels[message.channel_id])
-            & MENTION_EVERYONE
-        )
-        message.mention_everyone = (
-            everyone and allowed_to and (parse is None or "everyone" in parse)
-        )
 
     def edit_message(
         self,
@@ -303,7 +259,7 @@ class State(DirectState):
             reply_to = message.reference if message.type == MESSAGE_REPLY else None
             if reply_to is not None and reply_to.get("message_id") not in self.messages:
                 reply_to = None
-            self._apply_mentions(message, fields, reply_to=reply_to)
+            apply_mentions(self, message, fields, reply_to=reply_to)
         message.edited_timestamp = self.now_iso()
         self.emit("MESSAGE_UPDATE", self._event_message(message))
 

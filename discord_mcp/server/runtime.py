@@ -15,13 +15,13 @@ from typing import Any
 
 from discord_mcp.approvals.service import ApprovalService
 from discord_mcp.config import Settings
+from discord_mcp.decisions.answer_files import answer_files
 from discord_mcp.decisions.live import DecisionEvents
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.reminders import ReminderSender
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import StateError
-from discord_mcp.files.answers import answer_files
 from discord_mcp.files.store import OwnerFiles
 from discord_mcp.outbound.scope import Scope
 from discord_mcp.outbound.sending import SendRedaction

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from discord_mcp.team.identity import is_machine_name
+from discord_mcp.config.machine import is_machine_name
 from discord_mcp.team.signing import RecordKey, Verdict
 
 FORMAT = 2

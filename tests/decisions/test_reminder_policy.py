@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 from discord_mcp.config import Settings
-from discord_mcp.decisions.model import Decision
-from discord_mcp.decisions.reminder_policy import (
+from discord_mcp.config.reminders import (
     DEFAULT_DELAYS,
     QuietHours,
-    ReminderPolicy,
+    ReminderSettings,
     parse_delays,
     parse_quiet_hours,
 )
+from discord_mcp.decisions.model import Decision
+from discord_mcp.decisions.reminder_policy import ReminderPolicy
 from discord_mcp.errors import ConfigError
 
 ASKED = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -160,12 +161,12 @@ def test_settings_carry_the_policy_and_refuse_bad_values_without_echoing_them(
         },
         read_dotenv=False,
     )
-    assert settings.reminders == ReminderPolicy(
+    assert settings.reminders == ReminderSettings(
         delays=(10.0, 300.0), quiet=QuietHours(time(22), time(7), "Europe/Berlin"), escalate_dm=True
     )
     assert settings.tmux_nudge
     plain = Settings.from_env(base, read_dotenv=False)
-    assert plain.reminders == ReminderPolicy()
+    assert plain.reminders == ReminderSettings()
     assert not plain.tmux_nudge
 
     with pytest.raises(ConfigError) as caught:

@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 from discord_mcp.config import Settings
+from discord_mcp.config.reminders import QuietHours, parse_quiet_hours
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.questions import Question
-from discord_mcp.decisions.reminder_policy import QuietHours, ReminderPolicy, parse_quiet_hours
+from discord_mcp.decisions.reminder_policy import ReminderPolicy
 from discord_mcp.decisions.reminders import ReminderSender, digest_marker, jump_link
 from discord_mcp.decisions.service import DecisionService
 from discord_mcp.decisions.store import DecisionStore

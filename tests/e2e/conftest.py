@@ -5,19 +5,24 @@
 - ``agent_cli``: a factory ``agent_cli(name, mcp_servers, **options) -> AgentCli`` with state
   under the test's tmp_path; kills whatever is still running at teardown.
 - ``echo_server``: the test side of ``tests/support/echo_mcp_server.py``.
+- ``watch_world``: a factory ``watch_world(**settings) -> WatchWorld``: discord-watch's settings
+  on the test's ``discord``, a project folder and the daemon's environment
+  (``tests/support/watch_world.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from discord_mcp.emulator import RunningEmulator
 from tests.support.agent_clis import CLI_CLASSES, AgentCli, AgentCliFactory, CliName, McpServer
 from tests.support.echo_mcp_server import EchoServer
 from tests.support.model_server import ModelServer
+from tests.support.watch_world import WatchWorld
 
 
 @pytest.fixture
@@ -50,3 +55,13 @@ def agent_cli(tmp_path: Path, model_server: ModelServer) -> Iterator[AgentCliFac
     yield make
     for cli in made:
         cli.close()
+
+
+@pytest.fixture
+def watch_world(
+    discord: RunningEmulator, model_server: ModelServer, tmp_path: Path
+) -> Callable[..., WatchWorld]:
+    def make(**settings: str) -> WatchWorld:
+        return WatchWorld.make(discord, model_server, tmp_path, **settings)
+
+    return make

@@ -10,24 +10,17 @@ the job ends as stopped and the agent stays usable).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs import ProjectRegistry
 from discord_mcp.runs.agents import AgentRegistry
 from discord_mcp.state.files import off_loop
-from discord_mcp.watch.app import run_daemon
 from tests.support.agent_clis import (
     GEMINI_MODEL,
     AgentCli,
@@ -40,8 +33,8 @@ from tests.support.feed import FeedRecorder
 from tests.support.model_server import ModelRequest, ModelServer, Reply, ShellCall, Text
 from tests.support.people import People
 from tests.support.requirements import missing
-from tests.support.settings import settings_for
 from tests.support.waiting import until
+from tests.support.watch_world import FAST_DISCORD, WatchWorld, texts, watching
 
 pytestmark = pytest.mark.e2e
 
@@ -53,33 +46,7 @@ ESCALATE = {"sandbox_permissions": "require_escalated", "justification": "make t
 
 @pytest.fixture
 def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
-    return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.01)
-
-
-@pytest.fixture
-def model_server() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
-        assert not server.outbound_attempts, server.outbound_attempts
-
-
-def texts(people: People, channel_id: str) -> list[str]:
-    try:
-        return [m["content"] for m in people.messages(channel_id)]
-    except httpx.HTTPStatusError:
-        return []
-
-
-@contextlib.asynccontextmanager
-async def watching(
-    settings: Settings, environ: dict[str, str], tool_env: dict[str, dict[str, str]]
-) -> AsyncIterator[asyncio.Task[None]]:
-    task = asyncio.create_task(run_daemon(settings, environ=environ, tool_env=tool_env))
-    try:
-        yield task
-    finally:
-        task.cancel()
-        await asyncio.wait({task}, timeout=30)
+    return make_emulator(**FAST_DISCORD)
 
 
 class Brain:
@@ -150,35 +117,24 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
     discord: RunningEmulator,
     people: People,
     model_server: ModelServer,
-    tmp_path: Path,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
     binaries = bin_dir()
     if not (binaries / EXECUTABLES[which]).exists():
         missing(f"{EXECUTABLES[which]} is not installed; run scripts/install-agent-clis")
     cli_class, command, mode = AGENTS[which]
-    workdir = tmp_path / "app"
-    workdir.mkdir()
-    settings = settings_for(
-        discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2", APPROVAL_WAIT_SECONDS="120"
-    )
-    cli = cli_class(
-        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
-    )
+    world = watch_world(APPROVAL_WAIT_SECONDS="120")
+    settings = world.settings
+    cli = world.cli(cli_class)
     agent = f"{which}-acp"
     await off_loop(AgentRegistry(settings.home).add, agent, command(binaries), mode)
-    await off_loop(
-        ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add,
-        "app",
-        workdir,
-        [agent],
-        agent,
-    )
+    await world.add_project([agent], agent)
     brain = Brain()
     model_server.script(brain, repeat=True)
     # IS_SANDBOX (set on some CI machines) makes Claude's agent pick its permission-skipping
     # mode, which it refuses to run as root; the agents get a plain environment here.
-    environ = {k: v for k, v in os.environ.items() if k != "IS_SANDBOX"}
-    environ["DISCORD_WATCH_ROOTS"] = str(tmp_path)
+    environ = world.environ
+    environ.pop("IS_SANDBOX", None)
     thread = ""
 
     def context() -> str:
@@ -196,9 +152,7 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
     try:
         with FeedRecorder(discord) as feed:
             async with watching(settings, environ, {agent: cli.env()}):
-                await until(
-                    lambda: people.state()["stats"]["gateway_connections_open"] == 1, seconds=90.0
-                )
+                await world.connected(people, seconds=90.0)
                 thread = people.say(discord.channel_id, "!start app")["id"]
                 await until(
                     lambda: any("Session started" in t for t in texts(people, thread)), seconds=90.0
@@ -269,7 +223,7 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
                 # Discord's 3 s while the emulator waits for that answer.
                 await off_loop(people.click, card[0]["id"], button(card[0], "Allow once"))
                 await until(lambda: any(MADE in t for t in texts(people, thread)), seconds=90.0)
-                assert (workdir / "made.txt").exists()
+                assert (world.workdir / "made.txt").exists()
 
                 # 4. !stop in the middle of a turn.
                 await _stop_mid_turn(people, thread, brain)
@@ -281,7 +235,10 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
 
 
 async def test_codex_acp_with_the_untrusted_policy_asks_before_any_write(
-    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
     """Registered as ``codex-acp -c approval_policy="untrusted"`` (and no ``--mode``, which
     would set its own policy), codex-acp asks before every command Codex does not know to only
@@ -289,23 +246,12 @@ async def test_codex_acp_with_the_untrusted_policy_asks_before_any_write(
     binaries = bin_dir()
     if not (binaries / "codex-acp").exists():
         missing("codex-acp is not installed; run scripts/install-agent-clis")
-    workdir = tmp_path / "app"
-    workdir.mkdir()
-    settings = settings_for(
-        discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2", APPROVAL_WAIT_SECONDS="120"
-    )
-    cli = CodexCli(
-        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
-    )
+    world = watch_world(APPROVAL_WAIT_SECONDS="120")
+    settings = world.settings
+    cli = world.cli(CodexCli)
     command = [str(binaries / "codex-acp"), "-c", 'approval_policy="untrusted"']
     await off_loop(AgentRegistry(settings.home).add, "codex-acp", command, None)
-    await off_loop(
-        ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add,
-        "app",
-        workdir,
-        ["codex-acp"],
-        "codex-acp",
-    )
+    await world.add_project(["codex-acp"], "codex-acp")
 
     def brain(request: ModelRequest) -> Reply:
         results = request.latest_tool_results()
@@ -317,9 +263,9 @@ async def test_codex_acp_with_the_untrusted_policy_asks_before_any_write(
         return Text("A short title")
 
     model_server.script(brain, repeat=True)
-    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
+    environ = world.environ
     async with watching(settings, environ, {"codex-acp": cli.env()}):
-        await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1, seconds=90.0)
+        await world.connected(people, seconds=90.0)
         thread = people.say(discord.channel_id, "!start app")["id"]
         await until(
             lambda: any("Session started" in t for t in texts(people, thread)), seconds=90.0
@@ -346,7 +292,7 @@ async def test_codex_acp_with_the_untrusted_policy_asks_before_any_write(
             what="the job's end",
             seconds=90.0,
         )
-    assert not (workdir / "made.txt").exists()
+    assert not (world.workdir / "made.txt").exists()
 
 
 _ENDED = ("JobCompleted", "JobFailed")
@@ -359,33 +305,26 @@ def _journal(home: Path) -> list[dict[str, Any]]:
 
 
 async def test_a_message_steers_the_running_turn_of_an_agent_that_takes_it(
-    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
     """``busy: steer`` with Claude's agent (it says ``steering.supported``): the second message
     joins the running job, and the model sees it before the job ends."""
     binaries = bin_dir()
     if not (binaries / "claude-agent-acp").exists():
         missing("claude-agent-acp is not installed; run scripts/install-agent-clis")
-    workdir = tmp_path / "app"
-    workdir.mkdir()
-    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
-    cli = ClaudeCli(
-        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
-    )
+    world = watch_world()
+    settings = world.settings
+    cli = world.cli(ClaudeCli)
     await off_loop(
         AgentRegistry(settings.home).add,
         "claude-acp",
         [str(binaries / "claude-agent-acp")],
         "default",
     )
-    await off_loop(
-        ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add,
-        "app",
-        workdir,
-        ["claude-acp"],
-        "claude-acp",
-        busy="steer",
-    )
+    await world.add_project(["claude-acp"], "claude-acp", busy="steer")
     release = threading.Event()
     asked = threading.Event()
 
@@ -401,13 +340,11 @@ async def test_a_message_steers_the_running_turn_of_an_agent_that_takes_it(
         return Text("Steered: " + " | ".join(t for t in said if "thought" in t or "task" in t))
 
     model_server.script(brain, repeat=True)
-    environ = {k: v for k, v in os.environ.items() if k != "IS_SANDBOX"}
-    environ["DISCORD_WATCH_ROOTS"] = str(tmp_path)
+    environ = world.environ
+    environ.pop("IS_SANDBOX", None)
     try:
         async with watching(settings, environ, {"claude-acp": cli.env()}):
-            await until(
-                lambda: people.state()["stats"]["gateway_connections_open"] == 1, seconds=90.0
-            )
+            await world.connected(people, seconds=90.0)
             thread = people.say(discord.channel_id, "!start app")["id"]
             await until(
                 lambda: any("Session started" in t for t in texts(people, thread)), seconds=90.0

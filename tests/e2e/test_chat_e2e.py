@@ -11,19 +11,16 @@ real time. Plus the MCP server over HTTP with the real Claude Code (``claude mcp
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
 import re
 import struct
 import subprocess
 import threading
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from discord_mcp.config import Settings
@@ -31,7 +28,6 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs import ProjectRegistry
 from discord_mcp.runs.schedules import ScheduleStore
 from discord_mcp.state.files import off_loop
-from discord_mcp.watch.app import run_daemon
 from discord_mcp.watch.chat.channels import ChatStore
 from discord_mcp.watch.chat.persona import HEARTBEAT_PROMPT
 from tests.server.test_http import serving
@@ -57,6 +53,7 @@ from tests.support.model_server import (
 from tests.support.people import People
 from tests.support.settings import settings_for
 from tests.support.waiting import until
+from tests.support.watch_world import FAST_DISCORD, WatchWorld, texts, watching
 
 pytestmark = pytest.mark.e2e
 
@@ -71,33 +68,7 @@ IDS = re.compile(r'<discord-message id="(\d+)"')
 
 @pytest.fixture
 def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
-    return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.01)
-
-
-@pytest.fixture
-def model_server() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
-        assert not server.outbound_attempts, server.outbound_attempts
-
-
-def texts(people: People, channel_id: str) -> list[str]:
-    try:
-        return [m["content"] for m in people.messages(channel_id)]
-    except httpx.HTTPStatusError:
-        return []
-
-
-@contextlib.asynccontextmanager
-async def watching(
-    settings: Settings, environ: dict[str, str], tool_env: dict[str, dict[str, str]], **kw: Any
-) -> AsyncIterator[None]:
-    task = asyncio.create_task(run_daemon(settings, environ=environ, tool_env=tool_env, **kw))  # type: ignore[arg-type]
-    try:
-        yield
-    finally:
-        task.cancel()
-        await asyncio.wait({task}, timeout=30)
+    return make_emulator(**FAST_DISCORD)
 
 
 class Brain:
@@ -149,30 +120,13 @@ class Brain:
 
 
 async def _setup(
-    which: str,
-    discord: RunningEmulator,
-    model_server: ModelServer,
-    tmp_path: Path,
-    **chat_options: Any,
+    which: str, world: WatchWorld
 ) -> tuple[Settings, dict[str, str], dict[str, dict[str, str]], Path]:
+    """The project ``app`` with one CLI; the daemon's settings, environment, CLI and folder."""
     require_cli(which)  # type: ignore[arg-type]
     cli_class, model = CLIS[which]
-    workdir = tmp_path / "app"
-    workdir.mkdir()
-    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
-    await off_loop(
-        ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add,
-        "app",
-        workdir,
-        [which],
-        which,
-        {which: ["--model", model]},
-    )
-    cli = cli_class(
-        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
-    )
-    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
-    return settings, environ, {which: cli.env()}, workdir
+    await world.add_project([which], which, {which: ["--model", model]})
+    return world.settings, world.environ, {which: world.cli(cli_class).env()}, world.workdir
 
 
 async def _add_chat(settings: Settings, channel: str, tool: str, **options: Any) -> None:
@@ -184,9 +138,13 @@ async def _add_chat(settings: Settings, channel: str, tool: str, **options: Any)
 
 
 async def test_a_chat_channel_answers_reacts_and_steers_with_claude(
-    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    tmp_path: Path,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
-    settings, environ, tool_env, _ = await _setup("claude", discord, model_server, tmp_path)
+    settings, environ, tool_env, _ = await _setup("claude", watch_world())
     chat = people.text_channel("companion", topic="Pip lives here")
     colleague = people.new_user("colleague")
     people.say(chat, "the weather is nice today", author=colleague)
@@ -239,9 +197,13 @@ async def test_a_chat_channel_answers_reacts_and_steers_with_claude(
 
 
 async def test_messages_sent_mid_turn_merge_into_one_next_turn_with_codex(
-    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    tmp_path: Path,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
-    settings, environ, tool_env, _ = await _setup("codex", discord, model_server, tmp_path)
+    settings, environ, tool_env, _ = await _setup("codex", watch_world())
     chat = people.text_channel("companion")
     await _add_chat(settings, chat, "codex")
     brain = Brain()
@@ -274,8 +236,9 @@ async def test_a_strangers_turn_cannot_write_a_file(
     people: People,
     model_server: ModelServer,
     tmp_path: Path,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
-    settings, environ, tool_env, workdir = await _setup(which, discord, model_server, tmp_path)
+    settings, environ, tool_env, workdir = await _setup(which, watch_world())
     lobby = people.text_channel("lobby")
     await _add_chat(settings, lobby, which, who="everyone")
     model_server.script(Brain(), repeat=True)
@@ -338,11 +301,12 @@ async def test_a_strangers_turn_cannot_show_the_model_a_file_outside_its_folder(
     people: People,
     model_server: ModelServer,
     tmp_path: Path,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
     """A screenshot and notes in the owner's home never reach the model from a stranger's turn,
     whatever the model reaches for (Codex 0.169's view_image read any path) and whatever the
     stranger writes (an ``@path`` is a file reference to some CLIs)."""
-    settings, environ, tool_env, _ = await _setup(which, discord, model_server, tmp_path)
+    settings, environ, tool_env, _ = await _setup(which, watch_world())
     lobby = people.text_channel("lobby")
     await _add_chat(settings, lobby, which, who="everyone")
     owner = tmp_path / "owner"
@@ -400,9 +364,13 @@ async def test_a_strangers_turn_cannot_show_the_model_a_file_outside_its_folder(
 
 
 async def test_a_heartbeat_on_a_per_second_cron_schedule_speaks_in_real_time(
-    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    tmp_path: Path,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
-    settings, environ, tool_env, _ = await _setup("claude", discord, model_server, tmp_path)
+    settings, environ, tool_env, _ = await _setup("claude", watch_world())
     chat = people.text_channel("companion")
     await _add_chat(settings, chat, "claude")
     (settings.home / "chat" / chat / "HEARTBEAT.md").write_text(

@@ -13,25 +13,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs import ProjectRegistry
-from discord_mcp.state.files import off_loop
-from discord_mcp.watch.app import run_daemon
 from tests.support.agent_clis import CLAUDE_MODEL, ClaudeCli, require_cli
 from tests.support.model_server import BuiltinCall, ModelRequest, ModelServer, Reply, Text
 from tests.support.people import People
-from tests.support.settings import settings_for
 from tests.support.waiting import until
+from tests.support.watch_world import FAST_DISCORD, WatchWorld, texts
 
 pytestmark = pytest.mark.e2e
 
@@ -41,33 +35,7 @@ WAIT_S = 120.0
 
 @pytest.fixture
 def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
-    return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.01)
-
-
-@pytest.fixture
-def model_server() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
-        assert not server.outbound_attempts, server.outbound_attempts
-
-
-def texts(people: People, channel_id: str) -> list[str]:
-    try:
-        return [m["content"] for m in people.messages(channel_id)]
-    except httpx.HTTPStatusError:
-        return []
-
-
-@contextlib.asynccontextmanager
-async def watching(
-    settings: Settings, environ: dict[str, str], tool_env: dict[str, dict[str, str]]
-) -> AsyncIterator[asyncio.Task[None]]:
-    task = asyncio.create_task(run_daemon(settings, environ=environ, tool_env=tool_env))
-    try:
-        yield task
-    finally:
-        task.cancel()
-        await asyncio.wait({task}, timeout=30)
+    return make_emulator(**FAST_DISCORD)
 
 
 class Brain:
@@ -119,52 +87,46 @@ def results_in_log(home: Path, job_id: str) -> int:
 
 
 class Setup:
-    def __init__(self, discord: RunningEmulator, model: ModelServer, tmp_path: Path) -> None:
+    """Claude Code with ``busy: steer`` in the project; the model holds its first answer."""
+
+    def __init__(self, world: WatchWorld) -> None:
         require_cli("claude")
-        self.workdir = tmp_path / "app"
-        self.workdir.mkdir()
-        notes = self.workdir / "notes.txt"
+        self.world = world
+        notes = world.workdir / "notes.txt"
         notes.write_text("Nothing to see here.\n", encoding="utf-8")
         self.brain = Brain(notes)
-        model.script(self.brain, repeat=True)
-        self.settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
-        cli = ClaudeCli(root=tmp_path / "clis", model_url=model.base_url, proxy_url=model.proxy_url)
-        self.tool_env = {"claude": cli.env()}
-        self.environ = {k: v for k, v in os.environ.items() if k != "IS_SANDBOX"}
-        self.environ["DISCORD_WATCH_ROOTS"] = str(tmp_path)
-        self.tmp_path = tmp_path
+        world.model.script(self.brain, repeat=True)
+        world.environ.pop("IS_SANDBOX", None)
+        self.tool_env = {"claude": world.cli(ClaudeCli).env()}
 
     @property
     def home(self) -> Path:
-        return self.settings.home
+        return self.world.home
 
     async def project(self) -> None:
-        await off_loop(
-            ProjectRegistry(self.home, allowed_roots=[self.tmp_path]).add,
-            "app",
-            self.workdir,
-            ["claude"],
-            "claude",
-            {"claude": ["--model", CLAUDE_MODEL]},
-            busy="steer",
+        await self.world.add_project(
+            ["claude"], "claude", {"claude": ["--model", CLAUDE_MODEL]}, busy="steer"
         )
 
     def watching(self) -> contextlib.AbstractAsyncContextManager[asyncio.Task[None]]:
-        return watching(self.settings, self.environ, self.tool_env)
+        return self.world.watching(self.tool_env)
 
 
-async def _connected(people: People) -> None:
-    await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1, seconds=WAIT_S)
+async def _connected(setup: Setup, people: People) -> None:
+    await setup.world.connected(people, seconds=WAIT_S)
 
 
 async def test_a_message_written_while_claude_code_works_joins_its_running_turn(
-    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
-    setup = Setup(discord, model_server, tmp_path)
+    setup = Setup(watch_world())
     await setup.project()
     try:
         async with setup.watching():
-            await _connected(people)
+            await _connected(setup, people)
             thread = people.say(discord.channel_id, "!start app")["id"]
             await until(
                 lambda: any("Session started" in t for t in texts(people, thread)), seconds=WAIT_S
@@ -207,14 +169,17 @@ async def test_a_message_written_while_claude_code_works_joins_its_running_turn(
 
 
 async def test_a_job_reattached_after_a_daemon_restart_still_takes_a_steered_message(
-    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
     """The job wrapper holds the CLI's input: the daemon that reattaches the job steers it."""
-    setup = Setup(discord, model_server, tmp_path)
+    setup = Setup(watch_world())
     await setup.project()
     try:
         async with setup.watching():
-            await _connected(people)
+            await _connected(setup, people)
             thread = people.say(discord.channel_id, "!start app")["id"]
             await until(
                 lambda: any("Session started" in t for t in texts(people, thread)), seconds=WAIT_S
@@ -229,7 +194,7 @@ async def test_a_job_reattached_after_a_daemon_restart_still_takes_a_steered_mes
                 what="the reattached job",
                 seconds=WAIT_S,
             )
-            await _connected(people)
+            await _connected(setup, people)
             people.say(thread, SECOND)
             [steered] = await until(
                 lambda: of_type(setup.home, "JobSteered"),

@@ -7,82 +7,32 @@ its gateway, the run engine, claude and codex, and the discord-mcp server each r
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import os
-from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
-import httpx
 import pytest
 
-from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs import ProjectRegistry, Tool
-from discord_mcp.state.files import off_loop
-from discord_mcp.watch.app import run_daemon
 from tests.support.agent_clis import CLAUDE_MODEL, ClaudeCli, CodexCli
 from tests.support.model_server import ModelServer, Text, ToolCall, quote_tool_result
 from tests.support.people import People
-from tests.support.settings import settings_for
 from tests.support.waiting import until
+from tests.support.watch_world import FAST_DISCORD, WatchWorld, texts
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
 def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
-    return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.01)
-
-
-@pytest.fixture
-def model_server() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
-        assert not server.outbound_attempts, server.outbound_attempts
-
-
-def texts(people: People, channel_id: str) -> list[str]:
-    try:
-        return [m["content"] for m in people.messages(channel_id)]
-    except httpx.HTTPStatusError:
-        return []
-
-
-@contextlib.asynccontextmanager
-async def watching(
-    settings: Settings, environ: dict[str, str], tool_env: dict[Tool, dict[str, str]]
-) -> AsyncIterator[asyncio.Task[None]]:
-    task = asyncio.create_task(run_daemon(settings, environ=environ, tool_env=tool_env))
-    try:
-        yield task
-    finally:
-        task.cancel()
-        await asyncio.wait({task}, timeout=20)
+    return make_emulator(**FAST_DISCORD)
 
 
 async def test_a_runs_agent_asks_in_its_thread_and_tool_switches(
-    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+    people: People, model_server: ModelServer, watch_world: Callable[..., WatchWorld]
 ) -> None:
-    workdir = tmp_path / "app"
-    workdir.mkdir()
-    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
-    await off_loop(
-        ProjectRegistry(settings.home, allowed_roots=[tmp_path]).add,
-        "app",
-        workdir,
-        ["claude", "codex"],
-        "claude",
-        {"claude": ["--model", CLAUDE_MODEL]},
-    )
-    claude = ClaudeCli(
-        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
-    )
-    codex = CodexCli(
-        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
-    )
-    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
+    world = watch_world()
+    await world.add_project(["claude", "codex"], "claude", {"claude": ["--model", CLAUDE_MODEL]})
+    claude, codex = world.cli(ClaudeCli), world.cli(CodexCli)
     model_server.script(
         ToolCall(
             "discord", "ask_decision", {"question": "Deploy to prod?", "options": ["Yes", "No"]}
@@ -90,9 +40,9 @@ async def test_a_runs_agent_asks_in_its_thread_and_tool_switches(
         quote_tool_result("The owner decided: {result}"),
         Text("Codex here, picking up."),
     )
-    async with watching(settings, environ, {"claude": claude.env(), "codex": codex.env()}):
-        await until(lambda: people.state()["stats"]["gateway_connections_open"] == 1, seconds=60.0)
-        thread_id = people.say(discord.channel_id, "!start app")["id"]
+    async with world.watching({"claude": claude.env(), "codex": codex.env()}):
+        await world.connected(people)
+        thread_id = people.say(world.discord.channel_id, "!start app")["id"]
         await until(
             lambda: any("Session started" in t for t in texts(people, thread_id)), seconds=60.0
         )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from discord_mcp.config import Settings
+from discord_mcp.config.machine import FALLBACK, machine_from_host, parse_machine
 from discord_mcp.errors import ConfigError
-from discord_mcp.team.identity import FALLBACK, machine_from_host, parse_machine
 
 BASE = {
     "DISCORD_BOT_TOKEN": "MTA" + "x" * 56,

@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from discord_mcp.demo.model.script import Reply
+from discord_mcp.demo.model.replies import Api, Reply
 
-Api = Literal["anthropic", "openai", "gemini"]
 RequestKind = Literal["turn", "continuation", "side", "unknown"]
 
 

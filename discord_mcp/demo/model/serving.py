@@ -9,19 +9,18 @@ import uuid
 import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from discord_mcp.demo.model.apis import answer
+from discord_mcp.demo.model.playback import Playback
 from discord_mcp.demo.model.recorded import ModelRequest, api_for
-from discord_mcp.demo.model.script import Text
-
-if TYPE_CHECKING:
-    from discord_mcp.demo.model.server import ModelServer
+from discord_mcp.demo.model.replies import Text
 
 
 class HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
-    model: ModelServer
+    model: Playback
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A CLI that exits (or is killed) mid-response resets its connection: not our error.
@@ -29,8 +28,7 @@ class HTTPServer(ThreadingHTTPServer):
         exc = sys.exc_info()[1]
         if isinstance(exc, ConnectionError | TimeoutError):
             return
-        with self.model._lock:
-            self.model._errors.append(f"handler crashed: {type(exc).__name__}: {exc}")
+        self.model.record_crash(f"handler crashed: {type(exc).__name__}: {exc}")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -46,7 +44,7 @@ class Handler(BaseHTTPRequestHandler):
         pass  # keep the test output clean; every request is recorded instead
 
     def do_CONNECT(self) -> None:
-        self.server.model._record_outbound(self.path)
+        self.server.model.record_outbound(self.path)
         self._send(403, "text/plain", b"outbound traffic refused by the test harness\n")
         self.close_connection = True
 
@@ -64,7 +62,7 @@ class Handler(BaseHTTPRequestHandler):
             # Absolute-form request: a client sent plain HTTP through us as its proxy.
             parts = urlsplit(target)
             if parts.hostname not in ("127.0.0.1", "localhost"):
-                model._record_outbound(target)
+                model.record_outbound(target)
                 self._send(403, "text/plain", b"outbound traffic refused by the test harness\n")
                 return
             target = parts.path + (f"?{parts.query}" if parts.query else "")
@@ -86,8 +84,8 @@ class Handler(BaseHTTPRequestHandler):
             headers=headers,
             body=body,
         )
-        model._record(request)
-        status, content_type, payload = model._handle(request)
+        model.record(request)
+        status, content_type, payload = answer(model, request)
         reply = request.reply
         if isinstance(reply, Text) and reply.hold is not None and status == 200:
             self._send(status, content_type, payload, hold=reply)

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import re
 import socket
+from collections.abc import Mapping
+
+from discord_mcp.config.values import describe_value, value_of
+from discord_mcp.errors import ConfigError
 
 NAME_MAX = 32
 NAME = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,30}[a-z0-9])?$")
@@ -49,3 +53,18 @@ def parse_machine(raw: str) -> str:
             "or a digit"
         )
     return value
+
+
+def read_machine(env: Mapping[str, str]) -> str:
+    raw = value_of(env, "DISCORD_MCP_MACHINE")
+    if not raw:
+        return machine_from_host()
+    try:
+        return parse_machine(raw)
+    except ValueError as exc:
+        raise ConfigError(
+            "DISCORD_MCP_MACHINE",
+            f"{exc} ({describe_value(raw)})",
+            "Use a short name such as laptop or build-server (a-z, 0-9, - and _, at most 32), "
+            "the same in every program of this machine",
+        ) from None
