@@ -194,8 +194,12 @@ def import_graph(modules: dict[str, Module]) -> set[Edge]:
 
 
 def room(module: str) -> str:
-    """The room a module lives in: its top folder under the package, or itself at the top."""
+    """The room a module lives in: its top folder under the package, or itself at the top. A
+    ``__main__`` (``python -m discord_mcp.server``) is an entry point, a room of its own above
+    all others: it may start any command, and nothing imports it."""
     parts = module.split(".")
+    if parts[-1] == "__main__":
+        return module
     return parts[1] if len(parts) > 1 else parts[0]
 
 
