@@ -481,3 +481,43 @@ async def test_a_failed_history_read_is_logged_and_the_turn_goes_on_without_it(
     assert turn.instructions is not None
     assert "send_message" in turn.instructions
     assert any("goes on without it" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(("on_failure", "posted"), [("notice", 1), ("silent", 0)])
+async def test_a_failed_chat_turn_says_so_in_one_line_unless_the_chat_is_silent_on_failure(
+    settings: Settings, caplog: pytest.LogCaptureFixture, on_failure: str, posted: int
+) -> None:
+    from discord_mcp.runs.views import JobView
+    from discord_mcp.watch.chat.desk import ChatDesk
+    from discord_mcp.watch.chat.notifier import ChatNotifier
+
+    rest = TypingRest()
+    await chat_added(settings, "123456789012345678", on_failure=on_failure)
+    desk = ChatDesk(settings=settings, rest=rest)  # type: ignore[arg-type]
+    await desk.refresh()
+    notifier = ChatNotifier(None, desk, rest)  # type: ignore[arg-type]
+    now = dt.datetime.now(dt.UTC)
+    job = JobView(
+        job_id="job_1", thread_id="123456789012345678", message_id="7", author="Owner",
+        prompt="hi", state="failed", attempt=1, retry_of=None, retried_by=None, tool="claude",
+        project_name="app", error_code="E_AGENT_FAILED", error_message="boom", enqueued_at=now,
+        started_at=now, finished_at=now, duration=1.0, session_key="s", resumed=False,
+        result_excerpt=None, usage=None, cost_usd=None, exit_code=1, pid=1,
+        reattached=False, final_text=None, message_ids=("7",),
+    )  # fmt: skip
+    await notifier.job_finished(job, None)  # type: ignore[arg-type]
+    assert len(rest.sent) == posted
+    if posted:
+        assert "E_AGENT_FAILED" in rest.sent[0][1]
+    assert any("failed: E_AGENT_FAILED" in r.getMessage() for r in caplog.records)  # logged
+
+
+def test_chat_add_on_failure_is_kept_and_checked(settings: Settings) -> None:
+    add_chat(settings, "123456789012345678", on_failure="silent")
+    add_chat(settings, "223456789012345678")
+    store = ChatStore(settings.home)
+    assert store.get("123456789012345678").on_failure == "silent"  # type: ignore[union-attr]
+    assert store.get("223456789012345678").on_failure == "notice"  # type: ignore[union-attr]
+    with pytest.raises(RunError) as caught:
+        add_chat(settings, "323456789012345678", on_failure="loud")
+    assert caught.value.code == "E_BAD_ARGUMENTS"
