@@ -545,3 +545,56 @@ async def test_a_strangers_files_are_kept_in_the_chats_own_folder_and_marked_in_
     assert Path(kept).read_bytes() == b"the stranger's bytes"
     assert "&lt;attachment:/home/owner/.ssh/id_rsa>" in prompt
     assert not (settings.home / "files").exists() or not any((settings.home / "files").iterdir())
+
+
+async def test_a_codex_chat_runs_with_a_home_of_its_own_holding_only_the_model_settings(
+    settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
+) -> None:
+    owner_home = settings.home.parent / "owner-codex"
+    owner_home.mkdir()
+    (owner_home / "AGENTS.md").write_text("OWNER-MEMORY: my PIN is 0000", encoding="utf-8")
+    (owner_home / "auth.json").write_text('{"OPENAI_API_KEY": "sk-x"}', encoding="utf-8")
+    (owner_home / "config.toml").write_text(
+        'model = "gpt-test"\nmodel_provider = "lab"\ndeveloper_instructions = "OWNER-RULES"\n'
+        "[features]\nplugins = false\nweb_search = true\n"
+        '[model_providers.lab]\nbase_url = "http://127.0.0.1:9/v1"\nenv_key = "LAB_KEY"\n'
+        '[mcp_servers.mail]\ncommand = "owner-mail"\n',
+        encoding="utf-8",
+    )
+    lobby = people.text_channel("lobby")
+    await chat_added(settings, lobby, who="everyone", tool="codex")
+    tool_env = {"codex": {"CODEX_HOME": str(owner_home)}}
+    async with daemon(settings, spawner, tool_env=tool_env):
+        people.say(lobby, "hi", author=people.new_user("stranger"))
+        await until(lambda: len(spawner.specs) == 1, 30)
+    [spec] = spawner.specs
+    home = settings.home / "chat" / lobby / "codex-home"
+    assert spec.env["CODEX_HOME"] == str(home)
+    assert sorted(p.name for p in home.iterdir()) == ["auth.json", "config.toml"]
+    assert (home / "auth.json").read_text(encoding="utf-8") == '{"OPENAI_API_KEY": "sk-x"}'
+    assert (home / "auth.json").stat().st_mode & 0o077 == 0
+    import tomllib
+
+    config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+    assert config == {
+        "model": "gpt-test",
+        "model_provider": "lab",
+        "features": {"plugins": False},
+        "model_providers": {"lab": {"base_url": "http://127.0.0.1:9/v1", "env_key": "LAB_KEY"}},
+    }
+    # the owner's MCP servers are not turned off one by one: they are not there at all
+    assert "mcp_servers.mail.enabled=false" not in spec.argv
+
+
+async def test_a_codex_chat_turn_fails_closed_when_its_own_home_cannot_be_made(
+    settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
+) -> None:
+    owner_home = settings.home.parent / "owner-codex"
+    owner_home.mkdir()
+    (owner_home / "config.toml").write_text("model = [unclosed", encoding="utf-8")
+    chat = people.text_channel("companion")
+    await chat_added(settings, chat, tool="codex")
+    async with daemon(settings, spawner, tool_env={"codex": {"CODEX_HOME": str(owner_home)}}):
+        people.say(chat, "hi")
+        await until(lambda: any("E_CODEX_HOME" in t for t in contents(people, chat)), 30)
+    assert spawner.specs == []  # never run with the owner's home

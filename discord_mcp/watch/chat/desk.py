@@ -45,7 +45,7 @@ from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.chat import context, persona
 from discord_mcp.watch.chat.attachments import strangers_files
-from discord_mcp.watch.chat.channels import ChatChannel, ChatStore
+from discord_mcp.watch.chat.channels import ChatChannel, ChatStore, default_persona_dir
 from discord_mcp.watch.chat.routing import holds_role, speaker
 
 log = logging.getLogger(__name__)
@@ -293,7 +293,10 @@ class ChatDesk:
         instructions = await off_loop(persona.instructions, chat.persona_dir(self.settings.home))
         mark = mark_path(self.settings.home, channel_id)
         return PreparedTurn(
-            prompt=prompt, instructions=instructions, mcp_env={MARK_VARIABLE: str(mark)}
+            prompt=prompt,
+            instructions=instructions,
+            mcp_env={MARK_VARIABLE: str(mark)},
+            own_folder=default_persona_dir(self.settings.home, channel_id),
         )
 
     async def _history(self, chat: ChatChannel, answered: list[str]) -> tuple[list[str], bool]:
