@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from discord_mcp.errors import RunError, SpawnError
-from discord_mcp.runs.acp_runs import AcpRun, AgentHosts
+from discord_mcp.runs.acp_runs import SILENT_CODE, AcpRun, AgentHosts
 from discord_mcp.runs.adapters.acp import McpServerSpec
+from discord_mcp.runs.adapters.acp_models import AgentModel
 from discord_mcp.runs.adapters.base import THREAD_VARIABLE, Outcome, prompt_with_files
 from discord_mcp.runs.agents import AgentRegistry
 from discord_mcp.runs.contract import PermissionAsker, PreparedTurn
@@ -79,6 +80,7 @@ class AcpJobs:
         )
         run._grace = s.limits.agent_cancel_grace
         run.kill_grace = s.limits.kill_grace
+        run.silence = s.limits.agent_silence
         run.mcp_extra = dict(turn.mcp_env) if turn is not None else {}
         run.stream_on = project is None or project.stream == "on"
         s.runs[job.job_id] = run  # type: ignore[assignment]
@@ -120,6 +122,7 @@ class AcpJobs:
                 env=env,
                 mcp=self._mcp(run.thread_id, run.mcp_extra),
                 resume=resume_key,
+                model=session.model,
             )
         except (RunError, SpawnError) as exc:
             return run._failure(exc.code, exc.message)
@@ -149,6 +152,11 @@ class AcpJobs:
             if run.stop_reason is None and await s._timed_out(run):  # type: ignore[arg-type]
                 run.stop_reason = "E_CLI_TIMEOUT"
                 run.wakeup.set()
+            now = s.clock.monotonic()
+            if run.stop_reason is None and run.silent_for(now) >= s.limits.agent_silence:
+                log.warning("the agent of job %s is silent; the watchdog ends it", run.job_id)
+                run.stop_reason = SILENT_CODE
+                run.wakeup.set()
 
     def _env(self, run: AcpRun) -> dict[str, str]:
         s = self.scheduler
@@ -173,6 +181,11 @@ class AcpJobs:
     async def release(self, thread_id: str) -> None:
         """End the thread's agent (``/session close``, a tool switch)."""
         await self.hosts.release(thread_id)
+
+    def models(self, agent: str) -> tuple[AgentModel, ...]:
+        """The models ``agent``'s sessions offered, as last seen (empty: none yet, or none)."""
+        menu = self.hosts.offered.get(agent)
+        return menu.models if menu is not None else ()
 
 
 def _prompt(job: Job, turn: PreparedTurn | None) -> str:
