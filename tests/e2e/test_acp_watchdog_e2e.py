@@ -7,7 +7,7 @@ the owner and archives the thread; a daemon stopped during such a turn tells the
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -39,7 +39,7 @@ def model_server(held: threading.Event) -> Iterator[ModelServer]:
         assert not server.outbound_attempts, server.outbound_attempts
 
 
-def holding(released: threading.Event) -> object:
+def holding(released: threading.Event) -> Callable[[ModelRequest], Reply]:
     def brain(request: ModelRequest) -> Reply:
         said = request.user_texts()
         if said and "think it over" in said[-1]:
