@@ -37,7 +37,14 @@ from typing import Any
 
 from acp import schema
 
-from discord_mcp.errors import RunError, SpawnError
+from discord_mcp.errors import RunError
+from discord_mcp.runs.acp_endings import (
+    SILENT_CODE,
+    denial_prompt,
+    describe_error,
+    last_lines,
+    stop_message,
+)
 from discord_mcp.runs.adapters.acp import (
     STREAM_LIMIT,
     AcpDecoder,
@@ -63,10 +70,6 @@ from discord_mcp.runs.views import Activity
 log = logging.getLogger(__name__)
 _STDERR_TAIL = 4096
 FORCED = "the agent did not stop when asked and was ended"
-SILENT_CODE = "E_AGENT_SILENT"
-"""A turn the watchdog ended: no ``session/update`` for ``limits.agent_silence``."""
-SHUTDOWN_CODE = "E_WATCH_STOPPED"
-"""A turn ended because discord-watch itself stopped (its thread is told why)."""
 
 
 @dataclass
@@ -177,10 +180,10 @@ class AgentHosts:
             raise
         except (AgentGone, TimeoutError, Exception) as exc:
             await connection.close(self._limits.kill_grace)
-            tail = _last_lines(host.stderr_tail())
+            tail = last_lines(host.stderr_tail())
             raise RunError(
                 "E_AGENT_START",
-                f"the ACP agent {agent.name} did not start a session ({_describe(exc)})"
+                f"the ACP agent {agent.name} did not start a session ({describe_error(exc)})"
                 + (f": {tail}" if tail else ""),
             ) from None
         host.session_key = session_id
@@ -375,23 +378,13 @@ class AcpRun:
                 await host.process.close(self.kill_grace)
         if prompt.done() and not prompt.cancelled() and prompt.exception() is None:
             self.write("acp_result", stop_reason=prompt.result().stop_reason, usage=_usage(prompt))
-        if reason == "E_CLI_TIMEOUT":
-            message = f"{self.tool} ran longer than its {self.timeout:g} s timeout and was stopped"
-        elif reason == "E_INTERRUPTED":
-            message = f"{self.tool} was interrupted by a newer message"
-        elif reason == SILENT_CODE:
-            message = (
-                f"{self.tool} sent nothing for {self.silence / 60:g} minutes, so it was taken "
-                "as hung (the watchdog, DISCORD_WATCH_ACP_IDLE_MINUTES): its process was "
-                "ended and this session closed; reopen it to go on"
-            )
-        elif reason == SHUTDOWN_CODE:
-            message = (
-                f"{self.tool}'s turn was ended because {self.shutdown_reason}; write here again "
-                "to go on (the agent starts again and loads this session)"
-            )
-        else:
-            message = f"{self.tool} was stopped on request"
+        message = stop_message(
+            reason,
+            self.tool,
+            timeout=self.timeout,
+            silence=self.silence,
+            shutdown_reason=self.shutdown_reason,
+        )
         if forced:
             message += f"; {FORCED}"
         return self._failure(reason, message)
@@ -406,12 +399,12 @@ class AcpRun:
     def _ended(self, host: AgentHost, prompt: asyncio.Future[Any]) -> Outcome:
         exc = prompt.exception()
         if isinstance(exc, AgentGone):
-            tail = _last_lines(host.stderr_tail())
+            tail = last_lines(host.stderr_tail())
             message = f"the ACP agent {self.tool} ended during the turn ({exc})"
             self.write("acp_error", message=message)
             return self._failure("E_AGENT_EXITED", message + (f": {tail}" if tail else ""))
         if exc is not None:
-            message = f"{self.tool} reported an error: {_describe(exc)}"
+            message = f"{self.tool} reported an error: {describe_error(exc)}"
             self.write("acp_error", message=message)
             return self._failure("E_CLI_ERROR", message)
         response = prompt.result()
@@ -493,15 +486,6 @@ def _diffs(content: Any) -> tuple[FileDiff, ...]:
     return tuple(found)
 
 
-def denial_prompt(question: PermissionAsk, note: str) -> str:
-    """The prompt that carries the owner's note on a denied permission request."""
-    what = " ".join((question.title or question.kind).split())[:200]
-    return (
-        f"The owner denied your request ({what}) in Discord, saying: {note.strip()}\n\n"
-        "Do not retry it as it is; take another approach or ask the owner."
-    )
-
-
 def _usage(prompt: asyncio.Future[Any]) -> dict[str, Any] | None:
     if prompt.cancelled() or prompt.exception() is not None:
         return None
@@ -509,16 +493,3 @@ def _usage(prompt: asyncio.Future[Any]) -> dict[str, Any] | None:
     if usage is None:
         return None
     return dict(usage.model_dump(mode="json", by_alias=True, exclude_none=True))
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, TimeoutError):
-        return "no answer in time"
-    if isinstance(exc, SpawnError | RunError):
-        return exc.message
-    return str(exc) or type(exc).__name__
-
-
-def _last_lines(text: str, limit: int = 400) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return truncate(" | ".join(lines[-4:]), limit)

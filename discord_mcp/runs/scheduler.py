@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from discord_mcp.errors import RunError
+from discord_mcp.runs.acp_endings import SILENT_CODE
 from discord_mcp.runs.acp_jobs import AcpJobs
-from discord_mcp.runs.acp_runs import SHUTDOWN_CODE, SILENT_CODE, AcpRun
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import McpRegistration, Outcome, truncate
 from discord_mcp.runs.constraints import Constraints
@@ -171,20 +171,7 @@ class Scheduler(Recovery):
         """End the turns that cannot outlive this process (an ACP agent's), each finished with
         why (:attr:`stopping`); nothing new starts after it."""
         self.open = False
-        runs: list[object] = list(self.runs.values())  # ACP runs sit there as JobRuns
-        piped = [run for run in runs if isinstance(run, AcpRun)]
-        if not piped:
-            return
-        reason = self.stopping()
-        for run in piped:
-            run.shutdown_reason = reason
-            if run.stop_reason is None:
-                run.stop_reason = SHUTDOWN_CODE
-            run.wakeup.set()
-        # Each ends within its cancel grace, then its process's (SIGTERM, SIGKILL); one that
-        # does not is cancelled with the rest, and found lost at the next start.
-        bound = self.limits.agent_cancel_grace + 3 * self.limits.kill_grace + 1.0
-        await asyncio.wait({asyncio.ensure_future(run.done.wait()) for run in piped}, timeout=bound)
+        await self.acp.end_turns(self.stopping())
 
     def pump(self) -> None:
         """Start waiting jobs while there is room: oldest first, one per thread; a job held
@@ -466,18 +453,10 @@ class Scheduler(Recovery):
             },
         )
         if outcome.error_code == SILENT_CODE:  # the watchdog: the session ends with the turn
-            self._close_silent(job.thread_id)
+            self.acp.close_silent(job.thread_id)
         if failure is not None and self.after_failure is not None:
             self.after_failure(job_id, failure)
         self._after_finish(job_id, outcome.final_text)
-
-    def _close_silent(self, thread_id: str) -> None:
-        session = self.state.sessions.get(thread_id)
-        if session is None or session.closed:
-            return
-        for waiting in list(session.queue):
-            self.journal.append("JobCancelled", {"job_id": waiting})
-        self.journal.append("SessionClosed", {"thread_id": thread_id})
 
     def _finish_failed(self, job_id: str, code: str, message: str) -> None:
         self._finish(job_id, _failure(code, message))

@@ -69,7 +69,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -102,6 +101,7 @@ from discord_mcp.runs.adapters.gemini_json import (
     output_format,
     parse,
 )
+from discord_mcp.runs.adapters.gemini_settings import read_settings
 from discord_mcp.runs.views import Tool, Usage
 
 log = logging.getLogger(__name__)
@@ -473,33 +473,3 @@ def _entries(directory: Path) -> list[Path]:
         return sorted(directory.iterdir())
     except OSError:
         return []
-
-
-def read_settings(path: Path) -> dict[str, Any] | None:
-    """A Gemini settings file (JSON with comments); {} when there is none, None if unreadable."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError:
-        return None
-    if not text.strip():
-        return {}
-    try:
-        document = json.loads(strip_json_comments(text))
-    except ValueError:
-        return None
-    return document if isinstance(document, dict) else None
-
-
-_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
-_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|,(?=\s*[}\]])')
-
-
-def strip_json_comments(text: str) -> str:
-    """JSON with ``//`` and ``/* */`` comments and trailing commas, made plain JSON."""
-
-    def keep_strings(match: re.Match[str]) -> str:
-        return match.group(0) if match.group(0).startswith('"') else ""
-
-    return _TRAILING_COMMA.sub(keep_strings, _COMMENT.sub(keep_strings, text))
