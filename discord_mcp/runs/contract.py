@@ -40,6 +40,9 @@ class RunLimits:
     agent_idle: float = 600.0  # an agent process with no turn for this long is ended
     agent_cancel_grace: float = 10.0  # after session/cancel, how long until the process ends
     agent_request_timeout: float = 120.0  # initialize, session/new, session/load
+    # The watchdog (issue 34, seed 003): an ACP turn with no session/update for this long
+    # (the owner's answer to a permission request not counted) ends its session.
+    agent_silence: float = 1800.0
     # Chat channels (issue 25): a turn's prompt is composed when it starts.
     prepare_timeout: float = 30.0  # reading the channel's history, the persona files
 
