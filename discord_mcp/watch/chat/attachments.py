@@ -1,6 +1,6 @@
 """The files of people who are not owners, in a chat channel: kept in the chat's own folder.
 
-An owner's attachments are kept in ``<state>/files/`` (:class:`~discord_mcp.files.OwnerFiles`),
+An owner's attachments are kept in ``<state>/files/`` (:mod:`discord_mcp.files.store`),
 where the owner's agents look for them. A stranger's never go there: they are downloaded (with
 the same limits) into the chat's own folder, ``<state>/chat/<channel id>/attachments/
 <message id>/``, so nothing a stranger sends lands among the owner's files, and a stranger's
