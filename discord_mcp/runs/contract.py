@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from discord_mcp.runs.views import Activity, JobView, SessionView
@@ -178,6 +179,9 @@ class PreparedTurn:
     instructions: str | None = None
     mcp_env: Mapping[str, str] = field(default_factory=dict)
     """More variables for the turn's discord server (where it marks that its agent spoke)."""
+    own_folder: Path | None = None
+    """The folder of the conversation the turn belongs to (a chat channel's): its Codex gets a
+    home of its own there, never the owner's (:mod:`discord_mcp.runs.codex_home`)."""
 
 
 class TurnPreparer(Protocol):

@@ -119,6 +119,12 @@ CODES: dict[str, ErrorCode] = {
         ),
         ErrorCode("E_SECRET_IN_ARGV", False, "the project's arguments carry a secret's value"),
         ErrorCode(
+            "E_CODEX_HOME",
+            False,
+            "a chat channel's own CODEX_HOME could not be made (Codex's config.toml unreadable, "
+            "or the folder not writable): the turn did not run with the owner's",
+        ),
+        ErrorCode(
             "E_NETWORK_NOT_ENFORCEABLE",
             False,
             "--no-network was asked, but the run cannot be kept off the network: the "

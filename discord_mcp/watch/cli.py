@@ -24,6 +24,7 @@
     discord-watch agent add NAME [--mode M] -- COMMAND [ARGS...] | agent list | agent remove NAME
     discord-watch chat add CHANNEL_ID --tool T [--project P] [--persona DIR] [--history N]
                            [--who owners|everyone|ROLE_ID,...] [--keep-session]
+                           [--on-failure notice|silent]
                            | chat list | chat remove CHANNEL_ID
     discord-watch schedule add WHEN [PROMPT] (--project P | --session THREAD | --chat CHANNEL)
                            | schedule list | schedule remove ID
