@@ -30,6 +30,7 @@ from discord_mcp.runs.records import ProcessInfo as ProcessInfo
 from discord_mcp.runs.records import Session as Session
 from discord_mcp.runs.records import parse_iso as parse_iso
 from discord_mcp.runs.records import utc_iso as utc_iso
+from discord_mcp.runs.retired import RetireReducers
 from discord_mcp.runs.views import (
     RETRYABLE_STATES,
     BuiltinTool,
@@ -91,7 +92,7 @@ def session_key_name(tool: str) -> str:
 # The state and its reducer
 
 
-class RunState(ControlReducers):
+class RunState(ControlReducers, RetireReducers):
     """Sessions, jobs and the dedupe index; changed only by :meth:`apply`.
 
     What the state keeps does not grow with history, so a snapshot (and a start-up) costs the
@@ -136,6 +137,7 @@ class RunState(ControlReducers):
             "JobMarkedUnknownAfterCrash": self._job_finished,
             "RunLanded": self._run_landed,
             **self.control_reducers(),
+            **self.retire_reducers(),
         }
 
     # -- serialisation

@@ -116,6 +116,8 @@ class Engine(Protocol):
 
     def sessions(self) -> list[SessionView]: ...
 
+    async def revive(self, thread_id: str) -> bool: ...
+
 
 class Watcher:
     """The daemon's Discord side.
@@ -493,6 +495,8 @@ class Watcher:
             return
         if channel_id == self._settings.channel_id:
             self._discover_thread_of(message)
+        else:
+            await self._engine.revive(channel_id)  # a session at rest for long had retired
         decisions = await thread_decisions(self._store, channel_id, self._settings.channel_id)
         route = self._destination(message, channel_id, decisions)
         message_id = str(message["id"])
