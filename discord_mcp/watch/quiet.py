@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
@@ -27,7 +28,7 @@ from discord_mcp.errors import DiscordError, StateError, Unauthorized
 from discord_mcp.runs import SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.watch.cursors import REST_AFTER_S, Cursor, Cursors
+from discord_mcp.watch.cursors import REST_AFTER_S, Cursors
 
 log = logging.getLogger(__name__)
 
@@ -115,12 +116,12 @@ async def wake_resting(
 
 
 async def _wake_archived_since(
-    cursors: Cursors, rest: RestClient, resting: Mapping[str, Cursor], since: float
+    cursors: Cursors, rest: RestClient, resting: Mapping[str, Mapping[str, Any]], since: float
 ) -> None:
     """Wake the resting threads Discord archived at ``since`` or later (a message may have
     unarchived them while the daemon was down); every resting thread when that cannot be
     listed."""
-    parents = sorted({c.parent_id for c in resting.values() if c.parent_id})
+    parents = sorted({str(c["parent_id"]) for c in resting.values() if c.get("parent_id")})
     archived: set[str] = set()
     try:
         for parent in parents:
