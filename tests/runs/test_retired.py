@@ -124,3 +124,41 @@ def test_retiring_and_reviving_replay_to_the_same_state_and_refuse_what_does_not
     assert state.sessions["t1"].to_dict() == whole["sessions"]["t1"]
     with pytest.raises(InvalidEvent, match="already has a session"):
         state.apply("SessionRevived", record, ts)
+
+
+def snowflake(seconds: float) -> str:
+    return str((int(seconds * 1000) - 1_420_070_400_000) << 22)
+
+
+def test_dedupe_keys_two_weeks_older_than_the_newest_message_are_forgotten() -> None:
+    """A year of messages costs the state two weeks of dedupe keys (the watch cursors keep an
+    older message from being read again), and an old message that does come again forgets
+    nothing newer: ages follow the messages' ids, not the clock."""
+    state = RunState()
+    ts = "2026-01-01T00:00:00.000Z"
+    state.apply("SessionCreated", {"thread_id": "t1", "project_name": "app", "tool": "claude"}, ts)
+    day = 86400.0
+    start = 1_790_000_000.0
+
+    def enqueue(n: int, at: float) -> None:
+        job = {"thread_id": "t1", "job_id": f"job_{n:07d}", "number": n, "author": "owner"}
+        message = snowflake(at)
+        state.apply(
+            "JobEnqueued",
+            {
+                **job,
+                "message_id": message,
+                "prompt": "p",
+                "attempt": 1,
+                "dedupe_key": f"t1:{message}",
+            },
+            ts,
+        )
+        state.apply("JobCancelled", {"job_id": f"job_{n:07d}"}, ts)
+
+    for n in range(30):  # a message a day for a month
+        enqueue(n + 1, start + n * day)
+    kept = [snowflake(start + n * day) for n in range(30)]
+    assert list(state.dedupe) == [f"t1:{m}" for m in kept[15:]]  # the last 15 days
+    enqueue(31, start)  # the first day's message, once more
+    assert len(state.dedupe) == 16
