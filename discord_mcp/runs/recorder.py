@@ -541,8 +541,10 @@ class RunRecorder:
                     folder = RunFolder.of(self.home, entry.name)
                 except DiscordMCPError:
                     continue
+                if folder.session.exists() or folder.result.exists():
+                    continue  # it became a session (retired from the state, maybe) or ended
                 request = read_document(folder.request)
-                if request is None or folder.session.exists() or folder.result.exists():
+                if request is None:
                     continue
                 if request.get("mode") == "resume":
                     continue
