@@ -66,12 +66,19 @@ class OwnerFiles:
         home: the state directory.
         max_bytes: the largest file downloaded.
         fetch: the download function (the CDN's; tests may inject another).
+        root: keep the files there instead of ``<home>/files`` (a chat's strangers' files,
+            :mod:`discord_mcp.watch.chat.attachments`).
     """
 
     def __init__(
-        self, home: Path, *, max_bytes: int = MAX_DOWNLOAD_BYTES, fetch: Download = download
+        self,
+        home: Path,
+        *,
+        max_bytes: int = MAX_DOWNLOAD_BYTES,
+        fetch: Download = download,
+        root: Path | None = None,
     ) -> None:
-        self.root = home / "files"
+        self.root = root if root is not None else home / "files"
         self._max = max_bytes
         self._fetch = fetch
 

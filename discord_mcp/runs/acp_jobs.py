@@ -15,8 +15,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from discord_mcp.errors import RunError, SpawnError
+from discord_mcp.runs.acp_endings import SHUTDOWN_CODE, SILENT_CODE
 from discord_mcp.runs.acp_runs import AcpRun, AgentHosts
 from discord_mcp.runs.adapters.acp import McpServerSpec
+from discord_mcp.runs.adapters.acp_models import AgentModel
 from discord_mcp.runs.adapters.base import THREAD_VARIABLE, Outcome, prompt_with_files
 from discord_mcp.runs.agents import AgentRegistry
 from discord_mcp.runs.contract import PermissionAsker, PreparedTurn
@@ -79,6 +81,7 @@ class AcpJobs:
         )
         run._grace = s.limits.agent_cancel_grace
         run.kill_grace = s.limits.kill_grace
+        run.silence = s.limits.agent_silence
         run.mcp_extra = dict(turn.mcp_env) if turn is not None else {}
         run.stream_on = project is None or project.stream == "on"
         s.runs[job.job_id] = run  # type: ignore[assignment]
@@ -120,6 +123,7 @@ class AcpJobs:
                 env=env,
                 mcp=self._mcp(run.thread_id, run.mcp_extra),
                 resume=resume_key,
+                model=session.model,
             )
         except (RunError, SpawnError) as exc:
             return run._failure(exc.code, exc.message)
@@ -149,6 +153,11 @@ class AcpJobs:
             if run.stop_reason is None and await s._timed_out(run):  # type: ignore[arg-type]
                 run.stop_reason = "E_CLI_TIMEOUT"
                 run.wakeup.set()
+            now = s.clock.monotonic()
+            if run.stop_reason is None and run.silent_for(now) >= s.limits.agent_silence:
+                log.warning("the agent of job %s is silent; the watchdog ends it", run.job_id)
+                run.stop_reason = SILENT_CODE
+                run.wakeup.set()
 
     def _env(self, run: AcpRun) -> dict[str, str]:
         s = self.scheduler
@@ -173,6 +182,42 @@ class AcpJobs:
     async def release(self, thread_id: str) -> None:
         """End the thread's agent (``/session close``, a tool switch)."""
         await self.hosts.release(thread_id)
+
+    async def end_turns(self, reason: str) -> None:
+        """End every running ACP turn (the daemon stops: its agents talk over our pipes), each
+        finished with ``E_WATCH_STOPPED`` and ``reason``; wait (bounded) until they have."""
+        runs: list[object] = list(self.scheduler.runs.values())  # ACP runs sit there as JobRuns
+        piped = [run for run in runs if isinstance(run, AcpRun)]
+        for run in piped:
+            run.shutdown_reason = reason
+            if run.stop_reason is None:
+                run.stop_reason = SHUTDOWN_CODE
+            run.wakeup.set()
+        if not piped:
+            return
+        # Each ends within its cancel grace, then its process's (SIGTERM, SIGKILL); one that
+        # does not is cancelled with the rest, and found lost at the next start.
+        limits = self.scheduler.limits
+        bound = limits.agent_cancel_grace + 3 * limits.kill_grace + 1.0
+        waits = {asyncio.ensure_future(run.done.wait()) for run in piped}
+        _, late = await asyncio.wait(waits, timeout=bound)
+        for waiting in late:
+            waiting.cancel()
+
+    def close_silent(self, thread_id: str) -> None:
+        """The watchdog ended the thread's turn: its session closes, its waiting jobs go."""
+        s = self.scheduler
+        session = s.state.sessions.get(thread_id)
+        if session is None or session.closed:
+            return
+        for waiting in list(session.queue):
+            s.journal.append("JobCancelled", {"job_id": waiting})
+        s.journal.append("SessionClosed", {"thread_id": thread_id})
+
+    def models(self, agent: str) -> tuple[AgentModel, ...]:
+        """The models ``agent``'s sessions offered, as last seen (empty: none yet, or none)."""
+        menu = self.hosts.offered.get(agent)
+        return menu.models if menu is not None else ()
 
 
 def _prompt(job: Job, turn: PreparedTurn | None) -> str:

@@ -37,7 +37,14 @@ from typing import Any
 
 from acp import schema
 
-from discord_mcp.errors import RunError, SpawnError
+from discord_mcp.errors import RunError
+from discord_mcp.runs.acp_endings import (
+    SILENT_CODE,
+    denial_prompt,
+    describe_error,
+    last_lines,
+    stop_message,
+)
 from discord_mcp.runs.adapters.acp import (
     STREAM_LIMIT,
     AcpDecoder,
@@ -46,6 +53,7 @@ from discord_mcp.runs.adapters.acp import (
     McpServerSpec,
     transcript_line,
 )
+from discord_mcp.runs.adapters.acp_models import ModelMenu
 from discord_mcp.runs.adapters.base import Outcome, truncate
 from discord_mcp.runs.agents import AgentSpec
 from discord_mcp.runs.contract import (
@@ -76,6 +84,7 @@ class AgentHost:
     busy: bool = False
     session_key: str | None = None
     notes: list[str] = field(default_factory=list)
+    model: str | None = None  # the model we switched its session to (None: the agent's own)
 
     def stderr_tail(self) -> str:
         try:
@@ -95,6 +104,7 @@ class AgentHosts:
         self._limits = limits
         self._monotonic = monotonic
         self.hosts: dict[str, AgentHost] = {}
+        self.offered: dict[str, ModelMenu] = {}  # by agent name: the models its session offers
 
     async def acquire(
         self,
@@ -105,20 +115,46 @@ class AgentHosts:
         env: Mapping[str, str],
         mcp: Sequence[McpServerSpec],
         resume: str | None,
+        model: str | None = None,
     ) -> AgentHost:
-        """The thread's live host for ``agent``, started (and its session opened) if needed.
+        """The thread's live host for ``agent``, started (and its session opened) if needed,
+        its session on ``model`` (None: the agent's own choice; a host we had switched is
+        started afresh for it, the session loaded again).
 
         Raises:
             SpawnError: the agent could not be started.
-            RunError: E_AGENT_START (it started but did not set up a session).
+            RunError: E_AGENT_START (it started but did not set up a session),
+                E_INVALID_MODEL (the session does not offer ``model``, or refused it).
         """
         host = self.hosts.get(thread_id)
-        if host is not None and (host.tool != agent.name or not host.process.alive):
+        stale = host is not None and (
+            host.tool != agent.name
+            or not host.process.alive
+            or (model is None and host.model is not None)
+        )
+        if host is not None and stale:
+            resume = host.session_key or resume
             await self.release(thread_id)
             host = None
-        if host is not None:
-            host.last_used = self._monotonic()
-            return host
+        if host is None:
+            host = await self._start(thread_id, agent, cwd, env, mcp, resume)
+        host.last_used = self._monotonic()
+        if model is not None and model != host.model:
+            await host.process.switch_model(model)
+            host.model = model
+            if host.process.models is not None:
+                self.offered[agent.name] = host.process.models
+        return host
+
+    async def _start(
+        self,
+        thread_id: str,
+        agent: AgentSpec,
+        cwd: Path,
+        env: Mapping[str, str],
+        mcp: Sequence[McpServerSpec],
+        resume: str | None,
+    ) -> AgentHost:
         private_dirs(self._logs)
         stderr_path = self._logs / f"{agent.name}-{thread_id}.stderr"
         process = await spawn_piped(
@@ -144,13 +180,15 @@ class AgentHosts:
             raise
         except (AgentGone, TimeoutError, Exception) as exc:
             await connection.close(self._limits.kill_grace)
-            tail = _last_lines(host.stderr_tail())
+            tail = last_lines(host.stderr_tail())
             raise RunError(
                 "E_AGENT_START",
-                f"the ACP agent {agent.name} did not start a session ({_describe(exc)})"
+                f"the ACP agent {agent.name} did not start a session ({describe_error(exc)})"
                 + (f": {tail}" if tail else ""),
             ) from None
         host.session_key = session_id
+        if connection.models is not None:
+            self.offered[agent.name] = connection.models
         if resume and not loaded:
             host.notes.append(
                 "this agent could not load the thread's earlier session; it starts a new one"
@@ -231,12 +269,19 @@ class AcpRun:
         self.stream_on = True
         self.mcp_extra: dict[str, str] = {}  # the turn's own server variables (chat channels)
         self.host: AgentHost | None = None
+        self.follow_ups: list[str] = []  # prompts for when the turn ends (a denial's note)
+        self.last_heard = started  # the last session/update (monotonic): the watchdog's
+        self.asking = False  # a permission request waits for the owner
+        self.silence = 1800.0  # limits.agent_silence
+        self.shutdown_reason = "discord-watch stopped"
         self._prompts: list[asyncio.Future[Any]] = []
         self._log = open(stdout, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
 
     # -- the transcript
 
     def write(self, kind: str, **fields: Any) -> None:
+        if kind == "acp_update":
+            self.last_heard = self._monotonic()
         line = transcript_line(kind, **fields)
         with contextlib.suppress(OSError, ValueError):
             self._log.write(line)
@@ -276,16 +321,22 @@ class AcpRun:
         process.client.on_permission = self._permission_sink(ask, host, cwd)
         self._prompts = [self._send(self.prompt)]
         try:
-            while not all(p.done() for p in self._prompts):
-                self.wakeup.clear()
-                waiter = asyncio.ensure_future(self.wakeup.wait())
-                pending = {p for p in self._prompts if not p.done()}
-                await asyncio.wait({*pending, waiter}, return_when=asyncio.FIRST_COMPLETED)
-                waiter.cancel()
-                if self.stop_reason is not None and pending:
-                    return await self._cancel(host, self._prompts[-1])
-            failed = next((p for p in self._prompts if p.exception() is not None), None)
-            return self._ended(host, failed or self._prompts[-1])
+            while True:
+                while not all(p.done() for p in self._prompts):
+                    self.wakeup.clear()
+                    waiter = asyncio.ensure_future(self.wakeup.wait())
+                    pending = {p for p in self._prompts if not p.done()}
+                    await asyncio.wait({*pending, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                    waiter.cancel()
+                    if self.stop_reason is not None and pending:
+                        return await self._cancel(host, self._prompts[-1])
+                failed = next((p for p in self._prompts if p.exception() is not None), None)
+                if failed is None and self.follow_ups and self.stop_reason is None:
+                    # The owner's note on a denial: the agent's next prompt, in this job.
+                    self.decoder.next_prompt()
+                    self._prompts.append(self._send(self.follow_ups.pop(0)))
+                    continue
+                return self._ended(host, failed or self._prompts[-1])
         finally:
             process.client.on_update = None
             process.client.on_permission = None
@@ -311,29 +362,36 @@ class AcpRun:
         return True
 
     async def _cancel(self, host: AgentHost, prompt: asyncio.Future[Any]) -> Outcome:
-        await host.process.cancel()
-        try:
-            async with asyncio.timeout(self._grace):
-                await asyncio.wait({prompt})
-        except TimeoutError:
-            log.warning("the agent of job %s did not stop in time; ending it", self.job_id)
-            host.notes.append(FORCED)
-            forced = True
+        reason = self.stop_reason or "E_STOPPED"
+        forced = False
+        if reason == SILENT_CODE:  # hung: nothing to ask it, its process is ended
             await host.process.close(self.kill_grace)
         else:
-            forced = False
-        reason = self.stop_reason or "E_STOPPED"
+            await host.process.cancel()
+            try:
+                async with asyncio.timeout(self._grace):
+                    await asyncio.wait({prompt})
+            except TimeoutError:
+                log.warning("the agent of job %s did not stop in time; ending it", self.job_id)
+                host.notes.append(FORCED)
+                forced = True
+                await host.process.close(self.kill_grace)
         if prompt.done() and not prompt.cancelled() and prompt.exception() is None:
             self.write("acp_result", stop_reason=prompt.result().stop_reason, usage=_usage(prompt))
-        if reason == "E_CLI_TIMEOUT":
-            message = f"{self.tool} ran longer than its {self.timeout:g} s timeout and was stopped"
-        elif reason == "E_INTERRUPTED":
-            message = f"{self.tool} was interrupted by a newer message"
-        else:
-            message = f"{self.tool} was stopped on request"
+        message = stop_message(
+            reason,
+            self.tool,
+            timeout=self.timeout,
+            silence=self.silence,
+            shutdown_reason=self.shutdown_reason,
+        )
         if forced:
             message += f"; {FORCED}"
         return self._failure(reason, message)
+
+    def silent_for(self, now: float) -> float:
+        """How long the agent has said nothing in this turn (0 while the owner is asked)."""
+        return 0.0 if self.asking else max(0.0, now - self.last_heard)
 
     _grace = 10.0
     kill_grace = 5.0
@@ -341,12 +399,12 @@ class AcpRun:
     def _ended(self, host: AgentHost, prompt: asyncio.Future[Any]) -> Outcome:
         exc = prompt.exception()
         if isinstance(exc, AgentGone):
-            tail = _last_lines(host.stderr_tail())
+            tail = last_lines(host.stderr_tail())
             message = f"the ACP agent {self.tool} ended during the turn ({exc})"
             self.write("acp_error", message=message)
             return self._failure("E_AGENT_EXITED", message + (f": {tail}" if tail else ""))
         if exc is not None:
-            message = f"{self.tool} reported an error: {_describe(exc)}"
+            message = f"{self.tool} reported an error: {describe_error(exc)}"
             self.write("acp_error", message=message)
             return self._failure("E_CLI_ERROR", message)
         response = prompt.result()
@@ -395,11 +453,24 @@ class AcpRun:
             self.decoder.note = f"waiting for the owner: {question.title or question.kind}"
             self.activity_dirty = True
             self.changed.set()
-            choice = await ask(question)
-            known = {o.option_id for o in options}
-            if choice.option_id is None or choice.option_id not in known:
+            self.asking = True
+            try:
+                choice = await ask(question)
+            finally:
+                self.asking = False
+                self.last_heard = self._monotonic()
+            known = {o.option_id: o for o in options}
+            picked = known.get(choice.option_id or "")
+            if choice.note and (picked is None or not picked.kind.startswith("allow")):
+                # ACP has no field for a denial's reason: the owner's note is the agent's next
+                # prompt, sent when this turn ends (seed 003's "deny with instructions").
+                self.follow_ups.append(denial_prompt(question, choice.note))
+                self.decoder.note = "the owner's note goes to the agent when its turn ends"
+                self.activity_dirty = True
+                self.changed.set()
+            if picked is None:
                 return {"outcome": "cancelled"}  # never an allow by default
-            return {"outcome": "selected", "optionId": choice.option_id}
+            return {"outcome": "selected", "optionId": picked.option_id}
 
         return sink
 
@@ -422,16 +493,3 @@ def _usage(prompt: asyncio.Future[Any]) -> dict[str, Any] | None:
     if usage is None:
         return None
     return dict(usage.model_dump(mode="json", by_alias=True, exclude_none=True))
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, TimeoutError):
-        return "no answer in time"
-    if isinstance(exc, SpawnError | RunError):
-        return exc.message
-    return str(exc) or type(exc).__name__
-
-
-def _last_lines(text: str, limit: int = 400) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return truncate(" | ".join(lines[-4:]), limit)

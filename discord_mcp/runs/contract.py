@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from discord_mcp.runs.views import Activity, JobView, SessionView
@@ -39,6 +40,9 @@ class RunLimits:
     agent_idle: float = 600.0  # an agent process with no turn for this long is ended
     agent_cancel_grace: float = 10.0  # after session/cancel, how long until the process ends
     agent_request_timeout: float = 120.0  # initialize, session/new, session/load
+    # The watchdog (issue 34, seed 003): an ACP turn with no session/update for this long
+    # (the owner's answer to a permission request not counted) ends its session.
+    agent_silence: float = 1800.0
     # Chat channels (issue 25): a turn's prompt is composed when it starts.
     prepare_timeout: float = 30.0  # reading the channel's history, the persona files
 
@@ -175,6 +179,9 @@ class PreparedTurn:
     instructions: str | None = None
     mcp_env: Mapping[str, str] = field(default_factory=dict)
     """More variables for the turn's discord server (where it marks that its agent spoke)."""
+    own_folder: Path | None = None
+    """The folder of the conversation the turn belongs to (a chat channel's): its Codex gets a
+    home of its own there, never the owner's (:mod:`discord_mcp.runs.codex_home`)."""
 
 
 class TurnPreparer(Protocol):

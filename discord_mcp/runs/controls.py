@@ -210,6 +210,7 @@ class EngineControls:
         self._require_open()
         session = self._session(str(thread_id))
         chosen = check_model(model)
+        self._check_offered(session.tool, chosen)
         if chosen != session.model:
             self.journal.append("ModelChanged", {"thread_id": session.thread_id, "model": chosen})
         return self._session_view(session.thread_id)
@@ -264,6 +265,14 @@ class EngineControls:
 
     async def _session_ended(self, thread_id: str) -> None:
         """The session closed: whatever the engine keeps alive for it may go (ACP agents)."""
+
+    def _check_offered(self, tool: str, model: str | None) -> None:
+        """Refuse a model the thread's engine is known not to offer (an ACP agent's session
+        lists its models).
+
+        Raises:
+            RunError: E_INVALID_MODEL.
+        """
 
     async def reopen_session(self, thread_id: str) -> SessionView:
         """Let a closed session take jobs again.

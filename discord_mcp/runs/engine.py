@@ -43,13 +43,14 @@ import contextlib
 import datetime as dt
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 from discord_mcp.errors import RunError
 from discord_mcp.git import worktrees
+from discord_mcp.runs.adapters.acp_models import AgentModel
 from discord_mcp.runs.adapters.base import (
     McpRegistration,
 )
@@ -111,6 +112,8 @@ class RunEngine(EngineViews, EngineControls, EngineLanding, EngineRetirement):
             request is cancelled, never allowed).
         preparer: composes the turns of the threads it says it prepares when they start
             (the watch daemon's chat channels; :mod:`discord_mcp.runs.prepared`).
+        stopping: why the engine is leaving, asked when it does (the threads of the turns that
+            end with it are told; default: "discord-watch stopped").
     """
 
     def __init__(
@@ -130,8 +133,10 @@ class RunEngine(EngineViews, EngineControls, EngineLanding, EngineRetirement):
         not_run: NotRun | None = None,
         permissions: PermissionAsker | None = None,
         preparer: TurnPreparer | None = None,
+        stopping: Callable[[], str] | None = None,
     ) -> None:
         self.state_dir = state_dir
+        self._stopping = stopping
         self.preparer = preparer
         self._owner_wait = owner_wait
         self._permissions = permissions
@@ -269,6 +274,8 @@ class RunEngine(EngineViews, EngineControls, EngineLanding, EngineRetirement):
         )
         scheduler.after_failure = self._on_failure
         scheduler.prepared.preparer = self.preparer
+        if self._stopping is not None:
+            scheduler.stopping = self._stopping
         return scheduler
 
     def _require_open(self) -> None:
@@ -317,6 +324,7 @@ class RunEngine(EngineViews, EngineControls, EngineLanding, EngineRetirement):
         chosen = tool if tool is not None else found.default_tool
         check_tool_enabled(chosen, found.name, found.tools)
         chosen_model = check_model(model)
+        self._check_offered(chosen, chosen_model)
         run = check_run_id(run_id) if run_id is not None else new_run_id(self.clock.time())
         if self.state.session_of_run(run) is not None:
             raise RunError("E_SESSION_EXISTS", f"run {run} has a session already")
@@ -495,6 +503,30 @@ class RunEngine(EngineViews, EngineControls, EngineLanding, EngineRetirement):
 
     async def _session_ended(self, thread_id: str) -> None:
         await self._scheduler.acp.release(thread_id)
+
+    async def end_piped_turns(self) -> None:
+        """End the turns that cannot outlive this process (an ACP agent's: its protocol is our
+        pipe), each finished with why, and deliver what that tells the notifier; the daemon
+        calls it before it closes its notifier. Nothing new starts after it."""
+        self._open = False
+        await self._scheduler.end_piped_turns()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.limits.shutdown_timeout):
+                await self._notices.settled()
+
+    def agent_models(self, tool: str) -> tuple[AgentModel, ...]:
+        """The models an ACP agent's sessions offer, as this engine last saw them (empty: not
+        seen yet, or it offers no choice)."""
+        return self._scheduler.acp.models(tool)
+
+    def _check_offered(self, tool: str, model: str | None) -> None:
+        offered = self.agent_models(tool)
+        if model is not None and offered and model not in {m.model_id for m in offered}:
+            raise RunError(
+                "E_INVALID_MODEL",
+                f"{tool} does not offer model {model!r}; it offers "
+                + ", ".join(m.model_id for m in offered),
+            )
 
     async def set_tool(self, thread_id: str, tool: str) -> SessionView:
         """Switch the thread's tool; the running job is unaffected, the next job uses it.

@@ -98,6 +98,18 @@ CODES: dict[str, ErrorCode] = {
             False,
             "a newer message interrupted the turn (the project's busy setting is interrupt)",
         ),
+        ErrorCode(
+            "E_AGENT_SILENT",
+            False,
+            "the ACP agent sent nothing for DISCORD_WATCH_ACP_IDLE_MINUTES (the watchdog): it "
+            "was ended and the session closed; reopen it to go on",
+        ),
+        ErrorCode(
+            "E_WATCH_STOPPED",
+            True,
+            "discord-watch stopped during an ACP agent's turn and ended it (the message says "
+            "why); the next turn starts the agent again and loads the session",
+        ),
         # -- starting the CLI
         ErrorCode("E_CLI_NOT_FOUND", False, "the CLI is not on discord-watch's PATH"),
         ErrorCode("E_SPAWN_FAILED", True, "the CLI could not be started (an OS error)"),
@@ -106,6 +118,12 @@ CODES: dict[str, ErrorCode] = {
             "E_AGENT_START", False, "the ACP agent did not start or did not answer initialize"
         ),
         ErrorCode("E_SECRET_IN_ARGV", False, "the project's arguments carry a secret's value"),
+        ErrorCode(
+            "E_CODEX_HOME",
+            False,
+            "a chat channel's own CODEX_HOME could not be made (Codex's config.toml unreadable, "
+            "or the folder not writable): the turn did not run with the owner's",
+        ),
         ErrorCode(
             "E_NETWORK_NOT_ENFORCEABLE",
             False,
@@ -122,7 +140,9 @@ CODES: dict[str, ErrorCode] = {
             False,
             "not a CLI we can run (claude, codex, gemini) or a registered ACP agent",
         ),
-        ErrorCode("E_INVALID_MODEL", False, "not a model name"),
+        ErrorCode(
+            "E_INVALID_MODEL", False, "not a model name (or one the ACP agent does not offer)"
+        ),
         ErrorCode("E_INVALID_TIMEOUT", False, "not a timeout"),
         ErrorCode("E_CONTEXT_FILE", False, "a --context file cannot be read"),
         ErrorCode("E_BAD_ARGUMENTS", False, "a malformed request"),

@@ -60,29 +60,39 @@ class Notices:
         """Deliver what is queued, then let :meth:`run` return."""
         self._queue.put_nowait(None)
 
+    async def settled(self) -> None:
+        """Return once everything queued so far has been delivered (or skipped)."""
+        await self._queue.join()
+
     async def run(self) -> None:
         while True:
             item = await self._queue.get()
-            if item is None:
-                return
-            method, args = item
-            if method == "job_activity":
-                activity = self._activity.pop(args, None)
-                job = self._running_view(args)
-                if activity is None or job is None:
-                    continue
-                args = (job, activity)
-            elif method == "job_text":
-                text = self._text.pop(args, None)
-                job = self._running_view(args)
-                if text is None or job is None:
-                    continue
-                args = (job, text)
-            call = getattr(self.notifier, method, None)
-            if call is None:
-                continue  # a notifier without streaming (job_text is optional)
             try:
-                async with asyncio.timeout(self.timeout):
-                    await call(*args)
-            except Exception:
-                log.exception("the run notifier failed in %s; carrying on", method)
+                if item is None:
+                    return
+                await self._deliver(item)
+            finally:
+                self._queue.task_done()
+
+    async def _deliver(self, item: tuple[str, Any]) -> None:
+        method, args = item
+        if method == "job_activity":
+            activity = self._activity.pop(args, None)
+            job = self._running_view(args)
+            if activity is None or job is None:
+                return
+            args = (job, activity)
+        elif method == "job_text":
+            text = self._text.pop(args, None)
+            job = self._running_view(args)
+            if text is None or job is None:
+                return
+            args = (job, text)
+        call = getattr(self.notifier, method, None)
+        if call is None:
+            return  # a notifier without streaming (job_text is optional)
+        try:
+            async with asyncio.timeout(self.timeout):
+                await call(*args)
+        except Exception:
+            log.exception("the run notifier failed in %s; carrying on", method)

@@ -25,6 +25,8 @@ from discord_mcp.runs.adapters.base import (
     InvocationRequest,
     check_no_secrets_in_argv,
 )
+from discord_mcp.runs.codex_home import VARIABLE as CODEX_HOME
+from discord_mcp.runs.codex_home import chat_home
 from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.contract import PreparedTurn, TurnPreparer
 from discord_mcp.runs.controls import with_model
@@ -78,6 +80,8 @@ def spawn_spec(
     offline = not (constraints.allow_network and project.allow_network)
     base = {k: v for k, v in s.env.items() if k not in WITHHELD_VARIABLES}
     env = {**base, **s.tool_env.get(tool, {}), THREAD_VARIABLE: session.thread_id}
+    if tool == "codex" and turn is not None and turn.own_folder is not None:
+        env[CODEX_HOME] = str(chat_home(turn.own_folder, env))  # never the owner's
     if session.run_id:  # Gemini's shared settings name it as ${...}: each run's own
         env[ARTIFACTS_VARIABLE] = str(RunFolder.of(s.state_dir, session.run_id).artifacts)
     private_dirs(paths.job_dir)

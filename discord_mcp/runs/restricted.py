@@ -36,8 +36,9 @@ ACP agents   refused (E_RESTRICTED_NOT_ENFORCEABLE): an agent's own tools cannot
 
 What people write reaches such a turn with its ``@`` signs written ``＠``
 (:mod:`discord_mcp.watch.chat.context`): Claude Code and Gemini CLI attach an ``@path`` in a
-prompt by themselves, without a tool. Not closed: Codex still reads the owner's
-``$CODEX_HOME/AGENTS.md`` into the turn's instructions (it has no setting to skip it).
+prompt by themselves, without a tool. Codex reads ``$CODEX_HOME/AGENTS.md`` into the turn's
+instructions (no setting skips it): a chat's Codex has a home of its own
+(:mod:`discord_mcp.runs.codex_home`), so the owner's never reaches it.
 
 The project's own arguments are dropped for such a turn (they could undo any of this), all but
 its ``--model``. When something cannot be held (an admin policy directory of Gemini's that

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from discord_mcp.errors import RunError
+from discord_mcp.runs.acp_endings import SILENT_CODE
 from discord_mcp.runs.acp_jobs import AcpJobs
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import McpRegistration, Outcome, truncate
@@ -90,6 +91,8 @@ class Scheduler(Recovery):
         self.open = False  # False: nothing new starts (during recovery and shutdown)
         self.acp = AcpJobs(self, permissions)
         self.prepared = PreparedStarts(self)
+        self.stopping: Callable[[], str] = lambda: "discord-watch stopped"
+        """Why the engine is leaving (said in the threads whose turns end with it)."""
 
     @property
     def env(self) -> Mapping[str, str]:
@@ -146,9 +149,13 @@ class Scheduler(Recovery):
         return run is not None and run.steer(prompt)
 
     async def detach(self) -> None:
-        """Stop following every running job WITHOUT stopping it (daemon shutdown)."""
+        """Stop following every running job WITHOUT stopping it (daemon shutdown); a turn that
+        cannot outlive the daemon (an ACP agent's: its protocol is our pipe) is ended first,
+        and finished as such, so its thread is told why rather than the job reported lost at
+        the next start."""
         self.open = False
         await self.prepared.detach()
+        await self.end_piped_turns()
         for run in list(self.runs.values()):
             if run.task is not None:
                 run.task.cancel()
@@ -159,6 +166,12 @@ class Scheduler(Recovery):
             run.close()
         self.runs.clear()
         await self.acp.hosts.close()  # agents talk over pipes: they cannot outlive us
+
+    async def end_piped_turns(self) -> None:
+        """End the turns that cannot outlive this process (an ACP agent's), each finished with
+        why (:attr:`stopping`); nothing new starts after it."""
+        self.open = False
+        await self.acp.end_turns(self.stopping())
 
     def pump(self) -> None:
         """Start waiting jobs while there is room: oldest first, one per thread; a job held
@@ -439,6 +452,8 @@ class Scheduler(Recovery):
                 **({"resets_at": utc_iso(resets)} if resets is not None else {}),
             },
         )
+        if outcome.error_code == SILENT_CODE:  # the watchdog: the session ends with the turn
+            self.acp.close_silent(job.thread_id)
         if failure is not None and self.after_failure is not None:
             self.after_failure(job_id, failure)
         self._after_finish(job_id, outcome.final_text)

@@ -31,6 +31,7 @@ from discord_mcp.server.chat_tools import FILES_HELP, chat_tools
 from discord_mcp.server.http_guard import HttpAccess, HttpGuard
 from discord_mcp.server.http_sessions import SessionCap, SessionLimits
 from discord_mcp.server.limits import max_block_seconds
+from discord_mcp.server.roots import ClientProjects, short_client
 from discord_mcp.server.wire import Wire
 from discord_mcp.state.files import off_loop
 from discord_mcp.state.quarantine import take_reports
@@ -138,8 +139,7 @@ def session_label(environ: Mapping[str, str], client_name: str | None) -> str:
     claude_session = environ.get("CLAUDE_CODE_SESSION_ID", "").strip()
     if claude_session:
         return claude_session[:8]
-    client = (client_name or "agent").split()[0][:20]
-    return f"{client}-{os.getpid()}"
+    return f"{short_client(client_name)}-{os.getpid()}"
 
 
 def build_server(
@@ -247,9 +247,18 @@ def build_server(
         if per_session:
             with contextlib.suppress(AttributeError, RuntimeError):
                 if ctx.session_id:
-                    client = (_client_name(ctx) or "agent").split()[0][:20]
+                    client = short_client(_client_name(ctx))
                     return f"{client}-{ctx.session_id.replace('-', '')[:8]}"
         return session_label(env, _client_name(ctx))
+
+    projects = ClientProjects()
+
+    async def project(ctx: Context) -> str | None:
+        """Over HTTP, the client's project as its MCP roots name it (server/roots.py)."""
+        with contextlib.suppress(AttributeError, RuntimeError):
+            if per_session and ctx.session_id:
+                return await projects.of(ctx.session_id, ctx.session)
+        return None
 
     def block_bound(ctx: Context, requested: float | None) -> float:
         bound = max_block_seconds(_client_name(ctx), env, settings.max_block_seconds)
@@ -389,6 +398,7 @@ def build_server(
                     mention=mention,
                     session=label(ctx),
                     urgent=urgent,
+                    project=await project(ctx),
                 )
             )
             posted = created and await post_question_files(

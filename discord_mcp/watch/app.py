@@ -133,6 +133,7 @@ async def run_daemon(
     limits: RunLimits | None = None,
     clock: Clock | None = None,
     schedule_tick: float = TICK_S,
+    stopping: Callable[[], str] | None = None,
 ) -> None:
     """Run ``discord-watch`` until cancelled (Ctrl-C, SIGTERM).
 
@@ -146,6 +147,8 @@ async def run_daemon(
         clock: the run engine's clock, whose wall time also drives schedules and the downtime
             notice (tests inject one).
         schedule_tick: the longest the schedule runner sleeps between looks.
+        stopping: why the daemon stops, asked when it does (an ACP turn that ends with it
+            says so in its thread; default: "discord-watch stopped").
     """
     ensure_dir(settings.home)
     options = watch_options(environ)
@@ -196,7 +199,7 @@ async def run_daemon(
             state_dir=settings.home,
             projects=projects,
             notifier=notifier,
-            limits=limits or RunLimits(debounce=options.debounce),
+            limits=limits or RunLimits(debounce=options.debounce, agent_silence=options.acp_idle),
             clock=clock,
             spawner=spawner,
             mcp=McpRegistration(
@@ -209,6 +212,7 @@ async def run_daemon(
             not_run=calls_not_run(DecisionStore(settings.home)),
             permissions=AcpPermissions(settings=settings, decisions=decisions, rest=rest),
             preparer=desk,
+            stopping=stopping,
         )
         desk.engine = engine
         threads.outbox.on_done = answered_in(engine)
@@ -329,6 +333,7 @@ async def run_daemon(
                         name="downtime",
                     )
             finally:
+                await engine.end_piped_turns()  # their threads told why, before the notifier closes
                 await threads.aclose()  # its typing indicators, before the REST client closes
                 await landing.aclose()
 

@@ -24,6 +24,7 @@
     discord-watch agent add NAME [--mode M] -- COMMAND [ARGS...] | agent list | agent remove NAME
     discord-watch chat add CHANNEL_ID --tool T [--project P] [--persona DIR] [--history N]
                            [--who owners|everyone|ROLE_ID,...] [--keep-session]
+                           [--on-failure notice|silent]
                            | chat list | chat remove CHANNEL_ID
     discord-watch schedule add WHEN [PROMPT] (--project P | --session THREAD | --chat CHANNEL)
                            | schedule list | schedule remove ID
@@ -48,6 +49,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from discord_mcp import __version__
 from discord_mcp.errors import ConfigError, DiscordMCPError, RunError, StateError
@@ -361,14 +363,16 @@ def _run(*, local: bool, interval: float | None = None) -> int:
     configure(program="discord-watch", home=settings.home, secrets=[settings.token.reveal()])
     display = sys.stdout if sys.stdout.isatty() else None
 
+    why: list[str] = []
+
     async def main() -> None:
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             if task is not None:
-                loop.add_signal_handler(signum, task.cancel)
+                loop.add_signal_handler(signum, _stop, task, why, signum)
         with contextlib.suppress(asyncio.CancelledError):
-            await run_daemon(settings, display=display)
+            await run_daemon(settings, display=display, stopping=lambda: _stopping(why))
 
     try:
         asyncio.run(main())
@@ -376,6 +380,16 @@ def _run(*, local: bool, interval: float | None = None) -> int:
         sys.stderr.write(f"discord-watch: {_first_error(exc)}\n")
         return 1
     return 0
+
+
+def _stop(task: asyncio.Task[Any], why: list[str], signum: int) -> None:
+    why.append(signal.Signals(signum).name)
+    task.cancel()
+
+
+def _stopping(why: list[str]) -> str:
+    """Why the daemon stops, as its threads are told."""
+    return f"discord-watch stopped (it received {why[0]})" if why else "discord-watch stopped"
 
 
 def _run_local() -> int:

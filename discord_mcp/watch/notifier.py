@@ -15,6 +15,8 @@ restart keeps its message, and :meth:`DiscordNotifier.sweep` marks final the mes
 that ended while no daemon could say so. A failure mentions the owners (``mention``:
 ``failures``, the default; ``all``: every finished job; ``none``). A job the engine retries on
 its own (a temporary error, or a usage limit until its reset) says so instead of "failed".
+A turn the ACP watchdog ended (``E_AGENT_SILENT``) closed its session: its thread is archived
+after the message that says so.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DiscordError, StateError
 from discord_mcp.i18n import text
 from discord_mcp.runs import Activity, JobView, SessionView
+from discord_mcp.runs.acp_endings import SHUTDOWN_CODE, SILENT_CODE
 from discord_mcp.runs.model import STOPPED_CODE
 from discord_mcp.state.files import off_loop
 from discord_mcp.tasks import cancel_and_wait
@@ -46,6 +49,8 @@ from discord_mcp.watch.status_board import StatusBoard
 log = logging.getLogger(__name__)
 
 AFTER_FINAL_WITHIN_S = 120.0
+LAST_WORDS_WITHIN_S = 10.0
+"""How long a stopping daemon waits to post the threads it tells why their turn ended."""
 """How long what follows a job's answer (its run's changes card) waits for the answer to be
 posted; a longer wait (a ban, a long answer at Discord's pace) lets it follow anyway."""
 TYPING_EVERY_S = 8.0
@@ -135,6 +140,7 @@ class DiscordNotifier:
         :data:`AFTER_FINAL_WITHIN_S`): the run's changes card follows it
         (:mod:`discord_mcp.watch.landing`)."""
         self._following: set[asyncio.Task[None]] = set()
+        self._last_words: set[str] = set()  # threads told the daemon's stop ended their turn
 
     def language(self, job: JobView) -> str:
         """The language of ``job``'s status lines."""
@@ -188,7 +194,12 @@ class DiscordNotifier:
 
     async def aclose(self) -> None:
         """Stop every typing indicator, the running edits and the outbox's worker (the daemon
-        is stopping; its REST client closes next; what is queued stays on disk)."""
+        is stopping; its REST client closes next; what is queued stays on disk). The threads
+        whose turn ended with the daemon (an ACP agent's) are posted first, within a bound."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(LAST_WORDS_WITHIN_S):
+                for thread_id in sorted(self._last_words):
+                    await self.outbox.drained(thread_id, LAST_WORDS_WITHIN_S)
         typing, self._typing = list(self._typing.values()), {}
         for task in [*typing, *self._following]:
             await cancel_and_wait(task, within=5)
@@ -289,6 +300,14 @@ class DiscordNotifier:
             )
             self._following.add(follow)
             follow.add_done_callback(self._following.discard)
+        if job.error_code == SHUTDOWN_CODE:
+            self._last_words.add(job.thread_id)
+        if job.error_code == SILENT_CODE:  # the watchdog closed the session: so is its thread
+            archive = asyncio.create_task(
+                self._archive_after(job.thread_id), name=f"archive-{job.job_id}"
+            )
+            self._following.add(archive)
+            archive.add_done_callback(self._following.discard)
 
     async def _after_final(
         self, tell: Callable[[JobView, SessionView], None], job: JobView, session: SessionView
@@ -296,6 +315,14 @@ class DiscordNotifier:
         """Tell ``tell`` once the answer queued before it is posted: the card comes after."""
         await self.outbox.drained(job.thread_id, AFTER_FINAL_WITHIN_S)
         tell(job, session)
+
+    async def _archive_after(self, thread_id: str) -> None:
+        """Archive ``thread_id`` once the message saying why is posted (the watchdog)."""
+        await self.outbox.drained(thread_id, AFTER_FINAL_WITHIN_S)
+        try:
+            await self._rest.archive_thread(thread_id)
+        except DiscordError as exc:
+            log.warning("archiving thread %s failed: %s", thread_id, exc)
 
     def _pings(self, job: JobView) -> list[str]:
         if self._mention == "none" or job.retried_by is not None or stopped(job):

@@ -7,6 +7,9 @@
 - ``DISCORD_WATCH_COMMANDS_FOR`` (default ``admins``): who Discord offers the slash commands to.
   ``admins``: the server's administrators (and its owner); ``everyone``: every member, for
   owners who are not administrators. Either way only the owners' commands are obeyed.
+- ``DISCORD_WATCH_ACP_IDLE_MINUTES`` (default 30): an ACP agent's turn with no
+  ``session/update`` for this long is taken as hung (the watchdog): its agent is ended, its
+  session closed, the owners told, the thread archived.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from discord_mcp.watch.control.spec import VISIBLE_TO
 from discord_mcp.watch.notifier import Mention
 
 DEBOUNCE_MAX_S = 60.0
+ACP_IDLE_MAX_MIN = 7 * 24 * 60.0
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,7 @@ class WatchOptions:
     debounce: float = 2.0
     mention: Mention = "failures"
     commands_for: str = "admins"
+    acp_idle: float = 1800.0  # seconds (DISCORD_WATCH_ACP_IDLE_MINUTES)
 
 
 def watch_options(environ: Mapping[str, str] | None = None) -> WatchOptions:
@@ -67,5 +72,25 @@ def watch_options(environ: Mapping[str, str] | None = None) -> WatchOptions:
             "or everyone (every member sees them; only the owners are obeyed)",
         )
     return WatchOptions(
-        debounce=debounce, mention=cast(Mention, mention), commands_for=commands_for
+        debounce=debounce,
+        mention=cast(Mention, mention),
+        commands_for=commands_for,
+        acp_idle=_acp_idle(env, options.acp_idle),
     )
+
+
+def _acp_idle(env: Mapping[str, str], default: float) -> float:
+    raw = env.get("DISCORD_WATCH_ACP_IDLE_MINUTES", "").strip()
+    if not raw:
+        return default
+    try:
+        minutes = float(raw)
+    except ValueError:
+        minutes = -1.0
+    if not 0 < minutes <= ACP_IDLE_MAX_MIN:
+        raise ConfigError(
+            "DISCORD_WATCH_ACP_IDLE_MINUTES",
+            f"{raw!r} is not a number of minutes above 0 and at most {ACP_IDLE_MAX_MIN:g}",
+            "Use e.g. 30 (the default): an ACP turn silent this long is ended",
+        )
+    return minutes * 60.0

@@ -350,8 +350,9 @@ async def test_a_strangers_turn_cannot_show_the_model_a_file_outside_its_folder(
     leaked = [r.seq for r in model_server.requests if r.contains(PNG_BASE64)]
     assert leaked == []  # no image of the owner's was sent
     assert not [r.seq for r in model_server.requests if r.contains("OWNER-SECRET-4321")]
-    if which != "codex":  # Codex reads $CODEX_HOME/AGENTS.md, no setting skips it (open)
-        assert not [r.seq for r in turn if r.contains("OWNER-MEMORY-8765")]
+    # Codex reads $CODEX_HOME/AGENTS.md (no setting skips it): a chat's Codex has a home of its
+    # own, so the owner's never reaches it (issue 34).
+    assert not [r.seq for r in turn if r.contains("OWNER-MEMORY-8765")]
     assert tried == []  # the model was never offered a way to look
     chat_tools = {"send_message", "add_reaction", "read_history"}
     offered = {

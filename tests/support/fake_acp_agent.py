@@ -25,11 +25,19 @@ which it answers after ``FAKE_ACP_START_PAUSE`` seconds (default 0).
 It reports ``loadSession``; with ``FAKE_ACP_SESSIONS`` naming a directory its sessions are files
 there, so a new process can load them (without it, a load after a restart fails and the engine
 starts a new session). ``FAKE_ACP_LOADS`` names a file where each loaded id is appended.
+
+Its sessions offer two models, ``fast`` (current) and ``deep``, as a ``model`` config option;
+``FAKE_ACP_SWITCHES`` names a file where each ``session/set_config_option`` is appended
+(``<configId>=<value>``). ``FAKE_ACP_PROMPTS`` names a file where each prompt's text is
+appended (one JSON string a line). A prompt with the word ``ask-permission`` first asks to run
+``rm -rf build`` (options: allow once, reject once) and says what came back
+(``allowed`` / ``rejected`` / ``cancelled``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -45,6 +53,7 @@ class FakeAgent:
     def __init__(self) -> None:
         self.conn: Any = None
         self.sessions: set[str] = set()
+        self.model = "fast"
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -68,7 +77,31 @@ class FakeAgent:
         if kept:
             with open(os.path.join(kept, session_id), "w", encoding="utf-8"):
                 pass
-        return schema.NewSessionResponse(session_id=session_id)
+        return schema.NewSessionResponse(session_id=session_id, config_options=[self._models()])
+
+    def _models(self) -> Any:
+        return schema.SessionConfigOptionSelect.model_validate(
+            {
+                "id": "model",
+                "name": "Model",
+                "category": "model",
+                "type": "select",
+                "currentValue": self.model,
+                "options": [
+                    {"value": "fast", "name": "Fast model"},
+                    {"value": "deep", "name": "Deep model"},
+                ],
+            }
+        )
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: Any, **kwargs: Any
+    ) -> schema.SetSessionConfigOptionResponse:
+        if config_id != "model" or value not in ("fast", "deep"):
+            raise acp.RequestError.invalid_params({"value": "unknown"})
+        self.model = str(value)
+        _append("FAKE_ACP_SWITCHES", f"{config_id}={value}")
+        return schema.SetSessionConfigOptionResponse(config_options=[self._models()])
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> None:
         kept = os.environ.get("FAKE_ACP_SESSIONS")
@@ -85,6 +118,10 @@ class FakeAgent:
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> Any:
         text = " ".join(getattr(block, "text", "") for block in prompt)
+        _append("FAKE_ACP_PROMPTS", json.dumps(text))
+        if "ask-permission" in text.split():
+            await self._say(session_id, f"asked: {await self._ask(session_id)}")
+            return schema.PromptResponse(stop_reason="end_turn")
         if "die" in text.split():
             sys.stderr.write("fake agent: told to die\n")
             sys.stderr.flush()
@@ -137,10 +174,34 @@ class FakeAgent:
             await asyncio.sleep(max(0.0, started + (number + 1) / 2 - time.monotonic()))
         await self._say(session_id, " THE END")
 
+    async def _ask(self, session_id: str) -> str:
+        options = [
+            schema.PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+            schema.PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+        ]
+        call = schema.ToolCallUpdate(
+            tool_call_id="call-1", title="rm -rf build", kind="execute",
+            raw_input={"command": "rm -rf build"},
+        )  # fmt: skip
+        answer = await self.conn.request_permission(
+            session_id=session_id, tool_call=call, options=options
+        )
+        outcome = answer.outcome
+        if getattr(outcome, "option_id", None) == "yes":
+            return "allowed"
+        return "rejected" if getattr(outcome, "option_id", None) == "no" else "cancelled"
+
     async def _say(self, session_id: str, text: str) -> None:
         await self.conn.session_update(
             session_id=session_id, update=acp.update_agent_message_text(text)
         )
+
+
+def _append(variable: str, line: str) -> None:
+    path = os.environ.get(variable)
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
 
 
 if __name__ == "__main__":

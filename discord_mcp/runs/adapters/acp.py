@@ -34,7 +34,10 @@ from typing import Any
 
 import acp
 from acp import schema
+from acp.utils import serialize_params
 
+from discord_mcp.errors import RunError
+from discord_mcp.runs.adapters.acp_models import ModelMenu, menu_of, switch_request
 from discord_mcp.runs.adapters.base import (
     Decoder,
     Invocation,
@@ -76,6 +79,7 @@ class AcpDecoder(Decoder):
         self._all = Head()  # the start of every text of the turn
         self.stop_reason: str | None = None
         self.error: str | None = None
+        self._announced: set[str] = set()  # tool calls seen as ``tool_call``
 
     def handle(self, event: dict[str, Any]) -> bool:
         kind = event.get("type")
@@ -115,14 +119,24 @@ class AcpDecoder(Decoder):
             self._segment = Head()
             self.stream.end_message()
             title = update.get("title") or update.get("kind") or "tool"
+            self._announced.add(str(update.get("toolCallId")))
             self.add_tool_call(str(title), update.get("rawInput") or {})
             return True
         if what == "tool_call_update":
             status = update.get("status")
+            call = str(update.get("toolCallId"))
+            added = status in ("completed", "failed") and call not in self._announced
+            if added:
+                # Reported only once done (gemini --acp, for a call it asked permission for).
+                self._announced.add(call)
+                self._segment = Head()
+                self.stream.end_message()
+                title = update.get("title") or update.get("kind") or "tool"
+                self.add_tool_call(str(title), update.get("rawInput") or {})
             if status == "failed":
                 self.note = f"tool call failed: {update.get('title') or update.get('toolCallId')}"
                 return True
-            return False
+            return added
         if what == "usage_update":
             used, size = as_int(update.get("used")), as_int(update.get("size"))
             if used is not None and size:
@@ -132,6 +146,13 @@ class AcpDecoder(Decoder):
             return False
         self.unknown_events += 1
         return False
+
+    def next_prompt(self) -> None:
+        """Another prompt of ours follows in the same job (a denial's note): the final answer
+        is the one to it."""
+        self._segment = Head()
+        self._all = Head()
+        self.stream.end_message()
 
     def _take_usage(self, usage: Any) -> None:
         fields = usage if isinstance(usage, dict) else {}
@@ -279,6 +300,7 @@ class AgentProcess:
         client: Any = self.client  # the Protocol's decorated signatures do not type-check
         self.conn = acp.connect_to_agent(client, process.stdin, process.stdout)
         self.session_id: str | None = None
+        self.models: ModelMenu | None = None  # what the session offers (acp_models)
         self.can_load = False
         self.steering = False
         self.agent_name = ""
@@ -338,20 +360,25 @@ class AgentProcess:
     async def open(
         self, cwd: str, mcp: Sequence[McpServerSpec], resume: str | None, mode: str | None
     ) -> tuple[str, bool]:
-        """Load ``resume`` (when the agent can) or start a new session; (session id, loaded)."""
+        """Load ``resume`` (when the agent can) or start a new session; (session id, loaded).
+
+        The answers are read raw: the models a session offers are in parts the SDK drops
+        (:mod:`.acp_models`)."""
         servers: list[Any] = [server.to_acp() for server in mcp]
         loaded = False
         if resume and self.can_load:
             try:
-                await self.call(
-                    self.conn.load_session(cwd=cwd, session_id=resume, mcp_servers=servers)
-                )
+                load = schema.LoadSessionRequest(cwd=cwd, session_id=resume, mcp_servers=servers)
+                answer = await self.request("session/load", serialize_params(load))
                 self.session_id, loaded = resume, True
+                self.models = menu_of(answer)
             except acp.RequestError as exc:
                 log.info("the agent could not load session %s (%s); starting anew", resume, exc)
         if not loaded:
-            response = await self.call(self.conn.new_session(cwd=cwd, mcp_servers=servers))
-            self.session_id = response.session_id
+            new = schema.NewSessionRequest(cwd=cwd, mcp_servers=servers)
+            answer = await self.request("session/new", serialize_params(new))
+            self.session_id = schema.NewSessionResponse.model_validate(answer).session_id
+            self.models = menu_of(answer)
         session_id = self.session_id
         assert session_id is not None
         if mode:
@@ -360,6 +387,43 @@ class AgentProcess:
             except acp.RequestError as exc:
                 log.warning("the agent refused session mode %r: %s", mode, exc)
         return session_id, loaded
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """One request, its answer as the agent sent it (JSON), bounded like every call.
+
+        The SDK's typed calls drop what its schema does not know (the unstable ``models``,
+        ``session/set_model``): these go through its connection's own ``send_request``."""
+        wire = self.conn._conn  # the SDK's JSON-RPC connection (agent-client-protocol 0.12)
+        return await self.call(wire.send_request(method, params))
+
+    async def switch_model(self, model_id: str) -> None:
+        """Switch the open session to ``model_id``, one the session offers.
+
+        Raises:
+            RunError: E_INVALID_MODEL (the agent offers no models, or not that one, or
+                refused the switch).
+        """
+        menu, session_id = self.models, self.session_id
+        if menu is None or session_id is None:
+            raise RunError(
+                "E_INVALID_MODEL",
+                f"{self.agent_name or 'the agent'} offers no model choice in its session, so "
+                f"model {model_id!r} cannot be chosen: set the model back to default",
+            )
+        if not menu.offers(model_id):
+            raise RunError(
+                "E_INVALID_MODEL",
+                f"{self.agent_name or 'the agent'} does not offer model {model_id!r}; it offers "
+                + ", ".join(menu.ids()),
+            )
+        method, params = switch_request(menu, session_id, model_id)
+        try:
+            answer = await self.request(method, params)
+        except acp.RequestError as exc:
+            raise RunError(
+                "E_INVALID_MODEL", f"the agent refused to switch to model {model_id!r}: {exc}"
+            ) from None
+        self.models = menu_of(answer) or ModelMenu(menu.models, model_id, menu.how, menu.config_id)
 
     def prompt(self, text: str) -> Awaitable[schema.PromptResponse]:
         assert self.session_id is not None

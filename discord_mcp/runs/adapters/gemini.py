@@ -1,5 +1,9 @@
 """Gemini CLI: ``gemini --output-format stream-json --prompt=<prompt>``.
 
+Where stream-json is not available (an older Gemini CLI, or the owner's setting), the run uses
+``--output-format json`` instead and reads its single JSON object (:mod:`.gemini_json`:
+``DISCORD_WATCH_GEMINI_OUTPUT=json``, or the project's own ``--output-format json``).
+
 New session and resume::
 
     gemini --output-format stream-json <project args> --prompt=<prompt>
@@ -65,7 +69,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -84,12 +87,21 @@ from discord_mcp.runs.adapters.base import (
     Invocation,
     InvocationRequest,
     McpRegistration,
+    Outcome,
     Verdict,
     as_int,
     file_dirs,
     prompt_with_files,
     truncate,
 )
+from discord_mcp.runs.adapters.gemini_json import (
+    GeminiResult,
+    JsonResult,
+    error_in,
+    output_format,
+    parse,
+)
+from discord_mcp.runs.adapters.gemini_settings import read_settings
 from discord_mcp.runs.views import Tool, Usage
 
 log = logging.getLogger(__name__)
@@ -130,9 +142,42 @@ class GeminiDecoder(Decoder):
         super().__init__()
         self._text: list[str] = []
         self._result: dict[str, Any] | None = None
+        self._json = JsonResult()  # --output-format json's one object (gemini_json)
+
+    def feed(self, line: str) -> bool:
+        if self._json.gathering or line.strip() == "{":  # json mode: one pretty-printed object
+            done = self._json.feed(line)
+            if self._json.result is not None and done:
+                self.events_seen += 1
+                return self._json_result(self._json.result)
+            if not self._json.gathering and not done:
+                self.non_json_lines += 1
+            return False
+        return super().feed(line)
+
+    def _json_result(self, result: GeminiResult) -> bool:
+        """The json mode's answer: the whole turn at once."""
+        if result.session_id is not None:
+            self.session_key = result.session_id
+        self.final_seen = True
+        self.final_text = result.response or None
+        if result.response:
+            self.stream.replace(result.response)
+            self.set_text(result.response)
+        self.usage = result.usage
+        self._result = (
+            {"status": "success"}
+            if result.error is None
+            else {"status": "error", "error": {"message": result.error}}
+        )
+        return True
 
     def handle(self, event: dict[str, Any]) -> bool:
         kind = event.get("type")
+        if kind is None and ("response" in event or "error" in event):
+            compact = parse(event)  # json mode's object on one line
+            if compact is not None:
+                return self._json_result(compact)
         if kind == "init":
             self.session_key = str(event["session_id"])
             return True
@@ -186,6 +231,11 @@ class GeminiDecoder(Decoder):
         message = error.get("message") if isinstance(error, dict) else None
         return Verdict(ok=False, message=str(message) if message else None)
 
+    def outcome(self, exit_code: int | None, *, resumed: bool, stderr_tail: str = "") -> Outcome:
+        if self._result is None and (error := error_in(stderr_tail)) is not None:
+            self._result = {"status": "error", "error": {"message": error}}  # json mode's
+        return super().outcome(exit_code, resumed=resumed, stderr_tail=stderr_tail)
+
     def resume_failed(self, exit_code: int | None, stderr_tail: str) -> bool:
         return exit_code == 42 and "Error resuming session" in stderr_tail
 
@@ -201,7 +251,8 @@ class GeminiAdapter:
     def invocation(self, request: InvocationRequest) -> Invocation:
         if request.restricted:
             return _restricted_invocation(request)
-        argv = [request.executable, "--output-format", "stream-json"]
+        form, named = output_format(request.default_args, request.env)
+        argv = [request.executable] + ([] if named else ["--output-format", form])
         if request.resume_key:
             argv += ["--resume", request.resume_key]
         if request.mcp is not None and request.approvals != "off":
@@ -307,7 +358,8 @@ def _restricted_invocation(request: InvocationRequest) -> Invocation:
     overlay_home = request.shared_dir / "gemini-restricted"
     overlay = overlay_home / ".gemini"
     policy = overlay_home / "restricted-policy.toml"
-    argv = [request.executable, "--output-format", "stream-json", "--approval-mode", "default"]
+    form, _ = output_format(request.default_args, request.env)  # its own arguments: not used
+    argv = [request.executable, "--output-format", form, "--approval-mode", "default"]
     if request.resume_key:
         argv += ["--resume", request.resume_key]
     argv += [f"--admin-policy={policy}"]
@@ -421,33 +473,3 @@ def _entries(directory: Path) -> list[Path]:
         return sorted(directory.iterdir())
     except OSError:
         return []
-
-
-def read_settings(path: Path) -> dict[str, Any] | None:
-    """A Gemini settings file (JSON with comments); {} when there is none, None if unreadable."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError:
-        return None
-    if not text.strip():
-        return {}
-    try:
-        document = json.loads(strip_json_comments(text))
-    except ValueError:
-        return None
-    return document if isinstance(document, dict) else None
-
-
-_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
-_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|,(?=\s*[}\]])')
-
-
-def strip_json_comments(text: str) -> str:
-    """JSON with ``//`` and ``/* */`` comments and trailing commas, made plain JSON."""
-
-    def keep_strings(match: re.Match[str]) -> str:
-        return match.group(0) if match.group(0).startswith('"') else ""
-
-    return _TRAILING_COMMA.sub(keep_strings, _COMMENT.sub(keep_strings, text))

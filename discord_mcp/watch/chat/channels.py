@@ -6,13 +6,17 @@ The file is a public contract, version 1::
      "channels": {"1359...": {"channel_id": "1359...", "tool": "claude",
                               "project": "app" | null, "persona": "/abs/dir" | null,
                               "history": 10, "who": "owners" | "everyone" | ["role id", ...],
-                              "keep_session": false, "created_at": "...Z"}}}
+                              "keep_session": false, "on_failure": "notice",
+                              "created_at": "...Z"}}}
 
 ``persona`` null means the default folder, ``<state>/chat/<channel id>/`` (created by ``chat
 add``). A channel without a project works in its persona folder: the engine sees it as the
 project ``chat-<channel id>`` (:class:`ChatProjects`), with the chat's tool and the default
-settings (approvals ``ask``). Changes are read-modify-writes under the file's lock: the command
-line and the daemon may both write it; the daemon reads it again at every message.
+settings (approvals ``ask``). ``on_failure`` (absent: ``notice``) says whether a failed turn
+answers with one short line (``notice``) or says nothing (``silent``: only the log has it).
+
+Changes are read-modify-writes under the file's lock: the command line and the daemon may both
+write it; the daemon reads it again at every message.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ VERSION = 1
 HISTORY_RANGE = (0, 50)
 DEFAULT_HISTORY = 10
 WHO_MODES = ("owners", "everyone")
+ON_FAILURE = ("notice", "silent")
 _SNOWFLAKE = re.compile(r"^\d{15,21}$")
 PROJECT_PREFIX = "chat-"
 
@@ -49,6 +54,7 @@ class ChatChannel:
     who: str | tuple[str, ...] = "owners"
     keep_session: bool = False
     created_at: str = ""
+    on_failure: str = "notice"
 
     @property
     def project_name(self) -> str:
@@ -120,6 +126,7 @@ class ChatStore:
         history: int = DEFAULT_HISTORY,
         who: str = "owners",
         keep_session: bool = False,
+        on_failure: str = "notice",
         now: float,
     ) -> ChatChannel:
         """Make ``channel_id`` a chat channel (replacing its settings if it was one).
@@ -135,6 +142,11 @@ class ChatStore:
         if not low <= history <= high:
             raise RunError("E_BAD_ARGUMENTS", f"history must be {low} to {high} messages")
         chosen_who = parse_who(who)
+        if on_failure not in ON_FAILURE:
+            raise RunError(
+                "E_BAD_ARGUMENTS",
+                f"on-failure {on_failure!r}: write notice (a short line) or silent (nothing)",
+            )
         if tool not in TOOLS and tool not in projects.agent_names():
             known = ", ".join((*TOOLS, *projects.agent_names()))
             raise RunError("E_UNKNOWN_TOOL", f"{tool!r} is not a tool here: use one of {known}")
@@ -167,6 +179,7 @@ class ChatStore:
             who=chosen_who,
             keep_session=keep_session,
             created_at=utc_iso(now),
+            on_failure=on_failure,
         )
         ensure_dir(self.path.parent)
         with locked(self.path):
@@ -246,4 +259,5 @@ def _load(entry: dict[str, Any]) -> ChatChannel:
         who=chosen,
         keep_session=entry.get("keep_session") is True,
         created_at=str(entry.get("created_at") or ""),
+        on_failure="silent" if entry.get("on_failure") == "silent" else "notice",
     )

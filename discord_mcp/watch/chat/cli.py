@@ -6,7 +6,7 @@ and ``/schedule`` in Discord, from a shell. A running daemon picks the changes u
 
     discord-watch chat add CHANNEL_ID --tool claude|codex|gemini|<acp agent> [--project NAME]
                            [--persona DIR] [--history 10] [--who owners|everyone|ROLE_ID,...]
-                           [--keep-session]
+                           [--keep-session] [--on-failure notice|silent]
     discord-watch chat list
     discord-watch chat remove CHANNEL_ID
     discord-watch schedule add WHEN [PROMPT] (--project NAME | --session THREAD_ID |
@@ -56,6 +56,13 @@ def add_chat_commands(sub: Any) -> None:
         action="store_true",
         help="keep the agent's session from one turn to the next (default: each turn is new)",
     )
+    add.add_argument(
+        "--on-failure",
+        choices=("notice", "silent"),
+        default="notice",
+        help="when a turn fails: say so in one short line (notice, the default) or say "
+        "nothing (silent; the daemon's log still has it)",
+    )
     actions.add_parser("list", help="list chat channels")
     remove = actions.add_parser("remove", help="stop answering in a chat channel")
     remove.add_argument("channel_id", metavar="CHANNEL_ID")
@@ -95,6 +102,7 @@ def chat_main(args: argparse.Namespace) -> int:
                 f"{c.channel_id}\ttool={c.tool}\tproject={c.project or '(its own folder)'}"
                 f"\twho={c.who_text()}\thistory={c.history}"
                 + ("\tkeep-session" if c.keep_session else "")
+                + ("\ton-failure=silent" if c.on_failure == "silent" else "")
                 + f"\tpersona={c.persona_dir(home)}\n"
             )
         return 0
@@ -119,6 +127,7 @@ def chat_main(args: argparse.Namespace) -> int:
         history=args.history,
         who=args.who,
         keep_session=args.keep_session,
+        on_failure=args.on_failure,
         now=time.time(),
     )
     sys.stdout.write(

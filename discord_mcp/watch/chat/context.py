@@ -7,9 +7,10 @@ nor open another (any ``<discord-`` or ``</discord-`` inside, in any case, is de
 its ``@`` signs are written ``＠`` (an ``@path`` is a file some CLIs attach by themselves). The
 persona and the rules go to the agent's instructions (:mod:`.persona`), never here.
 
-A message's block is made when it arrives (its files are kept locally then, as for a run
-thread: the owners' files with a local path, others' listed without one); the history is read
-when the turn starts, so a reply the agent gave meanwhile is in it.
+A message's block is made when it arrives (its files are kept locally then: the owners' as for a
+run thread, others' in the chat's own folder, :mod:`.attachments`; each kept file is marked
+``<attachment:PATH>``); the history is read when the turn starts (its files only listed), so a
+reply the agent gave meanwhile is in it.
 """
 
 from __future__ import annotations
@@ -45,13 +46,14 @@ def _attr(value: Any) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
-_TAG = re.compile(r"<(\s*/?\s*discord-)", re.IGNORECASE)
+_TAG = re.compile(r"<(\s*/?\s*(?:discord-|attachment\s*:))", re.IGNORECASE)
 
 
 def _body(text: str) -> str:
     """The author's words, with every tag of ours in them defused, opening or closing, in any
     case or spacing (``<`` becomes ``&lt;``): a body can neither close its element nor open one
-    that claims another author or role; and no file reference (:func:`_no_file_references`)."""
+    that claims another author or role, nor forge an ``<attachment:PATH>`` mark; and no file
+    reference (:func:`_no_file_references`)."""
     return _TAG.sub(r"&lt;\1", _no_file_references(text))
 
 
@@ -96,7 +98,8 @@ def message_block(
     new: bool = True,
 ) -> str:
     """One message as the agent reads it. ``files``: its attachments as kept locally (an
-    entry with a ``path`` is a local copy the agent may open; without one, only listed)."""
+    entry with a ``path`` is a local copy, marked ``<attachment:PATH>``; without one, only
+    listed)."""
     author = message.get("author") or {}
     author_id = str(author.get("id") or "")
     reference = message.get("message_reference") or {}
@@ -116,8 +119,10 @@ def message_block(
     for entry in files or _listed(message):
         name = _attr(entry.get("filename") or "file")
         kind = _attr(entry.get("content_type") or "unknown type")
-        where = f", local file: {entry['path']}" if entry.get("path") else ", not downloaded"
-        lines.append(f"[attachment: {name} ({kind}){where}]")
+        if entry.get("path"):
+            lines.append(f"[attachment: {name} ({kind})] <attachment:{_attr(entry['path'])}>")
+        else:
+            lines.append(f"[attachment: {name} ({kind}), not downloaded]")
     lines.append("</discord-message>")
     return "\n".join(line for line in lines if line)
 

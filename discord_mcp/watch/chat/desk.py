@@ -18,7 +18,8 @@ differences:
   Discord itself and the run logs;
 - **a stranger's turn** (someone who is not an owner, where the chat lets them talk) is a
   restricted job (:mod:`discord_mcp.runs.restricted`); their message never steers an owner's
-  turn, and an owner's turn that a stranger's message joins becomes restricted.
+  turn, and an owner's turn that a stranger's message joins becomes restricted. Their files
+  are kept in the chat's own folder (:mod:`.attachments`), never among the owner's.
 
 A heartbeat (a schedule aimed at the chat channel) is a turn with a fixed prompt and no message:
 it is skipped while a turn waits, and what its agent does not send is never posted.
@@ -43,7 +44,8 @@ from discord_mcp.runs.views import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.chat import context, persona
-from discord_mcp.watch.chat.channels import ChatChannel, ChatStore
+from discord_mcp.watch.chat.attachments import strangers_files
+from discord_mcp.watch.chat.channels import ChatChannel, ChatStore, default_persona_dir
 from discord_mcp.watch.chat.routing import holds_role, speaker
 
 log = logging.getLogger(__name__)
@@ -145,7 +147,9 @@ class ChatDesk:
         if who == "ignore":
             return None
         owner = who == "owner"
-        files = await self._files.keep(message) if owner else []
+        # A stranger's files are kept in the chat's own folder, never among the owner's.
+        keeper = self._files if owner else strangers_files(self.settings.home, channel_id)
+        files = await keeper.keep(message)
         block = context.message_block(
             message, bot_id=await self.bot_id(), owners=self.settings.owner_ids, files=files
         )
@@ -289,7 +293,10 @@ class ChatDesk:
         instructions = await off_loop(persona.instructions, chat.persona_dir(self.settings.home))
         mark = mark_path(self.settings.home, channel_id)
         return PreparedTurn(
-            prompt=prompt, instructions=instructions, mcp_env={MARK_VARIABLE: str(mark)}
+            prompt=prompt,
+            instructions=instructions,
+            mcp_env={MARK_VARIABLE: str(mark)},
+            own_folder=default_persona_dir(self.settings.home, channel_id),
         )
 
     async def _history(self, chat: ChatChannel, answered: list[str]) -> tuple[list[str], bool]:

@@ -7,7 +7,8 @@ every 8 s; a failed call is logged, never fatal). When it ends, its final text i
 mark its discord server leaves, :mod:`discord_mcp.chat.said`), so every CLI works without tool
 use and none is repeated. A heartbeat's final text is never posted (it says nothing unless it
 sends something). A failed turn is logged, and a message's turn says so in one short line
-(its code only: the details may hold what the channel should not read); a stop says nothing.
+(its code only: the details may hold what the channel should not read) unless the chat was
+added ``--on-failure silent``; a stop says nothing.
 
 Every other thread's notices go to the run threads' notifier unchanged.
 """
@@ -97,7 +98,9 @@ class ChatNotifier:
                     job.error_code,
                     job.error_message,
                 )
-                if not heartbeat and job.retried_by is None:
+                chat = self.desk.chat(job.thread_id)
+                silent = chat is not None and chat.on_failure == "silent"
+                if not heartbeat and not silent and job.retried_by is None:
                     await self._post(
                         job, f"-# (no answer this time: {job.error_code or 'the agent failed'})"
                     )

@@ -43,6 +43,7 @@ async def add(c: Controls, r: Request) -> Reply:
         history=int(history) if history is not None else DEFAULT_HISTORY,
         who=r.get("who") or "owners",
         keep_session=(r.get("keep_session") or "no").lower() == "yes",
+        on_failure=(r.get("on_failure") or "notice").lower(),
         now=c.wall(),
     )
     await c.chat.refresh()
@@ -71,6 +72,7 @@ async def remove(c: Controls, r: Request) -> Reply:
 def describe(c: Controls, chat: ChatChannel) -> str:
     where = f"project **{chat.project}**" if chat.project else "its own folder"
     kept = ", keeps its session" if chat.keep_session else ""
+    kept += ", silent when it fails" if chat.on_failure == "silent" else ""
     return (
         f"`{chat.tool}` in {where}, answers {chat.who_text()}, reads {chat.history} messages"
         f"{kept}; persona `{chat.persona_dir(c.settings.home)}`"

@@ -260,6 +260,11 @@ SPECS: tuple[Spec, ...] = (
                 "Keep the agent's session between turns (default: no)",
                 choices=("yes", "no"),
             ),
+            _o(
+                "on_failure",
+                "When a turn fails: a short line (notice, default) or nothing (silent)",
+                choices=("notice", "silent"),
+            ),
         ),
     ),
     Spec("chat list", "Chat channels"),

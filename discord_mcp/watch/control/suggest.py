@@ -2,9 +2,10 @@
 
 Projects (this machine's, then every other live machine's, labelled with it), session threads
 (labelled with their project and first prompt), tools (the project's, when the command names
-one), models (well-known names of the thread's tool, the project's own ``--model`` arguments
-and models used before), jobs, schedules and the live machines; each list is filtered by what
-was typed so far (any part of the label or value, case-insensitive).
+one), models (an ACP agent's: the ones its sessions offered; a CLI's: well-known names of the
+thread's tool, the project's own ``--model`` arguments and models used before), jobs,
+schedules and the live machines; each list is filtered by what was typed so far (any part of
+the label or value, case-insensitive).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs import TOOLS
-from discord_mcp.runs.model import is_tool
+from discord_mcp.runs.model import is_builtin, is_tool
 from discord_mcp.watch.control.base import Controls
 from discord_mcp.watch.control.spec import BY_PATH
 from discord_mcp.watch.control.words import clip
@@ -100,7 +101,17 @@ def _tools(c: Controls, options: Mapping[str, str], channel: str) -> tuple[str, 
 def _models(c: Controls, options: Mapping[str, str], channel: str) -> list[Choice]:
     session = c.engine.session(options.get("session") or channel)
     tool = options.get("tool") or (session.tool if session else "")
-    tools = (tool,) if tool in KNOWN_MODELS else _tools(c, options, channel)
+    if tool and not is_builtin(tool):  # an ACP agent: the models its sessions offer
+        offered = c.engine.agent_models(tool)
+        if offered:
+            return [("default (the agent's own)", "default")] + [
+                (m.label(), m.model_id) for m in offered
+            ]
+    tools = (
+        (tool,)
+        if tool in KNOWN_MODELS or (tool and not is_builtin(tool))
+        else _tools(c, options, channel)
+    )
     names: list[str] = []
     project = None
     if name := _project_of(c, options, channel):

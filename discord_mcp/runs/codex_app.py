@@ -1,0 +1,242 @@
+"""A client of ``codex app-server`` (JSON-RPC over stdio), the Codex that takes a message
+mid-turn (issue 34).
+
+Theory. ``codex exec`` reads its prompt once; ``codex app-server`` (experimental in the pinned
+0.169) keeps a thread open and takes, per the protocol its ``generate-json-schema`` prints:
+``initialize`` (then the ``initialized`` notification), ``thread/start`` (``cwd``,
+``developerInstructions``, ``sandbox``, ``approvalPolicy``), ``turn/start`` (``threadId``,
+``input``: ``[{"type": "text", "text": ...}]``), ``turn/steer`` (``threadId``,
+``expectedTurnId``, ``input``: added to the running turn) and ``turn/interrupt`` (``threadId``,
+``turnId``). The turn ends with the ``turn/completed`` notification (``turn.status``:
+``completed``, ``interrupted`` or ``failed``); the agent's words come as ``item/completed``
+notifications of ``agentMessage`` items. Messages are JSON lines without the ``jsonrpc`` field,
+as Codex writes them.
+
+The server may ask the client things (approvals, user input): this client answers every such
+request with an error, so nothing is approved by it (fail closed).
+
+This module is the protocol alone; wiring it in as the engine of chat turns (so the run
+engine's ``steer``/``stop`` reach it) is not done yet (see CHANGELOG, issue 34).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from discord_mcp.errors import RunError
+
+log = logging.getLogger(__name__)
+LINE_LIMIT = 64 * 1024 * 1024
+
+
+@dataclass
+class TurnEnd:
+    """How a turn ended: its status, and the agent's messages in it, in order."""
+
+    status: str
+    messages: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+class CodexAppServer:
+    """One ``codex app-server`` process and its thread (use ``async with``)."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: Path,
+    ) -> None:
+        self.argv = list(argv)
+        self.env = dict(env)
+        self.cwd = cwd
+        self.thread_id: str | None = None
+        self.turn_id: str | None = None
+        self._proc: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._next = 0
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._turn_done: asyncio.Future[TurnEnd] | None = None
+        self._messages: list[str] = []
+
+    async def __aenter__(self) -> CodexAppServer:
+        self._proc = await asyncio.create_subprocess_exec(
+            *self.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=self.env,
+            cwd=self.cwd,
+            limit=LINE_LIMIT,
+        )
+        self._reader = asyncio.create_task(self._read(), name="codex-app-server-reader")
+        await self.request(
+            "initialize",
+            {"clientInfo": {"name": "discord-mcp", "title": "discord-mcp", "version": "0"}},
+        )
+        await self._send({"method": "initialized"})
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        proc = self._proc
+        if proc is not None and proc.returncode is None:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            try:
+                async with asyncio.timeout(5):
+                    await proc.wait()
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+    # ---- the protocol --------------------------------------------------------------------
+
+    async def start_thread(
+        self,
+        *,
+        instructions: str | None = None,
+        sandbox: str | None = None,
+        approval_policy: str | None = None,
+    ) -> str:
+        params: dict[str, Any] = {"cwd": str(self.cwd)}
+        if instructions:
+            params["developerInstructions"] = instructions
+        if sandbox:
+            params["sandbox"] = sandbox
+        if approval_policy:
+            params["approvalPolicy"] = approval_policy
+        result = await self.request("thread/start", params)
+        self.thread_id = str(result["thread"]["id"])
+        return self.thread_id
+
+    async def start_turn(self, text: str) -> str:
+        """Start a turn with ``text`` (the end: :meth:`turn_end`)."""
+        self._messages = []
+        self._turn_done = asyncio.get_running_loop().create_future()
+        result = await self.request(
+            "turn/start", {"threadId": self._thread(), "input": [_text(text)]}
+        )
+        self.turn_id = str(result["turn"]["id"])
+        return self.turn_id
+
+    async def steer(self, text: str) -> None:
+        """Add ``text`` to the running turn.
+
+        Raises:
+            RunError: E_NOT_STARTED, no turn runs; or the server's refusal (E_CLI_ERROR).
+        """
+        if self.turn_id is None or self._turn_done is None or self._turn_done.done():
+            raise RunError("E_NOT_STARTED", "no Codex turn is running to take the message")
+        await self.request(
+            "turn/steer",
+            {"threadId": self._thread(), "expectedTurnId": self.turn_id, "input": [_text(text)]},
+        )
+
+    async def interrupt(self) -> None:
+        if self.turn_id is None:
+            return
+        await self.request("turn/interrupt", {"threadId": self._thread(), "turnId": self.turn_id})
+
+    async def turn_end(self) -> TurnEnd:
+        if self._turn_done is None:
+            raise RunError("E_NOT_STARTED", "no Codex turn was started")
+        return await self._turn_done
+
+    def _thread(self) -> str:
+        if self.thread_id is None:
+            raise RunError("E_NOT_STARTED", "no Codex thread was started")
+        return self.thread_id
+
+    # ---- JSON-RPC ------------------------------------------------------------------------
+
+    async def request(self, method: str, params: Mapping[str, Any]) -> Any:
+        """Send a request and wait for its result.
+
+        Raises:
+            RunError: E_CLI_ERROR, the server answered with an error or ended.
+        """
+        self._next += 1
+        ident = self._next
+        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[ident] = waiter
+        await self._send({"id": ident, "method": method, "params": dict(params)})
+        return await waiter
+
+    async def _send(self, message: Mapping[str, Any]) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None or proc.returncode is not None:
+            raise RunError("E_CLI_ERROR", "codex app-server is not running")
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+        await proc.stdin.drain()
+
+    async def _read(self) -> None:
+        proc = self._proc
+        assert proc is not None
+        assert proc.stdout is not None
+        try:
+            while line := await proc.stdout.readline():
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    log.info("codex app-server wrote a line that is not JSON: %.200r", line)
+                    continue
+                if isinstance(message, dict):
+                    await self._dispatch(message)
+        finally:
+            ended = RunError("E_CLI_ERROR", "codex app-server ended")
+            for waiter in self._pending.values():
+                if not waiter.done():
+                    waiter.set_exception(ended)
+            if self._turn_done is not None and not self._turn_done.done():
+                self._turn_done.set_result(TurnEnd("failed", self._messages, "the server ended"))
+
+    async def _dispatch(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if "id" in message and method is None:  # a response
+            waiter = self._pending.pop(int(message["id"]), None)
+            if waiter is None or waiter.done():
+                return
+            if "error" in message:
+                error = message["error"] or {}
+                waiter.set_exception(RunError("E_CLI_ERROR", str(error.get("message") or error)))
+            else:
+                waiter.set_result(message.get("result"))
+            return
+        if "id" in message:  # the server asks: never approved from here
+            await self._send(
+                {"id": message["id"], "error": {"code": -32601, "message": "not supported"}}
+            )
+            return
+        params = message.get("params") or {}
+        if method == "item/completed":
+            item = params.get("item") or {}
+            if item.get("type") == "agentMessage" and item.get("text"):
+                self._messages.append(str(item["text"]))
+        elif method == "turn/completed":
+            turn = params.get("turn") or {}
+            done = self._turn_done
+            if done is not None and not done.done() and turn.get("id") in (None, self.turn_id):
+                error = turn.get("error")
+                done.set_result(
+                    TurnEnd(
+                        str(turn.get("status") or "completed"),
+                        list(self._messages),
+                        str(error.get("message")) if isinstance(error, dict) else None,
+                    )
+                )
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text, "text_elements": []}
