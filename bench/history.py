@@ -34,16 +34,23 @@ Two figures each, after a year beside the last week alone:
 Exit 1 over budget, 2 when something measured does not work (a server that exits, a hook that
 fails).
 
-    .venv/bin/python -m bench.history [--quick] [--repeats N] [--server-command CMD]
+    .venv/bin/python -m bench.history [--quick] [--repeats N] [--keep DIR] [--server-command CMD]
+
+``--keep DIR`` builds the two state directories in DIR and leaves them there; a later run with
+the same DIR and sizes measures them again without building (a full-size build takes the best
+part of an hour here). A kept world older than :data:`KEEP_FOR_S` is built anew: its "today"
+would no longer be today.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,7 +61,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench.history_state import World, build_today, build_year
+from bench.history_state import Today, World, build_today, build_year
 from bench.mcp_stdio import (
     OURS,
     OVER_BUDGET,
@@ -85,6 +92,8 @@ QUICK = ["--decisions", "1000", "--runs", "100", "--repeats", "3"]
 ROUTES_PER_SAMPLE = 50
 WATCH = [sys.executable, "-c", "from discord_mcp.watch.cli import main; raise SystemExit(main())"]
 READY_WITHIN_S = 120.0
+KEEP_FOR_S = 12 * 3600.0
+"""How long a world kept with ``--keep`` is measured again before it is built anew."""
 
 
 def env_for(world: World, emulator: RunningEmulator) -> dict[str, str]:
@@ -119,7 +128,9 @@ _counter = 0
 def _reads_file(world: World) -> Path:
     global _counter
     _counter += 1
-    return world.home.parent / f"reads-{_counter}.txt"
+    out = world.home.parent / f"reads-{_counter}.txt"
+    out.unlink(missing_ok=True)  # a world kept from an earlier run (--keep) has its files
+    return out
 
 
 def route_one(world: World, thread: str) -> Sample:
@@ -388,36 +399,40 @@ def main() -> int:
     parser.add_argument("--decisions", type=int, default=100_000, help="decisions in the year")
     parser.add_argument("--runs", type=int, default=10_000, help="run folders in the year")
     parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="build the worlds in DIR and keep them; a later run with the same DIR and sizes "
+        "measures them again without building",
+    )
     add_server_option(parser)
     args = parse_arguments(parser, QUICK)
     repeats = args.repeats
     argv = server_argv(args.server_command)
     emulator = start_in_thread(rate_limit_scale=0.01)
-    with tempfile.TemporaryDirectory() as scratch, emulator:
-        root = Path(scratch)
-        now = time.time()
-        worlds = {}
-        for name in ("week", "year"):
-            project = root / name / "work" / "app"
-            project.mkdir(parents=True)
-            worlds[name] = World(
-                root / name / "home", project, emulator.channel_id, emulator.owner_user_id, now
-            )
-        built = time.perf_counter()
-        build_year(worlds["year"], args.decisions, args.runs)
-        build_year(worlds["week"], args.decisions, args.runs, last_days=DECISION_THREAD_DAYS)
-        marks = {name: build_today(world) for name, world in worlds.items()}
-        print(f"built in {time.perf_counter() - built:.0f} s:")
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(emulator)
+        if args.keep is None:
+            root = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        else:
+            root = args.keep.resolve()
+        sizes = {"decisions": args.decisions, "runs": args.runs}
+        worlds, marks = kept_worlds(root, sizes, emulator) if args.keep else (None, None)
+        if worlds is None or marks is None:
+            worlds, marks = build_worlds(root, sizes, emulator, keep=args.keep is not None)
+        else:
+            print(f"measuring the worlds kept in {root} (built {_age(worlds['year'].now)} ago):")
         for name, world in worlds.items():
             print(f"  {name:5}: {describe(world)}")
         envs = {name: env_for(world, emulator) for name, world in worlds.items()}
         mark = marks["week"]
         other = root / "work" / "other"  # a project with nothing open: the hook only reads
-        other.mkdir(parents=True)
+        other.mkdir(parents=True, exist_ok=True)
         elsewhere = {"session_id": "bench-other", "cwd": str(other)}
         stop_payload = {"session_id": "b3nch000", "cwd": "", "transcript_path": ""}
 
-        def measures(name: str) -> dict[str, Callable[[], float]]:
+        def measures(name: str) -> dict[str, Callable[[], Sample]]:
             world, env = worlds[name], envs[name]
             return {
                 "routing one incoming message": lambda: route_one(world, mark.routed_thread),
@@ -455,6 +470,95 @@ def main() -> int:
                     else:
                         side_by_side(row, repeats, alone[row.label], after[row.label])
     return verdict(rows)
+
+
+MANIFEST = "kept-world.json"
+
+
+def build_worlds(
+    root: Path, sizes: dict[str, int], emulator: RunningEmulator, *, keep: bool
+) -> tuple[dict[str, World], dict[str, Today]]:
+    """Build the last week and the year in ``root`` (module doc); with ``keep``, note what was
+    built so a later run can measure it again (:func:`kept_worlds`)."""
+    if keep and root.exists():
+        (root / MANIFEST).unlink(missing_ok=True)  # a half-built world is never reused
+        for name in ("week", "year"):
+            shutil.rmtree(root / name, ignore_errors=True)
+    now = time.time()
+    worlds = {}
+    for name in ("week", "year"):
+        project = root / name / "work" / "app"
+        project.mkdir(parents=True)
+        worlds[name] = World(
+            root / name / "home", project, emulator.channel_id, emulator.owner_user_id, now
+        )
+    built = time.perf_counter()
+    build_year(worlds["year"], sizes["decisions"], sizes["runs"])
+    build_year(worlds["week"], sizes["decisions"], sizes["runs"], last_days=DECISION_THREAD_DAYS)
+    marks = {name: build_today(world) for name, world in worlds.items()}
+    print(f"built in {time.perf_counter() - built:.0f} s:")
+    if keep:
+        manifest = {
+            **sizes,
+            "now": now,
+            "channel_id": emulator.channel_id,
+            "owner_id": emulator.owner_user_id,
+            "marks": {
+                name: {
+                    "routed_thread": mark.routed_thread,
+                    "archive_probe": mark.archive_probe.id,
+                    "away": mark.away.id,
+                }
+                for name, mark in marks.items()
+            },
+        }
+        (root / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    return worlds, marks
+
+
+def kept_worlds(
+    root: Path, sizes: dict[str, int], emulator: RunningEmulator
+) -> tuple[dict[str, World] | None, dict[str, Today] | None]:
+    """The worlds a run with ``--keep`` built in ``root``, if they are of these sizes, for
+    this emulator's channel and not older than :data:`KEEP_FOR_S`; else (None, None)."""
+    try:
+        manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, None
+    same = (
+        isinstance(manifest, dict)
+        and all(manifest.get(key) == value for key, value in sizes.items())
+        and manifest.get("channel_id") == emulator.channel_id
+        and manifest.get("owner_id") == emulator.owner_user_id
+        and isinstance(manifest.get("now"), float)
+        and time.time() - manifest["now"] < KEEP_FOR_S
+    )
+    if not same:
+        print(f"the world kept in {root} is not of these sizes or too old: building it anew")
+        return None, None
+    worlds, marks = {}, {}
+    for name in ("week", "year"):
+        world = World(
+            root / name / "home",
+            root / name / "work" / "app",
+            emulator.channel_id,
+            emulator.owner_user_id,
+            manifest["now"],
+        )
+        ids = manifest["marks"][name]
+        store = DecisionStore(world.home)
+        worlds[name] = world
+        marks[name] = Today(
+            routed_thread=ids["routed_thread"],
+            archive_probe=store.load(ids["archive_probe"]),
+            away=store.load(ids["away"]),
+        )
+    return worlds, marks
+
+
+def _age(since: float) -> str:
+    minutes = (time.time() - since) / 60
+    return f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.1f} h"
 
 
 def verdict(rows: list[Row]) -> int:

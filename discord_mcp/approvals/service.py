@@ -259,11 +259,23 @@ class ApprovalService:
             return False
 
         self._claimed.add(draft.id)
-        existing = await store.acreate_unless_pending(
-            draft, reusable, max_bytes=FILE_LIMIT, containing=fingerprint.encode()
-        )
-        if existing is not None:
-            self._claimed.discard(draft.id)  # not made: the call took ``existing`` over
+        existing: Decision | None = None
+        try:
+            existing = await store.acreate_unless_pending(
+                draft, reusable, max_bytes=FILE_LIMIT, containing=fingerprint.encode()
+            )
+            if existing is not None:
+                self._claimed.discard(draft.id)  # not made: the call took ``existing`` over
+            return await self._asked_on(draft, existing, max_wait)
+        except BaseException:
+            # Not asked: the call is blocked (decide says so), its approval free for the next.
+            self._claimed.discard(draft.id if existing is None else existing.id)
+            raise
+
+    async def _asked_on(
+        self, draft: Decision, existing: Decision | None, max_wait: float
+    ) -> Decision:
+        """The approval a call waits on: its new card, or the one it took over."""
         if existing is None:
             return await self._decisions.poster.post(draft, fresh=True)
         if not existing.card_message_id:
@@ -271,7 +283,7 @@ class ApprovalService:
         if existing.gave_up_at:  # asked again: waiting again
             existing = await self._show_pending(existing, gave_up_at=None, wait_seconds=max_wait)
         if self._lease and existing.asker_lease != self._lease:
-            existing, _ = await store.aupdate(
+            existing, _ = await self._decisions.store.aupdate(
                 existing.id,
                 lambda current: (
                     current.replace(asker_lease=self._lease) if not current.is_final else None

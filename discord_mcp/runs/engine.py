@@ -78,6 +78,7 @@ from discord_mcp.runs.model import Session, utc_iso
 from discord_mcp.runs.notices import Notices
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.runs.recorder import NotRun, RunRecorder, ThreadUrl
+from discord_mcp.runs.retiring import EngineRetirement
 from discord_mcp.runs.scheduler import Scheduler
 from discord_mcp.runs.spawner import (
     ProcessSpawner,
@@ -88,7 +89,7 @@ from discord_mcp.runs.views import JobView, SessionView, Tool
 log = logging.getLogger(__name__)
 
 
-class RunEngine(EngineViews, EngineControls, EngineLanding):
+class RunEngine(EngineViews, EngineControls, EngineLanding, EngineRetirement):
     """Runs agent CLI jobs for Discord threads. Use as ``async with RunEngine(...) as engine``.
 
     Args:
@@ -188,11 +189,13 @@ class RunEngine(EngineViews, EngineControls, EngineLanding):
             group.create_task(self._scheduler.timers(), name="runs-timers"),
             group.create_task(self.recorder.run(), name="runs-folders"),
             group.create_task(self._scheduler.acp.idle(), name="runs-agents-idle"),
+            group.create_task(self.retire_every(), name="runs-retire"),
         ]
         try:
             self._scheduler.cleanup_job_dirs()
             self._scheduler.recover()  # nothing new starts before every old job is accounted for
             self.recorder.reconcile(self.sessions(), self.jobs)
+            await self._retire_at_start()
             self._open = self._scheduler.open = True
             self._scheduler.pump()
         except BaseException as exc:

@@ -148,6 +148,10 @@ def load(
             continue
         if document is not None:
             bases.append((name, document))
+            if live_start is None or int(document["seq"]) + 1 >= live_start:
+                # The live segment continues the snapshot: base.json (the state when the
+                # segment was last closed, the biggest file here after a year) is not needed.
+                break
     # The newest base that the live segment continues without a gap.
     fitting = [
         (name, doc)

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, get_args
 
-from discord_mcp.runs.model_controls import ControlReducers, add_usage
+from discord_mcp.runs.model_controls import ControlReducers, add_usage, remember_message
 from discord_mcp.runs.model_controls import InvalidEvent as InvalidEvent
 from discord_mcp.runs.records import SESSION_KEY_NAMES as SESSION_KEY_NAMES
 from discord_mcp.runs.records import Job as Job
@@ -30,6 +30,7 @@ from discord_mcp.runs.records import ProcessInfo as ProcessInfo
 from discord_mcp.runs.records import Session as Session
 from discord_mcp.runs.records import parse_iso as parse_iso
 from discord_mcp.runs.records import utc_iso as utc_iso
+from discord_mcp.runs.retired import RetireReducers
 from discord_mcp.runs.views import (
     RETRYABLE_STATES,
     BuiltinTool,
@@ -91,7 +92,7 @@ def session_key_name(tool: str) -> str:
 # The state and its reducer
 
 
-class RunState(ControlReducers):
+class RunState(ControlReducers, RetireReducers):
     """Sessions, jobs and the dedupe index; changed only by :meth:`apply`.
 
     What the state keeps does not grow with history, so a snapshot (and a start-up) costs the
@@ -99,8 +100,9 @@ class RunState(ControlReducers):
 
     - ``keep_finished`` finished jobs per session, and ``keep_finished_total`` in all (the
       oldest go first; a session's last job always stays, it says how the session stands);
-    - the ``keep_dedupe`` newest dedupe keys (a redelivered message older than that many jobs
-      is not something the daemon's catch-up reads);
+    - the ``keep_dedupe`` newest dedupe keys, none of a message written two weeks before the
+      newest (a redelivered message older than that is not something the daemon's catch-up
+      reads; :func:`~discord_mcp.runs.model_controls.remember_message`);
     - usage totals for the last :data:`USAGE_DAYS` days (by the events' own dates).
 
     Every bound is applied by the reducers, so a replay and a snapshot agree.
@@ -136,6 +138,7 @@ class RunState(ControlReducers):
             "JobMarkedUnknownAfterCrash": self._job_finished,
             "RunLanded": self._run_landed,
             **self.control_reducers(),
+            **self.retire_reducers(),
         }
 
     # -- serialisation
@@ -359,9 +362,7 @@ class RunState(ControlReducers):
         if original is not None:
             original.retried_by = job_id
         if dedupe_key is not None:
-            self.dedupe[dedupe_key] = job_id
-            while len(self.dedupe) > self.keep_dedupe:
-                del self.dedupe[next(iter(self.dedupe))]
+            remember_message(self.dedupe, dedupe_key, job_id, self.keep_dedupe)
         self.job_counter = max(self.job_counter, number)
         if p.get("front"):
             session.queue.insert(0, job_id)  # an automatic retry keeps its place in line

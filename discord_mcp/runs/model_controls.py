@@ -37,6 +37,41 @@ USAGE_DAYS = 400
 """Usage totals older than this many days (before the newest event's date) are dropped."""
 
 
+DEDUPE_DAYS = 14
+"""Dedupe keys of messages this many days older than the newest one remembered are dropped."""
+_DISCORD_EPOCH_MS = 1_420_070_400_000
+
+
+def remember_message(dedupe: dict[str, str], key: str, job_id: str, keep: int) -> None:
+    """Remember that message ``key`` (``<thread>:<message id>``) became ``job_id``, and forget
+    the oldest keys beyond ``keep``, and those of messages written :data:`DEDUPE_DAYS` before
+    this one (by the messages' own ids, not the clock: an old message read again after a
+    downtime forgets nothing newer). A redelivered message is one read again by the daemon's
+    catch-up, which starts at most at the last read before a downtime; so a year of messages
+    costs the state (and every start that reads it) no more than two weeks of them."""
+    dedupe[key] = job_id
+    while len(dedupe) > keep:
+        del dedupe[next(iter(dedupe))]
+    written = _message_seconds(key)
+    if written is None:
+        return
+    cutoff = written - DEDUPE_DAYS * 86400
+    while dedupe:
+        oldest = next(iter(dedupe))
+        at = _message_seconds(oldest)
+        if at is None or at >= cutoff:
+            return
+        del dedupe[oldest]
+
+
+def _message_seconds(key: str) -> float | None:
+    """When a Discord message was written, from its id in a dedupe key (None: not an id)."""
+    message_id = key.rpartition(":")[2]
+    if not message_id.isdigit() or len(message_id) < 15:
+        return None
+    return ((int(message_id) >> 22) + _DISCORD_EPOCH_MS) / 1000.0
+
+
 def add_usage(ledger: dict[str, dict[str, float]], job: Job, ts: str) -> None:
     """Count a finished job that ran into the ledger (key ``"<day>|<project>|<thread>"``)."""
     if job.tool is None:
@@ -65,6 +100,7 @@ class ControlReducers:
     sessions: dict[str, Session]
     jobs: dict[str, Job]
     dedupe: dict[str, str]
+    keep_dedupe: int
 
     def _session(self, thread_id: str) -> Session:
         raise NotImplementedError
@@ -100,7 +136,7 @@ class ControlReducers:
         if p.get("restricted", False) is not False:  # a stranger's words restrict the turn
             job.restricted = True
         if key is not None:
-            self.dedupe[key] = job.job_id
+            remember_message(self.dedupe, key, job.job_id, self.keep_dedupe)
         session.updated_at = session.last_activity_at = ts
 
     def _job_steered(self, p: Mapping[str, Any], ts: str) -> None:
@@ -113,7 +149,7 @@ class ControlReducers:
         job.prompt = f"{job.prompt}\n\n{p['prompt']}"
         job.message_ids.append(str(p["message_id"]))
         if key is not None:
-            self.dedupe[key] = job.job_id
+            remember_message(self.dedupe, key, job.job_id, self.keep_dedupe)
         session.updated_at = session.last_activity_at = ts
 
     def _job_cancelled(self, p: Mapping[str, Any], ts: str) -> None:

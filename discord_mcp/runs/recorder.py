@@ -516,21 +516,35 @@ class RunRecorder:
                     await off_loop(
                         self._update_session, folder, session, {"state": state, "pid": None}
                     )
-        await off_loop(self._orphans, known)
+        await off_loop(self._orphans, known, after)
 
-    def _orphans(self, known: set[str]) -> None:
-        """Runs whose request was claimed but never became a session (a crash in between)."""
+    def _orphans(self, known: set[str], after: dt.datetime | None) -> None:
+        """Runs whose request was claimed but never became a session (a crash in between).
+
+        A claim moves ``request.json`` into the run's folder, which changes the folder's time:
+        with ``after`` (:func:`~discord_mcp.runs.recorded.compare_after`), only folders changed
+        since are read, not every run ever made (whose sessions may have retired from the state:
+        :mod:`.retired`)."""
         runs = self.home / "runs"
-        with contextlib.suppress(OSError):
-            for entry in runs.iterdir():
+        since = after.timestamp() if after is not None else None
+        with contextlib.suppress(OSError), os.scandir(runs) as entries:
+            for entry in entries:
                 if not entry.name.startswith("run_") or entry.name in known:
                     continue
+                if since is not None:
+                    try:
+                        if entry.stat().st_mtime < since:
+                            continue
+                    except OSError:
+                        continue
                 try:
                     folder = RunFolder.of(self.home, entry.name)
                 except DiscordMCPError:
                     continue
+                if folder.session.exists() or folder.result.exists():
+                    continue  # it became a session (retired from the state, maybe) or ended
                 request = read_document(folder.request)
-                if request is None or folder.session.exists() or folder.result.exists():
+                if request is None:
                     continue
                 if request.get("mode") == "resume":
                     continue

@@ -204,8 +204,9 @@ takes an hour, but which process made it cannot be told."""
 NOT_SWEPT = frozenset({"worktrees"})
 """Directories of the state directory that hold no state writes (runs' git worktrees: project
 files, whose names are not ours to judge)."""
-ARCHIVES = (("decisions", "done"), ("runs", "run_*"))
-"""Where history piles up (done decisions, one folder per run ever made): written rarely once
+ARCHIVES = (("decisions", "done"), ("runs", "run_*"), ("runs", "retired"))
+"""Where history piles up (done decisions, one folder per run ever made, retired sessions:
+:mod:`discord_mcp.runs.retired`): written rarely once
 there, and walked only by a sweep that asks for them (``archives=True``), so a start-up does
 not read a year of names."""
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, cast
 
-from discord_mcp.errors import BadRequest
+from discord_mcp.errors import BadRequest, DiscordError
 from discord_mcp.transport.responses import ONE, Shape
 from discord_mcp.transport.routes import Route
 from discord_mcp.transport.wire import Channel
@@ -88,6 +89,39 @@ class ThreadCalls:
         threads = found["threads"] if isinstance(found["threads"], list) else None
         return [cast(Channel, t) for t in threads or [] if isinstance(t, dict)]
 
+    async def public_threads_archived_since(self, channel_id: str, since: float) -> list[Channel]:
+        """The channel's public (or announcement) threads archived at ``since`` (wall-clock
+        seconds) or later: the listing, newest first, page after page until it reaches
+        ``since``. What it costs follows how many threads were archived since then, not how
+        many the channel ever had.
+
+        Raises:
+            DiscordError: a thread without a readable ``archive_timestamp``, or a listing that
+                does not move on (then nobody can say what was archived).
+        """
+        route = Route.of(
+            "GET", "/channels/{channel_id}/threads/archived/public", channel_id=channel_id
+        )
+        found: dict[str, Channel] = {}
+        before: str | None = None
+        while True:
+            params: dict[str, str | int] = {"limit": 100}
+            if before is not None:
+                params["before"] = before
+            answer = await self.request(route, params=params, expect=Shape(keys=("threads",)))
+            page = answer["threads"] if isinstance(answer["threads"], list) else []
+            stamps = [(_archived_at(t), t) for t in page if isinstance(t, dict)]
+            fresh = [t for at, t in stamps if at >= since and str(t.get("id")) not in found]
+            found.update((str(t.get("id")), cast(Channel, t)) for t in fresh)
+            if not stamps or not answer.get("has_more") or min(at for at, _ in stamps) < since:
+                return list(found.values())
+            if not fresh:
+                raise DiscordError(f"the archived threads of {channel_id} do not move on")
+            # One microsecond past the oldest of the page: threads archived at that very
+            # instant are listed again (and counted once), never skipped.
+            oldest = min(at for at, _ in stamps)
+            before = datetime.fromtimestamp(oldest + 1e-6, UTC).isoformat()
+
     async def archive_thread(self, thread_id: str) -> Channel:
         """Archive a thread (it stays readable and reopens when someone writes in it)."""
         return await self.modify_channel(thread_id, archived=True)
@@ -137,6 +171,15 @@ class ThreadCalls:
         )
         body = {"name": _thread_name(name), "auto_archive_duration": auto_archive_duration}
         return cast(Channel, await self.request(route, json=body, expect=ONE))
+
+
+def _archived_at(thread: Mapping[str, Any]) -> float:
+    metadata = thread.get("thread_metadata")
+    stamp = metadata.get("archive_timestamp") if isinstance(metadata, Mapping) else None
+    try:
+        return datetime.fromisoformat(str(stamp)).timestamp()
+    except ValueError:
+        raise DiscordError(f"thread {thread.get('id')} has no archive time: {stamp!r}") from None
 
 
 def _thread_name(name: str) -> str:

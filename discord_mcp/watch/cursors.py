@@ -89,9 +89,12 @@ class Cursors:
     def __init__(self, home: Path) -> None:
         self.path = home / "watch" / "cursors.json"
         self.resting_path = home / "watch" / "resting.json"
-        self._resting: dict[str, Cursor] | None = None
-        """Resting threads (module doc), once :meth:`load_resting` read them."""
+        self._resting: dict[str, dict[str, Any]] | None = None
+        """Resting threads (module doc), once :meth:`load_resting` read them: as stored, made
+        a :class:`Cursor` only when one wakes (a year of them costs a start one JSON read)."""
         self._resting_dirty = False
+        self._forgot_at = 0.0
+        """When resting threads were last looked over for forgetting (at most hourly)."""
         self._channels: dict[str, Cursor] = {}
         self._retired: set[str] = set()
         self._floor: str | None = None
@@ -138,7 +141,7 @@ class Cursors:
                 self._dirty = True
                 raise
         if self._resting_dirty and self._resting is not None:
-            resting = {cid: c.to_json() for cid, c in self._resting.items()}
+            resting = dict(self._resting)
             self._resting_dirty = False
             try:
                 await off_loop(
@@ -210,7 +213,7 @@ class Cursors:
 
     # ---- resting threads (module doc) -----------------------------------------------------
 
-    async def load_resting(self) -> dict[str, Cursor]:
+    async def load_resting(self) -> dict[str, dict[str, Any]]:
         """The resting threads, read once (off the event loop)."""
         if self._resting is None:
             try:
@@ -218,9 +221,7 @@ class Cursors:
             except StateCorrupt:
                 document = None  # quarantined and reported: those threads wake when written in
             threads = (document or {}).get("threads") or {}
-            loaded = {
-                str(k): Cursor.from_json(v) for k, v in threads.items() if isinstance(v, dict)
-            }
+            loaded = {str(k): v for k, v in threads.items() if isinstance(v, dict)}
             if self._resting is None:
                 self._resting = loaded
         return self._resting
@@ -230,7 +231,7 @@ class Cursors:
         resting threads were not read yet)."""
         if self._resting is None or channel_id not in self._resting:
             return False
-        self._channels.setdefault(channel_id, self._resting.pop(channel_id))
+        self._channels.setdefault(channel_id, Cursor.from_json(self._resting.pop(channel_id)))
         self._resting_dirty = True
         self._save()
         return True
@@ -257,11 +258,16 @@ class Cursors:
             if (active is None and idle >= REST_AFTER_S) or (
                 active is not None and channel_id not in active and idle >= QUIET_S
             ):
-                self._resting[channel_id] = self._channels.pop(channel_id)
+                self._resting[channel_id] = self._channels.pop(channel_id).to_json()
                 moved += 1
-        forgotten = [
-            cid for cid, c in self._resting.items() if now - c.last_activity(cid) >= FORGET_AFTER_S
-        ]
+        forgotten = []
+        if now - self._forgot_at >= QUIET_S or now < self._forgot_at:
+            self._forgot_at = now
+            forgotten = [
+                cid
+                for cid, raw in self._resting.items()
+                if now - Cursor.from_json(raw).last_activity(cid) >= FORGET_AFTER_S
+            ]
         for channel_id in forgotten:
             del self._resting[channel_id]
         if moved or forgotten:

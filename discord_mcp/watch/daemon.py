@@ -80,7 +80,8 @@ CLOCK_SKEW_S = 2.0
 machine's clock may run ahead of Discord's."""
 LONG_DOWNTIME_S = 3600.0
 """Down longer than this (Discord's shortest auto-archive), a thread may have been written in
-and archived again while no daemon ran: the first pass reads resting threads too."""
+and archived again while no daemon ran: the first pass also reads the resting threads Discord
+archived since (:func:`~discord_mcp.watch.quiet.wake_resting`)."""
 THREAD_CREATED = 18
 """The system message Discord posts in a channel when a thread is created in it."""
 THREADS_READ_KEPT = 256
@@ -114,6 +115,8 @@ class Engine(Protocol):
     def session(self, thread_id: str) -> SessionView | None: ...
 
     def sessions(self) -> list[SessionView]: ...
+
+    async def revive(self, thread_id: str) -> bool: ...
 
 
 class Watcher:
@@ -178,7 +181,7 @@ class Watcher:
         self._wake = asyncio.Event()
         self._told_content_hidden = False
         self._history_discovered = False
-        self._long_downtime = False
+        self._down_since: float | None = None
         """Down long enough for a thread to be written in and archived again: the first pass
         reads every resting thread (:mod:`.cursors`)."""
         self._guild_id: str | None = None
@@ -238,7 +241,8 @@ class Watcher:
     async def _watch_main_channel(self) -> None:
         channel = self._settings.channel_id
         caught_up_at, alive_at = await off_loop(self._alive.read)
-        self._long_downtime = alive_at is not None and self._wall() - alive_at > LONG_DOWNTIME_S
+        if alive_at is not None and self._wall() - alive_at > LONG_DOWNTIME_S:
+            self._down_since = alive_at
         if channel in self._cursors.channels():
             return
         if self._cursors.lost is None and caught_up_at is None and alive_at is None:
@@ -315,10 +319,10 @@ class Watcher:
             self._cursors,
             self._rest,
             self._settings.channel_id,
-            long_downtime=self._long_downtime,
+            down_since=self._down_since,
             guild_id=self._guild_id,
         )
-        self._long_downtime = False
+        self._down_since = None
         return active
 
     def _busy_thread(self, thread_id: str) -> bool:
@@ -491,6 +495,8 @@ class Watcher:
             return
         if channel_id == self._settings.channel_id:
             self._discover_thread_of(message)
+        else:
+            await self._engine.revive(channel_id)  # a session at rest for long had retired
         decisions = await thread_decisions(self._store, channel_id, self._settings.channel_id)
         route = self._destination(message, channel_id, decisions)
         message_id = str(message["id"])

@@ -9,15 +9,18 @@
   decision ever asked (:func:`thread_decisions`).
 - Resting threads (:mod:`.cursors`: archived, or silent for a week) are read only when they may
   have news (:func:`wake_resting`): Discord lists them as active (a message unarchived them),
-  or the daemon was down long enough for one to be written in and archived again, or the list
-  cannot be had (then all of them: nothing is missed on doubt).
+  or, after the daemon was down long enough for one to be written in and archived again,
+  Discord lists them among the threads archived since it was last alive (one listing per
+  parent channel, whose length follows the downtime's activity, not the history); when a list
+  cannot be had, all of them are read (nothing is missed on doubt).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
@@ -31,6 +34,9 @@ log = logging.getLogger(__name__)
 
 DECISION_THREAD_DAYS = 7
 """Decision threads are watched this long after the question, for notes after the answer."""
+ARCHIVED_MARGIN_S = 60.0
+"""Threads archived this long before the daemon was last alive are listed too: Discord's clock
+and this machine's may differ."""
 
 
 async def known_threads(
@@ -80,11 +86,13 @@ async def wake_resting(
     rest: RestClient,
     channel: str,
     *,
-    long_downtime: bool,
+    down_since: float | None,
     guild_id: str | None,
 ) -> tuple[set[str] | None, str | None]:
-    """Wake the resting threads this pass must read (module doc). Returns the threads Discord
-    lists as active (None: unknown), and the guild's id once known."""
+    """Wake the resting threads this pass must read (module doc). ``down_since``: when the
+    daemon was last alive, if it was down long enough for a resting thread to be written in
+    and archived again meanwhile. Returns the threads Discord lists as active (None: unknown),
+    and the guild's id once known."""
     resting = await cursors.load_resting()
     try:
         if guild_id is None:
@@ -100,12 +108,43 @@ async def wake_resting(
         cursors.wake_all()
         return None, guild_id
     active = {str(t.get("id")) for t in listed if t.get("id")}
-    if long_downtime and resting:
-        log.info("down for a while: reading the %d resting threads again, once", len(resting))
-        cursors.wake_all()
     for thread_id in active & set(resting):
         cursors.wake(thread_id)
+    if down_since is not None and resting:
+        await _wake_archived_since(cursors, rest, resting, down_since - ARCHIVED_MARGIN_S)
     return active, guild_id
+
+
+async def _wake_archived_since(
+    cursors: Cursors, rest: RestClient, resting: Mapping[str, Mapping[str, Any]], since: float
+) -> None:
+    """Wake the resting threads Discord archived at ``since`` or later (a message may have
+    unarchived them while the daemon was down); every resting thread when that cannot be
+    listed."""
+    parents = sorted({str(c["parent_id"]) for c in resting.values() if c.get("parent_id")})
+    archived: set[str] = set()
+    try:
+        for parent in parents:
+            found = await rest.public_threads_archived_since(parent, since)
+            archived.update(str(t.get("id")) for t in found)
+    except Unauthorized:
+        raise
+    except (DiscordError, KeyError, TypeError) as exc:
+        log.warning(
+            "could not list the threads archived while down (%s): reading every resting one",
+            exc,
+        )
+        cursors.wake_all()
+        return
+    woken = [thread_id for thread_id in list(resting) if thread_id in archived]
+    for thread_id in woken:
+        cursors.wake(thread_id)
+    log.info(
+        "down since %s: %d of the %d resting threads were archived since, reading them again",
+        datetime.fromtimestamp(since + ARCHIVED_MARGIN_S, UTC).isoformat(timespec="seconds"),
+        len(woken),
+        len(resting) + len(woken),
+    )
 
 
 def at_rest(session: SessionView) -> bool:

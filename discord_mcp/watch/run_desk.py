@@ -180,6 +180,7 @@ class RunDesk:
     async def _resume(
         self, folder: RunFolder, document: dict[str, Any]
     ) -> tuple[JobView | None, SessionView]:
+        await self.engine.revive_run(folder.run_id)  # at rest for long, it had retired
         session = self.engine.session_of_run(folder.run_id)
         if session is None:
             raise RunError(

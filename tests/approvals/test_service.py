@@ -218,6 +218,29 @@ async def test_two_identical_calls_made_at_the_same_moment_get_a_card_each(
                 await task
 
 
+async def test_a_call_whose_card_could_not_be_posted_leaves_it_to_the_next_identical_call(
+    approvals: ApprovalService, people: People
+) -> None:
+    """Posting failed (Discord down): the call is blocked, and the approval it made is the
+    next identical call's to ask on, not a second pending approval of the same call."""
+    store = approvals.decisions.store
+    people.fault(route="POST /channels/{channel_id}/threads", status=403, code=50001, count=5)
+    people.fault(route="POST /channels/{channel_id}/messages", status=403, code=50001, count=5)
+    with pytest.raises(Exception):  # noqa: B017, PT011 - which error Discord gave is not the point
+        await approvals.decide(bash("make deploy"), max_wait=5, label="sess-1")
+    people.fault(clear=True)
+
+    task = await decide(approvals, bash("make deploy"))
+    try:
+        [card] = await eventually(lambda: cards_in(people))
+        pending = [d for d in store.open_decisions() if d.kind == "approval"]
+        assert [d.id for d in pending] == [card_id(card)]
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 async def test_one_sessions_approvals_share_a_thread(
     approvals: ApprovalService, people: People
 ) -> None:

@@ -121,6 +121,28 @@ def test_without_the_snapshot_the_base_and_the_live_segment_rebuild_the_state(
     assert any("rebuilding" in w for w in loaded.warnings)
 
 
+def test_a_start_reads_no_base_when_the_snapshot_is_continued_by_the_live_segment(
+    tmp_path: Path,
+) -> None:
+    """base.json is the state when the segment was last closed (after a year, the biggest
+    file there): needed only when the snapshot is not, so it is not read otherwise."""
+    journal = compacting(tmp_path, every=1000)
+    run_jobs(journal, 80)
+    journal.snapshot()  # closes the segment: base.json
+    run_jobs(journal, 5)
+    journal.snapshot()  # and a snapshot the live segment continues
+    live = journal.state.to_dict()
+    journal.close()
+    base = tmp_path / BASE_FILE
+    base.write_text("{not json", encoding="utf-8")  # not even noticed
+
+    loaded = load(tmp_path, **BOUNDS)
+
+    assert loaded.state.to_dict() == live
+    assert loaded.warnings == []
+    assert base.read_text(encoding="utf-8") == "{not json"  # left where it is, unread
+
+
 def test_with_neither_snapshot_nor_base_a_compacted_journal_refuses_to_start(
     tmp_path: Path,
 ) -> None:

@@ -5,12 +5,13 @@ start, and a doubt about the note means comparing them all."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
 
 from discord_mcp.runs.contract import SystemClock
-from discord_mcp.runs.folders import RunFolder
+from discord_mcp.runs.folders import RunFolder, RunQueue, new_run_id
 from discord_mcp.runs.recorded import MARGIN, compare_after, note_recorded, path
 from tests.runs.conftest import EngineFactory
 from tests.runs.test_run_folders import at_rest, document, run_one
@@ -18,6 +19,16 @@ from tests.support.fake_agents import RecordingNotifier
 from tests.support.waiting import until
 
 DAY = 86400.0
+REQUEST = {
+    "project": "app",
+    "engine": "claude",
+    "mode": "new",
+    "session_id": None,
+    "message": "lost",
+    "created_at": "2026-01-01T00:00:00.000Z",
+    "constraints": {"allow_network": True, "timeout_s": None},
+    "reply_id": "1-abcd",
+}
 
 
 class Yesterday(SystemClock):
@@ -109,3 +120,25 @@ async def test_the_recorder_notes_the_folders_up_to_date_once_its_queue_runs_emp
         await at_rest(folder)
         written = folder.session.stat().st_mtime  # the turn's last write
         assert await until(lambda: noted_since(written - 0.001))  # ms in the note
+
+
+async def test_a_start_looks_for_unstarted_runs_only_among_folders_changed_since_the_note(
+    make_engine: EngineFactory, state_dir: Path
+) -> None:
+    """A claim moves request.json into the folder (the folder's time changes): a run claimed
+    after the note is found however old its id; a folder untouched since is not read."""
+    queue = RunQueue(state_dir)
+    runs = []
+    for n in range(2):
+        run_id = new_run_id(n)  # ids from long ago: the time in an id is not the claim's
+        claimed = queue.claim(queue.put({**REQUEST, "run_id": run_id}))
+        assert claimed is not None  # ...and the daemon died right there
+        runs.append(RunFolder.of(state_dir, run_id))
+    untouched, claimed_late = runs
+    two_days_ago = time.time() - 2 * DAY
+    os.utime(untouched.root, (two_days_ago, two_days_ago))
+    note_recorded(state_dir, time.time() - DAY)
+
+    async with make_engine():
+        await until(lambda: claimed_late.result.exists())
+    assert not untouched.result.exists()  # not read: unchanged since the note

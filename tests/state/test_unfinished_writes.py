@@ -150,6 +150,7 @@ async def test_a_start_leaves_the_archives_to_the_daily_sweep_so_it_walks_no_yea
     archived = [
         leftover_of_a_dead_writer(tmp_path / "decisions" / "done" / "2026-01"),
         leftover_of_a_dead_writer(tmp_path / "runs" / "run_20260101_000000_abcdef" / "logs"),
+        leftover_of_a_dead_writer(tmp_path / "runs" / "retired" / "68"),  # retired sessions
     ]
     hot = leftover_of_a_dead_writer(tmp_path / "runs")
     assert sweep_unfinished_writes(tmp_path, archives=False) == 1

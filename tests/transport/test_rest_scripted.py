@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -200,3 +201,49 @@ async def test_a_list_where_messages_belong_must_hold_messages() -> None:
         ):
             await rest.list_messages("1")
         assert await rest.list_messages("1") == []  # no messages is a fine answer
+
+
+def archived_listing(stamps: list[tuple[str, str]]) -> respx.Router:
+    """Discord's archived-threads listing over ``stamps`` ((id, archive_timestamp)): newest
+    first, strictly before ``before``, ``limit`` a page, ``has_more`` when more are left."""
+    router = respx.Router()
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        before = request.url.params.get("before")
+        limit = int(request.url.params["limit"])
+        rows = sorted(stamps, key=lambda row: (row[1], row[0]), reverse=True)
+        if before is not None:
+            cutoff = datetime.fromisoformat(before)
+            rows = [row for row in rows if datetime.fromisoformat(row[1]) < cutoff]
+        page = [
+            {"id": thread, "type": 11, "thread_metadata": {"archive_timestamp": stamp}}
+            for thread, stamp in rows[:limit]
+        ]
+        return httpx.Response(200, json={"threads": page, "has_more": len(rows) > limit})
+
+    router.get(f"{API}/channels/9/threads/archived/public").mock(side_effect=answer)
+    return router
+
+
+def stamp(second: int) -> str:
+    return datetime.fromtimestamp(1_790_000_000 + second, UTC).isoformat(timespec="microseconds")
+
+
+async def test_threads_archived_at_the_same_instant_across_a_page_boundary_are_all_listed() -> None:
+    # 150 threads, two of them archived at the instant where the first page (100) ends: a
+    # listing that asks for the next page "before" that instant would skip the second one.
+    stamps = [(str(1000 + n), stamp(10_000 - n)) for n in range(150)]
+    stamps[100] = (stamps[100][0], stamps[99][1])
+    async with client(archived_listing(stamps)) as rest:
+        found = await rest.public_threads_archived_since("9", 1_790_000_000 + 10_000 - 120)
+
+    assert sorted(str(t["id"]) for t in found) == sorted(thread for thread, _ in stamps[:121])
+
+
+async def test_a_listing_of_archived_threads_that_does_not_move_on_is_an_error() -> None:
+    # 101 threads archived at one instant: no page can get past it, so what was archived
+    # since cannot be said (discord-watch then reads every resting thread).
+    stamps = [(str(1000 + n), stamp(0)) for n in range(101)]
+    async with client(archived_listing(stamps)) as rest:
+        with pytest.raises(DiscordError, match="do not move on"):
+            await rest.public_threads_archived_since("9", 1_790_000_000 - 60)

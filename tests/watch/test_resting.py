@@ -1,7 +1,8 @@
 """A year of threads costs a pass nothing (issue 38): a thread Discord archived (or, when the
 list of active threads cannot be had, one silent for a week) rests, out of ``cursors.json``,
 which is written after every message; a pass reads it again when Discord lists it as active
-(or after a long downtime), and one resting for three months is forgotten."""
+(or, after a long downtime, among the threads archived meanwhile), and one resting for three
+months is forgotten."""
 
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ async def test_an_archived_thread_rests_and_a_pass_reads_it_again_once_it_is_wri
 
         async def a_pass(hours: float) -> set[str] | None:
             active, _ = await wake_resting(
-                cursors, rest, settings.channel_id, long_downtime=False, guild_id=None
+                cursors, rest, settings.channel_id, down_since=None, guild_id=None
             )
             cursors.rest(
                 snowflake_seconds(done) + hours * 3600, active=active, keep=lambda t: False
@@ -94,9 +95,71 @@ async def test_an_archived_thread_rests_and_a_pass_reads_it_again_once_it_is_wri
         assert await a_pass(2) == {busy, done}
         assert set(cursors.channels()) == {busy, done}
 
-        # Down long enough for a thread to be written in and archived again: all of them, once.
+        # Archived again: it rests again, and no pass reads it while it stays so.
         await rest.archive_thread(done)
-        cursors.rest(snowflake_seconds(done) + 8 * DAY, active=set(), keep=lambda t: False)
+        await a_pass(8 * 24)
+        await a_pass(8 * 24)
+        assert list(cursors.channels()) == [busy]
+
+
+async def test_after_a_downtime_only_the_resting_threads_archived_meanwhile_are_read_again(
+    discord: RunningEmulator, tmp_path: Path, people: People
+) -> None:
+    settings: Settings = settings_for(discord, tmp_path / "home")
+    channel = settings.channel_id
+    async with RestClient(settings.token, api_base=settings.api_base) as rest:
+        threads = [(await rest.create_thread(channel, f"question {n}"))["id"] for n in range(3)]
+        for thread in threads:
+            await rest.archive_thread(thread)  # answered, their threads archived
+        cursors = Cursors(settings.home)
+        for thread in threads:
+            cursors.watch(thread, parent_id=channel, start=None)
+        await cursors.load_resting()
+        archived_at = snowflake_seconds(threads[-1])
+        cursors.rest(archived_at + 8 * DAY, active=set(), keep=lambda t: False)
         assert cursors.channels() == {}
-        await wake_resting(cursors, rest, settings.channel_id, long_downtime=True, guild_id=None)
-        assert set(cursors.channels()) == {busy, done}
+        quiet, written, also_quiet = threads
+
+        # The daemon was last alive an hour after; two hours later, while it is down, the
+        # owner writes in one of the threads (which unarchives it) and it is archived again.
+        down_since = archived_at + 3600
+        await asyncio.to_thread(people.advance, 2 * 3600)
+        await asyncio.to_thread(people.say, written, "one more thing, about the retry")
+        await rest.archive_thread(written)
+        active, _ = await wake_resting(cursors, rest, channel, down_since=down_since, guild_id=None)
+
+        assert written not in (active or set())  # Discord no longer lists it as active
+        assert list(cursors.channels()) == [written]  # read again; the others rest on
+        assert set(await cursors.load_resting()) == {quiet, also_quiet}
+
+        # When the archived threads cannot be listed, every resting thread is read: none missed.
+        people.fault(
+            route="GET /channels/{channel_id}/threads/archived/public",
+            status=403,
+            code=50001,
+            count=1,
+        )
+        await wake_resting(cursors, rest, channel, down_since=down_since, guild_id=None)
+        assert set(cursors.channels()) == set(threads)
+
+
+async def test_the_threads_archived_since_a_moment_are_listed_page_after_page(
+    discord: RunningEmulator, tmp_path: Path, people: People
+) -> None:
+    settings: Settings = settings_for(discord, tmp_path / "home")
+    channel = settings.channel_id
+    async with RestClient(settings.token, api_base=settings.api_base) as rest:
+        older = [(await rest.create_thread(channel, f"old {n}"))["id"] for n in range(5)]
+        for thread in older:
+            await rest.archive_thread(thread)
+        await asyncio.to_thread(people.advance, 3600)
+        since = snowflake_seconds(older[-1]) + 1800
+        newer = [(await rest.create_thread(channel, f"new {n}"))["id"] for n in range(230)]
+        for thread in newer:
+            await rest.archive_thread(thread)  # many in one millisecond: ties across pages
+
+        found = await rest.public_threads_archived_since(channel, since)
+
+        ids = [str(t["id"]) for t in found]
+        assert sorted(ids) == sorted(newer)  # each once, none of the older, across 3+ pages
+        assert await rest.public_threads_archived_since(channel, since + 7 * DAY) == []

@@ -96,6 +96,8 @@ class Dispatcher:
         if handler is None:
             return Reply(error_text("E_UNKNOWN_COMMAND", f"there is no command {request.command}"))
         try:
+            # A session at rest for long had retired: the command finds it as it was.
+            await self.controls.engine.revive(str(request.get("session") or request.channel_id))
             return await handler(self.controls, request)
         except RunError as exc:
             return Reply(error_text(exc.code, exc.message))
