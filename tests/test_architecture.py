@@ -38,8 +38,6 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
         frozenset({"runs.acp_jobs", "runs.prepared", "runs.scheduler"}),
         # the journal's model and the run controls it records
         frozenset({"runs.model", "runs.model_controls"}),
-        # the shared rate-limit ledger and the waits it hands out
-        frozenset({"transport.ledger", "transport.waits"}),
         # discord-watch's app, CLI, shells and upkeep
         frozenset(
             {
@@ -67,11 +65,6 @@ KNOWN_ROOM_CIRCLES: frozenset[frozenset[str]] = frozenset(
 # Modules over MAX_LINES lines today. Issue 37 splits each along a seam a reader can name.
 KNOWN_LONG: frozenset[str] = frozenset(
     {
-        "runs.engine",
-        "runs.journal",
-        "runs.projects",
-        "runs.recorder",
-        "transport.ledger",
         "transport.rest",
         "watch.daemon",
     }

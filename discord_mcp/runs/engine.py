@@ -53,7 +53,6 @@ from discord_mcp.git import worktrees
 from discord_mcp.runs.adapters.base import (
     McpRegistration,
 )
-from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.contract import (
     Clock,
     OwnerWait,
@@ -63,13 +62,12 @@ from discord_mcp.runs.contract import (
     SystemClock,
     TurnPreparer,
 )
-from discord_mcp.runs.controls import EngineControls, check_model
+from discord_mcp.runs.controls import EngineControls
+from discord_mcp.runs.engine_sessions import EngineSessions
 from discord_mcp.runs.engine_views import EngineViews
-from discord_mcp.runs.folders import check_run_id, new_run_id
 from discord_mcp.runs.journal import Journal
 from discord_mcp.runs.landed import EngineLanding
 from discord_mcp.runs.launch import (
-    check_tool_enabled,
     lock_engine,
     unlock,
 )
@@ -87,7 +85,7 @@ from discord_mcp.runs.views import JobView, SessionView, Tool
 log = logging.getLogger(__name__)
 
 
-class RunEngine(EngineViews, EngineControls, EngineLanding):
+class RunEngine(EngineViews, EngineSessions, EngineControls, EngineLanding):
     """Runs agent CLI jobs for Discord threads. Use as ``async with RunEngine(...) as engine``.
 
     Args:
@@ -278,88 +276,6 @@ class RunEngine(EngineViews, EngineControls, EngineLanding):
     # ---------------------------------------------------------------------------------------
     # Commands
 
-    async def start_session(
-        self,
-        thread_id: str,
-        project: str,
-        tool: str | None = None,
-        model: str | None = None,
-        *,
-        run_id: str | None = None,
-        constraints: Constraints | None = None,
-        worktree: bool | None = None,
-    ) -> SessionView:
-        """Bind a thread to a project (and a tool, default: the project's default tool; and a
-        model, default: the CLI's). The session is a run with a folder of its own
-        (:mod:`discord_mcp.runs.folders`): ``run_id`` (default: a new one) and its
-        ``constraints`` (default: the project's). ``worktree``: the run works in a git
-        worktree of its own (:mod:`discord_mcp.git.worktrees`; default: the project's
-        setting).
-
-        Raises:
-            RunError: E_SESSION_EXISTS, E_PROJECT_NOT_FOUND, E_TOOL_NOT_ENABLED,
-                E_INVALID_MODEL, E_RUN_NOT_FOUND (a malformed run id), and for a worktree
-                E_NOT_A_GIT_REPO, E_NO_COMMITS, E_WORKTREE_FAILED.
-        """
-        self._require_open()
-        thread_id = str(thread_id)
-        if thread_id in self.state.sessions:
-            raise RunError(
-                "E_SESSION_EXISTS",
-                f"thread {thread_id} is already a session of project "
-                f"{self.state.sessions[thread_id].project_name!r}: keep writing there, or start "
-                "a new thread",
-            )
-        found = self.projects.get(project)
-        chosen = tool if tool is not None else found.default_tool
-        check_tool_enabled(chosen, found.name, found.tools)
-        chosen_model = check_model(model)
-        run = check_run_id(run_id) if run_id is not None else new_run_id(self.clock.time())
-        if self.state.session_of_run(run) is not None:
-            raise RunError("E_SESSION_EXISTS", f"run {run} has a session already")
-        asked = constraints or Constraints()
-        held = Constraints(
-            allow_network=asked.allow_network and found.allow_network,
-            timeout_s=asked.timeout_s,
-        )
-        project_path = self.projects.check_path(found.path)
-        tree = None
-        if found.worktrees if worktree is None else worktree:
-            tree = await worktrees.create(
-                self.state_dir,
-                run,
-                project=found.name,
-                project_path=project_path,
-                now=utc_iso(self.clock.time()),
-            )
-        created: dict[str, Any] = {
-            "thread_id": thread_id,
-            "project_name": found.name,
-            "tool": chosen,
-            "run_id": run,
-            "constraints": held.to_dict(),
-        }
-        if chosen_model is not None:
-            created["model"] = chosen_model
-        if tree is not None:
-            created["workdir"] = str(tree["workdir"])
-        try:
-            await self.recorder.prepare(
-                run,
-                project=found.name,
-                project_path=Path(tree["workdir"]) if tree is not None else project_path,
-                engine=chosen,
-                thread_id=thread_id,
-                constraints=held,
-                snapshot=tree is None,  # a worktree's base is its commit
-            )
-            self.journal.append("SessionCreated", created)
-        except BaseException:
-            if tree is not None:  # no session holds it: it would be nobody's
-                await worktrees.forget(self.state_dir, tree)
-            raise
-        return self._session_view(thread_id)
-
     async def submit(
         self,
         thread_id: str,
@@ -492,21 +408,6 @@ class RunEngine(EngineViews, EngineControls, EngineLanding):
 
     async def _session_ended(self, thread_id: str) -> None:
         await self._scheduler.acp.release(thread_id)
-
-    async def set_tool(self, thread_id: str, tool: str) -> SessionView:
-        """Switch the thread's tool; the running job is unaffected, the next job uses it.
-
-        Raises:
-            RunError: E_NOT_IN_MANAGED_THREAD, E_INVALID_TOOLSET, E_TOOL_NOT_ENABLED,
-                E_PROJECT_NOT_FOUND.
-        """
-        self._require_open()
-        session = self._session(str(thread_id))
-        project = self.projects.get(session.project_name)
-        check_tool_enabled(tool, project.name, project.tools)
-        if tool != session.tool:
-            self.journal.append("ToolChanged", {"thread_id": session.thread_id, "tool": tool})
-        return self._session_view(session.thread_id)
 
     async def _stop_job(self, job_id: str) -> None:
         await self._scheduler.stop(job_id)

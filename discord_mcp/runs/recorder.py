@@ -23,9 +23,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-import mimetypes
-import os
-import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,16 +31,14 @@ from typing import Any
 from discord_mcp.errors import DiscordMCPError
 from discord_mcp.git import landing, worktrees  # modules: the git room imports runs.folders
 from discord_mcp.git.command import GitFailed
-from discord_mcp.runs.adapters import adapter_for
+from discord_mcp.runs import turn_files
 from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.folders import AT_REST, RunFolder, read_document
-from discord_mcp.runs.model import is_tool, utc_iso
+from discord_mcp.runs.model import utc_iso
 from discord_mcp.runs.patches import count_changes, write_patch
 from discord_mcp.runs.patches import snapshot as take_snapshot
 from discord_mcp.runs.recorded import compare_after, note_recorded
 from discord_mcp.runs.results import not_started, run_result, turn_entry
-from discord_mcp.runs.runner import JobPaths
-from discord_mcp.runs.transcript import render_turn
 from discord_mcp.runs.views import JobView, SessionView
 from discord_mcp.state.files import off_loop, write_bytes
 
@@ -54,17 +49,6 @@ NotRun = Callable[[str, dt.datetime | None, dt.datetime | None], list[dict[str, 
 denied or unanswered approvals), each a JSON object; blocking (called off the loop)."""
 ThreadUrl = Callable[[str], str | None]
 DRAIN_S = 10.0
-
-
-def context_files(folder: RunFolder) -> list[dict[str, Any]]:
-    """The run's context files as attachments (how the owner's files reach a CLI's prompt)."""
-    files = []
-    with contextlib.suppress(OSError):
-        for entry in sorted(folder.context.iterdir()):
-            if entry.is_file():
-                kind = mimetypes.guess_type(entry.name)[0] or "application/octet-stream"
-                files.append({"path": str(entry), "content_type": kind, "filename": entry.name})
-    return files
 
 
 @dataclass(frozen=True)
@@ -324,9 +308,9 @@ class RunRecorder:
         turn = int(document.get("turn") or 0)
         if document.get("job_id") != job.job_id:
             turn += 1  # a new turn (a reattached job keeps its own)
-        self._link_logs(folder, job.job_id, turn)
+        turn_files.link_logs(self.home, folder, job.job_id, turn)
         if read_document(folder.request) is None:
-            self._write_request(folder, job, session, turn)
+            turn_files.write_request(folder, job, session, turn)
         self._update_session(
             folder,
             session,
@@ -340,42 +324,6 @@ class RunRecorder:
             },
         )
 
-    def _write_request(
-        self, folder: RunFolder, job: JobView, session: SessionView, turn: int
-    ) -> None:
-        """The request of a run that did not come as one (a ``/start`` in Discord)."""
-        folder.write(
-            folder.request,
-            {
-                "run_id": folder.run_id,
-                "project": session.project_name,
-                "engine": job.tool or session.tool,
-                "mode": "new" if turn == 1 else "resume",
-                "session_id": session.session_key if turn > 1 else None,
-                "message": job.prompt,
-                "created_at": utc_iso(job.enqueued_at.timestamp()),
-                "constraints": Constraints.from_dict(session.constraints).to_dict(),
-                "via": "discord",
-            },
-        )
-
-    def _link_logs(self, folder: RunFolder, job_id: str, turn: int) -> None:
-        """The turn's logs are the job's own (hard links: the same file, growing as the CLI
-        writes); a copy where a link cannot be made."""
-        paths = JobPaths.for_job(self.home, job_id)
-        folder.make()
-        for source, target in (
-            (paths.stdout, folder.stdout(turn)),
-            (paths.stderr, folder.stderr(turn)),
-        ):
-            if target.exists() or not source.exists():
-                continue
-            try:
-                os.link(source, target)
-            except OSError:
-                with contextlib.suppress(OSError):
-                    shutil.copyfile(source, target)
-
     # -- a turn ends
 
     async def _finished(self, folder: RunFolder, job: JobView, session: SessionView) -> None:
@@ -387,10 +335,10 @@ class RunRecorder:
         if document.get("job_id") != job.job_id:
             turn = max([turn, *(int(t.get("turn") or 0) for t in turns)]) + (1 if ran else 0)
         if ran:
-            await off_loop(self._link_logs, folder, job.job_id, turn)
+            await off_loop(turn_files.link_logs, self.home, folder, job.job_id, turn)
         final_text = job.final_text
         if final_text is None and ran and job.tool is not None:
-            final_text = await off_loop(_final_text, job.tool, folder.stdout(turn))
+            final_text = await off_loop(turn_files.final_text, job.tool, folder.stdout(turn))
         not_run: list[dict[str, Any]] = []
         if self._not_run is not None and ran:
             not_run = await off_loop(self._not_run, job.thread_id, job.started_at, job.finished_at)
@@ -414,7 +362,7 @@ class RunRecorder:
             if "changes" not in git:
                 git["changes"] = await off_loop(count_changes, folder.patch)
         git.setdefault("changes", None)
-        await off_loop(self._write_events, folder, turns)
+        await off_loop(turn_files.write_events, folder, turns)
         result_document = run_result(
             folder.run_id,
             session,
@@ -423,7 +371,7 @@ class RunRecorder:
             entry,
             session_id=session_id,
             thread_url=self._url(session.thread_id),
-            artifacts=sorted({*artifacts, *await off_loop(_artifacts, folder)}),
+            artifacts=sorted({*artifacts, *await off_loop(turn_files.artifacts, folder)}),
             now=self._wall(),
         )
         result_document.update(git)
@@ -457,31 +405,6 @@ class RunRecorder:
             log.warning("could not commit the work of run %s's turn: %s", folder.run_id, exc)
             return None
         return record
-
-    def _write_events(self, folder: RunFolder, turns: list[dict[str, Any]]) -> None:
-        parts = [f"# Run {folder.run_id}\n"]
-        for entry in turns:
-            number = entry.get("turn")
-            if number is None:
-                continue
-            lines: list[str] = []
-            with contextlib.suppress(OSError):
-                lines = (
-                    folder.stdout(number).read_text(encoding="utf-8", errors="replace").splitlines()
-                )
-            parts.append(
-                render_turn(
-                    str(entry.get("engine") or "claude"),
-                    number,
-                    str(entry.get("message") or ""),
-                    lines,
-                    status=str(entry.get("status")),
-                )
-            )
-        folder.make()
-        temporary = folder.events.with_name(".events.md.tmp")
-        temporary.write_text("\n".join(parts), encoding="utf-8")
-        os.replace(temporary, folder.events)
 
     # -- startup
 
@@ -535,24 +458,3 @@ class RunRecorder:
                 if request.get("mode") == "resume":
                     continue
                 folder.write(folder.result, not_started(folder.run_id, request, self._wall()))
-
-
-def _artifacts(folder: RunFolder) -> list[str]:
-    with contextlib.suppress(OSError):
-        return [
-            e.name for e in folder.artifacts.iterdir() if e.is_file() and not e.name.startswith(".")
-        ]
-    return []
-
-
-def _final_text(tool: str, stdout: Path) -> str | None:
-    if not is_tool(tool):
-        return None
-    decoder = adapter_for(tool).decoder()
-    try:
-        with open(stdout, "rb") as handle:
-            for raw in handle:
-                decoder.feed(raw.decode("utf-8", errors="replace"))
-    except OSError:
-        return None
-    return decoder.final_text

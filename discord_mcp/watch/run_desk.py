@@ -30,7 +30,8 @@ from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.engine import RunEngine
 from discord_mcp.runs.error_codes import discord_failure, is_retryable
 from discord_mcp.runs.folders import RunFolder, RunQueue, read_document
-from discord_mcp.runs.recorder import NotRun, context_files
+from discord_mcp.runs.recorder import NotRun
+from discord_mcp.runs.turn_files import context_files
 from discord_mcp.runs.views import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls
