@@ -29,46 +29,22 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "discord_mcp"
 MAX_LINES = 500
 
-# Circles between modules today, each the set of modules of one strongly connected component
-# (names relative to ``discord_mcp``). Issue 37 breaks them: the lower module defines what the
-# higher one needs, and nothing imports upward.
-KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
-    {
-        # the ACP jobs, the turns composed when they start, and the scheduler
-        frozenset({"runs.acp_jobs", "runs.prepared", "runs.scheduler"}),
-        # the journal's model and the run controls it records
-        frozenset({"runs.model", "runs.model_controls"}),
-        # discord-watch's app, CLI, shells and upkeep
-        frozenset(
-            {
-                "watch.app",
-                "watch.cli",
-                "watch.gc",
-                "watch.landing.shell",
-                "watch.local",
-                "watch.shell",
-                "watch.upkeep",
-            }
-        ),
-    }
-)
+# Circles between modules, each the set of modules of one strongly connected component (names
+# relative to ``discord_mcp``): none since issue 37. The lower module defines what the higher one
+# needs (a ``Protocol``), and nothing imports upward.
+KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset()
 
 # Circles between rooms (the package's folders and top-level modules, see ``room``).
 KNOWN_ROOM_CIRCLES: frozenset[frozenset[str]] = frozenset(
     {
-        # runs' adapters use hooks' guard, hooks ask approvals, approvals' ACP side uses runs'
-        # contract; git and runs use each other; hooks' runner starts server's runtime
-        frozenset({"approvals", "git", "hooks", "runs", "server"}),
+        # git and runs use each other: git's worktrees live in runs' folders, runs make them
+        frozenset({"git", "runs"}),
     }
 )
 
-# Modules over MAX_LINES lines today. Issue 37 splits each along a seam a reader can name.
-KNOWN_LONG: frozenset[str] = frozenset(
-    {
-        "transport.rest",
-        "watch.daemon",
-    }
-)
+# Modules over MAX_LINES lines: none since issue 37 (each was split along a seam a reader can
+# name).
+KNOWN_LONG: frozenset[str] = frozenset()
 
 
 @dataclass

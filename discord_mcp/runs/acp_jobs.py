@@ -25,7 +25,7 @@ from discord_mcp.runs.model import Job, parse_iso
 
 if TYPE_CHECKING:
     from discord_mcp.runs.runner import JobPaths
-    from discord_mcp.runs.scheduler import Scheduler
+    from discord_mcp.runs.scheduling import SchedulerParts
 
 log = logging.getLogger(__name__)
 _WITHHELD = frozenset({"DISCORD_BOT_TOKEN"})
@@ -34,7 +34,7 @@ _WITHHELD = frozenset({"DISCORD_BOT_TOKEN"})
 class AcpJobs:
     """The ACP side of one scheduler."""
 
-    def __init__(self, scheduler: Scheduler, permissions: PermissionAsker | None) -> None:
+    def __init__(self, scheduler: SchedulerParts, permissions: PermissionAsker | None) -> None:
         self.scheduler = scheduler
         self.permissions = permissions
         self.hosts = AgentHosts(

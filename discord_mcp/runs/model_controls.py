@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from discord_mcp.runs.model import Job, Session
+    from discord_mcp.runs.records import Job, Session
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_input_tokens", "total_tokens")
 

@@ -44,7 +44,7 @@ from discord_mcp.runs.views import Tool
 from discord_mcp.runs.wrap import FIRST_INPUT
 
 if TYPE_CHECKING:
-    from discord_mcp.runs.scheduler import Scheduler
+    from discord_mcp.runs.scheduling import SchedulerParts
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ gets the token by reference (``DISCORD_MCP_ENV_FILE``)."""
 
 
 def spawn_spec(
-    s: Scheduler,
+    s: SchedulerParts,
     job: Job,
     session: Session,
     tool: Tool,
@@ -142,7 +142,7 @@ def spawn_spec(
 class PreparedStarts:
     """The jobs of one scheduler whose prompt is being composed (see the module doc)."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
+    def __init__(self, scheduler: SchedulerParts) -> None:
         self.scheduler = scheduler
         self.preparer: TurnPreparer | None = None
         self.tasks: dict[str, asyncio.Task[None]] = {}
@@ -237,7 +237,7 @@ def check_restricted_engine(job: Job, tool: Tool) -> None:
         check_engine(tool)
 
 
-def check_agent_network(s: Scheduler, session: Session, tool: Tool) -> None:
+def check_agent_network(s: SchedulerParts, session: Session, tool: Tool) -> None:
     """Refuse a run without network on an ACP agent: its own tools reach the network from its
     own process, which needs its model API, so no namespace can hold it.
 

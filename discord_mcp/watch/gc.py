@@ -131,7 +131,7 @@ def parse_age(text: str) -> float:
     Raises:
         RunError: E_INVALID_TIMEOUT.
     """
-    from discord_mcp.watch.cli import parse_duration
+    from discord_mcp.watch.durations import parse_duration
 
     days = _DAYS.match(text)
     if days:

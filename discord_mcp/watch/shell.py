@@ -156,7 +156,7 @@ def add_commands(sub: Any) -> None:
 
 
 def _seconds(text: str) -> float:
-    from discord_mcp.watch.cli import parse_duration
+    from discord_mcp.watch.durations import parse_duration
 
     try:
         value = parse_duration(text)
