@@ -4,7 +4,7 @@ The import graph is read from the source with ``ast`` (nothing is imported): eve
 and ``from ... import`` of a ``discord_mcp`` module counts, wherever it stands (inside a
 function, under ``if TYPE_CHECKING:``, in a ``try``), because a circle hidden in a function is
 still a circle a reader has to hold in their head. ``from discord_mcp.runs import Engine``,
-where ``runs/__init__.py`` only re-exports ``Engine`` from ``runs/engine.py``, counts as an
+where ``runs/__init__.py`` only re-exports ``Engine`` from ``runs/engine/engine.py``, counts as an
 import of ``runs.engine`` (the module that defines it), not of the package; the package's own
 ``__init__`` importing its modules is an edge like any other. Importing ``a.b.c`` also runs
 ``a/__init__`` and ``a/b/__init__``; those implicit edges are left out (every module of a
@@ -34,13 +34,9 @@ MAX_LINES = 500
 # needs (a ``Protocol``), and nothing imports upward.
 KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset()
 
-# Circles between rooms (the package's folders and top-level modules, see ``room``).
-KNOWN_ROOM_CIRCLES: frozenset[frozenset[str]] = frozenset(
-    {
-        # git and runs use each other: git's worktrees live in runs' folders, runs make them
-        frozenset({"git", "runs"}),
-    }
-)
+# Circles between rooms (the package's folders and top-level modules, see ``room``): none since
+# issue 37.
+KNOWN_ROOM_CIRCLES: frozenset[frozenset[str]] = frozenset()
 
 # Modules over MAX_LINES lines: none since issue 37 (each was split along a seam a reader can
 # name).

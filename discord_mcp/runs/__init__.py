@@ -31,11 +31,9 @@ from discord_mcp.runs.contract import (
     RunNotifier,
     SystemClock,
 )
-from discord_mcp.runs.engine import RunEngine
-from discord_mcp.runs.model import TOOLS
-from discord_mcp.runs.projects import Project, ProjectRegistry
-from discord_mcp.runs.spawner import ProcessSpawner, Spawner, SpawnSpec
-from discord_mcp.runs.views import (
+from discord_mcp.runs.engine.engine import RunEngine
+from discord_mcp.runs.journal.model import TOOLS
+from discord_mcp.runs.journal.views import (
     Activity,
     JobState,
     JobView,
@@ -45,6 +43,8 @@ from discord_mcp.runs.views import (
     ToolCallSummary,
     Usage,
 )
+from discord_mcp.runs.processes.spawner import ProcessSpawner, Spawner, SpawnSpec
+from discord_mcp.runs.projects import Project, ProjectRegistry
 
 __all__ = [
     "TOOLS",

@@ -14,7 +14,7 @@ from discord_mcp.approvals.asks import PermissionAsk as PermissionAsk
 from discord_mcp.approvals.asks import PermissionAsker as PermissionAsker
 from discord_mcp.approvals.asks import PermissionChoice as PermissionChoice
 from discord_mcp.approvals.asks import PermissionOption as PermissionOption
-from discord_mcp.runs.views import Activity, JobView, SessionView
+from discord_mcp.runs.journal.views import Activity, JobView, SessionView
 
 
 @dataclass(frozen=True)
@@ -35,13 +35,13 @@ class RunLimits:
     notify_timeout: float = 10.0  # per notifier call
     shutdown_timeout: float = 5.0  # for notifications still queued at shutdown
     keep_finished_jobs: int = 200  # per thread, in the state (older ones are dropped)
-    # The owner's controls (issue 11), see discord_mcp/runs/controls.py.
+    # The owner's controls (issue 11), see discord_mcp/runs/engine/controls.py.
     debounce: float = 0.0  # messages this close together in one thread become one job
     retry_temporary: bool = True  # run a job once more when it failed on a temporary error
     retry_pause: float = 5.0  # seconds before that second attempt
     max_holds: int = 5  # usage-limit holds in a row before a job just fails
     timer_tick: float = 1.0  # how often waiting jobs' start times are checked at most
-    # ACP agents (issue 24), see discord_mcp/runs/acp_runs.py.
+    # ACP agents (issue 24), see discord_mcp/runs/acp/acp_runs.py.
     agent_idle: float = 600.0  # an agent process with no turn for this long is ended
     agent_cancel_grace: float = 10.0  # after session/cancel, how long until the process ends
     agent_request_timeout: float = 120.0  # initialize, session/new, session/load

@@ -9,8 +9,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 
 from discord_mcp.errors import RunError
-from discord_mcp.runs.model import TOOLS
-from discord_mcp.runs.views import Tool
+from discord_mcp.runs.journal.model import TOOLS
+from discord_mcp.runs.journal.views import Tool
 
 
 def check_setting(key: str, value: str, allowed: tuple[str, ...]) -> None:

@@ -35,7 +35,7 @@ may run, not counting the time its agent waits for the owner's answer.
 project as with ``discord-watch submit --no-network`` (:mod:`discord_mcp.runs.constraints`).
 
 ``worktrees`` is optional (written only when true, issue 35): every run of the project works in
-a git worktree of its own (:mod:`discord_mcp.git.worktrees`), unless the run says otherwise.
+a git worktree of its own (:mod:`discord_mcp.runs.git.worktrees`), unless the run says otherwise.
 
 Other top-level keys (``owner_id``, ...) are kept as they are. The file may be changed by
 another process (the ``discord-watch`` command line) while the daemon runs: every change is a
@@ -63,11 +63,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from discord_mcp.errors import RunError, StateCorrupt
-from discord_mcp.runs.agents import environment_agent
+from discord_mcp.runs.acp.agents import environment_agent
 from discord_mcp.runs.constraints import TIMEOUT_RANGE_S
-from discord_mcp.runs.model import TOOLS, is_tool, utc_iso
+from discord_mcp.runs.journal.model import TOOLS, is_tool, utc_iso
+from discord_mcp.runs.journal.views import Tool
 from discord_mcp.runs.project_checks import check_args, check_setting, check_tools
-from discord_mcp.runs.views import Tool
 from discord_mcp.state.files import locked, read_json, write_json
 from discord_mcp.state.quarantine import MARKER
 

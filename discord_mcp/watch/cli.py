@@ -294,7 +294,7 @@ def _project(args: argparse.Namespace) -> int:
 def _check_git(path: Path) -> None:
     """A project with worktrees must be a git repository with a commit (said now, not at its
     first run)."""
-    from discord_mcp.git.worktrees import in_work_tree
+    from discord_mcp.runs.git.worktrees import in_work_tree
 
     if not asyncio.run(in_work_tree(path)):
         raise RunError(

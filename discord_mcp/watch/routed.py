@@ -51,7 +51,8 @@ OWNER_ONLY_REPLY_EVERY_S = 600.0
 
 
 class Engine(Protocol):
-    """What the daemon needs from the run engine (:class:`discord_mcp.runs.engine.RunEngine`)."""
+    """What the daemon needs from the run engine
+    (:class:`discord_mcp.runs.engine.engine.RunEngine`)."""
 
     async def start_session(
         self, thread_id: str, project: str, tool: str | None = None

@@ -90,7 +90,7 @@ from discord_mcp.runs.adapters.base import (
     prompt_with_files,
     truncate,
 )
-from discord_mcp.runs.views import Tool, Usage
+from discord_mcp.runs.journal.views import Tool, Usage
 
 log = logging.getLogger(__name__)
 
