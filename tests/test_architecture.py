@@ -4,16 +4,16 @@ The import graph is read from the source with ``ast`` (nothing is imported): eve
 and ``from ... import`` of a ``discord_mcp`` module counts, wherever it stands (inside a
 function, under ``if TYPE_CHECKING:``, in a ``try``), because a circle hidden in a function is
 still a circle a reader has to hold in their head. ``from discord_mcp.runs import Engine``,
-where ``runs/__init__.py`` only re-exports ``Engine`` from ``runs/engine/engine.py``, counts as an
-import of ``runs.engine`` (the module that defines it), not of the package; the package's own
-``__init__`` importing its modules is an edge like any other. Importing ``a.b.c`` also runs
-``a/__init__`` and ``a/b/__init__``; those implicit edges are left out (every module of a
-package with re-exports would otherwise be in a circle with its ``__init__``).
+where ``runs/__init__.py`` only re-exports ``Engine`` from ``runs/engine/engine.py``, counts as
+an import of ``runs.engine.engine`` (the module that defines it), not of the package; the
+package's own ``__init__`` importing its modules is an edge like any other. Importing ``a.b.c``
+also runs ``a/__init__`` and ``a/b/__init__``; those implicit edges are left out (every module
+of a package with re-exports would otherwise be in a circle with its ``__init__``).
 
-A circle is a strongly connected component of more than one module. Today's offenders are
-listed in ``KNOWN_CIRCLES`` and ``KNOWN_LONG`` (issue 37 empties them). The lists only shrink:
-a new offender fails, and so does an entry that no longer offends (take it out) or a circle that
-changed shape (write down the new one, which the failure prints).
+A circle is a strongly connected component of more than one module. Offenders would be listed
+in ``KNOWN_CIRCLES``, ``KNOWN_ROOM_CIRCLES`` and ``KNOWN_LONG`` (issue 37 emptied them). The
+lists only shrink: a new offender fails, and so does an entry that no longer offends (take it
+out) or a circle that changed shape (write down the new one, which the failure prints).
 """
 
 from __future__ import annotations
