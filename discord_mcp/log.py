@@ -2,6 +2,9 @@
 
 stdout belongs to the MCP protocol (DESIGN §2.6). Every record passes through a formatter that
 replaces the bot token (and anything else registered as secret) before it is written anywhere.
+:func:`configure` is the one place every program of the package sets its logging up: the
+human-readable log (stderr for a tmux pane, ``logs/<program>.log``) and the structured one
+(``logs/app.ndjson``, :mod:`discord_mcp.app_log`).
 """
 
 from __future__ import annotations
@@ -10,9 +13,11 @@ import logging
 import logging.handlers
 import os
 import sys
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from discord_mcp.app_log import Clock, DailyFile, JsonFormatter, settings_from
 from discord_mcp.errors import StateError
 from discord_mcp.state.files import ensure_dir
 
@@ -47,15 +52,25 @@ def configure(
     secrets: Iterable[str] = (),
     level: int = logging.INFO,
     stderr: bool = True,
+    environ: Mapping[str, str] | None = None,
+    clock: Clock = time.time,
 ) -> Path | None:
-    """Send the package's logs to stderr and to ``home/logs/<program>.log``.
+    """Send the package's logs to stderr, to ``home/logs/<program>.log`` and, one JSON object
+    per line, to ``app.ndjson`` (``DISCORD_MCP_LOG_DIR``, default ``home/logs``; a file per day,
+    ``DISCORD_MCP_LOG_KEEP`` past days kept). ``DISCORD_MCP_LOG_LEVEL`` (read from ``environ``,
+    default this process's) sets the level of all three, over ``level``.
 
     Returns the log file's path, or None when no state directory is given or it is not writable
-    (logging then goes to stderr only, which is said on stderr). ``stderr=False``: to the file
-    alone (a hook, whose stderr is its answer), and nowhere when the file cannot be written.
+    (logging then goes to stderr only, which is said on stderr). ``stderr=False``: to the files
+    alone (a hook, whose stderr is its answer), and nowhere when they cannot be written.
     """
     secrets = list(secrets)
     formatter = RedactingFormatter(secrets)
+    chosen, json_dir, keep, problems = settings_from(
+        os.environ if environ is None else environ, home
+    )
+    if (environ if environ is not None else os.environ).get("DISCORD_MCP_LOG_LEVEL", "").strip():
+        level = chosen
     root = logging.getLogger("discord_mcp")
     root.setLevel(level)
     root.propagate = False
@@ -85,4 +100,10 @@ def configure(
         except (OSError, StateError) as exc:
             root.warning("cannot write logs under %s (%s); logging to stderr only", home, exc)
             log_path = None
+    if json_dir is not None:
+        structured = DailyFile(json_dir, keep=keep, clock=clock)
+        structured.setFormatter(JsonFormatter(program=program, secrets=secrets))
+        root.addHandler(structured)
+    for problem in problems:
+        root.warning("%s", problem)
     return log_path

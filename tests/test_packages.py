@@ -199,18 +199,30 @@ def test_install_from_the_wheel_writes_the_uvx_form_with_that_wheel(
     assert done.returncode == 0, done.stderr
     entry = json.loads((home / ".claude.json").read_text(encoding="utf-8"))["mcpServers"]["discord"]
     uvx = str(uv_binary().with_name("uvx"))
-    assert [entry["command"], *entry["args"]] == [uvx, "--from", str(packages.wheel), "discord-mcp"]
+    # --offline: install saw that form start from uv's cache (issue 37).
+    assert [entry["command"], *entry["args"]] == [
+        uvx,
+        "--offline",
+        "--from",
+        str(packages.wheel),
+        "discord-mcp",
+    ]
     assert entry["env"] == {"DISCORD_MCP_ENV_FILE": str(home / ".config" / "discord-mcp" / ".env")}
     hooks = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))["hooks"]
     [group] = hooks["PermissionRequest"]
     assert group["hooks"][0]["command"].startswith(
-        f"{uvx} --from {packages.wheel} discord-mcp hook"
+        f"{uvx} --offline --from {packages.wheel} discord-mcp hook"
     )
-    # And what it wrote starts the server: the tools are listed.
-    listing = run(
-        [entry["command"], *entry["args"], "--version"], {**env, "HOME": str(home)}, tmp_path
-    )
+    # And what it wrote starts the server from the cache, where the package index cannot be
+    # reached (a proxy that refuses, as a TLS proxy refuses Gemini's servers) and nothing
+    # tells uv to stay offline: the same command without --offline fails there.
+    unreachable = {k: v for k, v in env.items() if k != "UV_OFFLINE"}
+    unreachable |= {"HOME": str(home), "HTTPS_PROXY": "http://127.0.0.1:9"}
+    unreachable |= {"HTTP_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9"}
+    listing = run([entry["command"], *entry["args"], "--version"], unreachable, tmp_path)
     assert listing.returncode == 0, listing.stderr
+    online = [a for a in entry["args"] if a != "--offline"]
+    assert run([entry["command"], *online, "--version"], unreachable, tmp_path).returncode != 0
 
 
 def test_install_from_a_clone_writes_this_venvs_python() -> None:
@@ -225,10 +237,18 @@ def test_outside_a_clone_install_writes_the_uvx_form_when_uv_is_there_else_this_
     wheel = tmp_path / "discord_mcp-0.1.0-py3-none-any.whl"
     wheel.write_bytes(b"")
     from_wheel = json.dumps({"url": wheel.as_uri(), "archive_info": {}})
-    without_uv = launcher(clone=False, find=lambda _: None, direct_url=from_wheel)
+    without_uv = launcher(
+        clone=False, find=lambda _: None, direct_url=from_wheel, offline=lambda u, s: True
+    )
     assert without_uv == [sys.executable, "-m", "discord_mcp"]
-    with_uv = launcher(clone=False, find=lambda _: "/opt/uv/uvx", direct_url=from_wheel)
-    assert with_uv == ["/opt/uv/uvx", "--from", str(wheel), "discord-mcp"]
+    cached = launcher(
+        clone=False, find=lambda _: "/opt/uv/uvx", direct_url=from_wheel, offline=lambda u, s: True
+    )
+    assert cached == ["/opt/uv/uvx", "--offline", "--from", str(wheel), "discord-mcp"]
+    uncached = launcher(
+        clone=False, find=lambda _: "/opt/uv/uvx", direct_url=from_wheel, offline=lambda u, s: False
+    )
+    assert uncached == ["/opt/uv/uvx", "--from", str(wheel), "discord-mcp"]
 
 
 def test_the_uvx_source_is_the_wheel_the_git_commit_or_the_released_version(

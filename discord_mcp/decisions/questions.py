@@ -22,6 +22,8 @@ class Question:
     mention: bool = False
     session: str = "agent"
     urgent: bool = False
+    project: str | None = None
+    """The project shown on the card (default: the settings'); a label only, never who owns it."""
 
 
 def validated(q: Question) -> Question:
@@ -58,6 +60,7 @@ def validated(q: Question) -> Question:
         mention=q.mention,
         session=q.session,
         urgent=q.urgent,
+        project=q.project,
     )
 
 

@@ -185,7 +185,7 @@ class DecisionService:
             )
         draft = Decision(
             id=new_decision_id(),
-            project=self._settings.project_name,
+            project=q.project or self._settings.project_name,
             session=q.session,
             question=q.question,
             context=q.context,

@@ -84,22 +84,11 @@ def environment(agent: Agent, home: Path, model_url: str) -> dict[str, str]:
     elif agent == "codex":
         codex_home = home / ".codex"
         codex_home.mkdir(parents=True, exist_ok=True)
-        (codex_home / "config.toml").write_text(_codex_config(model_url), encoding="utf-8")
+        (codex_home / "config.toml").write_text(codex_config(model_url), encoding="utf-8")
         env.update({"CODEX_HOME": str(codex_home), "DEMO_MODEL_API_KEY": "sk-discord-mcp-demo"})
     else:
-        settings = {
-            "security": {"auth": {"selectedType": "gemini-api-key"}},
-            "general": {
-                "enableAutoUpdate": False,
-                "enableAutoUpdateNotification": False,
-                "maxAttempts": 1,
-                "retryFetchErrors": False,
-            },
-            "privacy": {"usageStatisticsEnabled": False},
-            "telemetry": {"enabled": False},
-        }
         (home / ".gemini").mkdir(parents=True, exist_ok=True)
-        (home / ".gemini" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+        (home / ".gemini" / "settings.json").write_text(gemini_settings(), encoding="utf-8")
         env.update(
             {
                 "GOOGLE_GEMINI_BASE_URL": model_url,
@@ -110,7 +99,24 @@ def environment(agent: Agent, home: Path, model_url: str) -> dict[str, str]:
     return env
 
 
-def _codex_config(model_url: str) -> str:
+def gemini_settings() -> str:
+    """Gemini CLI's settings for the scripted model: its API key, nothing reaching out."""
+    return json.dumps(
+        {
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "general": {
+                "enableAutoUpdate": False,
+                "enableAutoUpdateNotification": False,
+                "maxAttempts": 1,
+                "retryFetchErrors": False,
+            },
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+        }
+    )
+
+
+def codex_config(model_url: str) -> str:
     return "\n".join(
         [
             f'model = "{MODELS["codex"]}"',

@@ -49,7 +49,9 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Watch an agent ask you questions and answer them in a browser: a local Discord "
             "(the emulator) with its owner's page, discord-watch, and a scripted agent using a "
-            "real discord-mcp server. No Discord account, no model. Stop it with Ctrl-C."
+            "real discord-mcp server. No Discord account, no model. Stop it with Ctrl-C. "
+            "`discord-mcp demo model` starts the scripted model alone, for discord-watch "
+            "submit with a real CLI (see its --help)."
         ),
     )
     parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (%(default)s)")
@@ -407,6 +409,10 @@ def _follow_run(control: httpx.Client, running: RunningEmulator, rounds: int) ->
 
 def main(argv: list[str]) -> int:
     """Run the demo until Ctrl-C, SIGTERM, or the end of ``--rounds``; returns the exit code."""
+    if argv[:1] == ["model"]:
+        from discord_mcp.demo.model_cli import main as model_main
+
+        return model_main(argv[1:])
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:

@@ -97,6 +97,7 @@ def register(server: Registry, kit: Toolkit) -> None:
                     mention=mention,
                     session=kit.label(),
                     urgent=urgent,
+                    project=await kit.project(),
                 )
             )
             posted = created and await post_question_files(

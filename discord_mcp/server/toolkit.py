@@ -14,11 +14,12 @@ import contextlib
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from discord_mcp.config import Settings
 from discord_mcp.server.limits import max_block_seconds
+from discord_mcp.server.roots import ClientProjects, short_client
 from discord_mcp.state.quarantine import take_reports
 
 if TYPE_CHECKING:
@@ -77,8 +78,7 @@ def session_label(environ: Mapping[str, str], client: str | None) -> str:
     claude_session = environ.get("CLAUDE_CODE_SESSION_ID", "").strip()
     if claude_session:
         return claude_session[:8]
-    name = (client or "agent").split()[0][:20]
-    return f"{name}-{os.getpid()}"
+    return f"{short_client(client)}-{os.getpid()}"
 
 
 def reported(result: dict[str, Any]) -> dict[str, Any]:
@@ -115,6 +115,8 @@ class Toolkit:
     per_session: bool
     wire: Wire | None
     progress_every: float
+    projects: ClientProjects = field(default_factory=ClientProjects)
+    """Over HTTP, each session's project as its client's MCP roots name it (:mod:`.roots`)."""
 
     def reported(self, result: dict[str, Any]) -> dict[str, Any]:
         return reported(result)
@@ -126,9 +128,17 @@ class Toolkit:
         if self.per_session:
             with contextlib.suppress(AttributeError, RuntimeError):
                 if call.session_id:
-                    client = (client_name(call) or "agent").split()[0][:20]
+                    client = short_client(client_name(call))
                     return f"{client}-{call.session_id.replace('-', '')[:8]}"
         return session_label(self.env, client_name(call))
+
+    async def project(self) -> str | None:
+        """Over HTTP, the client's project as its MCP roots name it (None: the server's)."""
+        call = self.current()
+        with contextlib.suppress(AttributeError, RuntimeError):
+            if self.per_session and call.session_id:
+                return await self.projects.of(call.session_id, call.session)
+        return None
 
     def block_bound(self, requested: float | None) -> float:
         """How long this call may block: ``requested``, capped below the client's limit."""

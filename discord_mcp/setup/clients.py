@@ -122,14 +122,17 @@ def launcher(
     clone: bool | None = None,
     find: Callable[[str], str | None] = shutil.which,
     direct_url: str | None = None,
+    offline: Callable[[str, str], bool] | None = None,
 ) -> list[str]:
     """How a client starts ``discord-mcp``: the argv before its arguments.
 
     From a clone (or without uv): this Python running ``discord_mcp``, an absolute path that
     needs no PATH. Installed from a wheel, a git URL or an index, with uv on PATH:
-    ``uvx --from <that source> discord-mcp``, which outlives the environment this command runs
-    in (uvx's own environments are a cache). ``find`` looks a program up on PATH; the
-    arguments default to what this machine says.
+    ``uvx --offline --from <that source> discord-mcp``, which outlives the environment this
+    command runs in (uvx's own environments are a cache) and starts from uv's cache without
+    asking the package index; without ``--offline`` when that form was not seen to start
+    (``offline(uvx, source)``, default :func:`~discord_mcp.setup.uvx_cache.offline_ready`).
+    ``find`` looks a program up on PATH; the arguments default to what this machine says.
     """
     if clone if clone is not None else from_clone():
         return [sys.executable, "-m", "discord_mcp"]
@@ -137,9 +140,11 @@ def launcher(
     if not found:
         return [sys.executable, "-m", "discord_mcp"]
     from discord_mcp import __version__
+    from discord_mcp.setup.uvx_cache import offline_ready, uvx_form
 
     source = install_source(direct_url if direct_url is not None else _direct_url(), __version__)
-    return [found, "--from", source, "discord-mcp"]
+    ready = (offline or offline_ready)(found, source)
+    return uvx_form(found, source, offline=ready)
 
 
 def server_command(prefix: list[str] | None = None) -> list[str]:

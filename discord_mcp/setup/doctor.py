@@ -23,6 +23,8 @@ exactly what to do. The exit status is non-zero when any check fails. Checks:
 9. agent clients: for Claude Code, Codex and Gemini CLI configured on this machine, our server
    is registered, and their timeout and approval settings will not kill or block a decision;
    and whether their tool approvals are wired to Discord (the hook of ``install --approvals``);
+   then each registered server is started as its client would start it and must answer
+   ``tools/list`` (:mod:`discord_mcp.setup.server_checks`);
 10. emulator: when ``DISCORD_API_BASE`` is not Discord, whether the server there (a
    ``discord-mcp emulator``) listens beyond this machine: by its address, and by what the
    emulator says of its own binding (``GET /_emulator/binding``). Its control API acts as any
@@ -61,6 +63,7 @@ from discord_mcp.setup.client_checks import client_checks
 from discord_mcp.setup.edge import edge_check
 from discord_mcp.setup.permissions import NEEDED, effective_permissions, missing
 from discord_mcp.setup.portal_checks import endpoint_check
+from discord_mcp.setup.server_checks import ServerProbe, ours_registered, server_checks
 from discord_mcp.setup.state_checks import project_checks, quarantine_checks
 from discord_mcp.setup.team_checks import identify_check, machine_check
 from discord_mcp.state.files import ensure_dir
@@ -122,10 +125,14 @@ async def run_doctor(
     cwd: Path,
     home: Path,
     probe: GatewayProbe = probe_gateway,
+    servers: ServerProbe | None = None,
 ) -> list[Check]:
     """Every check, in order, each once; Discord checks are skipped when the configuration is
-    broken."""
+    broken. ``servers``: how a registered server is started and asked for its tools (default
+    :func:`~discord_mcp.setup.server_checks.start_and_list`)."""
     checks = await _all_checks(environ, cwd=cwd, home=home, probe=probe)
+    found = ours_registered(home=home, cwd=cwd, environ=environ)
+    checks += await server_checks(found, environ, cwd, servers)
     return list(dict.fromkeys(checks))  # the same finding twice (e.g. ~ is also the cwd): once
 
 

@@ -46,7 +46,8 @@ class InstallResult:
         """What a person reads after running the command."""
         where = f"{self.location.client} ({self.location.scope} scope): {self.location.path}"
         if not self.changed:
-            return f"{where}\n  already up to date: server '{SERVER_NAME}' is registered"
+            up = f"{where}\n  already up to date: server '{SERVER_NAME}' is registered"
+            return "\n".join([up, *self._advice()])
         verb = "updated" if self.before is not None else "added"
         lines = [f"{where}\n  {verb} server '{SERVER_NAME}':"]
         for key, value in self.after.items():
@@ -59,7 +60,15 @@ class InstallResult:
             lines.append("  Claude Code asks once to approve project servers: run `claude` here.")
         if self.location.client == "codex" and self.location.scope == "project":
             lines.append("  Codex reads project config only in trusted projects.")
-        return "\n".join(lines)
+        return "\n".join(lines + self._advice())
+
+    def _advice(self) -> list[str]:
+        from discord_mcp.setup.uvx_cache import offline_advice
+
+        command = self.after.get("command")
+        argv = [str(command), *map(str, self.after.get("args") or [])] if command else []
+        said = offline_advice(argv)
+        return [f"  note: {said}"] if said else []
 
 
 def install(

@@ -242,7 +242,8 @@ def _subcommands(text: str) -> list[str]:
 def cli_page() -> str:
     commands: list[list[str]] = []
     helps: dict[tuple[str, ...], str] = {}
-    todo = [["discord-mcp"], ["discord-watch"]]
+    # ``demo model`` is a word of the demo's own arguments, not an argparse subcommand.
+    todo = [["discord-mcp"], ["discord-watch"], ["discord-mcp", "demo", "model"]]
     with ThreadPoolExecutor(max_workers=4) as pool:
         while todo:
             texts = list(pool.map(_help, todo))

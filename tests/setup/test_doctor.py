@@ -72,6 +72,10 @@ async def test_a_healthy_setup_passes_every_check(
         "claude hooks": "OK",
         "codex hooks": "OK",
         "gemini hooks": "OK",
+        # Each registered server was started and listed its tools (issue 37).
+        "claude server": "OK",
+        "codex server": "OK",
+        "gemini server": "OK",
     }, [c.render() for c in checks.values()]
     assert "all 9 permissions" in checks["channel"].detail
     assert people.state()["stats"]["gateway_identifies"] == 1  # the intent was really tried
@@ -210,6 +214,27 @@ async def test_client_settings_that_would_kill_or_block_a_wait_are_flagged(
     assert "540" in gemini.detail
     assert claude.verdict == "FAIL"
     assert "30000" in claude.detail
+
+
+async def test_a_registered_server_that_does_not_start_fails_with_what_it_said(
+    discord: RunningEmulator, tmp_path: Path, home: Path
+) -> None:
+    """The file is right, the server is not: a Python that lost the package (as a uvx that
+    cannot reach the index, the client shows it disconnected). doctor starts it and says so."""
+    env_file = tmp_path / "discord.env"
+    write_env_file(env_file, {"DISCORD_BOT_TOKEN": discord.token})
+    install("gemini", "user", env_file=env_file, home=home, cwd=tmp_path, environ={})
+    path = home / ".gemini" / "settings.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["mcpServers"]["discord"]["args"] = ["-m", "discord_mcp_gone"]  # no such module
+    path.write_text(json.dumps(document), encoding="utf-8")
+    checks = await doctor(discord, tmp_path, home)
+    assert checks["gemini"].verdict == "OK"  # on paper, all is well
+    server = checks["gemini server"]
+    assert server.verdict == "FAIL", server.render()
+    assert "did not answer tools/list" in server.detail
+    assert "discord_mcp_gone" in server.detail  # what Python said on stderr
+    assert "--version" in server.fix
 
 
 async def test_no_client_configured_is_a_warning_with_the_install_command(

@@ -53,18 +53,19 @@ class ModelServer(Playback):
     :class:`~discord_mcp.demo.model.playback.Playback`'s.
     """
 
-    def __init__(self, *steps: Step, repeat: bool = False) -> None:
+    def __init__(self, *steps: Step, repeat: bool = False, port: int = 0) -> None:
         super().__init__(*steps, repeat=repeat)
+        self._port = port
         self._httpd: HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle
 
     def start(self) -> Self:
-        """Bind a free port and serve in a daemon thread. Returns self."""
+        """Bind the port (0: a free one) and serve in a daemon thread. Returns self."""
         if self._httpd is not None:
             return self
-        httpd = HTTPServer(("127.0.0.1", 0), Handler)
+        httpd = HTTPServer(("127.0.0.1", self._port), Handler)
         httpd.model = self
         self._httpd = httpd
         self._thread = threading.Thread(

@@ -76,6 +76,7 @@ class AcpDecoder(Decoder):
         self._all = Head()  # the start of every text of the turn
         self.stop_reason: str | None = None
         self.error: str | None = None
+        self._announced: set[str] = set()  # tool calls seen as ``tool_call``
 
     def handle(self, event: dict[str, Any]) -> bool:
         kind = event.get("type")
@@ -115,14 +116,24 @@ class AcpDecoder(Decoder):
             self._segment = Head()
             self.stream.end_message()
             title = update.get("title") or update.get("kind") or "tool"
+            self._announced.add(str(update.get("toolCallId")))
             self.add_tool_call(str(title), update.get("rawInput") or {})
             return True
         if what == "tool_call_update":
             status = update.get("status")
+            call = str(update.get("toolCallId"))
+            added = status in ("completed", "failed") and call not in self._announced
+            if added:
+                # Reported only once done (gemini --acp, for a call it asked permission for).
+                self._announced.add(call)
+                self._segment = Head()
+                self.stream.end_message()
+                title = update.get("title") or update.get("kind") or "tool"
+                self.add_tool_call(str(title), update.get("rawInput") or {})
             if status == "failed":
                 self.note = f"tool call failed: {update.get('title') or update.get('toolCallId')}"
                 return True
-            return False
+            return added
         if what == "usage_update":
             used, size = as_int(update.get("used")), as_int(update.get("size"))
             if used is not None and size:

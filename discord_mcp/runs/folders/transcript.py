@@ -22,15 +22,15 @@ def render_turn(
     """One turn as Markdown: a heading, the message, then its events in order."""
     head = f"## Turn {turn} · {tool}" + (f" · {status}" if status else "")
     body = [head, "", _quote(message or "(no message)"), ""]
-    render = {"claude": _claude, "codex": _codex, "gemini": _gemini}.get(tool, _claude)
+    render = {"claude": _claude, "codex": _codex, "gemini": _gemini}.get(tool, _any_agent)
     entries: list[str] = []
     for event in _events(lines):
         try:
             entries.extend(render(iter([event])))
         except (AttributeError, KeyError, TypeError, ValueError):
             continue  # a known event with a shape we did not expect: skipped, as decoders do
-    if tool == "gemini":
-        entries = _join_gemini_text(entries)
+    if tool not in ("claude", "codex"):
+        entries = _join_gemini_text(entries)  # Gemini's and ACP agents' text comes in pieces
     body.append("\n\n".join(entries) or "_(no output)_")
     return "\n".join(body).rstrip() + "\n"
 
@@ -187,6 +187,66 @@ def _gemini(events: Iterator[dict[str, Any]]) -> list[str]:
             failed = event.get("status") != "success"
             out.append(_final(failed, (error or {}).get("message") if failed else None))
     return out
+
+
+def _any_agent(events: Iterator[dict[str, Any]]) -> list[str]:
+    """An ACP agent's transcript lines (``acp_update`` and the rest, see
+    :mod:`discord_mcp.runs.adapters.acp`); a line of a headless CLI is read as Claude's."""
+    out: list[str] = []
+    for event in events:
+        kind = event.get("type")
+        if kind == "acp_update" and isinstance(event.get("update"), dict):
+            out.extend(_acp_update(event["update"]))
+        elif kind == "acp_result":
+            stop = event.get("stop_reason")
+            failed = stop not in ("end_turn", "max_tokens", "max_turn_requests")
+            out.append(_final(failed, f"the turn ended with {stop or 'no reason'}"))
+        elif kind == "acp_error":
+            out.append(_final(True, event.get("message")))
+        else:
+            out.extend(_claude(iter([event])))
+    return out
+
+
+def _acp_update(update: dict[str, Any]) -> list[str]:
+    """One ``session/update``. An agent may announce a call (``tool_call``) before it runs, or
+    only report it once done (``tool_call_update``, as ``gemini --acp`` does for a command it
+    asked permission for): a finished call is shown with its title and its output."""
+    what = update.get("sessionUpdate")
+    if what == "agent_message_chunk":
+        content = update.get("content") or {}
+        text = content.get("text") if content.get("type") == "text" else None
+        return [_TEXT + text] if isinstance(text, str) and text else []
+    if what == "tool_call":
+        return [_call(_acp_title(update), update.get("rawInput") or update.get("title") or "")]
+    if what == "tool_call_update" and update.get("status") in ("completed", "failed"):
+        output = _acp_output(update)
+        failed = update.get("status") == "failed"
+        return [f"**Tool {'failed' if failed else 'done'}** `{_acp_title(update)}`"] + (
+            [_result(output, error=failed)] if output else []
+        )
+    return []
+
+
+def _acp_title(update: dict[str, Any]) -> str:
+    return str(update.get("title") or update.get("kind") or update.get("toolCallId") or "tool")
+
+
+def _acp_output(update: dict[str, Any]) -> str:
+    """A call's output: its content's text parts (diffs named by path), else its raw output."""
+    parts: list[str] = []
+    for item in update.get("content") or []:
+        if not isinstance(item, dict):
+            continue
+        inner = item.get("content")
+        if item.get("type") == "content" and isinstance(inner, dict) and inner.get("text"):
+            parts.append(str(inner["text"]))
+        elif item.get("type") == "diff":
+            parts.append(f"diff of {item.get('path')}")
+    if parts:
+        return "\n".join(parts)
+    raw = update.get("rawOutput")
+    return "" if raw is None else _text_of(raw)
 
 
 def _final(error: Any, text: Any) -> str:
