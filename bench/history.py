@@ -78,8 +78,8 @@ from discord_mcp.config import Secret
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.decisions.threads import archive_if_done
 from discord_mcp.emulator import RunningEmulator, start_in_thread
-from discord_mcp.runs.folders import is_run_id
-from discord_mcp.runs.journal import load
+from discord_mcp.runs.folders.folders import is_run_id
+from discord_mcp.runs.journal.journal import load
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.quiet import DECISION_THREAD_DAYS, thread_decisions
 from discord_mcp.watch.routing import destination

@@ -25,9 +25,9 @@ from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.runs import TOOLS
-from discord_mcp.runs.folders import RunFolder, new_run_id
-from discord_mcp.runs.journal import Journal
-from discord_mcp.runs.model import utc_iso
+from discord_mcp.runs.folders.folders import RunFolder, new_run_id
+from discord_mcp.runs.journal.journal import Journal
+from discord_mcp.runs.journal.model import utc_iso
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.watch.cursors import Cursors
 from discord_mcp.watch.recovery import Alive, snowflake_at

@@ -46,7 +46,7 @@ from discord_mcp.runs import (
     SessionView,
     SpawnSpec,
 )
-from discord_mcp.runs.journal import (
+from discord_mcp.runs.journal.journal import (
     EVENTS_FILE,
     KEEP_SEGMENTS,
     SEGMENT_BYTES,
@@ -55,7 +55,7 @@ from discord_mcp.runs.journal import (
     closed_segments,
     load,
 )
-from discord_mcp.runs.model import ProcessInfo
+from discord_mcp.runs.journal.model import ProcessInfo
 from discord_mcp.state.files import off_loop
 
 SPAWN_P50_BUDGET = 0.250

@@ -13,7 +13,7 @@ each with its own budget:
   be acknowledged within Discord's 3 s, so the takeover leaves a second for that.
 * **cold start**: the holder is killed right after its only successor was spawned, so the
   takeover includes that process's whole start: interpreter and imports, the MCP handshake,
-  :data:`~discord_mcp.server.app.RECOVERY_DELAY_S` (recovery and the link wait that long after
+  :data:`~discord_mcp.server.lifecycle.RECOVERY_DELAY_S` (recovery and the link wait that long after
   the first request, so they never slow the handshake), recovery, then the takeover itself.
   Budget 8 s, DESIGN §3's "another takes over within seconds": a cold start (``bench.coldstart``:
   1.2 s on an idle 2-core machine, up to 5 s when it is loaded), 1 s of delay, and the settled

@@ -199,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if parsed.command == "schema":
         import json
 
-        from discord_mcp.runs.folders import schema
+        from discord_mcp.runs.folders.folders import schema
 
         sys.stdout.write(json.dumps(schema(parsed.name), indent=2) + "\n")
         return 0

@@ -4,16 +4,16 @@ The import graph is read from the source with ``ast`` (nothing is imported): eve
 and ``from ... import`` of a ``discord_mcp`` module counts, wherever it stands (inside a
 function, under ``if TYPE_CHECKING:``, in a ``try``), because a circle hidden in a function is
 still a circle a reader has to hold in their head. ``from discord_mcp.runs import Engine``,
-where ``runs/__init__.py`` only re-exports ``Engine`` from ``runs/engine.py``, counts as an
-import of ``runs.engine`` (the module that defines it), not of the package; the package's own
-``__init__`` importing its modules is an edge like any other. Importing ``a.b.c`` also runs
-``a/__init__`` and ``a/b/__init__``; those implicit edges are left out (every module of a
-package with re-exports would otherwise be in a circle with its ``__init__``).
+where ``runs/__init__.py`` only re-exports ``Engine`` from ``runs/engine/engine.py``, counts as
+an import of ``runs.engine.engine`` (the module that defines it), not of the package; the
+package's own ``__init__`` importing its modules is an edge like any other. Importing ``a.b.c``
+also runs ``a/__init__`` and ``a/b/__init__``; those implicit edges are left out (every module
+of a package with re-exports would otherwise be in a circle with its ``__init__``).
 
-A circle is a strongly connected component of more than one module. Today's offenders are
-listed in ``KNOWN_CIRCLES`` and ``KNOWN_LONG`` (issue 37 empties them). The lists only shrink:
-a new offender fails, and so does an entry that no longer offends (take it out) or a circle that
-changed shape (write down the new one, which the failure prints).
+A circle is a strongly connected component of more than one module. Offenders would be listed
+in ``KNOWN_CIRCLES``, ``KNOWN_ROOM_CIRCLES`` and ``KNOWN_LONG`` (issue 37 emptied them). The
+lists only shrink: a new offender fails, and so does an entry that no longer offends (take it
+out) or a circle that changed shape (write down the new one, which the failure prints).
 """
 
 from __future__ import annotations
@@ -29,54 +29,18 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "discord_mcp"
 MAX_LINES = 500
 
-# Circles between modules today, each the set of modules of one strongly connected component
-# (names relative to ``discord_mcp``). Issue 37 breaks them: the lower module defines what the
-# higher one needs, and nothing imports upward.
-KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
-    {
-        # the ACP jobs, the turns composed when they start, and the scheduler
-        frozenset({"runs.acp_jobs", "runs.prepared", "runs.scheduler"}),
-        # the journal's model and the run controls it records
-        frozenset({"runs.model", "runs.model_controls"}),
-        # the shared rate-limit ledger and the waits it hands out
-        frozenset({"transport.ledger", "transport.waits"}),
-        # discord-watch's app, CLI, shells and upkeep
-        frozenset(
-            {
-                "watch.app",
-                "watch.cli",
-                "watch.gc",
-                "watch.landing.shell",
-                "watch.local",
-                "watch.shell",
-                "watch.upkeep",
-            }
-        ),
-    }
-)
+# Circles between modules, each the set of modules of one strongly connected component (names
+# relative to ``discord_mcp``): none since issue 37. The lower module defines what the higher one
+# needs (a ``Protocol``), and nothing imports upward.
+KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset()
 
-# Circles between rooms (the package's folders and top-level modules, see ``room``).
-KNOWN_ROOM_CIRCLES: frozenset[frozenset[str]] = frozenset(
-    {
-        # runs' adapters use hooks' guard, hooks ask approvals, approvals' ACP side uses runs'
-        # contract; git and runs use each other; hooks' runner starts server's runtime
-        frozenset({"approvals", "git", "hooks", "runs", "server"}),
-    }
-)
+# Circles between rooms (the package's folders and top-level modules, see ``room``): none since
+# issue 37.
+KNOWN_ROOM_CIRCLES: frozenset[frozenset[str]] = frozenset()
 
-# Modules over MAX_LINES lines today. Issue 37 splits each along a seam a reader can name.
-KNOWN_LONG: frozenset[str] = frozenset(
-    {
-        "runs.engine",
-        "runs.journal",
-        "runs.projects",
-        "runs.recorder",
-        "server.app",
-        "transport.ledger",
-        "transport.rest",
-        "watch.daemon",
-    }
-)
+# Modules over MAX_LINES lines: none since issue 37 (each was split along a seam a reader can
+# name).
+KNOWN_LONG: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -364,6 +328,27 @@ def test_no_module_is_over_500_lines() -> None:
         for name in sorted(KNOWN_LONG - set(long))
     ]
     assert not report, "\n".join(report)
+
+
+FRAMEWORK = ("fastmcp", "mcp")
+"""The MCP framework: one module owns it (CLAUDE.md's choke points); the tool modules get the
+server object from it."""
+FRAMEWORK_OWNER = "server.app"
+
+
+def test_only_the_server_app_imports_the_mcp_framework() -> None:
+    modules, _ = _package()
+    found: set[str] = set()
+    for module in modules.values():
+        for node in ast.walk(module.tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            if any(n.split(".")[0] in FRAMEWORK for n in names):
+                found.add(_short(module.name))
+    assert found == {FRAMEWORK_OWNER}, f"the MCP framework is imported by {sorted(found)}"
 
 
 def test_the_graph_sees_imports_in_functions_and_through_reexports(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ GUARDED = (
     "discord_mcp/approvals/",
     "discord_mcp/hooks/",
     "discord_mcp/outbound/redaction.py",
-    "discord_mcp/runs/folders.py",
+    "discord_mcp/runs/folders/folders.py",
     "discord_mcp/runs/restricted.py",
     "discord_mcp/server/app.py",
     "discord_mcp/team/",

@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.approvals.acp_parts import REJECTS, card_options
+from discord_mcp.approvals.asks import PermissionAsk, PermissionChoice, PermissionOption
 from discord_mcp.approvals.request import ToolRequest
 from discord_mcp.approvals.service import ApprovalService, Outcome
 from discord_mcp.config import Settings, project_key_for
 from discord_mcp.decisions.service import DecisionService
-from discord_mcp.runs.contract import PermissionAsk, PermissionChoice, PermissionOption
 from discord_mcp.transport.rest import RestClient
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ def _tool_name(ask: PermissionAsk) -> str:
 
 
 class AcpPermissions:
-    """The engine's :data:`~discord_mcp.runs.contract.PermissionAsker`, on approval cards."""
+    """The engine's :data:`~discord_mcp.approvals.asks.PermissionAsker`, on approval cards."""
 
     def __init__(self, *, settings: Settings, decisions: DecisionService, rest: RestClient) -> None:
         self._settings = settings

@@ -159,9 +159,9 @@ def _stop_runs(home: Path, grace: float = 10.0) -> None:
     """Stop the agents discord-watch left running. A run outlives its daemon on purpose (the
     next start adopts it), but the demo's state is about to be removed: an agent still alive
     would write into it afterwards (Gemini CLI saves its chat as it exits)."""
-    from discord_mcp.runs.launch import process_from_status
-    from discord_mcp.runs.runner import stop_group
-    from discord_mcp.runs.spawner import group_members, is_alive
+    from discord_mcp.runs.engine.launch import process_from_status
+    from discord_mcp.runs.processes.runner import stop_group
+    from discord_mcp.runs.processes.spawner import group_members, is_alive
 
     groups = []
     for status in sorted((home / "runs" / "jobs").glob("*/status.json")):

@@ -2,7 +2,7 @@
 
 A hook gets the CLI's ``session_id``, ``cwd`` and ``transcript_path`` on stdin (Claude Code,
 Codex and Gemini CLI alike); the decision files record who asked by a label
-(:func:`discord_mcp.server.app.session_label`). Two links, either one enough:
+(:func:`discord_mcp.server.toolkit.session_label`). Two links, either one enough:
 
 - the label: Claude Code gives its stdio MCP servers ``CLAUDE_CODE_SESSION_ID``, and the server
   records its first 8 characters as the decision's ``session``; a Claude Code hook's

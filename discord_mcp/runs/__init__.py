@@ -2,22 +2,24 @@
 jobs, and each job is one headless ``claude`` / ``codex`` / ``gemini`` turn (seed 000).
 
 No Discord code lives here: the watch daemon calls :class:`RunEngine` and implements
-:class:`RunNotifier` to post what happens.
+:class:`RunNotifier` to post what happens. The rooms:
 
-- ``projects``: the project catalog (``runs/config.json``).
-- ``model``: the state machine and its one reducer; ``records``: sessions and jobs in it;
-  ``views``: what callers see.
-- ``journal``: ``runs/events.ndjson`` + ``runs/snapshot.json``, replay at startup.
-- ``contract``: the limits, the clock, and the notifier the Discord side implements.
-- ``engine``: the commands (``controls``: the owner's) and views (``engine_views``);
-  ``scheduler``: starting, following and finishing jobs (``recovery``: after a restart);
-  ``runner``: one running job's log and process; ``notices``: delivering notifications;
-  ``launch``: private files and the engine lock.
-- Run folders (issue 23): ``folders`` (the layout, the request queue, reading), ``recorder``
-  (keeping them up to date), ``results``, ``transcript``, ``patches``, ``schemas/``;
-  ``constraints`` (network, time) and ``error_codes`` (stable codes, ``retryable``).
-- ``spawner``: the one place child processes start; ``wrap``: the per-job wrapper process.
-- ``adapters``: one per CLI (argv, tolerant decoding, success judgement).
+- ``engine/``: the commands (``engine``; ``controls`` the owner's), the scheduler (starting,
+  following and finishing jobs; ``recovery`` after a restart; ``prepared`` turns composed when
+  they start), notifications, schedules, the streamed text.
+- ``processes/``: ``spawner`` the one place child processes start, ``wrap`` the per-job wrapper
+  process, ``runner`` one running job's log and process.
+- ``journal/``: ``runs/events.ndjson`` + ``runs/snapshot.json`` (``journal`` writes,
+  ``journal_replay`` reads back), ``model`` the state machine and its one reducer, ``records``
+  and ``views``.
+- ``folders/``: run folders (issue 23): the layout and the request queue, the recorder, the
+  result contract (``results``, ``error_codes``, ``schemas/``), transcripts, patches, retention.
+- ``adapters/``: one per CLI (argv, tolerant decoding, success judgement), and ACP's wire side.
+- ``acp/``: ACP agents (issue 24): the registry and their jobs.
+- ``git/``: a worktree per run and landing it (issue 35); the one place git and gh start.
+- Here: ``contract`` (the limits, the clock, the notifier the Discord side implements),
+  ``projects`` (the project catalog, ``runs/config.json``), ``constraints`` (network, time),
+  ``restricted`` (what a stranger's turn may do), ``offline`` and ``netns`` (no network).
 """
 
 from __future__ import annotations
@@ -31,11 +33,9 @@ from discord_mcp.runs.contract import (
     RunNotifier,
     SystemClock,
 )
-from discord_mcp.runs.engine import RunEngine
-from discord_mcp.runs.model import TOOLS
-from discord_mcp.runs.projects import Project, ProjectRegistry
-from discord_mcp.runs.spawner import ProcessSpawner, Spawner, SpawnSpec
-from discord_mcp.runs.views import (
+from discord_mcp.runs.engine.engine import RunEngine
+from discord_mcp.runs.journal.model import TOOLS
+from discord_mcp.runs.journal.views import (
     Activity,
     JobState,
     JobView,
@@ -45,6 +45,8 @@ from discord_mcp.runs.views import (
     ToolCallSummary,
     Usage,
 )
+from discord_mcp.runs.processes.spawner import ProcessSpawner, Spawner, SpawnSpec
+from discord_mcp.runs.projects import Project, ProjectRegistry
 
 __all__ = [
     "TOOLS",

@@ -1,5 +1,6 @@
 """The run engine's public contract besides the engine itself: its limits, its clock, the
-notifier the Discord side implements, and the project summary."""
+notifier the Discord side implements, and the project summary. An ACP agent's permission asks
+are the approvals' (:mod:`discord_mcp.approvals.asks`, re-exported here)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,14 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from discord_mcp.runs.views import Activity, JobView, SessionView
+from discord_mcp.approvals.asks import FileDiff as FileDiff
+from discord_mcp.approvals.asks import PermissionAsk as PermissionAsk
+from discord_mcp.approvals.asks import PermissionAsker as PermissionAsker
+from discord_mcp.approvals.asks import PermissionChoice as PermissionChoice
+from discord_mcp.approvals.asks import PermissionOption as PermissionOption
+from discord_mcp.runs.journal.views import Activity, JobView, SessionView
 
 
 @dataclass(frozen=True)
@@ -30,13 +36,13 @@ class RunLimits:
     notify_timeout: float = 10.0  # per notifier call
     shutdown_timeout: float = 5.0  # for notifications still queued at shutdown
     keep_finished_jobs: int = 200  # per thread, in the state (older ones are dropped)
-    # The owner's controls (issue 11), see discord_mcp/runs/controls.py.
+    # The owner's controls (issue 11), see discord_mcp/runs/engine/controls.py.
     debounce: float = 0.0  # messages this close together in one thread become one job
     retry_temporary: bool = True  # run a job once more when it failed on a temporary error
     retry_pause: float = 5.0  # seconds before that second attempt
     max_holds: int = 5  # usage-limit holds in a row before a job just fails
     timer_tick: float = 1.0  # how often waiting jobs' start times are checked at most
-    # ACP agents (issue 24), see discord_mcp/runs/acp_runs.py.
+    # ACP agents (issue 24), see discord_mcp/runs/acp/acp_runs.py.
     agent_idle: float = 600.0  # an agent process with no turn for this long is ended
     agent_cancel_grace: float = 10.0  # after session/cancel, how long until the process ends
     agent_request_timeout: float = 120.0  # initialize, session/new, session/load
@@ -108,62 +114,6 @@ class ProjectStatus:
     queued_jobs: int
     failed_jobs_24h: int
     last_error: str | None
-
-
-@dataclass(frozen=True)
-class PermissionOption:
-    """One answer an ACP agent offers for a permission request (``kind``: ``allow_once``,
-    ``allow_always``, ``reject_once``, ``reject_always``, or one the protocol adds later)."""
-
-    option_id: str
-    name: str
-    kind: str
-
-
-@dataclass(frozen=True)
-class PermissionAsk:
-    """An ACP agent asks the owner before it acts (``session/request_permission``).
-
-    Everything but the ids comes from the agent: untrusted, shown as its own words.
-    """
-
-    thread_id: str
-    job_id: str
-    project_name: str
-    agent: str  # the agent's registered name
-    session_id: str
-    cwd: str
-    title: str
-    kind: str  # the tool call's kind: read, edit, execute, fetch, ... ("other" when unsaid)
-    raw_input: Mapping[str, Any]
-    options: tuple[PermissionOption, ...]
-    tool_call_id: str = ""
-    diffs: tuple[FileDiff, ...] = ()
-    """The file edits the agent showed with the request (ACP ``diff`` tool call content)."""
-
-
-@dataclass(frozen=True)
-class FileDiff:
-    """An edit an ACP agent shows: the file, its text before (None: a new file) and after."""
-
-    path: str
-    old_text: str | None
-    new_text: str
-
-
-@dataclass(frozen=True)
-class PermissionChoice:
-    """The answer: one of the agent's options, or None (the request is cancelled: nobody
-    answered, the answer did not fit the options, or something failed). Never an allow by
-    default."""
-
-    option_id: str | None
-    reason: str = ""
-    note: str | None = None
-
-
-PermissionAsker = Callable[[PermissionAsk], Awaitable[PermissionChoice]]
-"""Asks the owner (the daemon wires it to the approval cards); bounded by the approval wait."""
 
 
 @dataclass(frozen=True)

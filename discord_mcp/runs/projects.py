@@ -35,7 +35,7 @@ may run, not counting the time its agent waits for the owner's answer.
 project as with ``discord-watch submit --no-network`` (:mod:`discord_mcp.runs.constraints`).
 
 ``worktrees`` is optional (written only when true, issue 35): every run of the project works in
-a git worktree of its own (:mod:`discord_mcp.git.worktrees`), unless the run says otherwise.
+a git worktree of its own (:mod:`discord_mcp.runs.git.worktrees`), unless the run says otherwise.
 
 Other top-level keys (``owner_id``, ...) are kept as they are. The file may be changed by
 another process (the ``discord-watch`` command line) while the daemon runs: every change is a
@@ -63,10 +63,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from discord_mcp.errors import RunError, StateCorrupt
-from discord_mcp.runs.agents import environment_agent
+from discord_mcp.runs.acp.agents import environment_agent
 from discord_mcp.runs.constraints import TIMEOUT_RANGE_S
-from discord_mcp.runs.model import TOOLS, is_tool, utc_iso
-from discord_mcp.runs.views import Tool
+from discord_mcp.runs.journal.model import TOOLS, is_tool, utc_iso
+from discord_mcp.runs.journal.views import Tool
+from discord_mcp.runs.project_checks import check_args, check_setting, check_tools
 from discord_mcp.state.files import locked, read_json, write_json
 from discord_mcp.state.quarantine import MARKER
 
@@ -260,13 +261,13 @@ class ProjectRegistry:
                 f"project name {name!r} is not allowed: use 1 to 40 characters from a-z, 0-9, "
                 "'-' and '_'",
             )
-        _check_setting("stream", stream, STREAM_MODES)
-        _check_setting("busy", busy, BUSY_MODES)
+        check_setting("stream", stream, STREAM_MODES)
+        check_setting("busy", busy, BUSY_MODES)
         resolved = self.check_path(path)
         agents = self.agent_names()
-        tool_list = _check_tools(tools, default, agents)
+        tool_list = check_tools(tools, default, agents)
         chosen = default if default is not None else tool_list[0]
-        checked_args = _check_args(args or {}, agents)
+        checked_args = check_args(args or {}, agents)
         if job_timeout is not None:
             low, high = TIMEOUT_RANGE_S
             if not low <= job_timeout <= high:
@@ -315,7 +316,7 @@ class ProjectRegistry:
         for key, value in settings.items():
             if key not in allowed:
                 raise RunError("E_INVALID_SETTING", f"{key!r} is not a project setting to change")
-            _check_setting(key, value, allowed[key])
+            check_setting(key, value, allowed[key])
             changes[key] = value == "on" if key == "worktrees" else value
         with locked(self.path):
             document = self._read()
@@ -457,85 +458,3 @@ def _not_found(name: str, projects: Mapping[str, Any]) -> RunError:
         f"there is no project called {name!r} (projects: {known}): check the name, or create "
         "the project first",
     )
-
-
-def _check_setting(key: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise RunError("E_INVALID_SETTING", f"{key} {value!r} is not one of {', '.join(allowed)}")
-
-
-def _check_tools(
-    tools: Iterable[str], default: str | None, agents: Sequence[str] = ()
-) -> tuple[Tool, ...]:
-    if isinstance(tools, str):
-        tools = [t.strip() for t in tools.split(",")]
-    unique: list[Tool] = []
-    for tool in tools:
-        if tool not in TOOLS and tool not in agents:
-            choices = ", ".join((*TOOLS, *agents))
-            raise RunError(
-                "E_INVALID_TOOLSET",
-                f"{tool!r} is not a tool we can run: choose from {choices} (an ACP agent is "
-                "added with `discord-watch agent add NAME -- COMMAND`)",
-            )
-        if tool not in unique:
-            unique.append(tool)
-    if not unique:
-        raise RunError(
-            "E_INVALID_TOOLSET", f"a project needs at least one tool: one of {', '.join(TOOLS)}"
-        )
-    if default is not None and default not in unique:
-        raise RunError(
-            "E_INVALID_TOOLSET",
-            f"the default tool {default!r} is not among the project's tools "
-            f"({', '.join(unique)}): add it to the tools or pick one of them",
-        )
-    return tuple(unique)
-
-
-def args_from_json(text: str) -> dict[str, list[str]]:
-    """``args_json`` as seed 000's ``/project create`` takes it: a JSON object of tool -> argv
-    list (``{"codex": ["--model", "o3"]}``), the project file's ``default_args``. Each value is
-    held to what ``discord-watch project add --args TOOL=JSON_ARGV`` takes (a JSON list of
-    strings, never one shell string); :meth:`ProjectRegistry.add` then checks the tools.
-
-    Raises:
-        RunError: E_INVALID_ARGS.
-    """
-    import json
-
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if not isinstance(value, dict) or not all(
-        isinstance(argv, list) and all(isinstance(a, str) for a in argv) for argv in value.values()
-    ):
-        raise RunError(
-            "E_INVALID_ARGS",
-            "args_json must be a JSON object of tool -> list of strings, e.g. "
-            '{"codex": ["--model", "o3"]} (argv fragments; no shell)',
-        )
-    return {str(tool): list(argv) for tool, argv in value.items()}
-
-
-def _check_args(
-    args: Mapping[str, Sequence[str]], agents: Sequence[str] = ()
-) -> dict[Tool, tuple[str, ...]]:
-    checked: dict[Tool, tuple[str, ...]] = {}
-    for tool, value in args.items():
-        if tool not in TOOLS and tool not in agents:
-            raise RunError(
-                "E_INVALID_ARGS",
-                f"default args for {tool!r}: not a tool; use one of {', '.join(TOOLS)}",
-            )
-        if isinstance(value, str) or not all(isinstance(a, str) for a in value):
-            raise RunError(
-                "E_INVALID_ARGS",
-                f"default args for {tool} must be a list of strings (argv fragments, e.g. "
-                '["--model", "x"]), never one shell string',
-            )
-        if any("\0" in a for a in value):
-            raise RunError("E_INVALID_ARGS", f"default args for {tool} contain a NUL character")
-        checked[tool] = tuple(value)
-    return {tool: checked.get(tool, ()) for tool in dict.fromkeys((*TOOLS, *checked))}

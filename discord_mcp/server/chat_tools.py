@@ -3,28 +3,19 @@
 
 Their signatures are the public contract (``tests/data/contract/tools.json``); the work is in
 :mod:`discord_mcp.chat`, :mod:`discord_mcp.notices` and :mod:`discord_mcp.progress`, imported on
-first call so the MCP handshake stays fast. :mod:`discord_mcp.server.app` registers them (it
-is the only module that imports the MCP framework); this module needs only pydantic. Every text
+first call so the MCP handshake stays fast. :func:`register` adds them to the server
+(:mod:`discord_mcp.server.toolkit`); this module needs only pydantic. Every text
 they post passes the outbound checks (:mod:`discord_mcp.outbound`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from discord_mcp.config import Settings
 from discord_mcp.errors import MessageError
-
-if TYPE_CHECKING:
-    from discord_mcp.server.runtime import Runtime
-
-Kind = Literal["sends", "reads"]
-"""``sends``: posts to Discord; ``reads``: reads Discord (and keeps local copies of files)."""
-Tool = Callable[..., Awaitable[dict[str, Any]]]
+from discord_mcp.server.toolkit import Registry, Toolkit
 
 FILES_HELP = (
     "Paths of files to attach, in your project directory (up to 10, each at most 10 MiB, 25 MiB "
@@ -32,23 +23,14 @@ FILES_HELP = (
 )
 
 
-def chat_tools(
-    settings: Settings,
-    runtime: Callable[[], Runtime],
-    *,
-    errors: Callable[[], AbstractContextManager[None]],
-    reported: Callable[[dict[str, Any]], dict[str, Any]],
-) -> list[tuple[Tool, Kind]]:
-    """The tools, bound to ``settings`` and the server's runtime.
+def register(server: Registry, kit: Toolkit) -> None:
+    """Add the tools to ``server``, bound to the kit's settings and runtime.
 
     With ``settings.tools == "chat"`` (a stranger's turn in a chat channel) only
-    ``send_message``, ``add_reaction`` and ``read_history`` are returned, pinned to the
-    session's channel (``settings.thread_id``) and without files.
-
-    Args:
-        errors: turns our errors into the framework's tool errors.
-        reported: adds the process's warnings (quarantined state files) to a result.
+    ``send_message``, ``add_reaction`` and ``read_history`` are added, pinned to the session's
+    channel (``settings.thread_id``) and without files.
     """
+    settings, runtime, errors, reported = kit.settings, kit.runtime, kit.errors, kit.reported
     pinned = settings.thread_id if settings.tools == "chat" else None
 
     async def where(thread_id: str | None) -> str:
@@ -236,11 +218,9 @@ def chat_tools(
                 )
             )
 
-    chat: list[tuple[Tool, Kind]] = [
-        (send_message, "sends"),
-        (add_reaction, "sends"),
-        (read_history, "reads"),
-    ]
-    if pinned is not None:
-        return chat
-    return [(notify, "sends"), (report_progress, "sends"), *chat]
+    if pinned is None:
+        server.add(notify, "sends")
+        server.add(report_progress, "sends")
+    server.add(send_message, "sends")
+    server.add(add_reaction, "sends")
+    server.add(read_history, "reads")

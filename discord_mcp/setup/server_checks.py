@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import SpawnError
-from discord_mcp.runs.spawner import PipedSpec, spawn_piped
+from discord_mcp.runs.processes.spawner import PipedSpec, spawn_piped
 from discord_mcp.setup.checks import Check
 
 ANSWER_WITHIN_S = 60.0

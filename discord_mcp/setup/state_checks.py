@@ -7,7 +7,7 @@
 - Every tool a registered project enables must be startable: a built-in CLI (``claude``,
   ``codex``, ``gemini``) on PATH (the PATH ``doctor`` runs with: ``discord-watch`` started from
   the same shell finds the same programs), an ACP agent by its registered command
-  (:mod:`discord_mcp.runs.agents`: its program found as the spawner finds it, a path as it is,
+  (:mod:`discord_mcp.runs.acp.agents`: its program found as the spawner finds it, a path as it is,
   a bare name on PATH), never by a PATH lookup of the agent's own name; a name that is neither
   is a FAIL (its jobs would fail with E_AGENT_NOT_FOUND).
 """
@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from discord_mcp.errors import RunError, StateError
-from discord_mcp.runs.agents import AgentRegistry, AgentSpec
-from discord_mcp.runs.model import TOOLS
+from discord_mcp.runs.acp.agents import AgentRegistry, AgentSpec
+from discord_mcp.runs.journal.model import TOOLS
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.setup.checks import Check
 from discord_mcp.state.quarantine import MARKER, find_quarantined

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from discord_mcp.transport.ban import BAN_S
 
 if TYPE_CHECKING:
-    from discord_mcp.transport.ledger import LedgerState
+    from discord_mcp.transport.ledger_state import LedgerState
 
 GLOBAL_CAP_S = 60.0
 """The longest global wait believed: Discord's global limit resets within seconds."""

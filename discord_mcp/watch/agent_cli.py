@@ -1,4 +1,4 @@
-"""``discord-watch agent add|list|remove``: ACP agents by name (:mod:`discord_mcp.runs.agents`).
+"""``discord-watch agent add|list|remove``: ACP agents by name (:mod:`discord_mcp.runs.acp.agents`).
 
 ::
 
@@ -34,7 +34,7 @@ def add_agent_commands(sub: Any) -> None:
 
 def agent_main(args: argparse.Namespace) -> int:
     from discord_mcp.config import state_home
-    from discord_mcp.runs.agents import AgentRegistry
+    from discord_mcp.runs.acp.agents import AgentRegistry
 
     registry = AgentRegistry(state_home())
     if args.action == "list":

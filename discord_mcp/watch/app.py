@@ -22,11 +22,11 @@ from discord_mcp.relay.fswatch import FileChanges
 from discord_mcp.relay.link import LiveLink
 from discord_mcp.runs import Clock, RunLimits, SystemClock, Tool
 from discord_mcp.runs.adapters.base import McpRegistration
-from discord_mcp.runs.engine import RunEngine
-from discord_mcp.runs.launch import write_private
+from discord_mcp.runs.engine.engine import RunEngine
+from discord_mcp.runs.engine.launch import write_private
+from discord_mcp.runs.engine.schedules import ScheduleStore
+from discord_mcp.runs.processes.spawner import Spawner
 from discord_mcp.runs.projects import ProjectRegistry
-from discord_mcp.runs.schedules import ScheduleStore
-from discord_mcp.runs.spawner import Spawner
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.tasks import Background
 from discord_mcp.team.desk import FIRST_READ_WITHIN_S, TeamDesk
@@ -340,7 +340,7 @@ async def run_daemon(
 
 def answered_in(engine: RunEngine) -> Callable[[Delivery], Awaitable[None]]:
     """What the outbox tells once a job's answer was posted: its run's ``result.json`` says
-    where (:meth:`~discord_mcp.runs.recorder.RunRecorder.answer_posted`)."""
+    where (:meth:`~discord_mcp.runs.folders.recorder.RunRecorder.answer_posted`)."""
 
     async def tell(delivery: Delivery) -> None:
         if not delivery.run_id or not delivery.job_id:

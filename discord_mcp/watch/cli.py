@@ -44,7 +44,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -55,14 +54,13 @@ from discord_mcp import __version__
 from discord_mcp.errors import ConfigError, DiscordMCPError, RunError, StateError
 from discord_mcp.watch.agent_cli import add_agent_commands, agent_main
 from discord_mcp.watch.chat.cli import add_chat_commands, chat_main, schedule_main
+from discord_mcp.watch.durations import format_duration, parse_duration
 from discord_mcp.watch.gc import add_gc_command, gc_main
 from discord_mcp.watch.landing.shell import COMMANDS as LANDING_COMMANDS
 from discord_mcp.watch.landing.shell import add_landing_commands, landing_main
 from discord_mcp.watch.shell import COMMANDS as SHELL_COMMANDS
 from discord_mcp.watch.shell import add_commands
 from discord_mcp.watch.shell import main as shell_main
-
-_DURATION = re.compile(r"^\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*$")
 
 _LOCAL_HELP = (
     "local only: runs from `discord-watch submit`, nothing reaches Discord (also the case when "
@@ -214,35 +212,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def parse_duration(text: str) -> float:
-    """Seconds in ``30m``, ``2h``, ``1h30m``, ``90s`` or ``90`` (seconds).
-
-    Raises:
-        RunError: E_INVALID_TIMEOUT.
-    """
-    match = _DURATION.match(text)
-    if not text.strip() or match is None or not any(match.groups()):
-        raise RunError(
-            "E_INVALID_TIMEOUT",
-            f"--timeout {text!r} is not a duration: write e.g. 30m, 2h, 1h30m or 90s",
-        )
-    hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
-    return float(hours * 3600 + minutes * 60 + seconds)
-
-
-def format_duration(seconds: float) -> str:
-    """``1h30m``, ``15m``, ``90s``: how ``project list`` shows a timeout."""
-    whole = int(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [
-        f"{hours}h" if hours else "",
-        f"{minutes}m" if minutes else "",
-        f"{secs}s" if secs else "",
-    ]
-    return "".join(parts) or "0s"
-
-
 def _project(args: argparse.Namespace) -> int:
     from discord_mcp.config import state_home, watch_roots
     from discord_mcp.runs.contract import RunLimits
@@ -327,7 +296,7 @@ def _project(args: argparse.Namespace) -> int:
 def _check_git(path: Path) -> None:
     """A project with worktrees must be a git repository with a commit (said now, not at its
     first run)."""
-    from discord_mcp.git.worktrees import in_work_tree
+    from discord_mcp.runs.git.worktrees import in_work_tree
 
     if not asyncio.run(in_work_tree(path)):
         raise RunError(

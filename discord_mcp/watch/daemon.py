@@ -17,8 +17,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol, cast
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
 from discord_mcp.config import Settings
 from discord_mcp.decisions.live import DecisionEvents
@@ -34,22 +34,19 @@ from discord_mcp.errors import (
 from discord_mcp.files.store import OwnerFiles
 from discord_mcp.inbox import Inbox
 from discord_mcp.relay.link import LiveLink
-from discord_mcp.runs import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.team.desk import TeamDesk
 from discord_mcp.transport.rest import RestClient
-from discord_mcp.transport.wire import Channel, text_of
+from discord_mcp.transport.wire import Channel
 from discord_mcp.watch.chat.desk import ChatDesk
-from discord_mcp.watch.chat.watching import owner_command, watch_chats
+from discord_mcp.watch.chat.watching import watch_chats
 from discord_mcp.watch.control import Dispatcher, SlashCommands
-from discord_mcp.watch.control.machines import text_turn
 from discord_mcp.watch.cursors import REST_AFTER_S, Cursors, snowflake_seconds
 from discord_mcp.watch.landing.desk import LandingDesk
 from discord_mcp.watch.quiet import (
     at_rest,
     known_threads,
     retire_done,
-    thread_decisions,
     wake_resting,
 )
 from discord_mcp.watch.recovery import (
@@ -61,13 +58,10 @@ from discord_mcp.watch.recovery import (
     snowflake_at,
 )
 from discord_mcp.watch.rereading import rebuild_inbox, unreadable
+from discord_mcp.watch.routed import Engine, MessageRoutes
 from discord_mcp.watch.routing import (
-    CONTENT_HIDDEN_TEXT,
-    ENABLE_INTENT,
     Route,
-    author_name,
     destination,
-    inbox_item,
 )
 
 log = logging.getLogger(__name__)
@@ -82,44 +76,11 @@ LONG_DOWNTIME_S = 3600.0
 """Down longer than this (Discord's shortest auto-archive), a thread may have been written in
 and archived again while no daemon ran: the first pass also reads the resting threads Discord
 archived since (:func:`~discord_mcp.watch.quiet.wake_resting`)."""
-THREAD_CREATED = 18
-"""The system message Discord posts in a channel when a thread is created in it."""
 THREADS_READ_KEPT = 256
 """Threads under the channel kept as read (parent and owner), at most."""
-OWNER_ONLY_REPLY_EVERY_S = 600.0
-"""A stranger's ``!command`` is answered at most this often per person (the rest are logged)."""
 
 
-class Engine(Protocol):
-    """What the daemon needs from the run engine (:class:`discord_mcp.runs.engine.RunEngine`)."""
-
-    async def start_session(
-        self, thread_id: str, project: str, tool: str | None = None
-    ) -> SessionView: ...
-
-    async def submit(
-        self,
-        thread_id: str,
-        message_id: str,
-        prompt: str,
-        author: str,
-        attachments: Sequence[Mapping[str, Any]] = (),
-    ) -> JobView: ...
-
-    async def set_tool(self, thread_id: str, tool: str) -> SessionView: ...
-
-    async def retry(self, thread_id: str, job_id: str) -> JobView: ...
-
-    async def stop(self, thread_id: str) -> JobView | None: ...
-
-    def session(self, thread_id: str) -> SessionView | None: ...
-
-    def sessions(self) -> list[SessionView]: ...
-
-    async def revive(self, thread_id: str) -> bool: ...
-
-
-class Watcher:
+class Watcher(MessageRoutes):
     """The daemon's Discord side.
 
     Args:
@@ -488,120 +449,6 @@ class Watcher:
             owners=self._settings.owner_ids,
             run_thread=self._engine.session(channel_id) is not None,
         )
-
-    async def _route(self, message: dict[str, Any], channel_id: str, *, replay: bool) -> None:
-        if self.chat is not None and self.chat.handles(channel_id):
-            await self._chat(message, channel_id, replay=replay)
-            return
-        if channel_id == self._settings.channel_id:
-            self._discover_thread_of(message)
-        else:
-            await self._engine.revive(channel_id)  # a session at rest for long had retired
-        decisions = await thread_decisions(self._store, channel_id, self._settings.channel_id)
-        route = self._destination(message, channel_id, decisions)
-        message_id = str(message["id"])
-        if route.command is not None:
-            if replay and self._replay_until is not None and int(message_id) <= self._replay_until:
-                log.warning(
-                    "recovering: not re-running !%s (message %s in %s): it may have run before "
-                    "the cursors were lost; write it again if it is still wanted",
-                    route.command.name,
-                    message_id,
-                    channel_id,
-                )
-                return
-            if route.kind != "refuse":  # an owner's command: it must never run twice
-                await self._alive.record(now=True)
-        if route.kind == "refuse":
-            if self.team is not None and self.team.anyone_turn().act != "now":
-                return  # one machine refuses, the first in line
-            author_id = str((message.get("author") or {}).get("id") or "")
-            await self._refuse(channel_id, message_id, author_id)
-        elif route.kind in ("channel_command", "thread_command") and route.command is not None:
-            # The same dispatcher as the slash commands (watch/control).
-            mine = await text_turn(self.team, message, route.command, self._reply)
-            if self.commands is not None and mine:
-                files = await self._files.keep(message) if message.get("attachments") else []
-                reply = await self.commands.text(message, route.command, files)
-                if reply.text and not reply.quiet_in_text:
-                    await self._reply(channel_id, message_id, reply.text)
-        elif route.kind == "job":
-            author = author_name(message.get("author") or {})
-            files = await self._files.keep(message)  # the owner's files go to the agent
-            await self._engine.submit(channel_id, message_id, text_of(message), author, files)
-        elif route.kind == "inbox":
-            files = await self._files.keep(message)
-            await off_loop(
-                self._inbox.add,
-                [
-                    inbox_item(
-                        message,
-                        route.project,
-                        files,
-                        channel=self._settings.channel_id,
-                        project_key=route.project_key,
-                    )
-                ],
-            )
-        elif route.kind == "content_hidden" and not self._told_content_hidden:
-            if self.team is not None and self.team.anyone_turn().act != "now":
-                return
-            self._told_content_hidden = True
-            log.warning(
-                "an owner's message in %s arrived without its text: the Message Content intent "
-                "is off, so the owner's commands, jobs and notes cannot be read (%s)",
-                channel_id,
-                ENABLE_INTENT,
-            )
-            await self._reply(channel_id, message_id, CONTENT_HIDDEN_TEXT)
-
-    async def _chat(self, message: dict[str, Any], channel_id: str, *, replay: bool) -> None:
-        """A chat channel's message: an owner's ``!command`` is a command, the rest chat."""
-        assert self.chat is not None
-        command = owner_command(message, self._settings.owner_ids)
-        if command is None or self.commands is None:
-            await self.chat.on_message(message)
-            return
-        if replay and self._replay_until is not None and int(message["id"]) <= self._replay_until:
-            return  # it may have run before the cursors were lost
-        await self._alive.record(now=True)
-        files = await self._files.keep(message) if message.get("attachments") else []
-        reply = await self.commands.text(message, command, files)
-        if reply.text and not reply.quiet_in_text:
-            await self._reply(channel_id, str(message["id"]), reply.text)
-
-    def _discover_thread_of(self, message: dict[str, Any]) -> None:
-        """A channel message that started a thread, or says one was created: watch the thread."""
-        thread = message.get("thread") if isinstance(message.get("thread"), dict) else None
-        reference = message.get("message_reference") or {}
-        thread_id = (thread or {}).get("id") or (
-            reference.get("channel_id") if message.get("type") == THREAD_CREATED else None
-        )
-        if thread_id and str(thread_id) != self._settings.channel_id:
-            bots = (message.get("author") or {}).get("bot")
-            if bots and self.team is not None and self.team.roster.others_known():
-                return  # a thread the bot opened: this machine knows its own (watch_thread)
-            self._cursors.watch(str(thread_id), parent_id=self._settings.channel_id, start=None)
-
-    async def _refuse(self, channel_id: str, message_id: str, user_id: str) -> None:
-        log.warning("refused a command from %s in %s", user_id, channel_id)
-        now = time.monotonic()
-        if (
-            now - self._refused_at.get(user_id, -OWNER_ONLY_REPLY_EVERY_S)
-            < OWNER_ONLY_REPLY_EVERY_S
-        ):
-            return
-        self._refused_at[user_id] = now
-        owners = ", ".join(f"<@{o}>" for o in sorted(self._settings.owner_ids))
-        await self._reply(
-            channel_id, message_id, f"**E_OWNER_ONLY**: only {owners} can command runs."
-        )
-
-    async def _reply(self, channel_id: str, message_id: str, text: str) -> None:
-        with contextlib.suppress(DiscordError):
-            await self._rest.send_text(
-                channel_id, text, allowed_mentions={"parse": []}, reply_to=message_id
-            )
 
     # ---- commands -----------------------------------------------------------------------------
 

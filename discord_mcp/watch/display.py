@@ -14,7 +14,7 @@ from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DiscordMCPError
 from discord_mcp.inbox import Inbox
 from discord_mcp.relay.holder import read_status
-from discord_mcp.runs import journal
+from discord_mcp.runs.journal import journal
 from discord_mcp.team.presence import read_snapshot
 from discord_mcp.team.roster import AWAY_AFTER_S
 from discord_mcp.transport.gateway import CONTENT_TOGGLE

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import DiscordError, StateError
-from discord_mcp.runs.model import parse_iso, utc_iso
+from discord_mcp.runs.journal.model import parse_iso, utc_iso
 from discord_mcp.state.files import off_loop, read_json, write_json
 from discord_mcp.transport.rest import RestClient
 

@@ -7,11 +7,11 @@
 A small command with room for more: each sweeper in :data:`SWEEPERS` looks after one kind of
 leftover and reports what it removed, kept or found in use, and why, in this order:
 
-- ``worktrees``: abandoned worktrees (:mod:`discord_mcp.git.sweep`: a run at rest, inactive
+- ``worktrees``: abandoned worktrees (:mod:`discord_mcp.runs.git.sweep`: a run at rest, inactive
   for longer than ``--older-than``; one holding commits that are not merged, or uncommitted
   changes, is kept unless ``--force``);
 - ``runs``: run folders ``DISCORD_MCP_KEEP_RUNS`` no longer keeps
-  (:mod:`discord_mcp.runs.retention`), unless a keeper of :data:`RUN_KEEPERS` holds one (a
+  (:mod:`discord_mcp.runs.folders.retention`), unless a keeper of :data:`RUN_KEEPERS` holds one (a
   running run, a landing under way, a worktree still there). ``--force`` changes nothing here.
   ``discord-watch`` runs this one by itself at start and once a day.
 
@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from discord_mcp.errors import RunError
-from discord_mcp.git.sweep import sweep
-from discord_mcp.git.worktrees import keeps_run_folder
-from discord_mcp.runs import retention
-from discord_mcp.runs.retention import Keeper, KeepRuns, keep_runs, sweep_runs
+from discord_mcp.runs.folders import retention
+from discord_mcp.runs.folders.retention import Keeper, KeepRuns, keep_runs, sweep_runs
+from discord_mcp.runs.git.sweep import sweep
+from discord_mcp.runs.git.worktrees import keeps_run_folder
 from discord_mcp.state.files import off_loop
 
 DEFAULT_AGE = "14d"
@@ -131,7 +131,7 @@ def parse_age(text: str) -> float:
     Raises:
         RunError: E_INVALID_TIMEOUT.
     """
-    from discord_mcp.watch.cli import parse_duration
+    from discord_mcp.watch.durations import parse_duration
 
     days = _DAYS.match(text)
     if days:

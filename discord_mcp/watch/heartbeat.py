@@ -19,7 +19,7 @@ import logging
 from typing import Any
 
 from discord_mcp.errors import DiscordError, RunError, StateError
-from discord_mcp.runs.schedules import Schedule
+from discord_mcp.runs.engine.schedules import Schedule
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls
 from discord_mcp.watch.control.words import clip

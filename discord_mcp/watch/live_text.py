@@ -1,6 +1,6 @@
 """An agent's answer shown while it is written: messages in the run's thread, edited in place.
 
-The engine hands over the whole text so far (:mod:`discord_mcp.runs.streaming`); this posts
+The engine hands over the whole text so far (:mod:`discord_mcp.runs.engine.streaming`); this posts
 it as one message (more when it outgrows 2000 characters, split without breaking a code fence)
 and edits those messages as the text grows: the first text at once, later changes at most once
 every ``interval`` seconds per job, coalesced (only the newest text is ever sent). The edits
@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 
 from discord_mcp.errors import DiscordError
-from discord_mcp.runs.streaming import EDIT_INTERVAL_S, pieces
+from discord_mcp.runs.engine.streaming import EDIT_INTERVAL_S, pieces
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.edits import ChannelEdits

@@ -19,9 +19,9 @@ from typing import TextIO
 
 from discord_mcp.config import watch_roots
 from discord_mcp.runs import Activity, Clock, JobView, RunLimits, SessionView, SystemClock, Tool
-from discord_mcp.runs.engine import RunEngine
+from discord_mcp.runs.engine.engine import RunEngine
+from discord_mcp.runs.processes.spawner import Spawner
 from discord_mcp.runs.projects import ProjectRegistry
-from discord_mcp.runs.spawner import Spawner
 from discord_mcp.state.files import ensure_dir
 from discord_mcp.watch.display import render_status
 from discord_mcp.watch.downtime import Downtime

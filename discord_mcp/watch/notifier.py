@@ -36,8 +36,8 @@ from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DiscordError, StateError
 from discord_mcp.i18n import text
 from discord_mcp.runs import Activity, JobView, SessionView
-from discord_mcp.runs.acp_endings import SHUTDOWN_CODE, SILENT_CODE
-from discord_mcp.runs.model import STOPPED_CODE
+from discord_mcp.runs.acp.acp_endings import SHUTDOWN_CODE, SILENT_CODE
+from discord_mcp.runs.journal.model import STOPPED_CODE
 from discord_mcp.state.files import off_loop
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient

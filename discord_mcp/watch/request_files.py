@@ -1,6 +1,6 @@
 """How ``discord-watch stop`` (and the ``job`` request) reach the running daemon, and where it
 answers every shell request (``submit`` and ``resume`` are queued in ``runs/queue/`` instead:
-:class:`~discord_mcp.runs.folders.RunQueue`): request files.
+:class:`~discord_mcp.runs.folders.folders.RunQueue`): request files.
 
 Theory. The daemon owns the run engine (its lock), so a shell command asks it instead of
 touching the journal: it writes ``<state>/watch/requests/<id>.json`` (atomically: a temporary

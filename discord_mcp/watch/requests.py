@@ -21,9 +21,9 @@ from typing import Any
 
 from discord_mcp.errors import DiscordError, RunError, StateError
 from discord_mcp.runs import JobView
-from discord_mcp.runs.engine import RunEngine
-from discord_mcp.runs.error_codes import discord_failure, is_retryable
-from discord_mcp.runs.folders import check_run_id, is_run_id, names_a_run
+from discord_mcp.runs.engine.engine import RunEngine
+from discord_mcp.runs.folders.error_codes import discord_failure, is_retryable
+from discord_mcp.runs.folders.folders import check_run_id, is_run_id, names_a_run
 from discord_mcp.state.files import off_loop
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.watch.control.base import Controls

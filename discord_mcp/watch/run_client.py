@@ -1,5 +1,5 @@
 """The command line's side of runs (issue 23): ``submit``, ``resume``, waiting, ``status`` and
-``logs`` of a run, through its folder (:mod:`discord_mcp.runs.folders`).
+``logs`` of a run, through its folder (:mod:`discord_mcp.runs.folders.folders`).
 
 ``submit`` makes the run's folder (``context/`` holds copies of the ``--context`` files),
 queues the request in ``runs/queue/`` and waits (at most
@@ -23,8 +23,8 @@ from typing import Any
 
 from discord_mcp.errors import RunError, StateError
 from discord_mcp.runs.constraints import Constraints
-from discord_mcp.runs.error_codes import is_retryable
-from discord_mcp.runs.folders import (
+from discord_mcp.runs.folders.error_codes import is_retryable
+from discord_mcp.runs.folders.folders import (
     AT_REST,
     RunFolder,
     RunQueue,
@@ -34,9 +34,9 @@ from discord_mcp.runs.folders import (
     read_document,
     read_status,
 )
-from discord_mcp.runs.model import utc_iso
+from discord_mcp.runs.folders.transcript import render_turn
+from discord_mcp.runs.journal.model import utc_iso
 from discord_mcp.runs.projects import Project
-from discord_mcp.runs.transcript import render_turn
 from discord_mcp.watch.request_files import ANSWER_WITHIN_S, RequestBox
 
 WAIT_POLL_S = 0.2
@@ -183,7 +183,7 @@ def workspace_project(home: Path, workspace: str, tool: str | None) -> Project:
         RunError: E_INVALID_PATH, E_INVALID_TOOLSET, E_CONFIG_CORRUPT.
     """
     from discord_mcp.config import watch_roots
-    from discord_mcp.runs.model import TOOLS
+    from discord_mcp.runs.journal.model import TOOLS
     from discord_mcp.runs.projects import ProjectRegistry
 
     registry = ProjectRegistry(home, allowed_roots=watch_roots())
@@ -235,7 +235,7 @@ def run_of(home: Path, target: str) -> str:
             return check_run_id(target)
         except RunError as exc:
             raise refused(exc.code, exc.message) from None
-    from discord_mcp.runs.journal import load
+    from discord_mcp.runs.journal.journal import load
 
     try:
         state = load(home / "runs").state

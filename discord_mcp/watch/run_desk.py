@@ -1,6 +1,6 @@
 """The daemon's side of ``discord-watch submit|resume`` (issue 23): take each run request from
-``runs/queue/`` (:class:`~discord_mcp.runs.folders.RunQueue`), start or continue the run, and
-answer the command line in ``watch/replies/`` (:class:`~discord_mcp.watch.request_files.
+``runs/queue/`` (:class:`~discord_mcp.runs.folders.folders.RunQueue`), start or continue the run,
+and answer the command line in ``watch/replies/`` (:class:`~discord_mcp.watch.request_files.
 RequestBox`).
 
 With Discord (``controls`` given) a new run gets its thread, and its prompt is shown there, as
@@ -27,11 +27,12 @@ from discord_mcp.approvals.report import not_run_during
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import DiscordError, RunError, StateError
 from discord_mcp.runs.constraints import Constraints
-from discord_mcp.runs.engine import RunEngine
-from discord_mcp.runs.error_codes import discord_failure, is_retryable
-from discord_mcp.runs.folders import RunFolder, RunQueue, read_document
-from discord_mcp.runs.recorder import NotRun, context_files
-from discord_mcp.runs.views import JobView, SessionView
+from discord_mcp.runs.engine.engine import RunEngine
+from discord_mcp.runs.folders.error_codes import discord_failure, is_retryable
+from discord_mcp.runs.folders.folders import RunFolder, RunQueue, read_document
+from discord_mcp.runs.folders.recorder import NotRun
+from discord_mcp.runs.folders.turn_files import context_files
+from discord_mcp.runs.journal.views import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls
 from discord_mcp.watch.control.start import continue_session, open_session

@@ -156,7 +156,7 @@ def add_commands(sub: Any) -> None:
 
 
 def _seconds(text: str) -> float:
-    from discord_mcp.watch.cli import parse_duration
+    from discord_mcp.watch.durations import parse_duration
 
     try:
         value = parse_duration(text)
@@ -259,7 +259,7 @@ def _run(home: Path, args: argparse.Namespace) -> int:
 def _with_run_dir(home: Path, result: dict[str, Any]) -> dict[str, Any]:
     """``result`` with its run's folder, when it names a run (every JSON answer about a run
     says where its folder is)."""
-    from discord_mcp.runs.folders import RunFolder
+    from discord_mcp.runs.folders.folders import RunFolder
 
     if not result.get("run_id") or result.get("run_dir"):
         return result
@@ -267,7 +267,7 @@ def _with_run_dir(home: Path, result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _logs(home: Path, args: argparse.Namespace) -> int:
-    from discord_mcp.runs.folders import names_a_run
+    from discord_mcp.runs.folders.folders import names_a_run
 
     if names_a_run(args.target):
         text = run_client.logs(home, args.target, raw=args.raw)
@@ -312,8 +312,8 @@ def ask(
 
 
 def _job_logs(home: Path, target: str, lines: int) -> dict[str, Any]:
-    from discord_mcp.runs.journal import load
-    from discord_mcp.runs.runner import JobPaths
+    from discord_mcp.runs.journal.journal import load
+    from discord_mcp.runs.processes.runner import JobPaths
 
     try:
         state = load(home / "runs").state

@@ -6,7 +6,7 @@
   a day, so a start-up does not walk a year of files.
 - Once ready (after its first catch-up, when the engine has brought the run folders up to date)
   and then once a day: remove the run folders ``DISCORD_MCP_KEEP_RUNS`` lets go
-  (:mod:`discord_mcp.runs.retention`, the ``runs`` sweeper of ``discord-watch gc``), and say
+  (:mod:`discord_mcp.runs.folders.retention`, the ``runs`` sweeper of ``discord-watch gc``), and say
   which.
 
 Done decisions move to their archive after every catch-up pass
@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from discord_mcp.errors import DiscordMCPError
-from discord_mcp.runs.retention import keep_runs
+from discord_mcp.runs.folders.retention import keep_runs
 from discord_mcp.state.files import off_loop, sweep_and_say
 from discord_mcp.watch.gc import retire_runs
 

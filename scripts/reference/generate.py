@@ -8,7 +8,7 @@ server's own schemas and their result fields from the tool contract (tests/data/
 tools.json) and the decision result; the environment variables from the string constants the
 package reads (their meanings from environment.toml beside this file, which must name exactly
 those); every command's ``--help`` from the installed commands themselves; the run folder's
-JSON Schemas from the package; the error codes from ``discord_mcp.runs.error_codes``.
+JSON Schemas from the package; the error codes from ``discord_mcp.runs.folders.error_codes``.
 """
 
 from __future__ import annotations
@@ -268,7 +268,7 @@ def cli_page() -> str:
 
 
 def schemas_page() -> str:
-    folder = PACKAGE / "runs" / "schemas"
+    folder = PACKAGE / "runs" / "folders" / "schemas"
     parts = [
         "# Run folder schemas\n",
         "The JSON Schemas of a run folder's files ([the run-folder contract]"
@@ -288,7 +288,7 @@ def schemas_page() -> str:
 
 
 def errors_page() -> str:
-    from discord_mcp.runs.error_codes import CODES
+    from discord_mcp.runs.folders.error_codes import CODES
 
     rows = ["| code | retryable | meaning |", "|---|---|---|"]
     rows += [

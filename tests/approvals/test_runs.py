@@ -9,7 +9,7 @@ from discord_mcp.approvals import report, resume
 from discord_mcp.approvals.request import ToolRequest
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
-from discord_mcp.runs.views import JobView
+from discord_mcp.runs.journal.views import JobView
 from discord_mcp.watch.notifier import final_message
 from tests.approvals.test_cards import approval
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs.patches import snapshot, write_patch
+from discord_mcp.runs.folders.patches import snapshot, write_patch
 from tests.support.repos import make_repo
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs.agents import AgentRegistry
+from discord_mcp.runs.acp.agents import AgentRegistry
 from discord_mcp.state.files import off_loop
 from tests.support.agent_clis import (
     GEMINI_MODEL,

@@ -17,7 +17,7 @@ import pytest
 
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs import ProjectRegistry
-from discord_mcp.runs.agents import AgentRegistry
+from discord_mcp.runs.acp.agents import AgentRegistry
 from discord_mcp.state.files import off_loop
 from tests.e2e.test_acp_e2e import button, watching
 from tests.support.agent_clis import GEMINI_MODEL, AgentCli, ClaudeCli, GeminiCli, bin_dir

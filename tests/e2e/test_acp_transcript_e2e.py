@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs.agents import AgentRegistry
-from discord_mcp.runs.folders import RunFolder
+from discord_mcp.runs.acp.agents import AgentRegistry
+from discord_mcp.runs.folders.folders import RunFolder
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch import run_client
 from tests.support.agent_clis import GEMINI_MODEL, GeminiCli, bin_dir

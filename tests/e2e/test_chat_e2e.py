@@ -26,7 +26,7 @@ import pytest
 from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs import ProjectRegistry
-from discord_mcp.runs.schedules import ScheduleStore
+from discord_mcp.runs.engine.schedules import ScheduleStore
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.chat.channels import ChatStore
 from discord_mcp.watch.chat.persona import HEARTBEAT_PROMPT

@@ -8,7 +8,7 @@ import asyncio
 import threading
 from pathlib import Path
 
-from discord_mcp.runs.codex_app import CodexAppServer
+from discord_mcp.runs.adapters.codex_app import CodexAppServer
 from tests.support.agent_clis import CodexCli
 from tests.support.model_server import ModelRequest, ModelServer, Reply, Text
 from tests.support.waiting import until

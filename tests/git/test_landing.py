@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from discord_mcp.errors import RunError
-from discord_mcp.git import landing, worktrees
-from discord_mcp.git.remotes import link_in, safe_url
-from discord_mcp.runs.folders import RunFolder
-from discord_mcp.runs.results import not_started
+from discord_mcp.runs.folders.folders import RunFolder
+from discord_mcp.runs.folders.results import not_started
+from discord_mcp.runs.git import landing, worktrees
+from discord_mcp.runs.git.remotes import link_in, safe_url
 from discord_mcp.state.leases import try_exclusive
 from tests.support.repos import bare_remote, commit, git, head, make_repo
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from discord_mcp.git import sweep, worktrees
-from discord_mcp.runs.folders import RunFolder
-from discord_mcp.runs.model import utc_iso
+from discord_mcp.runs.folders.folders import RunFolder
+from discord_mcp.runs.git import sweep, worktrees
+from discord_mcp.runs.journal.model import utc_iso
 from discord_mcp.watch.cli import main as watch_main
 from tests.support.repos import commit, git, make_repo
 

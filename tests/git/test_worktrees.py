@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from discord_mcp.errors import RunError
-from discord_mcp.git import command, worktrees
+from discord_mcp.runs.git import command, worktrees
 from tests.support.repos import commit, git, head, make_repo
 
 RUN = "run_20260301_120000_abc123"
@@ -217,7 +217,7 @@ def test_git_gets_no_prompt_no_pager_and_none_of_the_callers_git_variables(
 )
 def test_each_module_of_the_git_room_imports_first_without_a_cycle(module: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", f"import discord_mcp.git.{module}"],
+        [sys.executable, "-c", f"import discord_mcp.runs.git.{module}"],
         capture_output=True,
         text=True,
         encoding="utf-8",

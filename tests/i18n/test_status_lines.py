@@ -11,7 +11,7 @@ import pytest
 
 from discord_mcp import i18n
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs.views import JobView
+from discord_mcp.runs.journal.views import JobView
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.notifier import DiscordNotifier, final_head, final_message, status_text
 from tests.approvals.test_runs import job as english_job

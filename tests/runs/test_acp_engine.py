@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from discord_mcp.runs import ProjectRegistry
-from discord_mcp.runs.agents import AgentRegistry
+from discord_mcp.runs.acp.agents import AgentRegistry
 from tests.runs.conftest import FAST, EngineFactory
 from tests.support.fake_agents import RecordingNotifier
 

@@ -19,9 +19,9 @@ import sys
 from pathlib import Path
 
 from discord_mcp.runs import ProjectRegistry
-from discord_mcp.runs.agents import AgentRegistry
-from discord_mcp.runs.runner import JobPaths
-from discord_mcp.runs.streaming import ANSWER_LIMIT, PREVIEW_LIMIT
+from discord_mcp.runs.acp.agents import AgentRegistry
+from discord_mcp.runs.engine.streaming import ANSWER_LIMIT, PREVIEW_LIMIT
+from discord_mcp.runs.processes.runner import JobPaths
 from tests.runs.conftest import FAST, EngineFactory, alive
 from tests.support.fake_agents import RecordingNotifier
 from tests.support.waiting import until

@@ -20,7 +20,7 @@ import pytest
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs import ProjectRegistry
-from discord_mcp.runs.agents import AgentRegistry
+from discord_mcp.runs.acp.agents import AgentRegistry
 from discord_mcp.runs.contract import PermissionAsk, PermissionChoice, RunLimits
 from tests.runs.conftest import FAST, EngineFactory, alive
 from tests.support.fake_agents import RecordingNotifier

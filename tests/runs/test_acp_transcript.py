@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from discord_mcp.runs.adapters.acp import AcpDecoder
-from discord_mcp.runs.transcript import render_turn
+from discord_mcp.runs.folders.transcript import render_turn
 from discord_mcp.watch.shell import readable
 
 GEMINI_ACP = [

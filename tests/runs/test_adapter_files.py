@@ -9,7 +9,7 @@ from typing import Any
 
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import AttachedFile, InvocationRequest, prompt_with_files
-from discord_mcp.runs.launch import attached_files
+from discord_mcp.runs.engine.launch import attached_files
 from tests.runs.conftest import EngineFactory
 from tests.runs.test_adapters import request
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario

@@ -19,7 +19,7 @@ from discord_mcp.runs.adapters.base import (
 )
 from discord_mcp.runs.adapters.gemini import HOME_VARIABLE as GEMINI_HOME
 from discord_mcp.runs.adapters.gemini import real_gemini_dir
-from discord_mcp.runs.views import Tool
+from discord_mcp.runs.journal.views import Tool
 
 TOKEN = "bot-token-value-123456"
 MCP = McpRegistration(

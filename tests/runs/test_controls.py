@@ -11,7 +11,7 @@ import pytest
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs import TOOLS, ProjectRegistry, RunEngine
-from discord_mcp.runs.journal import load
+from discord_mcp.runs.journal.journal import load
 from discord_mcp.state.files import off_loop
 from tests.runs.conftest import FAST, EngineFactory
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from discord_mcp.runs import ProjectRegistry, SpawnSpec
-from discord_mcp.runs.journal import Journal
-from discord_mcp.runs.runner import JobPaths
-from discord_mcp.runs.spawner import read_status
+from discord_mcp.runs.journal.journal import Journal
+from discord_mcp.runs.processes.runner import JobPaths
+from discord_mcp.runs.processes.spawner import read_status
 from tests.runs.conftest import EngineFactory, alive
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario
 from tests.support.model_server import wait_until

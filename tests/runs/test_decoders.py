@@ -7,7 +7,7 @@ import pytest
 
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.base import Decoder, Outcome
-from discord_mcp.runs.views import Tool
+from discord_mcp.runs.journal.views import Tool
 from tests.support.fake_agents import SAMPLES, sample_rc
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from discord_mcp.errors import JournalCorrupt, RunError
 from discord_mcp.runs import McpRegistration, ProcessSpawner, ProjectRegistry, Tool
-from discord_mcp.runs.journal import load
+from discord_mcp.runs.journal.journal import load
 from discord_mcp.state.files import off_loop
 from tests.runs.conftest import FAST, EngineFactory, alive
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario

@@ -7,8 +7,8 @@ import datetime as dt
 
 import pytest
 
-from discord_mcp.runs.failures import Failure, classify, reset_time
-from discord_mcp.runs.views import Tool
+from discord_mcp.runs.engine.failures import Failure, classify, reset_time
+from discord_mcp.runs.journal.views import Tool
 from tests.runs.test_decoders import judge
 
 NOW = 1_800_000_000.0  # 2027-01-15 08:00 UTC

@@ -12,7 +12,7 @@ from discord_mcp.errors import RunError
 from discord_mcp.runs.adapters import InvocationRequest, adapter_for
 from discord_mcp.runs.adapters.base import Decoder, Outcome
 from discord_mcp.runs.adapters.gemini_json import OUTPUT_VARIABLE, output_format
-from discord_mcp.runs.views import Usage
+from discord_mcp.runs.journal.views import Usage
 from tests.support.fake_agents import SAMPLES, sample_rc
 
 

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from discord_mcp.errors import JournalCorrupt, StateError
-from discord_mcp.runs.journal import EVENTS_FILE, SNAPSHOT_FILE, Journal, load
-from discord_mcp.runs.model import TOOLS, InvalidEvent
+from discord_mcp.runs.journal.journal import EVENTS_FILE, SNAPSHOT_FILE, Journal, load
+from discord_mcp.runs.journal.model import TOOLS, InvalidEvent
 
 
 class Ticker:

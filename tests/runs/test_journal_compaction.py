@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from discord_mcp.errors import StateError
-from discord_mcp.runs.journal import (
+from discord_mcp.runs.journal.journal import (
     BASE_FILE,
     EVENTS_FILE,
     SNAPSHOT_FILE,
@@ -20,7 +20,7 @@ from discord_mcp.runs.journal import (
     load,
     segment_name,
 )
-from discord_mcp.runs.model import RunState
+from discord_mcp.runs.journal.model import RunState
 from tests.runs.test_journal import Ticker, enqueue, finish, session, start
 
 SEGMENT = 4096

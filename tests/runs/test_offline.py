@@ -21,14 +21,14 @@ import pytest
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs import ProjectRegistry
+from discord_mcp.runs.acp.agents import AgentRegistry
 from discord_mcp.runs.adapters.base import InvocationRequest, McpRegistration
 from discord_mcp.runs.adapters.claude import ClaudeAdapter
 from discord_mcp.runs.adapters.gemini import GeminiAdapter
-from discord_mcp.runs.agents import AgentRegistry
 from discord_mcp.runs.constraints import Constraints
 from discord_mcp.runs.netns import REFUSED, netns_inode
 from discord_mcp.runs.offline import LAUNCHER, Jail, Probe, config_text, probe
-from discord_mcp.runs.spawner import run_blocking
+from discord_mcp.runs.processes.spawner import run_blocking
 from tests.runs.conftest import EngineFactory
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier
 from tests.support.requirements import missing, require_program

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.runs.contract import SystemClock
-from discord_mcp.runs.folders import RunFolder, RunQueue, new_run_id
-from discord_mcp.runs.recorded import MARGIN, compare_after, note_recorded, path
+from discord_mcp.runs.folders.folders import RunFolder, RunQueue, new_run_id
+from discord_mcp.runs.folders.recorded import MARGIN, compare_after, note_recorded, path
 from tests.runs.conftest import EngineFactory
 from tests.runs.test_run_folders import at_rest, document, run_one
 from tests.support.fake_agents import RecordingNotifier

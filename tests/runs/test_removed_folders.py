@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import shutil
 
-from discord_mcp.runs.folders import RunFolder, new_run_id
-from discord_mcp.runs.journal import closed_segments, load
+from discord_mcp.runs.folders.folders import RunFolder, new_run_id
+from discord_mcp.runs.journal.journal import closed_segments, load
 from tests.runs.conftest import EngineFactory
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario
 

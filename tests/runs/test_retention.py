@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from discord_mcp.errors import ConfigError
-from discord_mcp.runs.folders import RunFolder, new_run_id
-from discord_mcp.runs.journal import Journal
-from discord_mcp.runs.model import utc_iso
-from discord_mcp.runs.results import not_started
-from discord_mcp.runs.retention import KeepRuns, keep_runs, sweep_runs
+from discord_mcp.runs.folders.folders import RunFolder, new_run_id
+from discord_mcp.runs.folders.results import not_started
+from discord_mcp.runs.folders.retention import KeepRuns, keep_runs, sweep_runs
+from discord_mcp.runs.journal.journal import Journal
+from discord_mcp.runs.journal.model import utc_iso
 from discord_mcp.state.leases import try_exclusive
 from discord_mcp.watch import cli
 from discord_mcp.watch.gc import RUN_KEEPERS

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from discord_mcp.runs.journal import load
-from discord_mcp.runs.model import InvalidEvent, RunState
-from discord_mcp.runs.retiring import RETIRE_AFTER_S
+from discord_mcp.runs.engine.retiring import RETIRE_AFTER_S
+from discord_mcp.runs.journal.journal_replay import load
+from discord_mcp.runs.journal.model import InvalidEvent, RunState
 from tests.runs.conftest import EngineFactory
 from tests.runs.test_controls import MovableClock
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier

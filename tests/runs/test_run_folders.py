@@ -25,8 +25,8 @@ from discord_mcp.runs.adapters.base import InvocationRequest, McpRegistration
 from discord_mcp.runs.adapters.claude import ClaudeAdapter
 from discord_mcp.runs.adapters.codex import CodexAdapter
 from discord_mcp.runs.constraints import Constraints
-from discord_mcp.runs.error_codes import CODES, is_retryable, result_code
-from discord_mcp.runs.folders import RunFolder, RunQueue, new_run_id, read_status
+from discord_mcp.runs.folders.error_codes import CODES, is_retryable, result_code
+from discord_mcp.runs.folders.folders import RunFolder, RunQueue, new_run_id, read_status
 from discord_mcp.runs.offline import Jail
 from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import Upload

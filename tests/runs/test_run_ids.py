@@ -16,7 +16,13 @@ import pytest
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs import ProjectRegistry
-from discord_mcp.runs.folders import RunFolder, RunQueue, check_run_id, is_run_id, read_status
+from discord_mcp.runs.folders.folders import (
+    RunFolder,
+    RunQueue,
+    check_run_id,
+    is_run_id,
+    read_status,
+)
 from tests.runs.conftest import EngineFactory
 
 REAL = "run_20260101_000000_abcdef"

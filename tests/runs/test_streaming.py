@@ -8,10 +8,10 @@ import tracemalloc
 from pathlib import Path
 
 from discord_mcp.runs import ProjectRegistry
+from discord_mcp.runs.acp.agents import AgentRegistry
 from discord_mcp.runs.adapters import adapter_for
 from discord_mcp.runs.adapters.acp import AcpDecoder, transcript_line
-from discord_mcp.runs.agents import AgentRegistry
-from discord_mcp.runs.streaming import ANSWER_LIMIT, PREVIEW_LIMIT, TextStream, pieces
+from discord_mcp.runs.engine.streaming import ANSWER_LIMIT, PREVIEW_LIMIT, TextStream, pieces
 from tests.runs.conftest import EngineFactory
 from tests.support.fake_agents import RecordingNotifier
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from discord_mcp.errors import RunError
-from discord_mcp.git import worktrees
 from discord_mcp.runs import ProjectRegistry
-from discord_mcp.runs.folders import RunFolder, new_run_id
-from discord_mcp.runs.journal import load
+from discord_mcp.runs.folders.folders import RunFolder, new_run_id
+from discord_mcp.runs.git import worktrees
+from discord_mcp.runs.journal.journal import load
 from discord_mcp.state.files import off_loop
 from tests.runs.conftest import EngineFactory
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from discord_mcp.errors import SpawnError
-from discord_mcp.runs.model import ProcessInfo
-from discord_mcp.runs.spawner import (
+from discord_mcp.runs.journal.model import ProcessInfo
+from discord_mcp.runs.processes.spawner import (
     WRAPPER,
     ProcessSpawner,
     SpawnSpec,

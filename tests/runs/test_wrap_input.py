@@ -10,11 +10,11 @@ import os
 import sys
 from pathlib import Path
 
-from discord_mcp.runs import wrap
 from discord_mcp.runs.adapters import adapter_for
-from discord_mcp.runs.model import ProcessInfo
-from discord_mcp.runs.runner import JobPaths, JobRun
-from discord_mcp.runs.spawner import ProcessSpawner, SpawnSpec, reap
+from discord_mcp.runs.journal.model import ProcessInfo
+from discord_mcp.runs.processes import wrap
+from discord_mcp.runs.processes.runner import JobPaths, JobRun
+from discord_mcp.runs.processes.spawner import ProcessSpawner, SpawnSpec, reap
 from tests.support.model_server import wait_until
 
 # A stand-in CLI: echoes each stdin line's "text" as an event; "finish" ends its turn with a

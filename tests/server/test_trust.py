@@ -183,7 +183,7 @@ async def test_the_main_channel_is_not_a_thread_to_ask_in(
 
 def test_tool_results_stay_json(tmp_path: Path) -> None:
     """Warnings are plain strings inside the JSON result (an agent reads them as text)."""
-    from discord_mcp.server.app import _reported
+    from discord_mcp.server.toolkit import reported as _reported
     from discord_mcp.state.quarantine import quarantine
 
     bad = tmp_path / "x.json"

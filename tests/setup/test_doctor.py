@@ -300,7 +300,7 @@ async def test_a_projects_acp_agent_is_judged_by_its_registered_command(
     discord: RunningEmulator, tmp_path: Path, home: Path
 ) -> None:
     from discord_mcp.runs import ProjectRegistry
-    from discord_mcp.runs.agents import AgentRegistry
+    from discord_mcp.runs.acp.agents import AgentRegistry
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

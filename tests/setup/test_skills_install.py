@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from discord_mcp.runs.folders import SCHEMAS, schema
+from discord_mcp.runs.folders.folders import SCHEMAS, schema
 from discord_mcp.setup.clients import Client
 from discord_mcp.setup.skills import install_skills, skill_text, skills_dir
 

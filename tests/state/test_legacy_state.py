@@ -22,8 +22,8 @@ from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.hooks import session_start
 from discord_mcp.inbox import Inbox, Reader
-from discord_mcp.runs import journal
-from discord_mcp.runs.folders import read_status
+from discord_mcp.runs.folders.folders import read_status
+from discord_mcp.runs.journal import journal
 from discord_mcp.watch.app import run_daemon
 from tests.support.settings import settings_for
 from tests.support.waiting import until

@@ -7,7 +7,7 @@ that records what it is told.
 
 The fake spawner keeps everything real except the CLI: the adapter's argv is passed to
 tests/support/fake_cli.py (which records it and replays a recorded sample), and the process is
-started by the real :class:`~discord_mcp.runs.spawner.ProcessSpawner`, wrapper and all.
+started by the real :class:`~discord_mcp.runs.processes.spawner.ProcessSpawner`, wrapper and all.
 Scenarios are chosen by the job's prompt, so the order jobs start in does not matter.
 """
 
@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from discord_mcp.runs import Activity, JobView, ProcessSpawner, SessionView, SpawnSpec
-from discord_mcp.runs.model import ProcessInfo
+from discord_mcp.runs.journal.model import ProcessInfo
+from discord_mcp.runs.journal.views import Tool
 from discord_mcp.runs.offline import Jail
-from discord_mcp.runs.views import Tool
-from discord_mcp.runs.wrap import FIRST_INPUT
+from discord_mcp.runs.processes.wrap import FIRST_INPUT
 
 T = TypeVar("T")
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "agent-cli-samples"

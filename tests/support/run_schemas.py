@@ -1,4 +1,5 @@
-"""Every run folder file a test wrote follows its JSON Schema (``discord_mcp/runs/schemas``).
+"""Every run folder file a test wrote follows its JSON Schema
+(``discord_mcp/runs/folders/schemas``).
 
 Used by an autouse fixture (tests/conftest.py): after each test, the run folders under its
 ``tmp_path`` are found and their ``request.json``, ``session.json`` and ``result.json``
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import jsonschema
 
-from discord_mcp.runs.folders import SCHEMAS, is_run_id, schema
+from discord_mcp.runs.folders.folders import SCHEMAS, is_run_id, schema
 
 _DEPTH = 5
 """How deep under tmp_path a state directory may be (tmp/home/runs/run_x/: depth 2)."""

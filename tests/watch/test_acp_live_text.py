@@ -17,9 +17,9 @@ import pytest
 
 from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs.agents import AgentRegistry
+from discord_mcp.runs.acp.agents import AgentRegistry
+from discord_mcp.runs.engine.streaming import PREVIEW_LIMIT
 from discord_mcp.runs.projects import ProjectRegistry
-from discord_mcp.runs.streaming import PREVIEW_LIMIT
 from discord_mcp.watch.app import run_daemon
 from discord_mcp.watch.shell import _job_logs
 from tests.runs.conftest import alive

@@ -22,7 +22,7 @@ import pytest
 
 from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs.agents import AgentRegistry
+from discord_mcp.runs.acp.agents import AgentRegistry
 from discord_mcp.runs.contract import RunLimits
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.watch.app import run_daemon

@@ -18,8 +18,8 @@ import pytest
 from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.errors import RunError
+from discord_mcp.runs.engine.schedules import ScheduleStore, next_after, normalize_when
 from discord_mcp.runs.projects import ProjectRegistry
-from discord_mcp.runs.schedules import ScheduleStore, next_after, normalize_when
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.app import run_daemon
 from discord_mcp.watch.chat.channels import ChatChannel, ChatStore
@@ -235,7 +235,7 @@ def test_a_stranger_chat_refuses_an_acp_agent_and_the_bots_own_channel_is_no_cha
     settings: Settings, people: People
 ) -> None:
     lobby = people.text_channel("lobby")
-    from discord_mcp.runs.agents import AgentRegistry
+    from discord_mcp.runs.acp.agents import AgentRegistry
 
     AgentRegistry(settings.home).add("helper", ["/bin/true"])
     with pytest.raises(RunError, match="cannot be locked down"):
@@ -401,7 +401,7 @@ class TypingRest:
 async def test_a_chat_turn_keeps_typing_through_a_failed_call_and_posts_only_its_final_text(
     settings: Settings,
 ) -> None:
-    from discord_mcp.runs.views import JobView
+    from discord_mcp.runs.journal.views import JobView
     from discord_mcp.watch.chat.desk import ChatDesk
     from discord_mcp.watch.chat.notifier import ChatNotifier
 
@@ -459,7 +459,7 @@ class BrokenHistoryRest:
 async def test_a_failed_history_read_is_logged_and_the_turn_goes_on_without_it(
     settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from discord_mcp.runs.views import JobView, SessionView
+    from discord_mcp.runs.journal.views import JobView, SessionView
     from discord_mcp.watch.chat.desk import ChatDesk
 
     desk = ChatDesk(settings=settings, rest=BrokenHistoryRest())  # type: ignore[arg-type]
@@ -488,7 +488,7 @@ async def test_a_failed_history_read_is_logged_and_the_turn_goes_on_without_it(
 async def test_a_failed_chat_turn_says_so_in_one_line_unless_the_chat_is_silent_on_failure(
     settings: Settings, caplog: pytest.LogCaptureFixture, on_failure: str, posted: int
 ) -> None:
-    from discord_mcp.runs.views import JobView
+    from discord_mcp.runs.journal.views import JobView
     from discord_mcp.watch.chat.desk import ChatDesk
     from discord_mcp.watch.chat.notifier import ChatNotifier
 

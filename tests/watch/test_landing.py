@@ -18,7 +18,7 @@ from typing import Any
 
 from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs.folders import RunFolder
+from discord_mcp.runs.folders.folders import RunFolder
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.watch.cli import main as watch_main
 from tests.support.fake_agents import FakeSpawner, Scenario

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from discord_mcp.runs.folders import RunFolder
+from discord_mcp.runs.folders.folders import RunFolder
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.watch.local import run_local
 from tests.support.fake_agents import FAKE_CLI, FakeSpawner, Scenario

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs.retired import retired_path
-from discord_mcp.runs.retiring import RETIRE_AFTER_S
+from discord_mcp.runs.engine.retiring import RETIRE_AFTER_S
+from discord_mcp.runs.journal.retired import retired_path
 from tests.runs.test_controls import MovableClock
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People

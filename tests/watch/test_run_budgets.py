@@ -18,8 +18,8 @@ import pytest
 
 from discord_mcp.config import Secret, Settings
 from discord_mcp.emulator import Exchange, RunningEmulator
-from discord_mcp.runs.notices import Notices
-from discord_mcp.runs.views import Activity, JobView
+from discord_mcp.runs.engine.notices import Notices
+from discord_mcp.runs.journal.views import Activity, JobView
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.notifier import DiscordNotifier
 from discord_mcp.watch.outbox import Delivery, Outbox, answer_steps, new_nonce_prefix

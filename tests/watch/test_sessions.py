@@ -67,7 +67,7 @@ async def test_quick_messages_in_a_thread_become_one_job(
 
 
 def _queued_prompt(settings: Settings) -> str:
-    from discord_mcp.runs.journal import load
+    from discord_mcp.runs.journal.journal import load
 
     state = load(settings.home / "runs").state
     return " ".join(j.prompt for j in state.jobs.values() if j.state == "queued")

@@ -12,7 +12,7 @@ from typing import Any
 
 from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs.folders import RunFolder
+from discord_mcp.runs.folders.folders import RunFolder
 from tests.support.fake_agents import FakeSpawner, Scenario
 from tests.support.people import People
 from tests.support.waiting import until

@@ -16,8 +16,8 @@ import pytest
 
 from discord_mcp.config import Settings
 from discord_mcp.emulator import Exchange, RunningEmulator
+from discord_mcp.runs.engine.schedules import ScheduleStore
 from discord_mcp.runs.projects import ProjectRegistry
-from discord_mcp.runs.schedules import ScheduleStore
 from discord_mcp.watch.control.spec import SPECS
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People

@@ -12,7 +12,7 @@ import pytest
 
 from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs.schedules import ScheduleStore
+from discord_mcp.runs.engine.schedules import ScheduleStore
 from tests.support.fake_agents import FakeSpawner
 from tests.support.people import People
 from tests.support.waiting import until

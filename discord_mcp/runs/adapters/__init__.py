@@ -18,7 +18,7 @@ from discord_mcp.runs.adapters.base import (
 from discord_mcp.runs.adapters.claude import ClaudeAdapter
 from discord_mcp.runs.adapters.codex import CodexAdapter
 from discord_mcp.runs.adapters.gemini import GeminiAdapter
-from discord_mcp.runs.views import Tool
+from discord_mcp.runs.journal.views import Tool
 
 ADAPTERS: Mapping[Tool, Adapter] = {
     "claude": ClaudeAdapter(),

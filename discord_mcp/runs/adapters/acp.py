@@ -45,8 +45,8 @@ from discord_mcp.runs.adapters.base import (
     Verdict,
     as_int,
 )
-from discord_mcp.runs.streaming import Head
-from discord_mcp.runs.views import Tool, Usage
+from discord_mcp.runs.engine.streaming import Head
+from discord_mcp.runs.journal.views import Tool, Usage
 
 log = logging.getLogger(__name__)
 

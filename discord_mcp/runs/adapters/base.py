@@ -40,11 +40,11 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from discord_mcp.errors import RunError
-from discord_mcp.runs.model import session_key_name
+from discord_mcp.runs.engine.streaming import TextStream
+from discord_mcp.runs.journal.model import session_key_name
+from discord_mcp.runs.journal.views import Tool, ToolCallSummary, Usage
 from discord_mcp.runs.offline import Jail
 from discord_mcp.runs.restricted import TOOLS_VARIABLE
-from discord_mcp.runs.streaming import TextStream
-from discord_mcp.runs.views import Tool, ToolCallSummary, Usage
 
 MCP_SERVER_NAME = "discord"
 THREAD_VARIABLE = "DISCORD_THREAD_ID"

@@ -36,16 +36,16 @@ run programs from the CLI's own process (``WebFetch``, ``WebSearch``, ``Monitor`
 servers, and a ``PreToolUse`` hook, ``discord-mcp hook network``, in the same settings file,
 refuses at once, with a reason, the shell commands it can tell use the network.
 
-Steering (the project's ``busy: steer``): ``--input-format stream-json`` and no prompt in argv;
-the prompt is the first line of the CLI's stdin, a user message as the Agent SDK writes it
-(``{"type": "user", "session_id": "", "message": {"role": "user", "content": [{"type":
-"text", "text": ...}]}, "parent_tool_use_id": null}``), and every message steered into the job
-is one more such line (the job wrapper feeds them: :mod:`discord_mcp.runs.wrap`). Claude Code
-2.1.330 reads stdin while it works: a message that arrives during a turn reaches the model at
-its next step, beside the next tool result ("The user sent a new message while you were
-working: ..."), and one that arrives after the model's last step runs as one more turn of the
-same session, in the same process, with its own ``result`` event. The wrapper closes stdin at
-the first ``result``; the CLI then answers what it already read and exits.
+Steering (the project's ``busy: steer``): ``--input-format stream-json`` and no prompt in argv; the
+prompt is the first line of the CLI's stdin, a user message as the Agent SDK writes it (``{"type":
+"user", "session_id": "", "message": {"role": "user", "content": [{"type": "text", "text": ...}]},
+"parent_tool_use_id": null}``), and every message steered into the job is one more such line (the
+job wrapper feeds them: :mod:`discord_mcp.runs.processes.wrap`). Claude Code 2.1.330 reads stdin
+while it works: a message that arrives during a turn reaches the model at its next step, beside the
+next tool result ("The user sent a new message while you were working: ..."), and one that arrives
+after the model's last step runs as one more turn of the same session, in the same process, with its
+own ``result`` event. The wrapper closes stdin at the first ``result``; the CLI then answers what it
+already read and exits.
 
 Events: ``system/init`` (``session_id``, MCP server status), ``assistant`` (text and
 ``tool_use`` blocks, one block per event), ``user`` (tool results), ``system/api_retry``,
@@ -78,7 +78,7 @@ from discord_mcp.runs.adapters.base import (
     token_usage,
 )
 from discord_mcp.runs.constraints import claude_network_check
-from discord_mcp.runs.views import Tool, Usage
+from discord_mcp.runs.journal.views import Tool, Usage
 
 
 class ClaudeDecoder(Decoder):

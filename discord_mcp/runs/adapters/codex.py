@@ -74,7 +74,7 @@ from discord_mcp.runs.adapters.base import (
     truncate,
 )
 from discord_mcp.runs.constraints import codex_network_args
-from discord_mcp.runs.views import Tool
+from discord_mcp.runs.journal.views import Tool
 
 
 def _toml(value: Any) -> str:

@@ -102,7 +102,7 @@ from discord_mcp.runs.adapters.gemini_json import (
     parse,
 )
 from discord_mcp.runs.adapters.gemini_settings import read_settings
-from discord_mcp.runs.views import Tool, Usage
+from discord_mcp.runs.journal.views import Tool, Usage
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs.adapters.base import as_int
-from discord_mcp.runs.views import Usage
+from discord_mcp.runs.journal.views import Usage
 
 OUTPUT_VARIABLE = "DISCORD_WATCH_GEMINI_OUTPUT"
 OutputFormat = Literal["stream-json", "json"]

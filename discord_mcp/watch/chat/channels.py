@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import RunError
-from discord_mcp.runs.model import TOOLS, utc_iso
+from discord_mcp.runs.journal.model import TOOLS, utc_iso
 from discord_mcp.runs.projects import Project, ProjectRegistry
 from discord_mcp.runs.restricted import check_engine
 from discord_mcp.state.files import ensure_dir, locked, read_json, write_json

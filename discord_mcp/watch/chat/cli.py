@@ -189,7 +189,7 @@ def _check_kind(channel_id: str) -> bool:
 def schedule_main(args: argparse.Namespace) -> int:
     from discord_mcp.config import state_home
     from discord_mcp.errors import RunError
-    from discord_mcp.runs.schedules import ScheduleStore
+    from discord_mcp.runs.engine.schedules import ScheduleStore
     from discord_mcp.watch.chat.channels import ChatStore
 
     home = state_home()

@@ -39,8 +39,8 @@ from discord_mcp.config import Settings
 from discord_mcp.errors import DiscordError, RunError, StateError
 from discord_mcp.files.store import OwnerFiles
 from discord_mcp.runs.contract import PreparedTurn
-from discord_mcp.runs.engine import RunEngine
-from discord_mcp.runs.views import JobView, SessionView
+from discord_mcp.runs.engine.engine import RunEngine
+from discord_mcp.runs.journal.views import JobView, SessionView
 from discord_mcp.state.files import off_loop
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.chat import context, persona

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from typing import Any
 
-from discord_mcp.runs.model import parse_iso
+from discord_mcp.runs.journal.model import parse_iso
 from discord_mcp.watch.chat.desk import ChatDesk
 from discord_mcp.watch.commands import Command, parse_command
 from discord_mcp.watch.cursors import Cursors

@@ -12,9 +12,9 @@ from discord_mcp.decisions.posting import web_base
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.errors import RunError
 from discord_mcp.runs import SessionView
-from discord_mcp.runs.engine import RunEngine
+from discord_mcp.runs.engine.engine import RunEngine
+from discord_mcp.runs.engine.schedules import ScheduleStore
 from discord_mcp.runs.projects import ProjectRegistry
-from discord_mcp.runs.schedules import ScheduleStore
 from discord_mcp.team.desk import TeamDesk
 from discord_mcp.transport.rest import RestClient
 from discord_mcp.watch.chat.desk import ChatDesk

@@ -4,7 +4,7 @@ blocks with ``diff`` highlighting when short, an attached ``.patch`` otherwise."
 from __future__ import annotations
 
 from discord_mcp.errors import RunError
-from discord_mcp.runs.folders import RunFolder, check_run_id
+from discord_mcp.runs.folders.folders import RunFolder, check_run_id
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
 from discord_mcp.watch.landing.desk import show_diff

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from discord_mcp.errors import DiscordError, RunError, StateError
-from discord_mcp.runs.error_codes import discord_failure
+from discord_mcp.runs.folders.error_codes import discord_failure
 from discord_mcp.watch.commands import Command
 from discord_mcp.watch.control import (
     chat,

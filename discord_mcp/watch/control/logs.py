@@ -8,7 +8,7 @@ from pathlib import Path
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs import JobView
-from discord_mcp.runs.runner import JobPaths
+from discord_mcp.runs.processes.runner import JobPaths
 from discord_mcp.watch.control.base import Controls, Reply, Request
 from discord_mcp.watch.control.words import clip
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from discord_mcp.errors import RunError
-from discord_mcp.runs.model import parse_iso
+from discord_mcp.runs.journal.model import parse_iso
 from discord_mcp.state.files import off_loop
 from discord_mcp.team.desk import TeamDesk
 from discord_mcp.team.records import Job, MachineRecord, Waiting

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from discord_mcp.runs.model import parse_iso
+from discord_mcp.runs.journal.model import parse_iso
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
 from discord_mcp.watch.control.machines import roster_of, waiting_elsewhere

@@ -5,7 +5,7 @@ the home directory), never over an existing one, and then registered like ``/pro
 would: the same path rules (not a root itself, not the home directory, not a credentials
 folder; :meth:`~discord_mcp.runs.projects.ProjectRegistry.check_path`). A folder that cannot be
 registered is removed again. ``git:yes`` runs ``git init`` in it
-(:mod:`discord_mcp.git.command`: argv, no shell, bounded).
+(:mod:`discord_mcp.runs.git.command`: argv, no shell, bounded).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import re
 from pathlib import Path
 
 from discord_mcp.errors import RunError
-from discord_mcp.git import command
-from discord_mcp.git.command import GitFailed
+from discord_mcp.runs.git import command
+from discord_mcp.runs.git.command import GitFailed
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
 from discord_mcp.watch.control.machines import refuse_elsewhere

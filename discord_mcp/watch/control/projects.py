@@ -6,8 +6,8 @@ import asyncio
 from pathlib import Path
 
 from discord_mcp.errors import RunError
-from discord_mcp.git.worktrees import in_work_tree
-from discord_mcp.runs.projects import args_from_json
+from discord_mcp.runs.git.worktrees import in_work_tree
+from discord_mcp.runs.project_checks import args_from_json
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
 from discord_mcp.watch.control.machines import projects_elsewhere, refuse_elsewhere, roster_of

@@ -10,7 +10,7 @@ import datetime as dt
 import zoneinfo
 
 from discord_mcp.errors import RunError
-from discord_mcp.runs.schedules import Schedule
+from discord_mcp.runs.engine.schedules import Schedule
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.commands import split_word
 from discord_mcp.watch.control.base import Controls, Reply, Request

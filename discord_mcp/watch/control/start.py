@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from discord_mcp.errors import BadRequest, RunError
-from discord_mcp.git import worktrees
 from discord_mcp.runs import JobView, SessionView
 from discord_mcp.runs.constraints import Constraints
-from discord_mcp.runs.controls import check_model
-from discord_mcp.runs.launch import check_tool_enabled
+from discord_mcp.runs.engine.controls import check_model
+from discord_mcp.runs.engine.launch import check_tool_enabled
+from discord_mcp.runs.git import worktrees
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.control.base import Controls, Reply, Request
 from discord_mcp.watch.control.words import clip

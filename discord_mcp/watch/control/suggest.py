@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs import TOOLS
-from discord_mcp.runs.model import is_builtin, is_tool
+from discord_mcp.runs.journal.model import is_builtin, is_tool
 from discord_mcp.watch.control.base import Controls
 from discord_mcp.watch.control.spec import BY_PATH
 from discord_mcp.watch.control.words import clip

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from discord_mcp.runs.controls import UsageRow, since_day
+from discord_mcp.runs.engine.controls import UsageRow, since_day
 from discord_mcp.watch.control.base import Controls, Reply, Request
 from discord_mcp.watch.control.words import fit
 

@@ -1,6 +1,6 @@
 """A finished run's changes card: what it changed, and Show diff / Merge / Open PR / Discard.
 
-Pure functions of the run's worktree record (:mod:`discord_mcp.git.worktrees`), or of its
+Pure functions of the run's worktree record (:mod:`discord_mcp.runs.git.worktrees`), or of its
 ``result.json`` for a run that worked in the project's folder (Show diff only). The buttons'
 ``custom_id`` follows the cards' scheme (:func:`~discord_mcp.decisions.interactive.custom_id`)
 with the run id in the id's place: ``dmcp:<run_id>:<part>:<machine>``, so of several machines
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from discord_mcp.decisions.interactive import custom_id, parse_custom_id
-from discord_mcp.runs.folders import is_run_id
+from discord_mcp.runs.folders.folders import is_run_id
 
 SHOW_DIFF, MERGE, OPEN_PR, DISCARD = "Show diff", "Merge", "Open PR", "Discard"
 DISCARD_IT, KEEP_IT = "Discard it", "Keep it"

@@ -9,7 +9,7 @@ card into its confirmation (Discard it / Keep it); Show diff, Merge, Open PR and
 acknowledged at once (the card stays as it is), then done, and the outcome is said in the
 thread and shown on the card. The shell's requests take the same path, so the card of a run
 merged from a terminal says so too. Every landing goes through the engine
-(:meth:`~discord_mcp.runs.landed.EngineLanding.land`): journaled, and recorded in the run
+(:meth:`~discord_mcp.runs.engine.landed.EngineLanding.land`): journaled, and recorded in the run
 folder.
 """
 
@@ -24,11 +24,11 @@ from typing import Any
 
 from discord_mcp.decisions.interactive import ephemeral
 from discord_mcp.errors import DiscordError, RunError, StateError
-from discord_mcp.git import worktrees
-from discord_mcp.git.command import GitFailed
 from discord_mcp.runs import JobView, SessionView
-from discord_mcp.runs.engine import RunEngine
-from discord_mcp.runs.folders import RunFolder, read_document
+from discord_mcp.runs.engine.engine import RunEngine
+from discord_mcp.runs.folders.folders import RunFolder, read_document
+from discord_mcp.runs.git import worktrees
+from discord_mcp.runs.git.command import GitFailed
 from discord_mcp.state.files import off_loop
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient

@@ -27,8 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from discord_mcp.git import worktrees
-from discord_mcp.runs.folders import RunFolder, read_document
+from discord_mcp.runs.folders.folders import RunFolder, read_document
+from discord_mcp.runs.git import worktrees
 from discord_mcp.watch import run_client
 from discord_mcp.watch.run_client import OK, REFUSED, ShellError, refused
 

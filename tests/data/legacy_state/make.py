@@ -24,7 +24,7 @@ from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.inbox import Inbox, InboxItem
 from discord_mcp.runs import TOOLS, ProjectRegistry, RunEngine, RunLimits
-from discord_mcp.runs.folders import new_run_id
+from discord_mcp.runs.folders.folders import new_run_id
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario
 
 HERE = Path(__file__).resolve().parent

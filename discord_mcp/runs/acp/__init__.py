@@ -1,0 +1,2 @@
+"""ACP agents (issue 24): ``agents`` the registry, ``acp_runs`` a running agent and its turns,
+``acp_jobs`` the scheduler's ACP side. The wire side is :mod:`discord_mcp.runs.adapters.acp`."""
