@@ -389,7 +389,7 @@ def _stop(task: asyncio.Task[Any], why: list[str], signum: int) -> None:
 
 def _stopping(why: list[str]) -> str:
     """Why the daemon stops, as its threads are told."""
-    return f"discord-watch stopped (it received {why[0]})" if why else "discord-watch stopped"
+    return f"discord-watch stopped: it received {why[0]}" if why else "discord-watch stopped"
 
 
 def _run_local() -> int:

@@ -92,7 +92,13 @@ def test_a_real_claude_delegated_to_with_no_key_writes_the_task_and_answers(
 
     def watch(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [*WATCH, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240
+            [*WATCH, *args],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            env=env,
+            cwd=tmp_path,
+            timeout=240,
         )
 
     added = watch("project", "add", "app", str(project), "--tools", "claude", "--default",
@@ -105,6 +111,7 @@ def test_a_real_claude_delegated_to_with_no_key_writes_the_task_and_answers(
         env=env,
         cwd=tmp_path,
         text=True,
+        encoding="utf-8",
     )
     try:
         wait_until((home / "watch" / "alive.json").exists, timeout=30, what="the daemon")

@@ -41,7 +41,7 @@ async def test_a_session_at_rest_for_a_week_retires_and_comes_back_as_it_was(
         snapshot = load(state_dir / "runs").state
         assert THREAD not in snapshot.sessions
         assert job.job_id not in snapshot.jobs  # its jobs went with it
-        kept = json.loads((state_dir / "runs/retired/68" / f"{THREAD}.json").read_text())
+        kept = json.loads((state_dir / "runs/retired/68" / f"{THREAD}.json").read_text("utf-8"))
         assert kept["session"]["thread_id"] == THREAD
 
         assert await engine.revive(THREAD)  # the owner writes in its thread
