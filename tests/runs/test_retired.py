@@ -11,6 +11,7 @@ import pytest
 from discord_mcp.runs.engine.retiring import RETIRE_AFTER_S
 from discord_mcp.runs.journal.journal_replay import load
 from discord_mcp.runs.journal.model import InvalidEvent, RunState
+from discord_mcp.watch.recovery import snowflake_at
 from tests.runs.conftest import EngineFactory
 from tests.runs.test_controls import MovableClock
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier
@@ -126,10 +127,6 @@ def test_retiring_and_reviving_replay_to_the_same_state_and_refuse_what_does_not
         state.apply("SessionRevived", record, ts)
 
 
-def snowflake(seconds: float) -> str:
-    return str((int(seconds * 1000) - 1_420_070_400_000) << 22)
-
-
 def test_dedupe_keys_two_weeks_older_than_the_newest_message_are_forgotten() -> None:
     """A year of messages costs the state two weeks of dedupe keys (the watch cursors keep an
     older message from being read again), and an old message that does come again forgets
@@ -142,7 +139,7 @@ def test_dedupe_keys_two_weeks_older_than_the_newest_message_are_forgotten() -> 
 
     def enqueue(n: int, at: float) -> None:
         job = {"thread_id": "t1", "job_id": f"job_{n:07d}", "number": n, "author": "owner"}
-        message = snowflake(at)
+        message = snowflake_at(at)
         state.apply(
             "JobEnqueued",
             {
@@ -158,7 +155,7 @@ def test_dedupe_keys_two_weeks_older_than_the_newest_message_are_forgotten() -> 
 
     for n in range(30):  # a message a day for a month
         enqueue(n + 1, start + n * day)
-    kept = [snowflake(start + n * day) for n in range(30)]
+    kept = [snowflake_at(start + n * day) for n in range(30)]
     assert list(state.dedupe) == [f"t1:{m}" for m in kept[15:]]  # the last 15 days
     enqueue(31, start)  # the first day's message, once more
     assert len(state.dedupe) == 16

@@ -191,7 +191,7 @@ class RunEngine(EngineViews, EngineSessions, EngineControls, EngineLanding, Engi
             self._scheduler.cleanup_job_dirs()
             self._scheduler.recover()  # nothing new starts before every old job is accounted for
             self.recorder.reconcile(self.sessions(), self.jobs)
-            await self._retire_at_start()
+            await self._retire_logging_failures()
             self._open = self._scheduler.open = True
             self._scheduler.pump()
         except BaseException as exc:

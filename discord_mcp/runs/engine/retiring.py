@@ -137,9 +137,10 @@ class EngineRetirement:
             return False
         return thread_id is not None and await self.revive(thread_id)
 
-    async def _retire_at_start(self) -> None:
-        """Retire at the engine's start (the first after an upgrade retires a year's sessions);
-        a failure is logged, never a reason not to start."""
+    async def _retire_logging_failures(self) -> None:
+        """:meth:`retire_idle`, at the engine's start (the first after an upgrade retires a
+        year's sessions) and every :data:`RETIRE_EVERY_S`; a failure is logged, never a reason
+        not to start or to stop."""
         try:
             await self.retire_idle()
         except StateError as exc:
@@ -149,10 +150,7 @@ class EngineRetirement:
         """Retire sessions every :data:`RETIRE_EVERY_S` (a background task of the engine)."""
         while True:
             await sleep(RETIRE_EVERY_S)
-            try:
-                await self.retire_idle()
-            except StateError as exc:
-                log.warning("retiring sessions at rest failed: %s", exc)
+            await self._retire_logging_failures()
 
 
 def _seconds(stamp: str) -> float:

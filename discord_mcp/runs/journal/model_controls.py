@@ -23,6 +23,8 @@ import datetime as _dt
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from discord_mcp.transport.snowflakes import made_at
+
 if TYPE_CHECKING:
     from discord_mcp.runs.journal.records import Job, Session
 
@@ -39,7 +41,6 @@ USAGE_DAYS = 400
 
 DEDUPE_DAYS = 14
 """Dedupe keys of messages this many days older than the newest one remembered are dropped."""
-_DISCORD_EPOCH_MS = 1_420_070_400_000
 
 
 def remember_message(dedupe: dict[str, str], key: str, job_id: str, keep: int) -> None:
@@ -67,9 +68,7 @@ def remember_message(dedupe: dict[str, str], key: str, job_id: str, keep: int) -
 def _message_seconds(key: str) -> float | None:
     """When a Discord message was written, from its id in a dedupe key (None: not an id)."""
     message_id = key.rpartition(":")[2]
-    if not message_id.isdigit() or len(message_id) < 15:
-        return None
-    return ((int(message_id) >> 22) + _DISCORD_EPOCH_MS) / 1000.0
+    return made_at(message_id) if len(message_id) >= 15 else None  # short: a local id
 
 
 def add_usage(ledger: dict[str, dict[str, float]], job: Job, ts: str) -> None:
