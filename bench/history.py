@@ -21,9 +21,9 @@ Measured on both, alternating so both see the same machine:
 
 Two figures each, after a year beside the last week alone:
 
-- the files it opens under the state directory (bench/reads.py): budget, no more than the
-  last week's (give or take 2 % or two files: a running process's background work). The
-  machine's load cannot move this figure; a path that reads history opens more.
+- the distinct files it opens under the state directory (bench/reads.py): budget, no more
+  than the last week's (give or take 2 % or two files: a running process's background work).
+  The machine's load cannot move this figure; a path that reads history opens more.
 - its cost, the best of the repeats (noise only ever adds; ``timeit``'s rule): the CPU it took
   where that is counted (a process's start, a few routes), else its time (``check_pending``,
   a server called in turn with the other, so each pair sees the same machine); budget within
@@ -73,7 +73,7 @@ from bench.mcp_stdio import (
     run_main,
     server_argv,
 )
-from bench.reads import Opens, counted_env, opened, process_cpu
+from bench.reads import Opens, counted_env, distinct, opened, process_cpu
 from discord_mcp.config import Secret
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.decisions.threads import archive_if_done
@@ -164,7 +164,7 @@ def route_one(world: World, thread: str) -> Sample:
 
     with Opens.instance().counting(world.home) as paths:
         took, cpu = asyncio.run(routes())
-    return Sample(took, len(paths) / ROUTES_PER_SAMPLE, cpu)
+    return Sample(took, len(distinct(paths)), cpu)  # each route, a cold store: the same files
 
 
 def archive_check(world: World, decision_id: str) -> Sample:
@@ -188,7 +188,7 @@ def archive_check(world: World, decision_id: str) -> Sample:
 
     with Opens.instance().counting(world.home) as paths:
         took, cpu = asyncio.run(check())
-    return Sample(took, len(paths) / ROUTES_PER_SAMPLE, cpu)
+    return Sample(took, len(distinct(paths)), cpu)  # each check, a cold store: the same files
 
 
 def hook(world: World, env: dict[str, str], event: str, payload: dict[str, Any]) -> Sample:
@@ -210,7 +210,7 @@ def hook(world: World, env: dict[str, str], event: str, payload: dict[str, Any])
     if done.returncode != 0:
         raise BenchFailure(f"the {event} hook exited {done.returncode}: {done.stderr[-400:]!r}")
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return Sample(took, len(opened(reads)), cpu)
+    return Sample(took, len(distinct(opened(reads))), cpu)
 
 
 def server_start(argv: list[str], env: dict[str, str], world: World) -> Sample:
@@ -220,7 +220,7 @@ def server_start(argv: list[str], env: dict[str, str], world: World) -> Sample:
     with StdioServer(argv, counted, "discord-mcp") as server:
         server.list_tools(our_tools())
         took = time.perf_counter() - start
-        return Sample(took, len(opened(reads)), process_cpu(server.pid))
+        return Sample(took, len(distinct(opened(reads))), process_cpu(server.pid))
 
 
 PENDING_SAMPLES = 15
@@ -276,7 +276,7 @@ class PendingCalls:
         took = time.perf_counter() - start
         if "result" not in reply or reply["result"].get("isError"):
             raise BenchFailure(f"check_pending failed: {str(reply)[:400]}")
-        return Sample(took, len(opened(self._reads)) - was)
+        return Sample(took, len(distinct(opened(self._reads)[was:])))
 
 
 def watch_ready(world: World, env: dict[str, str]) -> Sample:
@@ -301,7 +301,7 @@ def watch_ready(world: World, env: dict[str, str]) -> Sample:
                 raise BenchFailure(f"discord-watch exited with {daemon.returncode}: {said}")
             if _caught_up_since(alive, start_wall):
                 took = time.perf_counter() - start
-                return Sample(took, len(opened(reads)), process_cpu(daemon.pid))
+                return Sample(took, len(distinct(opened(reads))), process_cpu(daemon.pid))
             time.sleep(0.005)
         said = log.read_text(encoding="utf-8", errors="replace")[-600:]
         raise BenchFailure(f"discord-watch was not ready within {READY_WITHIN_S:.0f} s: {said}")
@@ -375,10 +375,16 @@ class Row:
 def side_by_side(
     row: Row, repeats: int, week: Callable[[], Sample], year: Callable[[], Sample]
 ) -> Row:
-    """``repeats`` samples of each, alternating, so both see the same machine."""
-    for _ in range(repeats):
-        row.week.append(week())
-        row.year.append(year())
+    """``repeats`` samples of each, alternating, so both see the same machine; which goes
+    first alternates too (the second of a pair finds caches the first warmed, or a CPU the
+    first left busy)."""
+    for turn in range(repeats):
+        if turn % 2:
+            row.year.append(year())
+            row.week.append(week())
+        else:
+            row.week.append(week())
+            row.year.append(year())
     return row
 
 
@@ -567,7 +573,7 @@ def verdict(rows: list[Row]) -> int:
             raise BenchFailure(f"no file was counted as opened ({world}): bench/reads is broken")
     print(
         "\nthe last week alone | after a year, each the best of its samples:"
-        "\n  files opened under the state directory (budget: no more after a year, give or"
+        "\n  distinct files opened under the state directory (budget: no more after a year, give or"
         f" take {OPENS_SLACK:.0%} or 2 files for a running process's background work)"
         f"\n  CPU it took, or where too short to count, time (budget: <= {BUDGET_RATIO}x)"
         "\n  and the time it took (shown, not judged: the machine's load moves it most)"

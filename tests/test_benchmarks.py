@@ -152,3 +152,31 @@ def test_the_history_benchmarks_file_counter_sees_what_a_child_opens_under_its_s
     env = counted_env({**os.environ, "DISCORD_MCP_HOME": str(home)}, out)
     subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=60)
     assert opened(out) == [str(home / "decisions" / "a.json")] * 3
+
+
+def test_the_history_benchmark_counts_distinct_files_a_write_s_temporary_file_as_its_target() -> (
+    None
+):
+    """A daemon opens its rate-limit buckets again with each call, as many times as the machine's
+    load let it make calls by the moment it is counted (CI saw 190 to 213 opens for one start):
+    the figure is the distinct files, so only a file never opened before moves it."""
+    from bench.reads import distinct
+
+    home = "/state"
+    opens = [
+        f"{home}/ratelimits/abc.json",
+        f"{home}/ratelimits/abc.json",
+        f"{home}/ratelimits/.abc.json.w812-3.k9l0s9ih.tmp",
+        f"{home}/ratelimits/.abc.json.w812-4.x_moqf2b.tmp",
+        f"{home}/runs/.server.env.31233.tmp",
+        f"{home}/decisions/20261121-174643-0003d5.json",
+        f"{home}/decisions/done/2026-11/20261121-174643-0003d5.json",
+        f"{home}/watch/.hidden",
+    ]
+    assert distinct(opens) == {
+        f"{home}/ratelimits/abc.json",
+        f"{home}/runs/server.env",
+        f"{home}/decisions/20261121-174643-0003d5.json",
+        f"{home}/decisions/done/2026-11/20261121-174643-0003d5.json",
+        f"{home}/watch/.hidden",
+    }
