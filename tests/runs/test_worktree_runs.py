@@ -5,6 +5,7 @@ resume works in the same worktree, each turn is committed, and landing is journa
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,10 @@ from tests.runs.conftest import EngineFactory
 from tests.support.fake_agents import FakeSpawner, RecordingNotifier, Scenario
 from tests.support.repos import git, head, make_repo
 from tests.support.waiting import until
+
+RACE_WINDOW_S = 2.0
+"""How long the first turn's writing waits to see whether a second CLI starts meanwhile."""
+PROMPTS = ("first", "second")
 
 
 @pytest.fixture
@@ -127,6 +132,46 @@ async def test_a_resumed_run_works_in_the_same_worktree_and_commits_each_turn(
     log = git(Path(session.workdir), "log", "--format=%s", "-3").splitlines()
     assert log[:2] == ["second", "first"]
     assert result["changes"] == {"files": 2, "insertions": 2, "deletions": 0}
+
+
+async def test_a_queued_turn_waits_until_the_turn_before_it_is_committed(
+    make_engine: EngineFactory,
+    notifier: RecordingNotifier,
+    spawner: FakeSpawner,
+    with_worktrees: ProjectRegistry,
+) -> None:
+    """Two turns queued at once: the second must not start (and write) while the first one's
+    work is being committed, or the first commit takes the second turn's files and git runs
+    twice at once in one worktree (a CI flake before the fix: the log read first, start)."""
+    spawner.script("first", Scenario(writes=(("a.txt", "a\n"),)))
+    spawner.script("second", Scenario(sample="claude-resume.jsonl", writes=(("b.txt", "b\n"),)))
+    seen_while_recording: list[int] = []
+
+    def not_run(thread_id: str, *_times: object) -> list[dict[str, Any]]:
+        # Called (off the loop) while the first turn is written, before its commit: give a
+        # second CLI the time to start and write, were it allowed to.
+        if not seen_while_recording:
+            deadline = time.monotonic() + RACE_WINDOW_S
+            while len(spawner.runs()) < 2 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            seen_while_recording.append(len(spawner.runs()))
+        return []
+
+    async with make_engine(not_run=not_run) as engine:
+        session = await engine.start_session("t1", "app", "claude", run_id=new_run_id(0))
+        jobs = [await engine.submit("t1", f"m{n}", p, "owner") for n, p in enumerate(PROMPTS)]
+        for job in jobs:
+            await notifier.wait_finished(job.job_id)
+        folder = RunFolder.of(engine.state_dir, str(session.run_id))
+        await until(lambda: (r := written(folder.result)) and len(r["turns"]) == 2 and r)
+    assert seen_while_recording == [1]
+    assert session.workdir is not None
+    assert git(Path(session.workdir), "log", "--format=%s", "-3").splitlines()[:2] == [
+        "second",
+        "first",
+    ]
+    shown = git(Path(session.workdir), "show", "--name-only", "--format=", "HEAD~1")
+    assert shown.split() == ["a.txt"]
 
 
 async def test_a_run_may_ask_for_a_worktree_where_the_project_does_not(

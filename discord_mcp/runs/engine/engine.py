@@ -270,8 +270,8 @@ class RunEngine(EngineViews, EngineSessions, EngineControls, EngineLanding, Engi
         )
         scheduler.after_failure = self._on_failure
         scheduler.prepared.preparer = self.preparer
-        if self._stopping is not None:
-            scheduler.stopping = self._stopping
+        scheduler.stopping = self._stopping or scheduler.stopping
+        scheduler.settling, self.recorder.on_written = self.recorder.writing, scheduler.wake.set
         return scheduler
 
     def _require_open(self) -> None:

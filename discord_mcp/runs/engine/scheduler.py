@@ -93,6 +93,7 @@ class Scheduler(Recovery):
         self.prepared = PreparedStarts(self)
         self.stopping: Callable[[], str] = lambda: "discord-watch stopped"
         """Why the engine is leaving (said in the threads whose turns end with it)."""
+        self.settling: Callable[[str], bool] = lambda job_id: False  # its turn is being written
 
     @property
     def env(self) -> Mapping[str, str]:
@@ -174,8 +175,7 @@ class Scheduler(Recovery):
         await self.acp.end_turns(self.stopping())
 
     def pump(self) -> None:
-        """Start waiting jobs while there is room: oldest first, one per thread; a job held
-        until later (``not_before``) is left to :meth:`timers`."""
+        """Start waiting jobs while there is room: oldest first, one per thread (held: timers)."""
         self._pump()
         self.wake.set()
 
@@ -184,10 +184,11 @@ class Scheduler(Recovery):
         while (
             self.open and len(self.runs) + len(self.prepared.tasks) < self.limits.global_max_running
         ):
-            heads = [
+            heads = [  # a worktree's next turn waits for the last one's commit (settling)
                 job
                 for s in self.state.sessions.values()
                 if s.running_job_id is None and s.queue
+                if not (s.workdir and s.last_job_id and self.settling(s.last_job_id))
                 if (job := self.state.jobs[s.queue[0]]) and _held_until(job) <= now
             ]
             if not heads:

@@ -91,6 +91,9 @@ class RunRecorder:
         """Events were written since :mod:`.recorded` was last told."""
         self._recording: dict[str, asyncio.Event] = {}
         """Finished jobs whose turn is not written yet (see :meth:`recorded`)."""
+        self.on_written: Callable[[], None] = lambda: None
+        """Called each time a finished job's turn is written (the engine's scheduler wakes:
+        a run in a worktree starts its next turn only once the last one is committed)."""
 
     # -- what the engine calls (never waits)
 
@@ -129,6 +132,10 @@ class RunRecorder:
             self._recording.setdefault(event.job.job_id, asyncio.Event())
         self._idle.clear()
         self._queue.put_nowait(event)
+
+    def writing(self, job_id: str) -> bool:
+        """Whether the turn of finished job ``job_id`` is still to be written (its commit)."""
+        return job_id in self._recording
 
     async def recorded(self, job_id: str) -> None:
         """Wait until the turn of finished job ``job_id`` is written (its commit, patch and
@@ -199,6 +206,7 @@ class RunRecorder:
                     done = self._recording.pop(event.job.job_id, None)
                     if done is not None:
                         done.set()
+                        self.on_written()
 
     async def _mark(self) -> None:
         """Everything queued is written: say so (:mod:`.recorded`), so the next start-up
