@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import shlex
 import signal
@@ -86,6 +87,16 @@ def _workdir(request: ModelRequest) -> str | None:
     return None
 
 
+_EXIT = re.compile(r"^Process exited with code (\d+)$", re.M)
+
+
+def _failed_exit(output: str) -> bool:
+    """Whether a Codex shell result says its command failed (Codex sends a failed command's
+    output as a plain result, ``Process exited with code 1``)."""
+    found = _EXIT.search(output)
+    return found is not None and found.group(1) != "0"
+
+
 def delegation_step(request: ModelRequest) -> Reply:
     """The scripted model's move in a delegated turn: write the task into ``DELEGATED.md``
     with the CLI's own tool, then report. Decided from the request alone, so one step serves
@@ -93,7 +104,7 @@ def delegation_step(request: ModelRequest) -> Reply:
     results = request.latest_tool_results()
     if results:
         last = results[-1]
-        if last.is_error:
+        if last.is_error or _failed_exit(last.text):
             return Text(f"I could not write {FILE}: {last.text[:300]}")
         return Text(
             f"{DONE} (the scripted model of discord-mcp demo model; a real model would have "
@@ -134,8 +145,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--home",
         type=Path,
-        help="keep the CLIs' settings and sessions there (default: a temporary folder, "
-        "removed at the end)",
+        help="keep the CLIs' settings and sessions there (default: a folder under "
+        "~/.cache/discord-mcp, removed at the end)",
     )
     return parser
 
@@ -146,7 +157,11 @@ def _folder(given: Path | None) -> Iterator[Path]:
         given.mkdir(parents=True, exist_ok=True)
         yield given.resolve()
         return
-    with tempfile.TemporaryDirectory(prefix="discord-mcp-model-") as name:
+    # Not under the temporary directory: Codex refuses to make its sandbox helper (the
+    # codex-linux-sandbox alias) under a CODEX_HOME there, and every shell command then fails.
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "discord-mcp"
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="demo-model-", dir=cache) as name:
         yield Path(name).resolve()
 
 

@@ -92,7 +92,7 @@ def _ask(
     import asyncio
 
     from discord_mcp.approvals.request import ToolRequest
-    from discord_mcp.hooks.runner import configure_logging, decide, hook_settings
+    from discord_mcp.hooks.runner import configure_logging, decide, hook_settings, remember_session
     from discord_mcp.hooks.runner import session_label as label_of
 
     request = ToolRequest(
@@ -106,6 +106,7 @@ def _ask(
     )
     settings = hook_settings(environ, options.env_file, request.cwd)
     configure_logging(settings)
+    remember_session(settings, payload)
     wait = options.wait if options.wait is not None else settings.approval_wait_seconds
     outcome = asyncio.run(
         decide(

@@ -35,6 +35,7 @@ from discord_mcp.config import Settings, default_env_file
 from discord_mcp.errors import ConfigError
 from discord_mcp.hooks.guard import SETTLE_S, TEARDOWN_S, HookProcess, OutOfTime
 from discord_mcp.hooks.options import EVENTS, QUIET_EVENTS, HookOptions, parse_options
+from discord_mcp.session_labels import gemini_process, id_label, remember
 from discord_mcp.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ __all__ = [
     "hook_settings",
     "parse_options",
     "quiet_settings",
+    "remember_session",
     "session_label",
 ]
 
@@ -171,7 +173,21 @@ async def _until(deadline: float | None, process: HookProcess | None) -> AsyncIt
 
 
 def session_label(session_id: str) -> str:
-    return session_id[:8] if session_id else "session"
+    """The session's label on cards, as its MCP server labels its questions
+    (:func:`discord_mcp.session_labels.id_label`)."""
+    return id_label(session_id)
+
+
+def remember_session(settings: Settings, payload: Mapping[str, Any]) -> None:
+    """Under Gemini CLI, record its process's current session for its MCP server's labels
+    (:func:`discord_mcp.session_labels.remember`); never fails the hook."""
+    session_id = str(payload.get("session_id") or "")
+    if not session_id:
+        return
+    try:
+        remember(settings.home, session_id, gemini_process())
+    except Exception:
+        log.info("could not record the session for the server's labels", exc_info=True)
 
 
 def configure_logging(settings: Settings) -> None:

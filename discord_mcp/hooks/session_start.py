@@ -26,7 +26,7 @@ from typing import Any
 
 from discord_mcp.decisions.model import Decision
 from discord_mcp.decisions.store import DecisionStore
-from discord_mcp.hooks.runner import HookOptions, quiet_settings
+from discord_mcp.hooks.runner import HookOptions, quiet_settings, remember_session
 from discord_mcp.hooks.sessions import answered_line, pending_line, session_decisions
 from discord_mcp.state.leases import lease_alive
 
@@ -74,6 +74,7 @@ def handle(
     settings = quiet_settings(environ, options.env_file, str(payload.get("cwd") or ""))
     if settings is None:
         return None
+    remember_session(settings, payload)  # under Gemini CLI: its server's labels name it
     try:
         return decide(DecisionStore(settings.home), payload, settings.owns)
     except Exception:  # never break the user's agent: it starts as it would without us

@@ -4,10 +4,11 @@ A hook gets the CLI's ``session_id``, ``cwd`` and ``transcript_path`` on stdin (
 Codex and Gemini CLI alike); the decision files record who asked by a label
 (:func:`discord_mcp.server.toolkit.session_label`). Two links, either one enough:
 
-- the label: Claude Code gives its stdio MCP servers ``CLAUDE_CODE_SESSION_ID``, and the server
-  records its first 8 characters as the decision's ``session``; a Claude Code hook's
-  ``session_id`` is the same id (stable across ``--resume``). Codex and Gemini CLI give their
-  servers no session id, so their labels (``codex-<pid>``) never match a hook's.
+- the label: the server labels a question with the CLI's session id as its hooks do
+  (:mod:`discord_mcp.session_labels`: Claude Code's ``CLAUDE_CODE_SESSION_ID``, Codex's
+  ``_meta.sessionId``, Gemini CLI's as its ``SessionStart`` hook recorded it), and the hook
+  looks for that label. A Gemini session whose hooks never recorded it has a ``gemini-<pid>``
+  label that no hook matches.
 - the transcript: every decision the agent asked or waited on has its id in a tool result of
   the session's transcript (``20261123-120000-9f3a1c``), whatever the CLI. The hook reads the
   transcript's last :data:`TRANSCRIPT_TAIL` bytes and looks for decision ids there.

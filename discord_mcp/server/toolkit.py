@@ -15,11 +15,13 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from discord_mcp.config import Settings
 from discord_mcp.server.limits import max_block_seconds
 from discord_mcp.server.roots import ClientProjects, short_client
+from discord_mcp.session_labels import gemini_process, id_label, meta_session, remembered
 from discord_mcp.state.quarantine import take_reports
 
 if TYPE_CHECKING:
@@ -73,11 +75,36 @@ def client_name(call: Call) -> str | None:
     return None
 
 
-def session_label(environ: Mapping[str, str], client: str | None) -> str:
-    """Who is asking, short: the Claude Code session id, else the client and process id."""
+def request_meta(call: Call) -> Mapping[str, Any] | None:
+    """The running request's ``_meta`` (None outside a request, or without one)."""
+    with contextlib.suppress(AttributeError, RuntimeError, LookupError, ValueError):
+        meta = call.request_context.meta  # type: ignore[attr-defined]
+        if meta is None or isinstance(meta, Mapping):
+            return meta
+        dumped = meta.model_dump(by_alias=True)
+        return dumped if isinstance(dumped, dict) else None
+    return None
+
+
+def session_label(
+    environ: Mapping[str, str],
+    client: str | None,
+    *,
+    meta: Mapping[str, Any] | None = None,
+    home: Path | None = None,
+) -> str:
+    """Who is asking, short, as the session's approval hook labels it
+    (:mod:`discord_mcp.session_labels`): Claude Code's session id from the environment, Codex's
+    from the call's ``_meta``, Gemini CLI's as its hooks recorded it under ``home``; else the
+    client and this process's id."""
     claude_session = environ.get("CLAUDE_CODE_SESSION_ID", "").strip()
     if claude_session:
-        return claude_session[:8]
+        return id_label(claude_session)
+    named = meta_session(meta)
+    if named:
+        return id_label(named)
+    if home is not None and (recorded := remembered(home, gemini_process())):
+        return id_label(recorded)
     return f"{short_client(client)}-{os.getpid()}"
 
 
@@ -130,7 +157,9 @@ class Toolkit:
                 if call.session_id:
                     client = short_client(client_name(call))
                     return f"{client}-{call.session_id.replace('-', '')[:8]}"
-        return session_label(self.env, client_name(call))
+        return session_label(
+            self.env, client_name(call), meta=request_meta(call), home=self.settings.home
+        )
 
     async def project(self) -> str | None:
         """Over HTTP, the client's project as its MCP roots name it (None: the server's)."""

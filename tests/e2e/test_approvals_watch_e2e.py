@@ -8,28 +8,22 @@ stops the next one and the thread says so, and a late Allow resumes the session 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
-import os
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from discord_mcp.config import Settings
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs import ProjectRegistry, Tool
-from discord_mcp.state.files import off_loop
-from discord_mcp.watch.app import run_daemon
-from tests.support.agent_clis import CLAUDE_MODEL, CLI_CLASSES, GEMINI_MODEL, AgentCli, ClaudeCli
+from discord_mcp.runs import Tool
+from tests.support.agent_clis import CLAUDE_MODEL, CLI_CLASSES, GEMINI_MODEL, ClaudeCli
 from tests.support.model_server import ModelServer, ShellCall, quote_tool_result
 from tests.support.people import People
-from tests.support.settings import settings_for
 from tests.support.waiting import until
+from tests.support.watch_world import WatchWorld
 
 pytestmark = pytest.mark.e2e
 
@@ -37,13 +31,6 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture
 def discord(make_emulator: Callable[..., RunningEmulator]) -> RunningEmulator:
     return make_emulator(rate_limit_scale=0.05, gateway_heartbeat_scale=0.01)
-
-
-@pytest.fixture
-def model_server() -> AsyncIterator[ModelServer]:
-    with ModelServer() as server:
-        yield server  # type: ignore[misc]
-        assert not server.outbound_attempts, server.outbound_attempts
 
 
 def messages(people: People, channel_id: str) -> list[dict[str, Any]]:
@@ -86,18 +73,6 @@ async def click(
     return await asyncio.to_thread(people.click, card["id"], button(card, label), user=user)
 
 
-@contextlib.asynccontextmanager
-async def watching(
-    settings: Settings, environ: dict[str, str], tool_env: dict[Tool, dict[str, str]]
-) -> AsyncIterator[None]:
-    task = asyncio.create_task(run_daemon(settings, environ=environ, tool_env=tool_env))
-    try:
-        yield
-    finally:
-        task.cancel()
-        await asyncio.wait({task}, timeout=20)
-
-
 REPLY_HINT = "Reply in this thread to continue"
 """The end of a job's final message (the status message shows the agent's words too)."""
 PROJECT_ARGS: dict[str, list[str]] = {
@@ -109,26 +84,12 @@ RUN_CLIS: tuple[Tool, ...] = ("claude", "codex", "gemini")
 
 
 async def project(
-    settings: Settings,
-    tmp_path: Path,
-    tool: Tool,
-    cli: AgentCli,
-    busy: str = "queue",
-    allow_network: bool = True,
+    world: WatchWorld, tool: Tool, busy: str = "queue", allow_network: bool = True
 ) -> Path:
-    workdir = tmp_path / "app"
-    workdir.mkdir()
-    args = {tool: PROJECT_ARGS[tool]}
-    registry = ProjectRegistry(settings.home, allowed_roots=[tmp_path])
-    await off_loop(
-        functools.partial(registry.add, busy=busy, allow_network=allow_network),
-        "app",
-        workdir,
-        [tool],
-        tool,
-        args,
+    await world.add_project(
+        [tool], tool, {tool: PROJECT_ARGS[tool]}, busy=busy, allow_network=allow_network
     )
-    return workdir
+    return world.workdir
 
 
 async def start_run(people: People, discord: RunningEmulator) -> str:
@@ -157,13 +118,11 @@ async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_th
     discord: RunningEmulator,
     people: People,
     model_server: ModelServer,
-    tmp_path: Path,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
-    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
-    cli = CLI_CLASSES[tool](
-        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
-    )
-    workdir = await project(settings, tmp_path, tool, cli, busy)
+    world = watch_world()
+    cli = world.cli(CLI_CLASSES[tool])
+    workdir = await project(world, tool, busy)
     stranger = people.new_user("stranger")
     model_server.script(
         ShellCall("echo approved > made.txt"),
@@ -171,8 +130,7 @@ async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_th
         ShellCall("rm -rf build; echo nope > denied.txt"),
         quote_tool_result("Second: {result}"),
     )
-    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
-    async with watching(settings, environ, {tool: cli.env()}):
+    async with world.watching({tool: cli.env()}):
         thread_id = await start_run(people, discord)
         people.say(thread_id, "make the file")
         card = await until(
@@ -210,26 +168,21 @@ async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_th
 
 
 async def test_a_late_allow_resumes_the_run_which_retries_without_asking(
-    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
-    settings = settings_for(
-        discord,
-        tmp_path / "home",
-        POLL_INTERVAL_SECONDS="0.2",
-        DISCORD_MCP_APPROVAL_WAIT_SECONDS="2",
-    )
-    claude = ClaudeCli(
-        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
-    )
-    workdir = await project(settings, tmp_path, "claude", claude)
+    world = watch_world(DISCORD_MCP_APPROVAL_WAIT_SECONDS="2")
+    claude = world.cli(ClaudeCli)
+    workdir = await project(world, "claude")
     model_server.script(
         ShellCall("echo late > late.txt"),
         quote_tool_result("Not yet: {result}"),
         ShellCall("echo late > late.txt"),
         quote_tool_result("Retried: {result}"),
     )
-    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
-    async with watching(settings, environ, {"claude": claude.env()}):
+    async with world.watching({"claude": claude.env()}):
         thread_id = await start_run(people, discord)
         people.say(thread_id, "make the late file")
         card = await until(card_in(people, thread_id), what="the approval card", seconds=60.0)
@@ -255,22 +208,22 @@ async def test_a_late_allow_resumes_the_run_which_retries_without_asking(
 
 
 async def test_codex_asking_twice_for_a_call_that_leaves_its_sandbox_takes_one_click(
-    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
     """Codex runs its PreToolUse hook, then its PermissionRequest hook for the same call: the
     owner's one "Allow once" answers both, and the command runs once."""
-    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
-    cli = CLI_CLASSES["codex"](
-        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
-    )
-    workdir = await project(settings, tmp_path, "codex", cli)
+    world = watch_world()
+    cli = world.cli(CLI_CLASSES["codex"])
+    workdir = await project(world, "codex")
     escalate = {"sandbox_permissions": "require_escalated", "justification": "write outside"}
     model_server.script(
         ShellCall("echo once >> once.txt", codex_arguments=escalate),
         quote_tool_result("Ran: {result}"),
     )
-    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
-    async with watching(settings, environ, {"codex": cli.env()}):
+    async with world.watching({"codex": cli.env()}):
         thread_id = await start_run(people, discord)
         people.say(thread_id, "append to the file outside the sandbox")
         card = await until(card_in(people, thread_id), what="the approval card", seconds=60.0)
@@ -283,7 +236,7 @@ async def test_codex_asking_twice_for_a_call_that_leaves_its_sandbox_takes_one_c
     assert (workdir / "once.txt").read_text(encoding="utf-8") == "once\n"
     cards = [t for t in texts(people, thread_id) if "**Approval needed**" in t]
     assert len(cards) == 1  # the second ask for the same call was answered by the same click
-    [approval] = [d for d in DecisionStore(settings.home).open_decisions() if d.kind == "approval"]
+    [approval] = [d for d in DecisionStore(world.home).open_decisions() if d.kind == "approval"]
     assert (approval.approval or {}).get("second_ask_used")  # Codex did ask twice
 
 
@@ -293,16 +246,14 @@ async def test_a_run_without_network_still_asks_its_owner_and_runs_the_allowed_c
     discord: RunningEmulator,
     people: People,
     model_server: ModelServer,
-    tmp_path: Path,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
     """Our MCP server (Claude Code's approve tool) and our approval hook (Gemini CLI's) reach
     Discord from outside the run's network namespace; the command the owner allows runs inside,
     and cannot connect to a listener on the host."""
-    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
-    cli = CLI_CLASSES[tool](
-        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
-    )
-    await project(settings, tmp_path, tool, cli, allow_network=False)
+    world = watch_world()
+    cli = world.cli(CLI_CLASSES[tool])
+    await project(world, tool, allow_network=False)
     with socket.create_server(("127.0.0.1", 0)) as listener:
         listener.settimeout(0)
         port = listener.getsockname()[1]
@@ -311,8 +262,7 @@ async def test_a_run_without_network_still_asks_its_owner_and_runs_the_allowed_c
             ShellCall(f'python3 -c "{connect}"; echo exit:$?'),
             quote_tool_result("Tried: {result}"),
         )
-        environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
-        async with watching(settings, environ, {tool: cli.env()}):
+        async with world.watching({tool: cli.env()}):
             thread_id = await start_run(people, discord)
             people.say(thread_id, "connect to the listener")
             card = await until(card_in(people, thread_id), what="the approval card", seconds=60.0)
@@ -334,17 +284,18 @@ async def test_a_run_without_network_still_asks_its_owner_and_runs_the_allowed_c
 
 
 async def test_a_sed_script_that_executes_is_never_read_only_in_a_codex_run(
-    discord: RunningEmulator, people: People, model_server: ModelServer, tmp_path: Path
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    watch_world: Callable[..., WatchWorld],
 ) -> None:
     """The review's command: GNU sed reads ``/`` inside ``[[:alpha:]/]`` as part of the bracket,
     so the ``e`` flag executes the pattern space. A judge that ends the bracket early called it
     a read, and Codex ran it with no card; it asks now, and the owner's Deny keeps it from
     running. A plain read in the same run still runs without a card."""
-    settings = settings_for(discord, tmp_path / "home", POLL_INTERVAL_SECONDS="0.2")
-    cli = CLI_CLASSES["codex"](
-        root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
-    )
-    workdir = await project(settings, tmp_path, "codex", cli)
+    world = watch_world()
+    cli = world.cli(CLI_CLASSES["codex"])
+    workdir = await project(world, "codex")
     (workdir / "README").write_text("hello\n", encoding="utf-8")
     model_server.script(
         ShellCall("sed -n 1p README"),
@@ -352,8 +303,7 @@ async def test_a_sed_script_that_executes_is_never_read_only_in_a_codex_run(
         ShellCall("sed 's/.*[[:alpha:]/]/ a;touch made.txt;id/e' README"),
         quote_tool_result("Sed: {result}"),
     )
-    environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
-    async with watching(settings, environ, {"codex": cli.env()}):
+    async with world.watching({"codex": cli.env()}):
         thread_id = await start_run(people, discord)
         people.say(thread_id, "print the readme")
         await until(

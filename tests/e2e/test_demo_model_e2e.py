@@ -1,4 +1,5 @@
-"""``discord-mcp demo model`` (issue 37): delegation tried offline with a real CLI and no key,
+"""``discord-mcp demo model`` (issue 37): delegation tried offline with a real CLI (Claude Code,
+Codex, Gemini CLI) and no key,
 as docs/delegation.md shows it: the scripted model started alone, its printed environment read
 by a shell, ``discord-watch --local``, ``project add`` with the printed arguments, and
 ``submit --wait --json``."""
@@ -41,8 +42,12 @@ def _stop(process: subprocess.Popen[str]) -> str:
 @pytest.fixture
 def model(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
     env_file = tmp_path / "model.env"
+    (tmp_path / "tmp").mkdir()
+    # The settings go under the user's cache, as on a machine whose home is not in /tmp.
+    cache = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "TMPDIR": str(tmp_path / "tmp")}
     process = subprocess.Popen(
         [*MCP, "demo", "model", "--env-file", str(env_file)],
+        env={**os.environ, **cache},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
@@ -68,23 +73,26 @@ def _read_exports(env_file: Path) -> dict[str, str]:
     return {k: v for k, v in pairs if k not in ("PWD", "SHLVL", "_", "PATH")}
 
 
-def test_a_real_claude_delegated_to_with_no_key_writes_the_task_and_answers(
-    tmp_path: Path, model: tuple[subprocess.Popen[str], Path]
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+def test_a_real_cli_delegated_to_with_no_key_writes_the_task_and_answers(
+    cli: str, tmp_path: Path, model: tuple[subprocess.Popen[str], Path]
 ) -> None:
-    claude = bin_dir() / "claude"
+    claude = bin_dir() / cli
     if not claude.exists():
-        missing("claude is not installed; run scripts/install-agent-clis")
+        missing(f"{cli} is not installed; run scripts/install-agent-clis")
     process, env_file = model
     exported = _read_exports(env_file)
     assert exported["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:")
+    assert exported["GOOGLE_GEMINI_BASE_URL"] == exported["ANTHROPIC_BASE_URL"]
     home, project = tmp_path / "state", tmp_path / "app"
     project.mkdir()
     git = ["git", "-C", str(project)]
     subprocess.run([*git, "init", "-q"], check=True)
     env = {
-        "PATH": os.pathsep.join([str(claude.parent), "/usr/bin", "/bin"]),
+        "PATH": os.pathsep.join([str(claude.parent), os.environ.get("PATH", "/usr/bin:/bin")]),
         "HOME": str(tmp_path),
         "LANG": "C.UTF-8",
+        "TMPDIR": str(tmp_path / "tmp"),  # Codex's sandbox helper is never made under it
         "DISCORD_MCP_HOME": str(home),
         "DISCORD_WATCH_ROOTS": str(tmp_path),
         **exported,
@@ -101,8 +109,8 @@ def test_a_real_claude_delegated_to_with_no_key_writes_the_task_and_answers(
             timeout=240,
         )
 
-    added = watch("project", "add", "app", str(project), "--tools", "claude", "--default",
-                  "claude", "--args", f"claude={PROJECT_ARGS['claude']}")  # fmt: skip
+    added = watch("project", "add", "app", str(project), "--tools", cli, "--default",
+                  cli, "--args", f"{cli}={PROJECT_ARGS[cli]}")  # fmt: skip
     assert added.returncode == 0, added.stderr
     daemon = subprocess.Popen(
         [*WATCH, "--local"],
@@ -125,7 +133,9 @@ def test_a_real_claude_delegated_to_with_no_key_writes_the_task_and_answers(
     assert "Add a greeting to the README" in (project / FILE).read_text(encoding="utf-8")
     patch = Path(result["run_dir"]) / "artifacts" / "changes.patch"
     assert FILE in patch.read_text(encoding="utf-8")
+    assert result.get("tool", cli) == cli, result
     settings = Path(exported["CLAUDE_CONFIG_DIR"]).parent
     printed = _stop(process)
     assert "export ANTHROPIC_BASE_URL=" in printed
+    assert settings.is_relative_to(tmp_path / "cache")
     assert not settings.exists()  # its temporary folder is removed when it stops
