@@ -87,7 +87,7 @@ from discord_mcp.watch.routing import destination
 BUDGET_RATIO = 1.2
 AGAIN = 3
 """Rounds a row over its time budget is measured again before it is called over."""
-QUICK = ["--decisions", "1000", "--runs", "100", "--repeats", "3"]
+QUICK = ["--decisions", "1000", "--runs", "100", "--repeats", "2"]
 """The quick mode (tests/test_benchmarks.py): a small year, few repeats."""
 ROUTES_PER_SAMPLE = 50
 WATCH = [sys.executable, "-c", "from discord_mcp.watch.cli import main; raise SystemExit(main())"]

@@ -24,7 +24,6 @@ import sys
 import tempfile
 import tomllib
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -200,7 +199,45 @@ def environment_page() -> str:
 SUBCOMMANDS = re.compile(r"^ {4}([a-z][a-z-]*)(?: {2,}|$)")
 
 
-def _help(argv: list[str]) -> str:
+ENTRY_POINTS = ("discord-mcp", "discord-watch")
+
+
+def _helps_here() -> dict[str, str]:
+    """Every command's ``--help`` as the installed commands print it, found in this process:
+    each console script's entry point (from the installed package's metadata, as the script
+    loads it) called with the command's words and ``--help``, its output captured. One
+    process for all of them: a process per command took about a second of CPU each."""
+    import contextlib
+    import io
+    from importlib.metadata import entry_points
+
+    mains = {
+        name: entry_points(group="console_scripts", name=name)[name].load() for name in ENTRY_POINTS
+    }
+    helps: dict[str, str] = {}
+    # ``demo model`` is a word of the demo's own arguments, not an argparse subcommand.
+    todo = [["discord-mcp"], ["discord-watch"], ["discord-mcp", "demo", "model"]]
+    while todo:
+        argv = todo.pop(0)
+        sys.argv = [str(BIN / argv[0]), *argv[1:], "--help"]
+        out = io.StringIO()
+        code: object = None
+        with contextlib.redirect_stdout(out):
+            try:
+                code = mains[argv[0]]()
+            except SystemExit as exc:
+                code = exc.code
+        if code not in (0, None):
+            raise SystemExit(f"{' '.join(argv)} --help ended with {code!r}")
+        text = out.getvalue()
+        helps[" ".join(argv)] = text
+        todo += [[*argv, name] for name in _subcommands(text)]
+    return helps
+
+
+def _helps() -> dict[str, str]:
+    """:func:`_helps_here` in a process of its own, with a plain environment (no user's
+    settings, a fixed width, no colour) and ``/`` as its folder, as a user would start it."""
     env = {
         "PATH": f"{BIN}{os.pathsep}/usr/bin{os.pathsep}/bin",
         "HOME": "/home/you",
@@ -210,7 +247,7 @@ def _help(argv: list[str]) -> str:
         "PYTHON_COLORS": "0",
     }
     done = subprocess.run(
-        [str(BIN / argv[0]), *argv[1:], "--help"],
+        [sys.executable, str(Path(__file__).resolve()), "--print-helps"],
         env=env,
         capture_output=True,
         text=True,
@@ -219,7 +256,8 @@ def _help(argv: list[str]) -> str:
         check=True,
         cwd="/",
     )
-    return done.stdout
+    found: dict[str, str] = json.loads(done.stdout)
+    return found
 
 
 def _subcommands(text: str) -> list[str]:
@@ -240,19 +278,8 @@ def _subcommands(text: str) -> list[str]:
 
 
 def cli_page() -> str:
-    commands: list[list[str]] = []
-    helps: dict[tuple[str, ...], str] = {}
-    # ``demo model`` is a word of the demo's own arguments, not an argparse subcommand.
-    todo = [["discord-mcp"], ["discord-watch"], ["discord-mcp", "demo", "model"]]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        while todo:
-            texts = list(pool.map(_help, todo))
-            found: list[list[str]] = []
-            for argv, text in zip(todo, texts, strict=True):
-                commands.append(argv)
-                helps[tuple(argv)] = text
-                found += [[*argv, name] for name in _subcommands(text)]
-            todo = found
+    helps = {tuple(words.split(" ")): text for words, text in _helps().items()}
+    commands = [list(words) for words in helps]
     parts = [
         "# Commands\n",
         "Every command's `--help`, as the installed `discord-mcp` and `discord-watch` print it.\n",
@@ -338,7 +365,12 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="only say whether a page is stale")
     parser.add_argument("--out", type=Path, default=OUT, help="where the pages are")
     parser.add_argument("pages", nargs="*", metavar="PAGE", help=f"only these: {', '.join(PAGES)}")
+    parser.add_argument("--print-helps", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.print_helps:
+        helps = _helps_here()
+        sys.__stdout__.write(json.dumps(helps))
+        return 0
     unknown = sorted(set(args.pages) - PAGES.keys())
     if unknown:
         parser.error(f"no such page: {', '.join(unknown)} (there are {', '.join(PAGES)})")

@@ -18,6 +18,7 @@ import pytest
 from discord_mcp.config import Settings
 from discord_mcp.emulator import RunningEmulator
 from discord_mcp.runs.acp.agents import AgentRegistry
+from discord_mcp.runs.contract import RunLimits
 from discord_mcp.runs.engine.streaming import PREVIEW_LIMIT
 from discord_mcp.runs.projects import ProjectRegistry
 from discord_mcp.watch.app import run_daemon
@@ -32,6 +33,10 @@ from tests.watch.conftest import COMMAND_COUNT
 
 FAKE = Path(__file__).resolve().parents[1] / "support" / "fake_acp_agent.py"
 FLOODED = 4 * 1024 * 1024
+QUICK_TO_END = RunLimits(agent_cancel_grace=1.0, kill_grace=1.0)
+"""The flooding agent ignores the cancel and SIGTERM: it is ended after these graces (the same
+path as the defaults' 10 s and 5 s, which kept it flooding the daemon, and the test's CPU,
+for 15 s after each stop)."""
 STOPPED_WITHIN_S = 30.0
 """A bound on the daemon's shutdown, far above what it takes (an agent's grace to end, then
 SIGKILL): a daemon held by its agent never meets it."""
@@ -50,7 +55,11 @@ def acp_settings(discord: RunningEmulator, tmp_path: Path) -> Settings:
 
 @contextlib.asynccontextmanager
 async def daemon(
-    settings: Settings, discord: RunningEmulator, root: Path, **agent_env: str
+    settings: Settings,
+    discord: RunningEmulator,
+    root: Path,
+    limits: RunLimits | None = None,
+    **agent_env: str,
 ) -> AsyncIterator[asyncio.Task[None]]:
     environ = {
         **os.environ,
@@ -58,7 +67,7 @@ async def daemon(
         "DISCORD_WATCH_DEBOUNCE_SECONDS": "0",
         **agent_env,
     }
-    task = asyncio.create_task(run_daemon(settings, environ=environ))
+    task = asyncio.create_task(run_daemon(settings, environ=environ, limits=limits))
     try:
         ready = asyncio.create_task(Slash(discord).ready(COMMAND_COUNT))
         await asyncio.wait({ready, task}, return_when=asyncio.FIRST_COMPLETED)
@@ -133,7 +142,9 @@ async def test_a_flooding_agent_leaves_the_daemon_answering_and_it_stops_when_to
 ) -> None:
     slash = Slash(discord)
     with FeedRecorder(discord) as feed:
-        shutdown = daemon(acp_settings, discord, tmp_path, FAKE_ACP_IGNORE_TERM="1")
+        shutdown = daemon(
+            acp_settings, discord, tmp_path, limits=QUICK_TO_END, FAKE_ACP_IGNORE_TERM="1"
+        )
         await shutdown.__aenter__()
         try:
             thread = await start_thread(people, discord)
