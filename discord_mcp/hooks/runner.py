@@ -29,8 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from dotenv import dotenv_values
 
-from discord_mcp.approvals.request import ToolRequest
-from discord_mcp.approvals.service import Outcome
 from discord_mcp.config import Settings, default_env_file
 from discord_mcp.errors import ConfigError
 from discord_mcp.hooks.guard import SETTLE_S, TEARDOWN_S, HookProcess, OutOfTime
@@ -39,6 +37,10 @@ from discord_mcp.session_labels import gemini_process, id_label, remember
 from discord_mcp.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
+    # Types only: the Stop and SessionStart hooks read local state and never load the approval
+    # machinery (tests/hooks/test_hook_imports.py).
+    from discord_mcp.approvals.request import ToolRequest
+    from discord_mcp.approvals.service import Outcome
     from discord_mcp.server.runtime import Runtime
 
 log = logging.getLogger(__name__)
