@@ -17,7 +17,9 @@ Routes: Claude Code's ``PermissionRequest`` hook (headless: no permission-prompt
     .venv/bin/python -m bench.approvals [--samples 5] [--cli claude,codex,gemini]
 
 Exits 1 when a CLI's p50 click -> answer is over budget, 2 when a run is broken (no card, the
-command never ran, the CLI failed).
+command never ran, the CLI failed). A CLI over budget is measured again, up to
+:data:`AGAIN` times, and judged on all its samples: one busy moment beside a test suite (the
+quick mode's single sample) is not a verdict, a slow path stays over.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ from tests.support.model_server import ModelRequest, ModelServer, Reply, ShellCa
 
 ROOT = Path(__file__).resolve().parent.parent
 BUDGET_S = 0.150
+AGAIN = 2
+"""Rounds of ``--samples`` more a CLI over budget is measured before it is called over."""
 INIT = {
     "protocolVersion": "2025-06-18",
     "capabilities": {},
@@ -246,6 +250,13 @@ def main() -> int:
             continue
         try:
             answered, continued = measure(client, args.samples)
+            for _ in range(AGAIN):
+                if _percentiles(answered)[0] <= BUDGET_S:
+                    break
+                print(f"  {client:<7} over budget once: measured again")
+                more_answered, more_continued = measure(client, args.samples)
+                answered += more_answered
+                continued += more_continued
         except (TimeoutError, RuntimeError, httpx.HTTPError) as exc:
             print(f"  {client:<7} BROKEN: {str(exc)[:300]}")
             broken = True
@@ -256,7 +267,7 @@ def main() -> int:
         ok &= a50 <= BUDGET_S
         print(
             f"  {client:<7} click -> answer delivered p50 {a50 * 1000:6.0f} ms  p99 "
-            f"{a99 * 1000:6.0f} ms  {verdict}\n"
+            f"{a99 * 1000:6.0f} ms  {verdict}  ({len(answered)} samples)\n"
             f"  {'':<7} click -> the CLI continued  p50 {c50 * 1000:6.0f} ms  p99 "
             f"{c99 * 1000:6.0f} ms  (the CLI's own work included; not judged)"
         )
