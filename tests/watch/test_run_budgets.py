@@ -194,7 +194,8 @@ async def test_an_answer_half_sent_when_the_daemon_stopped_is_finished_by_the_ne
 
             second = Outbox(rest, home, on_done=told)
             second.start()
-            await until(lambda: done, 30)
+            # Told first, the file removed after (a stop in between tells it again): wait for both.
+            await until(lambda: done and not (home / "outbox" / "job_1.json").exists(), 30)
             await second.aclose()
         messages = people.messages(thread)
     finally:
