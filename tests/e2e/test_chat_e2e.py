@@ -50,6 +50,7 @@ from tests.support.model_server import (
     Text,
     ToolCall,
 )
+from tests.e2e.test_steer_e2e import handed_over
 from tests.support.people import People
 from tests.support.settings import settings_for
 from tests.support.waiting import until
@@ -220,6 +221,20 @@ async def test_a_message_sent_while_a_codex_chat_turn_runs_reaches_that_turn(
             what="the second message steered into the running turn",
             seconds=90.0,
         )
+        [steered_job] = [
+            json.loads(line)["payload"]["job_id"]
+            for line in journal.read_text(encoding="utf-8").splitlines()
+            if '"JobSteered"' in line
+        ]
+        await until(lambda: handed_over(settings.home, steered_job), what="the message handed")
+        await until(  # the bridge read it and Codex took it (turn/steer): the model's next step
+            lambda: (
+                "a message was handed to the running turn"
+                in (settings.home / "logs" / "jobs" / f"{steered_job}.stderr").read_text("utf-8")
+            ),
+            what="the message steered into the turn",
+            seconds=30.0,
+        )
         brain.release.set()
         await until(
             lambda: "Both thoughts, at once." in texts(people, chat), what="the steer", seconds=90.0
@@ -230,8 +245,11 @@ async def test_a_message_sent_while_a_codex_chat_turn_runs_reaches_that_turn(
     assert steered, "the second message reached the model"
     assert all(r.contains("a slow one") for r in steered)  # in the same turn's conversation
     assert '"JobAmended"' not in journal.read_text(encoding="utf-8")  # not queued for later
+    first = (settings.home / "logs" / "jobs" / f"{steered_job}.stdout").read_text("utf-8")
+    assert first.count('"turn.completed"') == 1  # one turn took both messages
     again = [r for r in model_server.requests if r.contains("hello again")]
-    assert again and all(r.contains("second thought") for r in again)  # the thread resumed
+    assert again
+    assert all(r.contains("second thought") for r in again)  # the thread resumed
 
 
 @pytest.mark.parametrize("which", ["claude", "codex", "gemini"])

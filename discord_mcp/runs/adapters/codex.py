@@ -78,7 +78,6 @@ from discord_mcp.runs.adapters.codex_steer import app_server_argv, steer_message
 from discord_mcp.runs.constraints import codex_network_args
 from discord_mcp.runs.journal.views import Tool
 
-
 log = logging.getLogger(__name__)
 
 

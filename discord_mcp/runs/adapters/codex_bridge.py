@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import sys
@@ -32,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from discord_mcp.errors import RunError
-from discord_mcp.runs.adapters.codex_app import CodexAppServer
+from discord_mcp.runs.adapters.codex_app import CodexAppServer, TurnEnd
 
+log = logging.getLogger("discord_mcp.codex_bridge")
 _ITEM_TYPES = {
     "agentMessage": "agent_message",
     "commandExecution": "command_execution",
@@ -140,30 +142,68 @@ async def run(args: argparse.Namespace) -> int:
         else:
             thread = await codex.start_thread(**options)
         _emit({"type": "thread.started", "thread_id": thread})
-        await codex.start_turn(prompt)
-        _emit({"type": "turn.started"})
-        ended = asyncio.ensure_future(codex.turn_end())
-        stop = asyncio.ensure_future(stopping.wait())
-        while not ended.done():
-            got = asyncio.ensure_future(queue.get())
-            await asyncio.wait({ended, stop, got}, return_when=asyncio.FIRST_COMPLETED)
-            if stop.done() and not ended.done():
-                with contextlib.suppress(RunError):
-                    await codex.interrupt()
-                got.cancel()
+        while prompt is not None:
+            end = await _turn(codex, prompt, queue, stopping)
+            if end.status != "completed":
                 break
-            if got.done() and (text := _text(got.result() or "")) is not None:
-                with contextlib.suppress(RunError):  # the turn ended meanwhile: it is lost
-                    await codex.steer(text)
-            elif not got.done():
-                got.cancel()
-        end = await ended
+            _emit({"type": "turn.completed", "usage": bridge.usage or {}})
+            # A line that came as the turn ended (before the input closed) is answered in one
+            # more turn, as Claude Code answers what it read: never lost.
+            prompt = await _late(queue)
     reading.cancel()
     if end.status == "completed":
-        _emit({"type": "turn.completed", "usage": bridge.usage or {}})
         return 0
     _emit({"type": "turn.failed", "error": {"message": end.error or f"turn {end.status}"}})
     return 1
+
+
+async def _late(queue: asyncio.Queue[str | None]) -> str | None:
+    """The lines left until the input ends (the daemon ends it once it saw the turn end)."""
+    texts: list[str] = []
+    while (line := await queue.get()) is not None:
+        if (text := _text(line)) is not None:
+            texts.append(text)
+    return "\n\n".join(texts) if texts else None
+
+
+async def _turn(
+    codex: CodexAppServer,
+    prompt: str,
+    queue: asyncio.Queue[str | None],
+    stopping: asyncio.Event,
+) -> TurnEnd:
+    """One turn: lines read while it runs are steered into it; a stop signal interrupts it."""
+    await codex.start_turn(prompt)
+    _emit({"type": "turn.started"})
+    ended = asyncio.ensure_future(codex.turn_end())
+    stop = asyncio.ensure_future(stopping.wait())
+    eof = False
+    while not ended.done():
+        got = asyncio.ensure_future(queue.get() if not eof else stopping.wait())
+        await asyncio.wait({ended, stop, got}, return_when=asyncio.FIRST_COMPLETED)
+        if stop.done() and not ended.done():
+            with contextlib.suppress(RunError):
+                await codex.interrupt()
+            got.cancel()
+            break
+        if not got.done():
+            got.cancel()
+            continue
+        line = got.result()
+        if eof or not isinstance(line, str):  # the input ended: nothing more can come
+            if not eof:
+                eof = True
+                await queue.put(None)  # for the turns after this one
+            continue
+        if (text := _text(line)) is not None:
+            try:
+                await codex.steer(text)
+                log.info("a message was handed to the running turn")
+            except RunError as exc:  # the turn ended meanwhile: the next turn answers it
+                log.info("a message came as the turn ended (%s)", exc.message)
+                await queue.put(line)
+    stop.cancel()
+    return await ended
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -173,6 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--approval")
     parser.add_argument("argv", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="codex_bridge: %(message)s")
     if args.argv[:1] == ["--"]:
         args.argv = args.argv[1:]
     try:

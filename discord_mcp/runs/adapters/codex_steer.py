@@ -48,8 +48,10 @@ def app_server_argv(
             server += [arg, following]
             index += 2
             continue
-        if arg.startswith("--config=") or arg.startswith("--enable=") or arg.startswith(
-            "--disable="
+        if (
+            arg.startswith("--config=")
+            or arg.startswith("--enable=")
+            or arg.startswith("--disable=")
         ):
             server.append(arg)
         elif arg in ("-s", "--sandbox") and following is not None:
