@@ -30,6 +30,7 @@ from discord_mcp.runs.engine.schedules import ScheduleStore
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.chat.channels import ChatStore
 from discord_mcp.watch.chat.persona import HEARTBEAT_PROMPT
+from tests.e2e.test_steer_e2e import handed_over
 from tests.server.test_http import serving
 from tests.support.agent_clis import (
     CLAUDE_MODEL,
@@ -50,7 +51,6 @@ from tests.support.model_server import (
     Text,
     ToolCall,
 )
-from tests.e2e.test_steer_e2e import handed_over
 from tests.support.people import People
 from tests.support.settings import settings_for
 from tests.support.waiting import until

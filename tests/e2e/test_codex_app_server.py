@@ -79,8 +79,9 @@ async def test_an_interrupt_ends_the_running_codex_turn(
 
 async def _bridge(tmp_path: Path, model_server: ModelServer) -> asyncio.subprocess.Process:
     cli = CodexCli(root=tmp_path / "codex", model_url=model_server.base_url)
-    argv = [sys.executable, "-m", "discord_mcp.runs.adapters.codex_bridge", "--sandbox",
-            "read-only", "--approval", "untrusted", "--", str(cli.executable), "app-server"]  # fmt: skip
+    bridge = [sys.executable, "-m", "discord_mcp.runs.adapters.codex_bridge"]
+    options = ["--sandbox", "read-only", "--approval", "untrusted"]
+    argv = [*bridge, *options, "--", str(cli.executable), "app-server"]
     return await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE,
