@@ -139,9 +139,8 @@ def test_gemini_takes_no_message_mid_turn_headless(tmp_path: Path) -> None:
 def test_a_steering_codex_turn_runs_through_the_app_server_bridge(tmp_path: Path) -> None:
     """Issue 34: the prompt and later messages on the bridge's stdin, the sandbox kept, the
     approval hooks' flags replaced by approvals Codex asks for (and the bridge declines)."""
-    steering = replace(
-        request(tmp_path, resume="thr-1", args=("-s", "workspace-write")), steer=True
-    )
+    asked = request(tmp_path, resume="thr-1", args=("-s", "workspace-write"))
+    steering = replace(asked, steer=True, approvals="ask")
     invocation = adapter_for("codex").invocation(steering)
     argv = list(invocation.argv)
     assert argv[1:3] == ["-m", "discord_mcp.runs.adapters.codex_bridge"]
