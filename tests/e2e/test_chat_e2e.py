@@ -121,12 +121,12 @@ class Brain:
 
 
 async def _setup(
-    which: str, world: WatchWorld
+    which: str, world: WatchWorld, **options: Any
 ) -> tuple[Settings, dict[str, str], dict[str, dict[str, str]], Path]:
     """The project ``app`` with one CLI; the daemon's settings, environment, CLI and folder."""
     require_cli(which)  # type: ignore[arg-type]
     cli_class, model = CLIS[which]
-    await world.add_project([which], which, {which: ["--model", model]})
+    await world.add_project([which], which, {which: ["--model", model]}, **options)
     return world.settings, world.environ, {which: world.cli(cli_class).env()}, world.workdir
 
 
@@ -205,8 +205,9 @@ async def test_a_message_sent_while_a_codex_chat_turn_runs_reaches_that_turn(
     watch_world: Callable[..., WatchWorld],
 ) -> None:
     """Codex chat turns run through ``codex app-server`` (issue 34): the second message is
-    steered into the running turn (``turn/steer``), and the next turn resumes the thread."""
-    settings, environ, tool_env, _ = await _setup("codex", watch_world())
+    steered into the running turn (``turn/steer``), and the next turn resumes the thread. (A
+    project whose calls go to the owner's card keeps ``codex exec``: approvals off here.)"""
+    settings, environ, tool_env, _ = await _setup("codex", watch_world(), approvals="off")
     chat = people.text_channel("companion")
     await _add_chat(settings, chat, "codex")
     brain = Brain()

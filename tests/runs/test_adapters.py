@@ -137,16 +137,15 @@ def test_gemini_takes_no_message_mid_turn_headless(tmp_path: Path) -> None:
 
 
 def test_a_steering_codex_turn_runs_through_the_app_server_bridge(tmp_path: Path) -> None:
-    """Issue 34: the prompt and later messages on the bridge's stdin, the sandbox kept, the
-    approval hooks' flags replaced by approvals Codex asks for (and the bridge declines)."""
+    """Issue 34: the prompt and later messages on the bridge's stdin, the sandbox kept (a turn
+    whose calls need no owner's card: approvals off)."""
     asked = request(tmp_path, resume="thr-1", args=("-s", "workspace-write"))
-    steering = replace(asked, steer=True, approvals="ask")
+    steering = replace(asked, steer=True, approvals="off")
     invocation = adapter_for("codex").invocation(steering)
     argv = list(invocation.argv)
     assert argv[1:3] == ["-m", "discord_mcp.runs.adapters.codex_bridge"]
     bridge = argv[: argv.index("--")]
-    assert bridge[3:] == ["--resume", "thr-1", "--sandbox", "workspace-write", "--approval",
-                          "untrusted"]  # fmt: skip
+    assert bridge[3:] == ["--resume", "thr-1", "--sandbox", "workspace-write"]
     server = argv[argv.index("--") + 1 :]
     assert server[:2] == ["cli", "app-server"]
     assert "--approve-for-me" not in server
@@ -154,6 +153,21 @@ def test_a_steering_codex_turn_runs_through_the_app_server_bridge(tmp_path: Path
     assert TRICKY_PROMPT not in argv  # on stdin, not in argv
     assert json.loads(invocation.input or "")["text"] == TRICKY_PROMPT
     assert json.loads(adapter_for("codex").steer_line("and also") or "")["text"] == "and also"
+
+
+@pytest.mark.parametrize("approvals", ["ask", "ask-all"])
+def test_a_steering_codex_turn_whose_calls_go_to_the_owner_keeps_codex_exec_and_its_hooks(
+    tmp_path: Path, approvals: str
+) -> None:
+    """app-server runs no hook it has not reviewed (no --dangerously-bypass-hook-trust) and its
+    own approval requests do not reach the owner's card: such a turn keeps exec, where the
+    PreToolUse hook puts every write or command before the owner (messages queue meanwhile)."""
+    steering = replace(request(tmp_path, resume="thr-1"), steer=True, approvals=approvals)
+    invocation = adapter_for("codex").invocation(steering)
+    assert invocation.argv[1] == "exec"
+    assert "--dangerously-bypass-hook-trust" in invocation.argv
+    assert any(arg.startswith("hooks.PreToolUse=") for arg in invocation.argv)
+    assert invocation.input is None
 
 
 def test_a_codex_option_app_server_lacks_keeps_codex_exec(tmp_path: Path) -> None:

@@ -297,9 +297,11 @@ class CodexAdapter:
                 )
                 env[APPROVALS_VARIABLE] = request.approvals
         argv += list(default_args)
-        if request.steer and not images:
-            guarded = request.approvals != "off" and not request.restricted
-            bridged = app_server_argv(request, argv[4:], guarded=guarded)
+        guarded = request.approvals != "off" and not request.restricted
+        if request.steer and not images and not guarded:
+            # A turn whose calls go to the owner's card keeps exec and its hooks: app-server
+            # runs no untrusted hook and its own approval requests do not reach the owner yet.
+            bridged = app_server_argv(request, argv[4:], guarded=False)
             if bridged is not None:
                 log.info("codex turn through codex app-server (it takes messages mid-turn)")
                 text = prompt_with_files(request.prompt, request.attachments)
