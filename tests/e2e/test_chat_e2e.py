@@ -2,7 +2,7 @@
 
 A chat channel with a persona answers an owner's message with the recent history in its prompt
 (checked on what the model received), reacts when the model calls ``add_reaction``, takes a
-second and a third message sent while a turn works into one next turn, runs a stranger's turn
+message sent while a turn works into that turn (Claude and Codex), runs a stranger's turn
 locked down (it cannot write a file), and keeps a heartbeat on a per-second cron schedule in
 real time. Plus the MCP server over HTTP with the real Claude Code (``claude mcp add
 --transport http``).
@@ -30,6 +30,7 @@ from discord_mcp.runs.engine.schedules import ScheduleStore
 from discord_mcp.state.files import off_loop
 from discord_mcp.watch.chat.channels import ChatStore
 from discord_mcp.watch.chat.persona import HEARTBEAT_PROMPT
+from tests.e2e.test_steer_e2e import handed_over
 from tests.server.test_http import serving
 from tests.support.agent_clis import (
     CLAUDE_MODEL,
@@ -120,12 +121,12 @@ class Brain:
 
 
 async def _setup(
-    which: str, world: WatchWorld
+    which: str, world: WatchWorld, **options: Any
 ) -> tuple[Settings, dict[str, str], dict[str, dict[str, str]], Path]:
     """The project ``app`` with one CLI; the daemon's settings, environment, CLI and folder."""
     require_cli(which)  # type: ignore[arg-type]
     cli_class, model = CLIS[which]
-    await world.add_project([which], which, {which: ["--model", model]})
+    await world.add_project([which], which, {which: ["--model", model]}, **options)
     return world.settings, world.environ, {which: world.cli(cli_class).env()}, world.workdir
 
 
@@ -196,14 +197,17 @@ async def test_a_chat_channel_answers_reacts_and_steers_with_claude(
     assert not any("(done)" in t for t in texts(people, chat))  # it reacted: nothing more said
 
 
-async def test_messages_sent_mid_turn_merge_into_one_next_turn_with_codex(
+async def test_a_message_sent_while_a_codex_chat_turn_runs_reaches_that_turn(
     discord: RunningEmulator,
     people: People,
     model_server: ModelServer,
     tmp_path: Path,
     watch_world: Callable[..., WatchWorld],
 ) -> None:
-    settings, environ, tool_env, _ = await _setup("codex", watch_world())
+    """Codex chat turns run through ``codex app-server`` (issue 34): the second message is
+    steered into the running turn (``turn/steer``), and the next turn resumes the thread. (A
+    project whose calls go to the owner's card keeps ``codex exec``: approvals off here.)"""
+    settings, environ, tool_env, _ = await _setup("codex", watch_world(), approvals="off")
     chat = people.text_channel("companion")
     await _add_chat(settings, chat, "codex")
     brain = Brain()
@@ -213,20 +217,40 @@ async def test_messages_sent_mid_turn_merge_into_one_next_turn_with_codex(
         people.say(chat, "a slow one")
         await until(brain.held.is_set, what="the slow turn", seconds=90.0)
         people.say(chat, "second thought")
-        people.say(chat, "and a third thought")
-        await until(  # Codex takes nothing mid-turn: both wait in the next turn
-            lambda: '"JobAmended"' in journal.read_text(encoding="utf-8"),
-            what="the third message merged into the waiting turn",
+        await until(  # Codex takes it into the running turn, through the bridge's stdin
+            lambda: '"JobSteered"' in journal.read_text(encoding="utf-8"),
+            what="the second message steered into the running turn",
             seconds=90.0,
+        )
+        [steered_job] = [
+            json.loads(line)["payload"]["job_id"]
+            for line in journal.read_text(encoding="utf-8").splitlines()
+            if '"JobSteered"' in line
+        ]
+        await until(lambda: handed_over(settings.home, steered_job), what="the message handed")
+        await until(  # the bridge read it and Codex took it (turn/steer): the model's next step
+            lambda: (
+                "a message was handed to the running turn"
+                in (settings.home / "logs" / "jobs" / f"{steered_job}.stderr").read_text("utf-8")
+            ),
+            what="the message steered into the turn",
+            seconds=30.0,
         )
         brain.release.set()
         await until(
-            lambda: "Both thoughts, at once." in texts(people, chat), what="the merge", seconds=90.0
+            lambda: "Both thoughts, at once." in texts(people, chat), what="the steer", seconds=90.0
         )
-    merged = [r for r in model_server.requests if r.contains("second thought")]
-    assert merged, "the second message reached the model"
-    assert all(r.contains("and a third thought") for r in merged)  # one turn for both
-    assert "Slow answer." in texts(people, chat)
+        people.say(chat, "hello again")
+        await until(lambda: HELLO in texts(people, chat), what="the next turn", seconds=90.0)
+    steered = [r for r in model_server.requests if r.contains("second thought")]
+    assert steered, "the second message reached the model"
+    assert all(r.contains("a slow one") for r in steered)  # in the same turn's conversation
+    assert '"JobAmended"' not in journal.read_text(encoding="utf-8")  # not queued for later
+    first = (settings.home / "logs" / "jobs" / f"{steered_job}.stdout").read_text("utf-8")
+    assert first.count('"turn.completed"') == 1  # one turn took both messages
+    again = [r for r in model_server.requests if r.contains("hello again")]
+    assert again
+    assert all(r.contains("second thought") for r in again)  # the thread resumed
 
 
 @pytest.mark.parametrize("which", ["claude", "codex", "gemini"])

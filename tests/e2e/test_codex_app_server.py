@@ -5,10 +5,14 @@ an interrupt ends it (``turn/interrupt``), issue 34."""
 from __future__ import annotations
 
 import asyncio
+import json
+import signal
+import sys
 import threading
 from pathlib import Path
 
 from discord_mcp.runs.adapters.codex_app import CodexAppServer
+from discord_mcp.runs.adapters.codex_steer import steer_message
 from tests.support.agent_clis import CodexCli
 from tests.support.model_server import ModelRequest, ModelServer, Reply, Text
 from tests.support.waiting import until
@@ -71,3 +75,66 @@ async def test_an_interrupt_ends_the_running_codex_turn(
         brain.release.set()
     assert end.status == "interrupted"
     assert "Slow answer." not in end.messages
+
+
+async def _bridge(tmp_path: Path, model_server: ModelServer) -> asyncio.subprocess.Process:
+    cli = CodexCli(root=tmp_path / "codex", model_url=model_server.base_url)
+    bridge = [sys.executable, "-m", "discord_mcp.runs.adapters.codex_bridge"]
+    options = ["--sandbox", "read-only", "--approval", "untrusted"]
+    argv = [*bridge, *options, "--", str(cli.executable), "app-server"]
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**cli.env(), "PYTHONPATH": str(Path(__file__).parents[2])},
+        cwd=cli.workdir,
+    )
+
+
+async def _events(proc: asyncio.subprocess.Process) -> list[dict[str, object]]:
+    assert proc.stdin is not None
+    proc.stdin.close()  # the input ends (the daemon ends it once it saw the turn end)
+    out, err = await asyncio.wait_for(proc.communicate(), 90)
+    events = [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+    assert events, err.decode()
+    return events
+
+
+async def test_the_bridge_hands_a_line_written_mid_turn_to_that_turn(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    brain = Held()
+    model_server.script(brain, repeat=True)
+    proc = await _bridge(tmp_path, model_server)
+    assert proc.stdin is not None
+    proc.stdin.write((steer_message("a slow one")).encode())
+    await until(brain.held.is_set, 90, what="the slow turn")
+    proc.stdin.write((steer_message("second thought")).encode())
+    await proc.stdin.drain()
+    brain.release.set()
+    events = await _events(proc)
+    assert events[0]["type"] == "thread.started"
+    assert events[-1]["type"] == "turn.completed"
+    said = [e["item"]["text"] for e in events if e["type"] == "item.completed"]  # type: ignore
+    assert "Both thoughts, at once." in said
+    steered = [r for r in model_server.requests if r.contains("second thought")]
+    assert steered
+    assert all(r.contains("a slow one") for r in steered)
+
+
+async def test_a_stop_signal_interrupts_the_bridges_turn(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    brain = Held()
+    model_server.script(brain, repeat=True)
+    proc = await _bridge(tmp_path, model_server)
+    assert proc.stdin is not None
+    proc.stdin.write((steer_message("a slow one")).encode())
+    await until(brain.held.is_set, 90, what="the slow turn")
+    proc.send_signal(signal.SIGTERM)
+    events = await _events(proc)
+    brain.release.set()
+    assert events[-1]["type"] == "turn.failed"
+    assert "interrupted" in json.dumps(events[-1])
+    assert proc.returncode == 1

@@ -17,6 +17,7 @@ from discord_mcp.runs.adapters.base import (
     check_no_secrets_in_argv,
     summarize,
 )
+from discord_mcp.runs.adapters.codex_app import refusal
 from discord_mcp.runs.adapters.gemini import HOME_VARIABLE as GEMINI_HOME
 from discord_mcp.runs.adapters.gemini import real_gemini_dir
 from discord_mcp.runs.journal.views import Tool
@@ -129,11 +130,66 @@ def test_a_claude_job_that_may_be_steered_reads_its_prompt_from_stdin(tmp_path: 
     )
 
 
-@pytest.mark.parametrize("tool", ["codex", "gemini"])
-def test_only_claude_takes_a_message_mid_turn_headless(tool: Tool, tmp_path: Path) -> None:
-    invocation = adapter_for(tool).invocation(replace(request(tmp_path), steer=True))
+def test_gemini_takes_no_message_mid_turn_headless(tmp_path: Path) -> None:
+    invocation = adapter_for("gemini").invocation(replace(request(tmp_path), steer=True))
     assert invocation.input is None
-    assert adapter_for(tool).steer_line("and also") is None
+    assert adapter_for("gemini").steer_line("and also") is None
+
+
+def test_a_steering_codex_turn_runs_through_the_app_server_bridge(tmp_path: Path) -> None:
+    """Issue 34: the prompt and later messages on the bridge's stdin, the sandbox kept (a turn
+    whose calls need no owner's card: approvals off)."""
+    asked = request(tmp_path, resume="thr-1", args=("-s", "workspace-write"))
+    steering = replace(asked, steer=True, approvals="off")
+    invocation = adapter_for("codex").invocation(steering)
+    argv = list(invocation.argv)
+    assert argv[1:3] == ["-m", "discord_mcp.runs.adapters.codex_bridge"]
+    bridge = argv[: argv.index("--")]
+    assert bridge[3:] == ["--resume", "thr-1", "--sandbox", "workspace-write"]
+    server = argv[argv.index("--") + 1 :]
+    assert server[:2] == ["cli", "app-server"]
+    assert "--approve-for-me" not in server
+    assert "--dangerously-bypass-hook-trust" not in server
+    assert TRICKY_PROMPT not in argv  # on stdin, not in argv
+    assert json.loads(invocation.input or "")["text"] == TRICKY_PROMPT
+    assert json.loads(adapter_for("codex").steer_line("and also") or "")["text"] == "and also"
+
+
+@pytest.mark.parametrize("approvals", ["ask", "ask-all"])
+def test_a_steering_codex_turn_whose_calls_go_to_the_owner_keeps_codex_exec_and_its_hooks(
+    tmp_path: Path, approvals: str
+) -> None:
+    """app-server runs no hook it has not reviewed (no --dangerously-bypass-hook-trust) and its
+    own approval requests do not reach the owner's card: such a turn keeps exec, where the
+    PreToolUse hook puts every write or command before the owner (messages queue meanwhile)."""
+    steering = replace(request(tmp_path, resume="thr-1"), steer=True, approvals=approvals)
+    invocation = adapter_for("codex").invocation(steering)
+    assert invocation.argv[1] == "exec"
+    assert "--dangerously-bypass-hook-trust" in invocation.argv
+    assert any(arg.startswith("hooks.PreToolUse=") for arg in invocation.argv)
+    assert invocation.input is None
+
+
+def test_a_codex_option_app_server_lacks_keeps_codex_exec(tmp_path: Path) -> None:
+    steering = replace(request(tmp_path, args=("--full-auto",)), steer=True)
+    invocation = adapter_for("codex").invocation(steering)
+    assert invocation.argv[1] == "exec"
+    assert invocation.input is None
+
+
+@pytest.mark.parametrize(
+    "method",
+    ["item/commandExecution/requestApproval", "item/fileChange/requestApproval",
+     "execCommandApproval", "applyPatchApproval", "item/permissions/requestApproval",
+     "item/tool/requestUserInput"],
+)  # fmt: skip
+def test_the_app_server_client_never_approves_what_codex_asks(method: str) -> None:
+    answer = refusal({"id": 7, "method": method, "params": {}})
+    assert answer["id"] == 7
+    decision = json.dumps(answer.get("result"))
+    assert "error" in answer or '"decline"' in decision or '"abort"' in decision
+    assert "accept" not in decision
+    assert "approved" not in decision
 
 
 def test_codex_new_and_resume_argv_put_options_before_resume(tmp_path: Path) -> None:

@@ -52,6 +52,7 @@ such as "Reconnecting..."), and the final ``turn.completed`` (with usage) or ``t
 from __future__ import annotations
 
 import json
+import logging
 import re
 import tomllib
 from collections.abc import Sequence
@@ -73,8 +74,11 @@ from discord_mcp.runs.adapters.base import (
     token_usage,
     truncate,
 )
+from discord_mcp.runs.adapters.codex_steer import app_server_argv, steer_message
 from discord_mcp.runs.constraints import codex_network_args
 from discord_mcp.runs.journal.views import Tool
+
+log = logging.getLogger(__name__)
 
 
 def _toml(value: Any) -> str:
@@ -293,6 +297,16 @@ class CodexAdapter:
                 )
                 env[APPROVALS_VARIABLE] = request.approvals
         argv += list(default_args)
+        guarded = request.approvals != "off" and not request.restricted
+        if request.steer and not images and not guarded:
+            # A turn whose calls go to the owner's card keeps exec and its hooks: app-server
+            # runs no untrusted hook and its own approval requests do not reach the owner yet.
+            bridged = app_server_argv(request, argv[4:], guarded=False)
+            if bridged is not None:
+                log.info("codex turn through codex app-server (it takes messages mid-turn)")
+                text = prompt_with_files(request.prompt, request.attachments)
+                return Invocation(argv=bridged, env=env, input=steer_message(text))
+            log.info("codex turn through codex exec: its options do not fit codex app-server")
         if request.resume_key:
             argv += ["resume", *images, request.resume_key]
         argv += ["--", prompt_with_files(request.prompt, request.attachments)]
@@ -302,6 +316,6 @@ class CodexAdapter:
         return CodexDecoder()
 
     def steer_line(self, text: str) -> str | None:
-        # `codex exec` reads stdin once, before the turn; only `codex app-server` has a
-        # turn/steer (see the README's busy setting for why runs do not use it).
-        return None
+        # Read by the app-server bridge (a job started by `codex exec` has no input at all:
+        # the runner offers nothing to a job without an input directory).
+        return steer_message(text)

@@ -15,8 +15,9 @@ as Codex writes them.
 The server may ask the client things (approvals, user input): this client answers every such
 request with an error, so nothing is approved by it (fail closed).
 
-This module is the protocol alone; wiring it in as the engine of chat turns (so the run
-engine's ``steer``/``stop`` reach it) is not done yet (see CHANGELOG, issue 34).
+The run machinery drives it through :mod:`discord_mcp.runs.adapters.codex_bridge`, a process
+started as the job's CLI that turns its stdin lines into ``turn/start`` / ``turn/steer`` and the
+server's notifications into ``codex exec``'s JSON events.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,8 @@ class CodexAppServer:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._turn_done: asyncio.Future[TurnEnd] | None = None
         self._messages: list[str] = []
+        self.on_notification: Callable[[str, dict[str, Any]], None] | None = None
+        """Called with every notification's method and params (the bridge's events)."""
 
     async def __aenter__(self) -> CodexAppServer:
         self._proc = await asyncio.create_subprocess_exec(
@@ -118,6 +121,30 @@ class CodexAppServer:
         if approval_policy:
             params["approvalPolicy"] = approval_policy
         result = await self.request("thread/start", params)
+        self.thread_id = str(result["thread"]["id"])
+        return self.thread_id
+
+    async def resume_thread(
+        self,
+        thread_id: str,
+        *,
+        instructions: str | None = None,
+        sandbox: str | None = None,
+        approval_policy: str | None = None,
+    ) -> str:
+        """Take up the thread ``thread_id`` (a session of ``codex exec`` or of this server).
+
+        Raises:
+            RunError: E_CLI_ERROR, the server has no such thread.
+        """
+        params: dict[str, Any] = {"threadId": thread_id, "cwd": str(self.cwd)}
+        if instructions:
+            params["developerInstructions"] = instructions
+        if sandbox:
+            params["sandbox"] = sandbox
+        if approval_policy:
+            params["approvalPolicy"] = approval_policy
+        result = await self.request("thread/resume", params)
         self.thread_id = str(result["thread"]["id"])
         return self.thread_id
 
@@ -215,11 +242,11 @@ class CodexAppServer:
                 waiter.set_result(message.get("result"))
             return
         if "id" in message:  # the server asks: never approved from here
-            await self._send(
-                {"id": message["id"], "error": {"code": -32601, "message": "not supported"}}
-            )
+            await self._send(refusal(message))
             return
         params = message.get("params") or {}
+        if self.on_notification is not None and isinstance(params, dict):
+            self.on_notification(str(method), params)
         if method == "item/completed":
             item = params.get("item") or {}
             if item.get("type") == "agentMessage" and item.get("text"):
@@ -236,6 +263,25 @@ class CodexAppServer:
                         str(error.get("message")) if isinstance(error, dict) else None,
                     )
                 )
+
+
+DECLINED = {
+    "item/commandExecution/requestApproval": {"decision": "decline"},
+    "item/fileChange/requestApproval": {"decision": "decline"},
+    "execCommandApproval": {"decision": "abort"},
+    "applyPatchApproval": {"decision": "abort"},
+}
+"""The answers that decline an approval the server asks for; any other request gets an error."""
+
+
+def refusal(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer to a request of the server's: a decline (approvals) or an error, never an
+    acceptance (fail closed)."""
+    declined = DECLINED.get(str(message.get("method")))
+    if declined is not None:
+        log.info("codex app-server asked %s: declined", message.get("method"))
+        return {"id": message["id"], "result": declined}
+    return {"id": message["id"], "error": {"code": -32601, "message": "not supported"}}
 
 
 def _text(text: str) -> dict[str, Any]:
