@@ -14,10 +14,10 @@ import pytest
 
 from discord_mcp.emulator import RunningEmulator
 from tests.e2e.test_acp_owner_e2e import _setup, discord, texts
-from tests.e2e.test_commands_e2e import watching
 from tests.support.model_server import ModelRequest, ModelServer, Reply, Text
 from tests.support.people import People
 from tests.support.waiting import until
+from tests.support.watch_world import watching
 from tests.watch.test_acp_owner_watch import archived
 
 pytestmark = pytest.mark.e2e

@@ -35,7 +35,6 @@ from tests.e2e.test_approvals_watch_e2e import (
     project,
     start_run,
     texts,
-    watching,
 )
 from tests.support.agent_clis import CLI_CLASSES, AgentCli, AgentCliFactory
 from tests.support.hook_runs import hook_processes, kill_hook
@@ -43,6 +42,7 @@ from tests.support.model_server import ModelServer, ShellCall, quote_tool_result
 from tests.support.people import People
 from tests.support.settings import env_for, settings_for
 from tests.support.waiting import until
+from tests.support.watch_world import watching
 
 pytestmark = pytest.mark.e2e
 

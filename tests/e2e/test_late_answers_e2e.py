@@ -22,13 +22,13 @@ from tests.e2e.test_approvals_watch_e2e import (
     project,
     start_run,
     texts,
-    watching,
 )
 from tests.support.agent_clis import ClaudeCli
 from tests.support.model_server import ModelServer, Text, ToolCall, quote_tool_result
 from tests.support.people import People
 from tests.support.settings import settings_for
 from tests.support.waiting import until
+from tests.support.watch_world import watching
 
 pytestmark = pytest.mark.e2e
 

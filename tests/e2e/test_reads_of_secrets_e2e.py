@@ -28,13 +28,13 @@ from tests.e2e.test_approvals_watch_e2e import (
     project,
     start_run,
     texts,
-    watching,
 )
 from tests.support.agent_clis import AgentCli, AgentCliFactory, ClaudeCli
 from tests.support.model_server import BuiltinCall, ModelServer, quote_tool_result
 from tests.support.people import People
 from tests.support.settings import env_for, settings_for
 from tests.support.waiting import until
+from tests.support.watch_world import watching
 
 pytestmark = pytest.mark.e2e
 

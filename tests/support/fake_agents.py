@@ -86,10 +86,13 @@ class Scenario:
 
 def prompt_of(spec: SpawnSpec) -> str:
     """The prompt in an adapter's argv (after ``--``, or Gemini's ``--prompt=``), or on stdin
-    (Claude Code started to take messages mid-turn: its first input line, while it exists)."""
+    (a CLI started to take messages mid-turn: its first input line, while it exists; Claude
+    Code's stream-json message, or the Codex app-server bridge's ``{"type": "user", "text"}``)."""
     first = spec.input_dir / FIRST_INPUT if spec.input_dir is not None else None
     if first is not None and first.is_file():
         line = json.loads(first.read_text(encoding="utf-8"))
+        if "message" not in line:
+            return str(line["text"])
         return "".join(part.get("text", "") for part in line["message"]["content"])
     for part in spec.argv:
         if part.startswith("--prompt="):

@@ -68,6 +68,18 @@ def arg_after(argv: tuple[str, ...] | list[str], flag: str) -> str:
     return argv[list(argv).index(flag) + 1]
 
 
+def codex_sandbox(argv: tuple[str, ...] | list[str]) -> str:
+    """The sandbox a Codex turn runs in: ``codex exec``'s ``-s``, or the app-server bridge's
+    ``--sandbox`` (a turn that needs no owner's card steers through app-server, issue 34),
+    whose server also gets the approvals ``never``."""
+    argv = list(argv)
+    if "discord_mcp.runs.adapters.codex_bridge" not in argv:
+        return arg_after(argv, "-s")
+    assert "-s" not in argv[argv.index("--") :]
+    assert 'approval_policy="never"' in argv[argv.index("--") :]
+    return arg_after(argv[: argv.index("--")], "--sandbox")
+
+
 async def test_a_chat_channel_answers_an_owner_with_its_persona_and_recent_history(
     settings: Settings, spawner: FakeSpawner, people: People, discord: RunningEmulator
 ) -> None:
@@ -121,7 +133,7 @@ async def test_others_are_not_answered_in_an_owners_chat_and_locked_down_where_a
     assert "answer me" not in spawner.prompts[owners.job_id].split("The new message(s)")[1]
     assert spec.env["DISCORD_THREAD_ID"] == open_
     argv = list(spec.argv)
-    assert arg_after(argv, "-s") == "read-only"
+    assert codex_sandbox(argv) == "read-only"
     assert "shell_tool" in argv
     assert "unified_exec" in argv
     assert arg_after(argv, "unified_exec") == "--disable"
@@ -228,7 +240,7 @@ async def test_a_strangers_message_joining_the_owners_waiting_turn_restricts_it(
     assert "the owner asks again" in prompt
     assert "a stranger cuts in" in prompt  # one turn for both
     assert restricted_turn(merged)
-    assert arg_after(merged.argv, "-s") == "read-only"
+    assert codex_sandbox(merged.argv) == "read-only"
 
 
 def test_a_stranger_chat_refuses_an_acp_agent_and_the_bots_own_channel_is_no_chat(
