@@ -16,9 +16,11 @@ from typing import Any
 import httpx
 import pytest
 
+from discord_mcp.config import Settings
 from discord_mcp.decisions.store import DecisionStore
 from discord_mcp.emulator import RunningEmulator
-from discord_mcp.runs import Tool
+from discord_mcp.runs import ProjectRegistry, Tool
+from discord_mcp.state.files import off_loop
 from tests.support.agent_clis import CLAUDE_MODEL, CLI_CLASSES, GEMINI_MODEL, ClaudeCli
 from tests.support.model_server import ModelServer, ShellCall, quote_tool_result
 from tests.support.people import People
@@ -90,6 +92,15 @@ async def project(
         [tool], tool, {tool: PROJECT_ARGS[tool]}, busy=busy, allow_network=allow_network
     )
     return world.workdir
+
+
+async def project_in(settings: Settings, tmp_path: Path, tool: Tool) -> Path:
+    """The project ``app`` for the e2e files that build their own daemon (not on watch_world)."""
+    workdir = tmp_path / "app"
+    workdir.mkdir()
+    registry = ProjectRegistry(settings.home, allowed_roots=[tmp_path])
+    await off_loop(registry.add, "app", workdir, [tool], tool, {tool: PROJECT_ARGS[tool]})
+    return workdir
 
 
 async def start_run(people: People, discord: RunningEmulator) -> str:

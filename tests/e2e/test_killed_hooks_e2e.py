@@ -32,7 +32,7 @@ from discord_mcp.setup.clients import Client
 from tests.e2e.test_approvals_watch_e2e import (
     REPLY_HINT,
     card_in,
-    project,
+    project_in,
     start_run,
     texts,
 )
@@ -208,7 +208,7 @@ async def test_a_discord_watch_runs_hook_killed_while_its_card_waits_blocks_the_
     cli = CLI_CLASSES[tool](
         root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
     )
-    workdir = await project(settings, tmp_path, tool, cli)
+    workdir = await project_in(settings, tmp_path, tool)
     model_server.script(ShellCall("echo ran > ran.txt"), quote_tool_result("Told: {result}"))
     environ = {**os.environ, "DISCORD_WATCH_ROOTS": str(tmp_path)}
     async with watching(settings, environ, {tool: cli.env()}):

@@ -19,7 +19,7 @@ from discord_mcp.emulator import RunningEmulator
 from discord_mcp.state.files import off_loop
 from tests.e2e.test_approvals_watch_e2e import (
     REPLY_HINT,
-    project,
+    project_in,
     start_run,
     texts,
 )
@@ -56,7 +56,7 @@ async def test_an_answer_after_the_run_stopped_waiting_resumes_the_session_once(
     claude = ClaudeCli(
         root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
     )
-    await project(settings, tmp_path, "claude", claude)
+    await project_in(settings, tmp_path, "claude")
     model_server.script(
         ToolCall("discord", "ask_decision", QUESTION),
         quote_tool_result("Still waiting: {result}"),

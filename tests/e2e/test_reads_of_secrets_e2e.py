@@ -25,7 +25,7 @@ from tests.e2e.test_approvals_watch_e2e import (
     REPLY_HINT,
     card_in,
     click,
-    project,
+    project_in,
     start_run,
     texts,
 )
@@ -127,7 +127,7 @@ async def test_a_claude_run_in_ask_mode_asks_before_reading_a_secret(
     cli = ClaudeCli(
         root=tmp_path / "clis", model_url=model_server.base_url, proxy_url=model_server.proxy_url
     )
-    workdir = await project(settings, tmp_path, "claude", cli)
+    workdir = await project_in(settings, tmp_path, "claude")
     (workdir / ".env").write_text(f"API_KEY={SECRET}\n", encoding="utf-8")
     model_server.script(
         BuiltinCall("Read", {"file_path": str(workdir / ".env")}),
