@@ -113,16 +113,7 @@ class CodexAppServer:
         sandbox: str | None = None,
         approval_policy: str | None = None,
     ) -> str:
-        params: dict[str, Any] = {"cwd": str(self.cwd)}
-        if instructions:
-            params["developerInstructions"] = instructions
-        if sandbox:
-            params["sandbox"] = sandbox
-        if approval_policy:
-            params["approvalPolicy"] = approval_policy
-        result = await self.request("thread/start", params)
-        self.thread_id = str(result["thread"]["id"])
-        return self.thread_id
+        return await self._open_thread("thread/start", {}, instructions, sandbox, approval_policy)
 
     async def resume_thread(
         self,
@@ -137,14 +128,28 @@ class CodexAppServer:
         Raises:
             RunError: E_CLI_ERROR, the server has no such thread.
         """
-        params: dict[str, Any] = {"threadId": thread_id, "cwd": str(self.cwd)}
-        if instructions:
-            params["developerInstructions"] = instructions
-        if sandbox:
-            params["sandbox"] = sandbox
-        if approval_policy:
-            params["approvalPolicy"] = approval_policy
-        result = await self.request("thread/resume", params)
+        given = {"threadId": thread_id}
+        return await self._open_thread(
+            "thread/resume", given, instructions, sandbox, approval_policy
+        )
+
+    async def _open_thread(
+        self,
+        method: str,
+        params: dict[str, Any],
+        instructions: str | None,
+        sandbox: str | None,
+        approval_policy: str | None,
+    ) -> str:
+        """``thread/start`` or ``thread/resume`` in this folder with the optional settings."""
+        settings = {
+            "developerInstructions": instructions,
+            "sandbox": sandbox,
+            "approvalPolicy": approval_policy,
+        }
+        params = {**params, "cwd": str(self.cwd)}
+        params.update({key: value for key, value in settings.items() if value})
+        result = await self.request(method, params)
         self.thread_id = str(result["thread"]["id"])
         return self.thread_id
 
