@@ -120,8 +120,9 @@ async def start_run(people: People, discord: RunningEmulator) -> str:
 
 @pytest.mark.parametrize(
     ("tool", "busy"),
-    # A steering Claude Code job reads its prompt from stdin: its approvals work the same.
-    [*((t, "queue") for t in RUN_CLIS), ("claude", "steer")],
+    # A steering Claude Code job reads its prompt from stdin, a steering Codex job runs through
+    # `codex app-server` (the bridge): their approvals work the same.
+    [*((t, "queue") for t in RUN_CLIS), ("claude", "steer"), ("codex", "steer")],
 )
 async def test_a_runs_tool_call_waits_for_the_owner_who_allows_one_and_denies_the_next(
     tool: Tool,
@@ -218,7 +219,9 @@ async def test_a_late_allow_resumes_the_run_which_retries_without_asking(
     assert len(cards) == 1  # the retry was not asked again
 
 
+@pytest.mark.parametrize("busy", ["queue", "steer"])  # steer: through codex app-server
 async def test_codex_asking_twice_for_a_call_that_leaves_its_sandbox_takes_one_click(
+    busy: str,
     discord: RunningEmulator,
     people: People,
     model_server: ModelServer,
@@ -228,7 +231,7 @@ async def test_codex_asking_twice_for_a_call_that_leaves_its_sandbox_takes_one_c
     owner's one "Allow once" answers both, and the command runs once."""
     world = watch_world()
     cli = world.cli(CLI_CLASSES["codex"])
-    workdir = await project(world, "codex")
+    workdir = await project(world, "codex", busy)
     escalate = {"sandbox_permissions": "require_escalated", "justification": "write outside"}
     model_server.script(
         ShellCall("echo once >> once.txt", codex_arguments=escalate),

@@ -205,9 +205,10 @@ async def test_a_message_sent_while_a_codex_chat_turn_runs_reaches_that_turn(
     watch_world: Callable[..., WatchWorld],
 ) -> None:
     """Codex chat turns run through ``codex app-server`` (issue 34): the second message is
-    steered into the running turn (``turn/steer``), and the next turn resumes the thread. (A
-    project whose calls go to the owner's card keeps ``codex exec``: approvals off here.)"""
-    settings, environ, tool_env, _ = await _setup("codex", watch_world(), approvals="off")
+    steered into the running turn (``turn/steer``), and the next turn resumes the thread. The
+    project's approvals are the default (ask): the turn's approval hooks run in app-server too
+    (tests/e2e/test_approvals_watch_e2e.py, codex-steer)."""
+    settings, environ, tool_env, _ = await _setup("codex", watch_world())
     chat = people.text_channel("companion")
     await _add_chat(settings, chat, "codex")
     brain = Brain()
@@ -251,6 +252,48 @@ async def test_a_message_sent_while_a_codex_chat_turn_runs_reaches_that_turn(
     again = [r for r in model_server.requests if r.contains("hello again")]
     assert again
     assert all(r.contains("second thought") for r in again)  # the thread resumed
+
+
+async def test_the_owners_stop_in_a_chat_channel_interrupts_the_codex_turn(
+    discord: RunningEmulator,
+    people: People,
+    model_server: ModelServer,
+    watch_world: Callable[..., WatchWorld],
+) -> None:
+    """``!stop`` in the chat channel ends a Codex turn that runs through app-server: the bridge
+    interrupts the turn (``turn/interrupt``) and the model's late answer is never said."""
+    settings, environ, tool_env, _ = await _setup("codex", watch_world())
+    chat = people.text_channel("companion")
+    await _add_chat(settings, chat, "codex")
+    brain = Brain()
+    model_server.script(brain, repeat=True)
+    async with watching(settings, environ, tool_env):
+        people.say(chat, "a slow one")
+        await until(brain.held.is_set, what="the slow turn", seconds=90.0)
+        people.say(chat, "!stop")
+        journal = settings.home / "runs" / "events.ndjson"
+        finished = await until(
+            lambda: [
+                json.loads(line)["payload"]
+                for line in journal.read_text(encoding="utf-8").splitlines()
+                if '"JobFailed"' in line
+            ],
+            what="the stopped job finished",
+            seconds=60.0,
+        )
+        brain.release.set()
+        people.say(chat, "hello again")  # the chat goes on: the next turn answers
+        await until(lambda: HELLO in texts(people, chat), what="the next turn", seconds=90.0)
+    said = texts(people, chat)
+    assert finished[0]["error_code"] == "E_STOPPED", finished[0]
+    assert not any("no answer this time" in t for t in said)  # a stop is not a failure
+    assert "Slow answer." not in said
+    [job] = sorted((settings.home / "logs" / "jobs").glob("*.stderr"))[:1]
+    assert "codex_bridge: stopped" in job.read_text("utf-8")
+
+
+def _stopped(said: list[str]) -> bool:
+    return any("stop" in t.lower() for t in said[1:] if t != "!stop")
 
 
 @pytest.mark.parametrize("which", ["claude", "codex", "gemini"])

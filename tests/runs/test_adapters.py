@@ -145,7 +145,14 @@ def test_a_steering_codex_turn_runs_through_the_app_server_bridge(tmp_path: Path
     argv = list(invocation.argv)
     assert argv[1:3] == ["-m", "discord_mcp.runs.adapters.codex_bridge"]
     bridge = argv[: argv.index("--")]
-    assert bridge[3:] == ["--resume", "thr-1", "--sandbox", "workspace-write"]
+    assert bridge[3:] == [
+        "--resume",
+        "thr-1",
+        "--sandbox",
+        "workspace-write",
+        "--approval",
+        "never",
+    ]
     server = argv[argv.index("--") + 1 :]
     assert server[:2] == ["cli", "app-server"]
     assert "--approve-for-me" not in server
@@ -156,18 +163,36 @@ def test_a_steering_codex_turn_runs_through_the_app_server_bridge(tmp_path: Path
 
 
 @pytest.mark.parametrize("approvals", ["ask", "ask-all"])
-def test_a_steering_codex_turn_whose_calls_go_to_the_owner_keeps_codex_exec_and_its_hooks(
+def test_a_steering_codex_turn_whose_calls_go_to_the_owner_runs_its_hooks_in_app_server(
     tmp_path: Path, approvals: str
 ) -> None:
-    """app-server runs no hook it has not reviewed (no --dangerously-bypass-hook-trust) and its
-    own approval requests do not reach the owner's card: such a turn keeps exec, where the
-    PreToolUse hook puts every write or command before the owner (messages queue meanwhile)."""
+    """The same PreToolUse and PermissionRequest hooks as exec, on the server's argv; exec's
+    --dangerously-bypass-hook-trust becomes the bridge's --trust-hooks (app-server ignores the
+    setting as a -c), --approve-for-me its workspace-write sandbox and on-request policy."""
     steering = replace(request(tmp_path, resume="thr-1"), steer=True, approvals=approvals)
     invocation = adapter_for("codex").invocation(steering)
-    assert invocation.argv[1] == "exec"
-    assert "--dangerously-bypass-hook-trust" in invocation.argv
-    assert any(arg.startswith("hooks.PreToolUse=") for arg in invocation.argv)
-    assert invocation.input is None
+    argv = list(invocation.argv)
+    bridge, server = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
+    assert bridge[1:3] == ["-m", "discord_mcp.runs.adapters.codex_bridge"]
+    assert bridge[3:] == [
+        "--resume", "thr-1", "--sandbox", "workspace-write", "--approval", "on-request",
+        "--trust-hooks",
+    ]  # fmt: skip
+    assert server[:2] == ["cli", "app-server"]
+    assert any(arg.startswith("hooks.PreToolUse=") for arg in server)
+    assert any(arg.startswith("hooks.PermissionRequest=") for arg in server)
+    assert not [arg for arg in server if arg.startswith("--")]  # exec's flags all translated
+    assert json.loads(invocation.input or "")["text"] == TRICKY_PROMPT
+
+
+def test_a_steering_codex_turn_in_its_own_sandbox_never_asks_the_client(tmp_path: Path) -> None:
+    """A project that chose its sandbox gets no --approve-for-me from exec (nothing leaves the
+    sandbox): through app-server its policy is never, and its hooks still run."""
+    asked = request(tmp_path, args=("-s", "read-only"))
+    invocation = adapter_for("codex").invocation(replace(asked, steer=True, approvals="ask"))
+    argv = list(invocation.argv)
+    bridge = argv[: argv.index("--")]
+    assert bridge[3:] == ["--sandbox", "read-only", "--approval", "never", "--trust-hooks"]
 
 
 def test_a_codex_option_app_server_lacks_keeps_codex_exec(tmp_path: Path) -> None:

@@ -74,6 +74,7 @@ from discord_mcp.runs.adapters.base import (
     token_usage,
     truncate,
 )
+from discord_mcp.runs.adapters.codex_app import HOOK_TRUST_WARNING
 from discord_mcp.runs.adapters.codex_steer import app_server_argv, steer_message
 from discord_mcp.runs.constraints import codex_network_args
 from discord_mcp.runs.journal.views import Tool
@@ -169,7 +170,6 @@ class CodexDecoder(Decoder):
 
 
 APPROVALS_VARIABLE = "DISCORD_MCP_APPROVALS"
-HOOK_TRUST_WARNING = "--dangerously-bypass-hook-trust` is enabled"
 HOOK_MARGIN_S = 30
 _SANDBOX_FLAGS = (
     "-s",
@@ -297,11 +297,9 @@ class CodexAdapter:
                 )
                 env[APPROVALS_VARIABLE] = request.approvals
         argv += list(default_args)
-        guarded = request.approvals != "off" and not request.restricted
-        if request.steer and not images and not guarded:
-            # A turn whose calls go to the owner's card keeps exec and its hooks: app-server
-            # runs no untrusted hook and its own approval requests do not reach the owner yet.
-            bridged = app_server_argv(request, argv[4:], guarded=False)
+        if request.steer and not images:
+            # The same options, hooks included (app-server runs them as exec does).
+            bridged = app_server_argv(request, argv[4:])
             if bridged is not None:
                 log.info("codex turn through codex app-server (it takes messages mid-turn)")
                 text = prompt_with_files(request.prompt, request.attachments)

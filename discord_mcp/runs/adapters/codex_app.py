@@ -15,6 +15,15 @@ as Codex writes them.
 The server may ask the client things (approvals, user input): this client answers every such
 request with an error, so nothing is approved by it (fail closed).
 
+Approval hooks. ``codex app-server`` runs the ``PreToolUse`` and ``PermissionRequest`` hooks a
+run adds with ``-c hooks.<event>=...`` only when their trust is bypassed, and it ignores
+``-c bypass_hook_trust=true`` ("session-flags: `bypass_hook_trust` is ignored"): the setting is
+taken from the thread's ``config`` (``thread/start`` / ``thread/resume``), as exec's
+``--dangerously-bypass-hook-trust`` sets it. With it Codex says so in a ``warning``
+notification (:data:`HOOK_TRUST_WARNING`); without that warning the hooks would not run and a
+command would run with no card, so a thread that asks for trusted hooks and is not told within
+:data:`HOOK_CHECK_S` fails (fail closed).
+
 The run machinery drives it through :mod:`discord_mcp.runs.adapters.codex_bridge`, a process
 started as the job's CLI that turns its stdin lines into ``turn/start`` / ``turn/steer`` and the
 server's notifications into ``codex exec``'s JSON events.
@@ -35,6 +44,10 @@ from discord_mcp.errors import RunError
 
 log = logging.getLogger(__name__)
 LINE_LIMIT = 64 * 1024 * 1024
+HOOK_TRUST_WARNING = "--dangerously-bypass-hook-trust` is enabled"
+"""What Codex says (an exec ``error`` item, an app-server ``warning``) once this run's hooks run."""
+HOOK_CHECK_S = 20.0
+"""How long a thread that asked for trusted hooks waits for Codex to say they run."""
 
 
 @dataclass
@@ -55,8 +68,10 @@ class CodexAppServer:
         *,
         env: Mapping[str, str],
         cwd: Path,
+        hook_check_s: float = HOOK_CHECK_S,
     ) -> None:
         self.argv = list(argv)
+        self.hook_check_s = hook_check_s
         self.env = dict(env)
         self.cwd = cwd
         self.thread_id: str | None = None
@@ -67,6 +82,7 @@ class CodexAppServer:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._turn_done: asyncio.Future[TurnEnd] | None = None
         self._messages: list[str] = []
+        self._hooks_trusted = asyncio.Event()
         self.on_notification: Callable[[str, dict[str, Any]], None] | None = None
         """Called with every notification's method and params (the bridge's events)."""
 
@@ -112,8 +128,15 @@ class CodexAppServer:
         instructions: str | None = None,
         sandbox: str | None = None,
         approval_policy: str | None = None,
+        trust_hooks: bool = False,
     ) -> str:
-        return await self._open_thread("thread/start", {}, instructions, sandbox, approval_policy)
+        """Open a new thread (``trust_hooks``: run this run's ``-c hooks...``, checked).
+
+        Raises:
+            RunError: E_CLI_ERROR, the server refused, or did not confirm the hooks run.
+        """
+        settings = _settings(instructions, sandbox, approval_policy, trust_hooks)
+        return await self._open_thread("thread/start", settings, trust_hooks)
 
     async def resume_thread(
         self,
@@ -122,35 +145,33 @@ class CodexAppServer:
         instructions: str | None = None,
         sandbox: str | None = None,
         approval_policy: str | None = None,
+        trust_hooks: bool = False,
     ) -> str:
         """Take up the thread ``thread_id`` (a session of ``codex exec`` or of this server).
 
         Raises:
-            RunError: E_CLI_ERROR, the server has no such thread.
+            RunError: E_CLI_ERROR, the server has no such thread, or did not confirm the hooks.
         """
-        given = {"threadId": thread_id}
+        settings = _settings(instructions, sandbox, approval_policy, trust_hooks)
         return await self._open_thread(
-            "thread/resume", given, instructions, sandbox, approval_policy
+            "thread/resume", {"threadId": thread_id, **settings}, trust_hooks
         )
 
-    async def _open_thread(
-        self,
-        method: str,
-        params: dict[str, Any],
-        instructions: str | None,
-        sandbox: str | None,
-        approval_policy: str | None,
-    ) -> str:
-        """``thread/start`` or ``thread/resume`` in this folder with the optional settings."""
-        settings = {
-            "developerInstructions": instructions,
-            "sandbox": sandbox,
-            "approvalPolicy": approval_policy,
-        }
-        params = {**params, "cwd": str(self.cwd)}
-        params.update({key: value for key, value in settings.items() if value})
-        result = await self.request(method, params)
+    async def _open_thread(self, method: str, params: dict[str, Any], trust_hooks: bool) -> str:
+        """``thread/start`` or ``thread/resume`` in this folder; with ``trust_hooks``, only once
+        Codex said the hooks run."""
+        result = await self.request(method, {**params, "cwd": str(self.cwd)})
         self.thread_id = str(result["thread"]["id"])
+        if trust_hooks:
+            try:
+                async with asyncio.timeout(self.hook_check_s):
+                    await self._hooks_trusted.wait()
+            except TimeoutError:
+                raise RunError(
+                    "E_CLI_ERROR",
+                    "codex app-server did not confirm that it runs this run's approval hooks, "
+                    "so no call could reach the owner's card: the turn was not started",
+                ) from None
         return self.thread_id
 
     async def start_turn(self, text: str) -> str:
@@ -250,7 +271,11 @@ class CodexAppServer:
             await self._send(refusal(message))
             return
         params = message.get("params") or {}
-        if self.on_notification is not None and isinstance(params, dict):
+        if not isinstance(params, dict):
+            return
+        if method == "warning" and HOOK_TRUST_WARNING in str(params.get("message")):
+            self._hooks_trusted.set()
+        if self.on_notification is not None:
             self.on_notification(str(method), params)
         if method == "item/completed":
             item = params.get("item") or {}
@@ -287,6 +312,20 @@ def refusal(message: Mapping[str, Any]) -> dict[str, Any]:
         log.info("codex app-server asked %s: declined", message.get("method"))
         return {"id": message["id"], "result": declined}
     return {"id": message["id"], "error": {"code": -32601, "message": "not supported"}}
+
+
+def _settings(
+    instructions: str | None, sandbox: str | None, approval_policy: str | None, trust_hooks: bool
+) -> dict[str, Any]:
+    """A thread's optional settings, as ``thread/start`` and ``thread/resume`` take them."""
+    settings: dict[str, Any] = {
+        "developerInstructions": instructions,
+        "sandbox": sandbox,
+        "approvalPolicy": approval_policy,
+    }
+    if trust_hooks:
+        settings["config"] = {"bypass_hook_trust": True}
+    return {key: value for key, value in settings.items() if value}
 
 
 def _text(text: str) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The Codex that takes a message mid-turn: ``codex app-server`` run as one job's CLI (issue 34).
 
     python -m discord_mcp.runs.adapters.codex_bridge [--resume THREAD] [--sandbox MODE]
-        [--approval POLICY] -- <codex> app-server <-c overrides...>
+        [--approval POLICY] [--trust-hooks] -- <codex> app-server <-c overrides...>
 
 The job machinery starts this module as it starts ``codex exec`` (through the spawner, the job
 wrapper feeding its stdin, :mod:`discord_mcp.runs.processes.wrap`), and reads its stdout as it
@@ -14,8 +14,12 @@ Its stdin is JSON lines ``{"type": "user", "text": ...}``: the first is the prom
 runs is handed to it (``turn/steer``). SIGTERM or SIGINT (the owner's /stop) interrupt the turn
 (``turn/interrupt``) before the bridge ends. When the turn ends the bridge ends.
 
-Approvals: a request of the server's (a command or a patch that asks to leave the sandbox) is
-declined (:func:`~discord_mcp.runs.adapters.codex_app.refusal`), never accepted: fail closed.
+Approvals: ``--trust-hooks`` runs the run's approval hooks (``-c hooks.<event>=...`` on the
+server's argv) as ``codex exec --dangerously-bypass-hook-trust`` does, so every write or command
+reaches the owner's card; the thread does not start unless Codex confirms it
+(:class:`~discord_mcp.runs.adapters.codex_app.CodexAppServer`). A request of the server's that
+still reaches the bridge (a command or a patch that asks to leave the sandbox, no hook having
+decided) is declined (:func:`~discord_mcp.runs.adapters.codex_app.refusal`), never accepted.
 """
 
 from __future__ import annotations
@@ -135,24 +139,37 @@ async def run(args: argparse.Namespace) -> int:
         loop.add_signal_handler(signum, stopping.set)
     codex = CodexAppServer(args.argv, env=dict(os.environ), cwd=Path.cwd())
     bridge = Bridge(codex)
-    async with codex:
-        options = {"sandbox": args.sandbox, "approval_policy": args.approval}
-        if args.resume:
-            thread = await codex.resume_thread(args.resume, **options)
-        else:
-            thread = await codex.start_thread(**options)
-        _emit({"type": "thread.started", "thread_id": thread})
-        while prompt is not None:
-            end = await _turn(codex, prompt, queue, stopping)
-            if end.status != "completed":
-                break
-            _emit({"type": "turn.completed", "usage": bridge.usage or {}})
-            # A line that came as the turn ended (before the input closed) is answered in one
-            # more turn, as Claude Code answers what it read: never lost.
-            prompt = await _late(queue)
+    end = TurnEnd("failed")
+    try:
+        async with codex:
+            options = {
+                "sandbox": args.sandbox,
+                "approval_policy": args.approval,
+                "trust_hooks": args.trust_hooks,
+            }
+            if args.resume:
+                thread = await codex.resume_thread(args.resume, **options)
+            else:
+                thread = await codex.start_thread(**options)
+            _emit({"type": "thread.started", "thread_id": thread})
+            while prompt is not None:
+                end = await _turn(codex, prompt, queue, stopping)
+                if end.status != "completed":
+                    break
+                _emit({"type": "turn.completed", "usage": bridge.usage or {}})
+                # A line that came as the turn ended (before the input closed) is answered in
+                # one more turn, as Claude Code answers what it read: never lost.
+                prompt = await _late(queue)
+    except RunError as exc:
+        end = TurnEnd("failed", error=exc.message)
     reading.cancel()
     if end.status == "completed":
         return 0
+    if stopping.is_set():
+        # Stopped (the owner's /stop, a newer message, a timeout): no verdict of the CLI's, as
+        # codex exec gives none when it is signalled; the engine says why it ended.
+        log.info("stopped: the turn ended %s", end.status)
+        return 1
     _emit({"type": "turn.failed", "error": {"message": end.error or f"turn {end.status}"}})
     return 1
 
@@ -211,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--resume")
     parser.add_argument("--sandbox")
     parser.add_argument("--approval")
+    parser.add_argument("--trust-hooks", action="store_true")
     parser.add_argument("argv", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="codex_bridge: %(message)s")

@@ -6,10 +6,15 @@ app-server equivalent:
 
 - ``-c``/``--config``, ``--enable``, ``--disable``: the same (``app-server`` takes them);
 - ``-s``/``--sandbox MODE``: the thread's ``sandbox``; ``-m``/``--model``: ``-c model=...``;
-- ``--approve-for-me`` and ``--dangerously-bypass-hook-trust`` (the approval hooks' flags):
-  dropped; instead the thread's ``approvalPolicy`` is ``untrusted``, so Codex asks before every
-  command it does not know to be safe, and the bridge declines every such request (fail closed:
-  app-server's approvals do not reach the owner's card yet).
+- ``--dangerously-bypass-hook-trust`` (exec's flag for the approval hooks this run adds with
+  ``-c hooks.<event>=...``): the bridge's ``--trust-hooks`` (the same setting in the thread's
+  config; app-server ignores it as a ``-c``), so app-server runs the same ``PreToolUse`` and
+  ``PermissionRequest`` hooks and every write or command reaches the owner's card as in exec;
+- ``--approve-for-me`` (the ``workspace-write`` sandbox, and a command that must leave it goes to
+  the ``PermissionRequest`` hook): the thread's ``sandbox`` is ``workspace-write`` and its
+  ``approvalPolicy`` ``on-request``, where Codex runs that hook before it would ask its client;
+  without it the policy is ``never`` (exec's: such a command is refused).
+  A request that still reaches the client is declined by the bridge (fail closed).
 
 Any other option (or images, which ``app-server`` takes otherwise) keeps ``codex exec``: it
 never runs with less of a guard than exec's.
@@ -24,7 +29,6 @@ from collections.abc import Sequence
 from discord_mcp.runs.adapters.base import InvocationRequest
 
 _PASSED = ("-c", "--config", "--enable", "--disable")
-_APPROVAL_FLAGS = ("--approve-for-me", "--dangerously-bypass-hook-trust")
 
 
 def steer_message(text: str) -> str:
@@ -32,14 +36,13 @@ def steer_message(text: str) -> str:
     return json.dumps({"type": "user", "text": text}) + "\n"
 
 
-def app_server_argv(
-    request: InvocationRequest, options: Sequence[str], *, guarded: bool
-) -> tuple[str, ...] | None:
+def app_server_argv(request: InvocationRequest, options: Sequence[str]) -> tuple[str, ...] | None:
     """The bridge's argv for ``options`` (``codex exec``'s, after ``exec --json
     --skip-git-repo-check``); None when one of them has no app-server equivalent."""
     server = [request.executable, "app-server"]
     sandbox: str | None = None
-    approval = "untrusted" if guarded else None
+    approval = "never"  # exec's: nothing asks the client
+    trust_hooks = False
     index = 0
     while index < len(options):
         arg = options[index]
@@ -62,8 +65,11 @@ def app_server_argv(
         elif arg in ("-m", "--model") and following is not None:
             server += ["-c", f"model={json.dumps(following)}"]
             index += 1
-        elif arg in _APPROVAL_FLAGS:
-            approval = "untrusted"
+        elif arg == "--dangerously-bypass-hook-trust":
+            trust_hooks = True
+        elif arg == "--approve-for-me":
+            approval = "on-request"
+            sandbox = sandbox or "workspace-write"
         else:
             return None
         index += 1
@@ -72,6 +78,7 @@ def app_server_argv(
         bridge += ["--resume", request.resume_key]
     if sandbox:
         bridge += ["--sandbox", sandbox]
-    if approval:
-        bridge += ["--approval", approval]
+    bridge += ["--approval", approval]
+    if trust_hooks:
+        bridge.append("--trust-hooks")
     return (*bridge, "--", *server)
