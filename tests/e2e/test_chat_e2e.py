@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import struct
 import subprocess
@@ -203,11 +204,13 @@ async def test_a_message_sent_while_a_codex_chat_turn_runs_reaches_that_turn(
     model_server: ModelServer,
     tmp_path: Path,
     watch_world: Callable[..., WatchWorld],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Codex chat turns run through ``codex app-server`` (issue 34): the second message is
     steered into the running turn (``turn/steer``), and the next turn resumes the thread. The
     project's approvals are the default (ask): the turn's approval hooks run in app-server too
     (tests/e2e/test_approvals_watch_e2e.py, codex-steer)."""
+    caplog.set_level(logging.INFO, logger="discord_mcp.runs.adapters.codex")
     settings, environ, tool_env, _ = await _setup("codex", watch_world())
     chat = people.text_channel("companion")
     await _add_chat(settings, chat, "codex")
@@ -252,6 +255,8 @@ async def test_a_message_sent_while_a_codex_chat_turn_runs_reaches_that_turn(
     again = [r for r in model_server.requests if r.contains("hello again")]
     assert again
     assert all(r.contains("second thought") for r in again)  # the thread resumed
+    engines = [r.getMessage() for r in caplog.records if r.name.endswith("adapters.codex")]
+    assert "codex turn through codex app-server (it takes messages mid-turn)" in engines
 
 
 async def test_the_owners_stop_in_a_chat_channel_interrupts_the_codex_turn(
