@@ -70,6 +70,15 @@ def _no_reports_from_other_tests() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _no_job_outlives_its_test(tmp_path: Path) -> Iterator[None]:
+    """A job's CLI a test left running (its daemon stopped mid-turn) ends with the test."""
+    yield
+    from tests.support.left_jobs import end_left_jobs
+
+    end_left_jobs(tmp_path)
+
+
+@pytest.fixture(autouse=True)
 def _run_folders_follow_their_schemas(tmp_path: Path) -> Iterator[None]:
     """Every request.json, session.json and result.json a test leaves under its tmp_path
     validates against the schemas the package ships (issue 23)."""
