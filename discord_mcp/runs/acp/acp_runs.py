@@ -33,9 +33,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from acp import schema
+from typing import TYPE_CHECKING, Any
 
 from discord_mcp.errors import RunError
 from discord_mcp.runs.acp.acp_endings import (
@@ -50,7 +48,6 @@ from discord_mcp.runs.adapters.acp import (
     STREAM_LIMIT,
     AcpDecoder,
     AgentGone,
-    AgentProcess,
     McpServerSpec,
     transcript_line,
 )
@@ -66,6 +63,11 @@ from discord_mcp.runs.contract import (
 from discord_mcp.runs.engine.launch import private_dirs
 from discord_mcp.runs.journal.views import Activity
 from discord_mcp.runs.processes.spawner import PipedSpec, spawn_piped
+
+if TYPE_CHECKING:
+    from acp import schema
+
+    from discord_mcp.runs.adapters.acp_wire import AgentProcess
 
 log = logging.getLogger(__name__)
 _STDERR_TAIL = 4096
@@ -155,6 +157,10 @@ class AgentHosts:
         mcp: Sequence[McpServerSpec],
         resume: str | None,
     ) -> AgentHost:
+        # The SDK is imported here, where the first agent starts: a daemon without ACP agents
+        # never loads it (tests/watch/test_start_imports.py).
+        from discord_mcp.runs.adapters.acp_wire import AgentProcess
+
         private_dirs(self._logs)
         stderr_path = self._logs / f"{agent.name}-{thread_id}.stderr"
         process = await spawn_piped(

@@ -1,0 +1,53 @@
+"""``discord-watch`` without an ACP agent never loads the ACP SDK (issue 36): ``acp.schema``
+alone cost about 0.6 s of CPU at every start, and only a thread whose tool is an ACP agent
+needs it (:mod:`discord_mcp.runs.adapters.acp_wire`, imported where an agent starts)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from discord_mcp.emulator import RunningEmulator
+from tests.support.imports import PROFILE, imported, of_packages
+from tests.support.settings import env_for
+from tests.support.waiting import until_sync
+
+WATCH = [sys.executable, "-c", "from discord_mcp.watch.cli import main; raise SystemExit(main())"]
+
+
+def caught_up(alive: Path) -> bool:
+    try:
+        return isinstance(json.loads(alive.read_text(encoding="utf-8")).get("caught_up_at"), str)
+    except (OSError, ValueError):
+        return False
+
+
+def test_the_daemon_starts_and_stops_without_importing_the_acp_sdk(
+    discord: RunningEmulator, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    env = {
+        **os.environ,
+        **env_for(discord, state, DISCORD_WATCH_ROOTS=str(tmp_path)),
+        **PROFILE,
+    }
+    err = tmp_path / "watch.err"
+    with err.open("wb") as out:
+        daemon = subprocess.Popen(
+            WATCH, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=out
+        )
+    try:
+        until_sync(
+            lambda: caught_up(state / "watch" / "alive.json"),
+            seconds=60,
+            what="the daemon's first catch-up",
+        )
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+    names = imported(err.read_text(encoding="utf-8", errors="replace"))
+    assert "discord_mcp.runs.engine.scheduler" in names  # the run engine was loaded, and read
+    assert of_packages(names, ["acp", "discord_mcp.runs.adapters.acp_wire"]) == []
