@@ -157,8 +157,7 @@ class AgentHosts:
         mcp: Sequence[McpServerSpec],
         resume: str | None,
     ) -> AgentHost:
-        # The SDK is imported here, where the first agent starts: a daemon without ACP agents
-        # never loads it (tests/watch/test_start_imports.py).
+        # The SDK loads here, where an agent starts, never before (test_start_imports.py).
         from discord_mcp.runs.adapters.acp_wire import AgentProcess
 
         private_dirs(self._logs)
