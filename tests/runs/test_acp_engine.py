@@ -96,6 +96,34 @@ async def test_stop_ends_an_agent_that_ignores_the_cancel_and_the_next_message_s
         assert engine.state.jobs[env_next.job_id].process != pid
 
 
+async def test_a_stop_that_comes_while_the_agent_starts_is_not_lost(
+    make_engine: EngineFactory,
+    notifier: RecordingNotifier,
+    state_dir: Path,
+    registry: ProjectRegistry,
+    workdir: Path,
+    tmp_path: Path,
+) -> None:
+    """Stopped between the agent's spawn and the turn's first wait (the agent still answering
+    ``initialize``): the turn begins already stopped, instead of waiting for the agent."""
+    await asyncio.to_thread(register, state_dir, registry, workdir)
+    started = tmp_path / "started"
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "FAKE_ACP_STARTED": str(started),
+        "FAKE_ACP_START_PAUSE": "1",
+        "FAKE_ACP_PAUSE": "600",
+    }
+    limits = dataclasses.replace(FAST, agent_cancel_grace=0.5)
+    async with make_engine(env=env, limits=limits) as engine:
+        await engine.start_session("t1", "acp")
+        await engine.submit("t1", "m1", "take your time", "owner")
+        await notifier.wait_for(lambda: started.exists() and started.read_text("utf-8").strip())
+        stopped = await engine.stop("t1")
+    assert stopped is not None
+    assert (stopped.state, stopped.error_code) == ("failed", "E_STOPPED"), stopped
+
+
 async def test_busy_interrupt_cancels_the_running_turn_and_runs_the_new_message(
     make_engine: EngineFactory,
     notifier: RecordingNotifier,

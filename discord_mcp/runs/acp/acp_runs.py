@@ -50,6 +50,7 @@ from discord_mcp.runs.adapters.acp import (
     AgentGone,
     McpServerSpec,
     transcript_line,
+    wire,
 )
 from discord_mcp.runs.adapters.acp_models import ModelMenu
 from discord_mcp.runs.adapters.base import Outcome, truncate
@@ -119,9 +120,8 @@ class AgentHosts:
         resume: str | None,
         model: str | None = None,
     ) -> AgentHost:
-        """The thread's live host for ``agent``, started (and its session opened) if needed,
-        its session on ``model`` (None: the agent's own choice; a host we had switched is
-        started afresh for it, the session loaded again).
+        """The thread's live host for ``agent``, started (its session opened) if needed, on
+        ``model`` (None: the agent's choice; a host we switched restarts, its session loaded).
 
         Raises:
             SpawnError: the agent could not be started.
@@ -157,9 +157,7 @@ class AgentHosts:
         mcp: Sequence[McpServerSpec],
         resume: str | None,
     ) -> AgentHost:
-        # The SDK loads here, where an agent starts, never before (test_start_imports.py).
-        from discord_mcp.runs.adapters.acp_wire import AgentProcess
-
+        sdk = await wire()  # the ACP SDK, loaded where the first agent starts
         private_dirs(self._logs)
         stderr_path = self._logs / f"{agent.name}-{thread_id}.stderr"
         process = await spawn_piped(
@@ -168,7 +166,8 @@ class AgentHosts:
             ),
             limit=STREAM_LIMIT,
         )
-        connection = AgentProcess(process, request_timeout=self._limits.agent_request_timeout)
+        limit = self._limits.agent_request_timeout
+        connection: AgentProcess = sdk.AgentProcess(process, request_timeout=limit)
         host = AgentHost(
             thread_id=thread_id,
             tool=agent.name,
@@ -328,13 +327,14 @@ class AcpRun:
         try:
             while True:
                 while not all(p.done() for p in self._prompts):
+                    # After the clear: a stop that came while the agent started is not lost.
                     self.wakeup.clear()
+                    if self.stop_reason is not None:
+                        return await self._cancel(host, self._prompts[-1])
                     waiter = asyncio.ensure_future(self.wakeup.wait())
                     pending = {p for p in self._prompts if not p.done()}
                     await asyncio.wait({*pending, waiter}, return_when=asyncio.FIRST_COMPLETED)
                     waiter.cancel()
-                    if self.stop_reason is not None and pending:
-                        return await self._cancel(host, self._prompts[-1])
                 failed = next((p for p in self._prompts if p.exception() is not None), None)
                 if failed is None and self.follow_ups and self.stop_reason is None:
                     # The owner's note on a denial: the agent's next prompt, in this job.

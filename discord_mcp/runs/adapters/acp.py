@@ -28,9 +28,12 @@ skipped), its text is shown as its own, and nothing it says answers a permission
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from discord_mcp.runs.adapters.base import (
@@ -44,6 +47,16 @@ from discord_mcp.runs.engine.streaming import Head
 from discord_mcp.runs.journal.views import Tool, Usage
 
 STREAM_LIMIT = 50 * 1024 * 1024
+WIRE = "discord_mcp.runs.adapters.acp_wire"
+"""The agent process and its client (the ACP SDK): imported where an agent starts, never before
+(a daemon without ACP agents never pays ``acp.schema``; tests/watch/test_start_imports.py)."""
+
+
+async def wire() -> ModuleType:
+    """:data:`WIRE`, imported off the event loop (its first import is a second of CPU)."""
+    return await asyncio.to_thread(importlib.import_module, WIRE)
+
+
 """The biggest JSON-RPC line read from an agent (a file or an image may be large)."""
 OK_STOPS = frozenset({"end_turn", "max_tokens", "max_turn_requests"})
 _SHOWN = 1600
