@@ -15,6 +15,7 @@ from discord_mcp.runs import ProjectRegistry
 from discord_mcp.runs.acp.agents import AgentRegistry
 from tests.runs.conftest import FAST, EngineFactory
 from tests.support.fake_agents import RecordingNotifier
+from tests.support.waiting import until
 
 FAKE = Path(__file__).resolve().parents[1] / "support" / "fake_acp_agent.py"
 
@@ -111,14 +112,15 @@ async def test_a_stop_that_comes_while_the_agent_starts_is_not_lost(
     env = {
         "PATH": "/usr/bin:/bin",
         "FAKE_ACP_STARTED": str(started),
-        "FAKE_ACP_START_PAUSE": "1",
+        "FAKE_ACP_START_PAUSE": "2",
         "FAKE_ACP_PAUSE": "600",
     }
     limits = dataclasses.replace(FAST, agent_cancel_grace=0.5)
     async with make_engine(env=env, limits=limits) as engine:
         await engine.start_session("t1", "acp")
         await engine.submit("t1", "m1", "take your time", "owner")
-        await notifier.wait_for(lambda: started.exists() and started.read_text("utf-8").strip())
+        # Polled on time, not on the engine's notices: the agent is still in `initialize`.
+        await until(lambda: started.exists() and started.read_text("utf-8").strip(), what="start")
         stopped = await engine.stop("t1")
     assert stopped is not None
     assert (stopped.state, stopped.error_code) == ("failed", "E_STOPPED"), stopped
