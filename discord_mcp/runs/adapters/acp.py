@@ -47,6 +47,7 @@ from discord_mcp.runs.engine.streaming import Head
 from discord_mcp.runs.journal.views import Tool, Usage
 
 STREAM_LIMIT = 50 * 1024 * 1024
+"""The biggest JSON-RPC line read from an agent (a file or an image may be large)."""
 WIRE = "discord_mcp.runs.adapters.acp_wire"
 """The agent process and its client (the ACP SDK): imported where an agent starts, never before
 (a daemon without ACP agents never pays ``acp.schema``; tests/watch/test_start_imports.py)."""
@@ -57,7 +58,6 @@ async def wire() -> ModuleType:
     return await asyncio.to_thread(importlib.import_module, WIRE)
 
 
-"""The biggest JSON-RPC line read from an agent (a file or an image may be large)."""
 OK_STOPS = frozenset({"end_turn", "max_tokens", "max_turn_requests"})
 _SHOWN = 1600
 """Characters of a text segment after which its start, which a status message shows (400
