@@ -56,7 +56,12 @@ def test_the_daemon_starts_and_stops_without_importing_the_acp_sdk(
 def test_importing_the_discord_watch_command_leaves_the_acp_sdk_unloaded(tmp_path: Path) -> None:
     probe = "import sys, discord_mcp.watch.cli; print(sorted(n for n in sys.modules if n == 'acp'))"
     done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"  # every discord-watch command starts from this import
