@@ -297,10 +297,6 @@ async def test_the_owners_stop_in_a_chat_channel_interrupts_the_codex_turn(
     assert "codex_bridge: stopped" in job.read_text("utf-8")
 
 
-def _stopped(said: list[str]) -> bool:
-    return any("stop" in t.lower() for t in said[1:] if t != "!stop")
-
-
 @pytest.mark.parametrize("which", ["claude", "codex", "gemini"])
 async def test_a_strangers_turn_cannot_write_a_file(
     which: str,
