@@ -4,9 +4,11 @@ the whole), and the hook that reads it stays within a bounded memory, as do late
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,10 @@ FILE_BOUND = 64 * 1024
 RSS_BOUND_KB = 300 * 1024  # the input itself is 35 MB; the incident was 820 MB
 
 
+@functools.cache
 def big_text(size: int = 35 * MB, tail: str = "") -> str:
+    """Numbered lines of ``size`` bytes, then ``tail``; built once per process, and only by a
+    test that uses it (at collection, four of them cost every worker seconds and 140 MB)."""
     line = "a line of generated text that goes on for a while, number {:08d}\n"
     count = size // len(line.format(0))
     return "".join(line.format(i) for i in range(count)) + tail
@@ -34,20 +39,25 @@ def stored(request: ToolRequest) -> dict[str, Any]:
     return {**request.to_json(), "action": dataclasses.asdict(describe(request))}
 
 
-@pytest.mark.parametrize(
-    "request_",
-    [
-        ToolRequest("codex", "Bash", {"command": f"printf '%s' '{big_text()}' > big.txt"}, "s"),
-        ToolRequest("claude", "Write", {"file_path": "big.txt", "content": big_text()}, "s"),
-        ToolRequest("gemini", "mcp_db_query", {"sql": big_text(), "rows": list(range(99))}, "s"),
-        ToolRequest("codex", "apply_patch", {"command": "*** Begin Patch\n" + big_text()}, "s"),
-    ],
-    ids=["command", "write", "other-tool", "patch"],
-)
-def test_a_35_mb_input_is_stored_as_a_preview_with_the_hash_of_the_whole(
-    request_: ToolRequest,
-) -> None:
-    document = stored(request_)
+BIG_REQUESTS: dict[str, Callable[[], ToolRequest]] = {
+    "command": lambda: ToolRequest(
+        "codex", "Bash", {"command": f"printf '%s' '{big_text()}' > big.txt"}, "s"
+    ),
+    "write": lambda: ToolRequest(
+        "claude", "Write", {"file_path": "big.txt", "content": big_text()}, "s"
+    ),
+    "other-tool": lambda: ToolRequest(
+        "gemini", "mcp_db_query", {"sql": big_text(), "rows": list(range(99))}, "s"
+    ),
+    "patch": lambda: ToolRequest(
+        "codex", "apply_patch", {"command": "*** Begin Patch\n" + big_text()}, "s"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", BIG_REQUESTS)
+def test_a_35_mb_input_is_stored_as_a_preview_with_the_hash_of_the_whole(kind: str) -> None:
+    document = stored(BIG_REQUESTS[kind]())
     assert len(json.dumps(document, ensure_ascii=False).encode()) < FILE_BOUND
     assert document["tool_input_sha256"]  # the whole input, hashed
     text = json.dumps(document["tool_input"], ensure_ascii=False)
