@@ -152,14 +152,15 @@ _INVISIBLE_RANGES = (
 INVISIBLE = frozenset(chr(c) for low, high in _INVISIBLE_RANGES for c in range(low, high + 1))
 """Characters that show nothing: Unicode's format characters (category Cf: zero-width spaces
 and joiners, direction marks, the soft hyphen, tags), fillers and variation selectors."""
-_GAP = (
-    "(?:[\\s"
+_GAP_UNIT = (
+    "[\\s"
     + "".join(
         re.escape(chr(low)) + ("-" + re.escape(chr(high)) if high > low else "")
         for low, high in _INVISIBLE_RANGES
     )
-    + "]|\\\\(?=[\\r\\n]))*"
+    + "]|\\\\(?=[\\r\\n])"
 )
+_GAP = "(?:" + _GAP_UNIT + ")*"
 """What may sit between two characters of a known secret: whitespace (a line break and the next
 line's indent), invisible characters, a backslash before a line break."""
 
@@ -184,10 +185,15 @@ def redact(text: str, known: Iterable[str] = ()) -> Redacted:
             shorter than 8 characters are ignored (they would match ordinary words).
     """
     kinds: list[str] = []
+    seen = _Squeezed(text)
     for value in sorted({v for v in known if len(v) >= 8}, key=len, reverse=True):
-        for kind, pattern in _forms(value):
-            text, count = pattern.subn(_REDACTED.format(kind=kind), text)
-            kinds.extend([kind] * count)
+        for kind, form in _forms(value):
+            if not seen.may_hold(form):
+                continue
+            text, count = form.pattern.subn(_REDACTED.format(kind=kind), text)
+            if count:
+                kinds.extend([kind] * count)
+                seen = _Squeezed(text)
     for shape in PATTERNS:
         text = shape.pattern.sub(functools.partial(_replace, shape=shape, kinds=kinds), text)
     return Redacted(text, tuple(kinds))
@@ -196,15 +202,63 @@ def redact(text: str, known: Iterable[str] = ()) -> Redacted:
 def find_known(text: str, known: Iterable[str]) -> str | None:
     """The kind of the first known secret (the bot token) found in ``text`` in any of its forms,
     or None: :func:`redact`'s search without the shapes, fast enough for megabytes."""
+    seen = _Squeezed(text)
     for value in sorted({v for v in known if len(v) >= 8}, key=len, reverse=True):
-        for kind, pattern in _forms(value):
-            if pattern.search(text):
+        for kind, form in _forms(value):
+            if seen.may_hold(form) and form.pattern.search(text):
                 return kind
     return None
 
 
+_SQUEEZABLE = re.compile(_GAP_UNIT)
+"""One character a :data:`_GAP` may hold (a backslash only before a line break)."""
+_PLAIN = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-_+/=")
+
+
+class _Form:
+    """One form of a known secret: its characters, and the pattern (compiled when first used:
+    ~10 ms each with the gaps, a tenth of a second per process for the token's nine forms)."""
+
+    __slots__ = ("_pattern", "flags", "regex", "text")
+
+    def __init__(self, text: str, regex: str, flags: int) -> None:
+        self.text, self.regex, self.flags = text, regex, flags
+        self._pattern: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        if self._pattern is None:
+            self._pattern = re.compile(self.regex, self.flags)
+        return self._pattern
+
+
+class _Squeezed:
+    """A text without what a gap may hold, made once and only when a form asks.
+
+    A form's pattern matches only where its characters stand in order with nothing but gap
+    characters between them; a form made only of characters no gap holds (the token, hex,
+    base64) then stands whole in the squeezed text. So a form missing there is missing in the
+    text, and its pattern need not be compiled or run. Any other form always runs."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._squeezed: str | None = None
+        self._lowered: str | None = None
+
+    def may_hold(self, form: _Form) -> bool:
+        if not _PLAIN.issuperset(form.text):
+            return True
+        if self._squeezed is None:
+            self._squeezed = _SQUEEZABLE.sub("", self._text)
+        if not form.flags & re.IGNORECASE:
+            return form.text in self._squeezed
+        if self._lowered is None:
+            self._lowered = self._squeezed.lower()
+        return form.text.lower() in self._lowered
+
+
 @functools.lru_cache(maxsize=16)
-def _forms(value: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+def _forms(value: str) -> tuple[tuple[str, _Form], ...]:
     """How ``value`` may appear: as is, hex, base64 whole and at each alignment; each allowing
     line breaks and invisible characters between its characters."""
     data = value.encode("utf-8")
@@ -217,12 +271,12 @@ def _forms(value: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
             usable = data[skip : skip + 3 * ((len(data) - skip) // 3)]
             if len(usable) >= 6:
                 forms.append(("bot token (base64)", encode(usable).decode("ascii"), 0))
-    compiled: list[tuple[str, re.Pattern[str]]] = []
+    compiled: list[tuple[str, _Form]] = []
     for kind, form, flags in dict.fromkeys(forms):
         regex = _GAP.join(re.escape(char) for char in form)
         if kind == "bot token (base64)":
             regex += "(?:" + _GAP + "=){0,2}"
-        compiled.append((kind, re.compile(regex, flags)))
+        compiled.append((kind, _Form(form, regex, flags)))
     return tuple(compiled)
 
 

@@ -10,8 +10,10 @@ import sys
 import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from discord_mcp.outbound.redaction import redact
+from discord_mcp.outbound.redaction import _forms, find_known, redact
 
 TOKEN = "MTA5" + "OTk5OTk5OTk5OTk5OTk5OQ.Gh1jKl.abcdefghijklmnopqrstuvwxyz0_2-45"
 B64_ENCODERS = {
@@ -105,3 +107,51 @@ def test_other_base64_text_is_left_alone() -> None:
     text = base64.b64encode(b"an ordinary configuration blob, nothing secret " * 3).decode()
     assert redact(text, [TOKEN]).text == text
     assert redact("the word token and ordinary text\nover lines", [TOKEN]).kinds == ()
+
+
+# ---- the skip before the patterns: never a form missed ----------------------------------------
+
+GAPS = [" ", "\n", "\r\n", "\t", "\\\n", "\\\r\n", "\u200b", "\u00ad", "\ufeff", "\U000e0041"]
+NOISE = ["x", "\\", "=", "é", "İ", "K", "\\x", " \\ ", "-", "A"]
+
+
+def _every_pattern(text: str, known: list[str]) -> tuple[str, tuple[str, ...]]:
+    """What the known-secret pass did before the skip: every form's pattern, run on the text."""
+    kinds: list[str] = []
+    for value in known:
+        for kind, form in _forms(value):
+            text, count = form.pattern.subn(f"[redacted: {kind}]", text)
+            kinds.extend([kind] * count)
+    return text, tuple(kinds)
+
+
+@st.composite
+def _hidden(draw: st.DrawFn) -> str:
+    """A token form cut into pieces with gap characters and noise between and around them."""
+    data = TOKEN.encode()
+    form = draw(
+        st.sampled_from(
+            [
+                TOKEN,
+                data.hex(),
+                data.hex().upper(),
+                base64.b64encode(data).decode(),
+                base64.urlsafe_b64encode(b"ab" + data).decode(),
+                base64.b64encode(b"x" + data + b"yz").decode(),
+            ]
+        )
+    )
+    cuts = sorted(draw(st.lists(st.integers(0, len(form)), max_size=6)))
+    pieces = [form[a:b] for a, b in zip([0, *cuts], [*cuts, len(form)], strict=True)]
+    between = st.lists(st.sampled_from(GAPS + NOISE), max_size=3).map("".join)
+    return draw(between) + "".join(p + draw(between) for p in pieces)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(_hidden())
+def test_the_skip_never_misses_what_every_pattern_finds(text: str) -> None:
+    clean = redact(text, [TOKEN])
+    text_after, kinds = _every_pattern(text, [TOKEN])
+    shapes = redact(text_after, [])  # the shapes' pass after the known secrets', as redact does
+    assert (clean.text, clean.kinds) == (shapes.text, kinds + shapes.kinds)
+    assert find_known(text, [TOKEN]) == (kinds[0] if kinds else None)
