@@ -24,29 +24,63 @@ No Discord code lives here: the watch daemon calls :class:`RunEngine` and implem
 
 from __future__ import annotations
 
-from discord_mcp.runs.adapters.base import McpRegistration
-from discord_mcp.runs.contract import (
-    Clock,
-    OwnerWait,
-    ProjectStatus,
-    RunLimits,
-    RunNotifier,
-    SystemClock,
-)
-from discord_mcp.runs.engine.engine import RunEngine
-from discord_mcp.runs.journal.model import TOOLS
-from discord_mcp.runs.journal.views import (
-    Activity,
-    JobState,
-    JobView,
-    SessionState,
-    SessionView,
-    Tool,
-    ToolCallSummary,
-    Usage,
-)
-from discord_mcp.runs.processes.spawner import ProcessSpawner, Spawner, SpawnSpec
-from discord_mcp.runs.projects import Project, ProjectRegistry
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from discord_mcp.runs.adapters.base import McpRegistration
+    from discord_mcp.runs.contract import (
+        Clock,
+        OwnerWait,
+        ProjectStatus,
+        RunLimits,
+        RunNotifier,
+        SystemClock,
+    )
+    from discord_mcp.runs.engine.engine import RunEngine
+    from discord_mcp.runs.journal.model import TOOLS
+    from discord_mcp.runs.journal.views import (
+        Activity,
+        JobState,
+        JobView,
+        SessionState,
+        SessionView,
+        Tool,
+        ToolCallSummary,
+        Usage,
+    )
+    from discord_mcp.runs.processes.spawner import ProcessSpawner, Spawner, SpawnSpec
+    from discord_mcp.runs.projects import Project, ProjectRegistry
+
+_HOMES = {
+    "McpRegistration": "adapters.base",
+    **dict.fromkeys(
+        ["Clock", "OwnerWait", "ProjectStatus", "RunLimits", "RunNotifier", "SystemClock"],
+        "contract",
+    ),
+    "RunEngine": "engine.engine",
+    "TOOLS": "journal.model",
+    **dict.fromkeys(
+        ["Activity", "JobState", "JobView", "SessionState", "SessionView", "Tool"],
+        "journal.views",
+    ),
+    **dict.fromkeys(["ToolCallSummary", "Usage"], "journal.views"),
+    **dict.fromkeys(["ProcessSpawner", "Spawner", "SpawnSpec"], "processes.spawner"),
+    **dict.fromkeys(["Project", "ProjectRegistry"], "projects"),
+}
+"""Where each name below lives. They load when first asked for (PEP 562), not with the
+package: a module deep in ``runs`` (``journal.model`` for a ``discord-watch`` command that only
+lists projects) would otherwise load the engine, the adapters and the approval machinery."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "TOOLS",

@@ -8,14 +8,33 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from discord_mcp.approvals.asks import FileDiff as FileDiff
-from discord_mcp.approvals.asks import PermissionAsk as PermissionAsk
-from discord_mcp.approvals.asks import PermissionAsker as PermissionAsker
-from discord_mcp.approvals.asks import PermissionChoice as PermissionChoice
-from discord_mcp.approvals.asks import PermissionOption as PermissionOption
 from discord_mcp.runs.journal.views import Activity, JobView, SessionView
+
+if TYPE_CHECKING:
+    from discord_mcp.approvals.asks import FileDiff as FileDiff
+    from discord_mcp.approvals.asks import PermissionAsk as PermissionAsk
+    from discord_mcp.approvals.asks import PermissionAsker as PermissionAsker
+    from discord_mcp.approvals.asks import PermissionChoice as PermissionChoice
+    from discord_mcp.approvals.asks import PermissionOption as PermissionOption
+
+_FROM_APPROVALS = frozenset(
+    {"FileDiff", "PermissionAsk", "PermissionAsker", "PermissionChoice", "PermissionOption"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    """The approval asks, re-exported when first asked for (PEP 562): importing them loads the
+    approval machinery (its decision kind, cards, httpx), which a ``discord-watch`` command that
+    needs only :class:`RunLimits` should not pay for."""
+    if name not in _FROM_APPROVALS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from discord_mcp.approvals import asks
+
+    value = getattr(asks, name)
+    globals()[name] = value
+    return value
 
 
 @dataclass(frozen=True)

@@ -68,3 +68,42 @@ def test_importing_the_discord_watch_command_leaves_the_acp_sdk_unloaded(tmp_pat
     names = imported(done.stderr)
     assert "discord_mcp.watch.cli" in names  # the probe saw the import it traces
     assert of_packages(names, ["acp", "discord_mcp.runs.adapters.acp_wire"]) == []
+
+
+def test_a_command_that_lists_projects_leaves_the_approval_machinery_and_the_engine_unloaded(
+    tmp_path: Path,
+) -> None:
+    """``discord_mcp.runs`` and ``runs.contract`` hand out their names when asked (PEP 562):
+    a short command pays for what it uses, not for the engine, approvals and httpx."""
+    done = subprocess.run(
+        [*WATCH, "project", "list"],
+        env={**os.environ, **PROFILE, "DISCORD_MCP_HOME": str(tmp_path / "state")},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "no projects yet" in done.stdout
+    names = imported(done.stderr)
+    assert "discord_mcp.runs.projects" in names  # the probe saw the command's own import
+    loaded = of_packages(
+        names, ["discord_mcp.approvals", "discord_mcp.runs.engine.engine", "httpx", "acp"]
+    )
+    assert loaded == []
+
+
+def test_every_name_the_runs_package_hands_out_is_where_it_says() -> None:
+    import importlib
+
+    import discord_mcp.approvals.asks as asks
+    import discord_mcp.runs as runs
+    import discord_mcp.runs.contract as contract
+
+    assert sorted(runs._HOMES) == sorted(runs.__all__)
+    for name, home in runs._HOMES.items():
+        module = importlib.import_module(f"discord_mcp.runs.{home}")
+        assert getattr(runs, name) is getattr(module, name), name
+    for name in contract._FROM_APPROVALS:
+        assert getattr(contract, name) is getattr(asks, name), name
