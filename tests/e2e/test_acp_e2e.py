@@ -181,7 +181,13 @@ async def test_an_acp_agent_streams_continues_asks_and_stops_from_discord(
                     and STREAMED.startswith(v["content"])
                 ]
                 assert previews, "no streamed preview was shown"
-                assert all(feed.was_deleted(str(v["id"])) for v in previews)
+                # The preview gives way once the answer is posted (a delete after the post, so
+                # the thread never shows neither): wait for it, as for the answer.
+                await until(
+                    lambda: all(feed.was_deleted(str(v["id"])) for v in previews),
+                    what="the preview deleted after the answer",
+                    seconds=30.0,
+                )
                 assert "Reply in this thread" in final[0] or "!" in final[0]
 
                 # 2. A follow-up in the same session: the model sees the first exchange.

@@ -107,6 +107,9 @@ async def test_reconnect_sends_op_7_keeps_events_for_the_resume_and_closes_later
         await client.next_op(11)
         await faults(fast, {"gateway": {"reconnect": True}})
         op7 = await client.next_op(7)
+        # And a beat once op 7 is in: the watchdog then runs out at least half an interval
+        # after op 7's grace, however slowly a loaded machine brought the fault and op 7.
+        await client.send(1, client.seq)
         posted = await post_as(fast, fast.owner_user_id, "while reconnecting")
         closed = await client.closed()
     replayed = await _resume(fast, str(client.session_id), client.seq)
