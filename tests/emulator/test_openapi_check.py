@@ -8,46 +8,12 @@ from typing import Any
 import pytest
 
 from discord_mcp.emulator import Exchange
+from tests.support.discord_bodies import CHANNEL
+from tests.support.discord_bodies import message as _message
+from tests.support.discord_bodies import user as _user
 from tests.support.openapi_check import OpenAPIChecker
 
-CHANNEL = "1191168914227200004"
 JSON_HEADERS = {"Content-Type": "application/json"}
-
-
-def _user(**changes: Any) -> dict[str, Any]:
-    user = {
-        "id": "1191168914227200001",
-        "username": "bot",
-        "avatar": None,
-        "discriminator": "0",
-        "public_flags": 0,
-        "flags": 0,
-        "global_name": None,
-        "primary_guild": None,
-    }
-    return {k: v for k, v in (user | changes).items() if v is not ...}
-
-
-def _message(**changes: Any) -> dict[str, Any]:
-    message: dict[str, Any] = {
-        "id": "1574098413731971072",
-        "channel_id": CHANNEL,
-        "author": _user(),
-        "content": "hi",
-        "timestamp": "2026-11-22T16:25:07.168000+00:00",
-        "edited_timestamp": None,
-        "tts": False,
-        "mention_everyone": False,
-        "mentions": [],
-        "mention_roles": [],
-        "attachments": [],
-        "embeds": [],
-        "pinned": False,
-        "type": 0,
-        "flags": 0,
-        "components": [],
-    }
-    return {k: v for k, v in (message | changes).items() if v is not ...}
 
 
 def _exchange(

@@ -14,6 +14,7 @@ from urllib.parse import unquote
 import httpx
 
 from discord_mcp.emulator import Exchange, RunningEmulator
+from tests.support import discord_bodies
 from tests.support.openapi_check import load_spec
 
 Pointer = tuple[str, ...]
@@ -131,33 +132,7 @@ def test_what_oas31_finds_wrong_the_fast_path_never_passes(
 def test_an_int32_overflow_and_a_bad_date_time_are_failed_by_both() -> None:
     spec = load_spec()
     schema = ("components", "schemas", "MessageResponse")
-    message: dict[str, Any] = {
-        "id": "1574098413731971072",
-        "channel_id": "1191168914227200004",
-        "author": {
-            "id": "1191168914227200001",
-            "username": "bot",
-            "avatar": None,
-            "discriminator": "0",
-            "public_flags": 0,
-            "flags": 0,
-            "global_name": None,
-            "primary_guild": None,
-        },
-        "content": "hi",
-        "timestamp": "2026-11-22T16:25:07.168000+00:00",
-        "edited_timestamp": None,
-        "tts": False,
-        "mention_everyone": False,
-        "mentions": [],
-        "mention_roles": [],
-        "attachments": [],
-        "embeds": [],
-        "pinned": False,
-        "type": 0,
-        "flags": 0,
-        "components": [],
-    }
+    message = discord_bodies.message()
     assert spec.passes_at(schema, message)
     assert spec.oas31_errors(schema, message) == []
     for field, value in (("flags", 2**31), ("timestamp", "2026-11-22 noon")):
