@@ -61,10 +61,18 @@ _HOMES = {
     "RunEngine": "engine.engine",
     "TOOLS": "journal.model",
     **dict.fromkeys(
-        ["Activity", "JobState", "JobView", "SessionState", "SessionView", "Tool"],
+        [
+            "Activity",
+            "JobState",
+            "JobView",
+            "SessionState",
+            "SessionView",
+            "Tool",
+            "ToolCallSummary",
+            "Usage",
+        ],
         "journal.views",
     ),
-    **dict.fromkeys(["ToolCallSummary", "Usage"], "journal.views"),
     **dict.fromkeys(["ProcessSpawner", "Spawner", "SpawnSpec"], "processes.spawner"),
     **dict.fromkeys(["Project", "ProjectRegistry"], "projects"),
 }

@@ -10,7 +10,6 @@ behaviour in the product keys on it.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -170,7 +169,6 @@ def test_the_refusing_proxy_catches_a_cli_reaching_for_the_internet(tmp_path: Pa
     # without waiting: a run on a loaded machine can be over before either leaves. So up to
     # three runs, each given a few seconds for the attempt to reach the proxy; a proxy that
     # lets the call through (or never sees it) fails all three.
-    seen = False
     with ModelServer(Text("hello")) as server:
         for attempt in range(3):
             cli = ChattyGemini(
@@ -181,14 +179,17 @@ def test_the_refusing_proxy_catches_a_cli_reaching_for_the_internet(tmp_path: Pa
             result = cli.run("say hello")
             cli.close()
             assert result.succeeded, result.describe()
-            deadline = time.monotonic() + 5
-            while not (seen := "play.googleapis.com:443" in server.outbound_attempts):
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.1)
-            if seen:
+            try:
+                wait_until(
+                    lambda: "play.googleapis.com:443" in server.outbound_attempts,
+                    timeout=5,
+                    what="Gemini's telemetry at the proxy",
+                )
                 break
-    assert seen, server.outbound_attempts
+            except TimeoutError:
+                continue
+        else:
+            pytest.fail(f"no telemetry reached the proxy in 3 runs: {server.outbound_attempts}")
 
 
 def _alive(pid: int) -> bool:

@@ -16,8 +16,8 @@ first tried with ``jsonschema_rs`` (compiled, about a hundredth of that), which 
 laxer: it checks the same JSON Schema 2020-12 keywords, the OAS ``int32``/``int64`` formats as
 the bounds they mean, ``date-time`` with OAS31's own checker, and the formats it knows besides
 (stricter is harmless). An instance it passes has no violation; one it fails goes to
-``OAS31Validator``, whose messages (or silence) are the verdict. ``never_laxer`` in
-tests/emulator/test_openapi_check.py holds the two to that.
+``OAS31Validator``, whose messages (or silence) are the verdict.
+tests/emulator/test_openapi_fast_path.py holds the two to that.
 
 Deliberate allowances, where Discord's docs and the spec part ways or the spec is silent:
 
