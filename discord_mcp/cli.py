@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
-from discord_mcp import __version__
+from discord_mcp import __version__, heap
 from discord_mcp.errors import ConfigError
 
 _EMULATOR_HELP = "run a local Discord (REST, gateway, interactions) on 127.0.0.1"
@@ -163,6 +163,8 @@ def _env_file(given: str | None) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``discord-mcp``; returns the process exit code."""
+    if argv is None:  # this process's own command line (a test passes its arguments)
+        heap.starting()
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "emulator":
         from discord_mcp.emulator.cli import main as emulator_main

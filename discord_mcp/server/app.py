@@ -22,7 +22,7 @@ from fastmcp.server.dependencies import get_context
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 from mcp.types import ToolAnnotations
 
-from discord_mcp import __version__
+from discord_mcp import __version__, heap
 from discord_mcp.config import Settings
 from discord_mcp.errors import DiscordMCPError
 from discord_mcp.server import chat_tools, decision_tools, inbox_tools, seed_tools
@@ -192,6 +192,7 @@ def serve(settings: Settings) -> None:
     wire = Wire()
     try:
         server = build_server(settings, channel=channel, wire=wire)
+        heap.settled()  # what it loaded stays, out of the collector's walks (discord_mcp.heap)
         with wire.claimed():
             asyncio.run(_serve_stdio(server, wire, handshake_era=channel))
     except* (BrokenPipeError, ConnectionResetError):
@@ -267,5 +268,6 @@ def serve_http(settings: Settings, access: HttpAccess, limits: SessionLimits) ->
         app, host=access.host, port=access.port, log_config=None, access_log=False, lifespan="on"
     )
     server = uvicorn.Server(config)
+    heap.settled()
     log.info("serving MCP over HTTP at http://%s:%d/mcp", access.host, access.port)
     server.run()

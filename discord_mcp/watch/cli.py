@@ -50,7 +50,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from discord_mcp import __version__
+from discord_mcp import __version__, heap
 from discord_mcp.errors import ConfigError, DiscordMCPError, RunError, StateError
 from discord_mcp.watch.agent_cli import add_agent_commands, agent_main
 from discord_mcp.watch.chat.cli import add_chat_commands, chat_main, schedule_main
@@ -167,6 +167,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``discord-watch``; returns the exit code."""
+    if argv is None:  # this process's own command line (a test passes its arguments)
+        heap.starting()
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         if args.command == "project":
@@ -333,6 +335,7 @@ def _run(*, local: bool, interval: float | None = None) -> int:
     display = sys.stdout if sys.stdout.isatty() else None
 
     why: list[str] = []
+    heap.settled()
 
     async def main() -> None:
         task = asyncio.current_task()
@@ -372,6 +375,7 @@ def _run_local() -> int:
     sys.stdout.flush()
     configure(program="discord-watch", home=home, secrets=[])
     display = sys.stdout if sys.stdout.isatty() else None
+    heap.settled()
 
     async def main() -> None:
         task = asyncio.current_task()

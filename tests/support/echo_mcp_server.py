@@ -30,6 +30,8 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 
+from discord_mcp import heap
+
 _ANSWER_POLL_SECONDS = 0.02
 
 
@@ -158,4 +160,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    heap.starting()  # its exit without a walk of FastMCP's heap, as our own server's
     main()

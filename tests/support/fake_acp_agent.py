@@ -48,6 +48,8 @@ from typing import Any
 import acp
 from acp import schema
 
+from discord_mcp import heap
+
 
 class FakeAgent:
     def __init__(self) -> None:
@@ -205,4 +207,5 @@ def _append(variable: str, line: str) -> None:
 
 
 if __name__ == "__main__":
+    heap.starting()  # its exit without a walk of its heap, as our own processes'
     asyncio.run(acp.run_agent(FakeAgent()))
