@@ -36,8 +36,14 @@ PROGRAMS = frozenset({"awk", "gawk", "mawk", "nawk"})
 TABLE = Table.of("", "-F")
 _SEPARATOR = re.compile(r"(?:\\t|[A-Za-z0-9 ,:;|_./+-])+")
 _WS = r" *"
-_REGEX = r"/(?:[^\[\]\\/\x00-\x1f\x7f-\U0010ffff]|\\[.*^$\\+?(){}|])*/"
-_STRING = r'"(?:[^"\\\x00-\x1f\x7f-\U0010ffff]|\\[tn\\"])*"'
+_REGEX_CHARACTER = r"[\x20-\x2e\x30-\x5a\x5e-\x7e]"
+"""Printable ASCII but ``/``, ``[``, ``\\`` and ``]``. Written as the ranges it keeps, not as
+everything but what it leaves out: a class that excludes up to U+10FFFF costs ``re`` about
+0.1 s of CPU to compile, in every hook and server that loads the judge."""
+_STRING_CHARACTER = r"[\x20\x21\x23-\x5b\x5d-\x7e]"
+"""Printable ASCII but ``"`` and ``\\``."""
+_REGEX = rf"/(?:{_REGEX_CHARACTER}|\\[.*^$\\+?(){{}}|])*/"
+_STRING = rf'"(?:{_STRING_CHARACTER}|\\[tn\\"])*"'
 _VALUE = rf"(?:\$(?:[0-9]{{1,3}}|NF)|NR|NF|FNR|[0-9]+|{_STRING})"
 _CONDITION = (
     rf"(?:!?{_REGEX}|{_VALUE}{_WS}(?:==|!=|<=|>=|<|>){_WS}{_VALUE}"

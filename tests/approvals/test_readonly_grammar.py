@@ -9,8 +9,11 @@ still run without one.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from discord_mcp.judge import awk
 from discord_mcp.judge.readonly import is_read_only
 
 REVIEW = [
@@ -138,6 +141,22 @@ AWK_OUTSIDE = [
 @pytest.mark.parametrize("command", AWK_OUTSIDE)
 def test_awk_outside_the_narrow_grammar_asks(command: str) -> None:
     assert not is_read_only(command)
+
+
+# Every code point up to U+07FF and the last sixteen; beyond U+007F nothing can match a class
+# made only of ASCII ranges, which the middle of Unicode would only confirm more slowly.
+CODE_POINTS = [*range(0x800), *range(0x10FFF0, 0x110000)]
+
+
+def test_awks_regex_and_string_characters_are_printable_ascii_but_their_exclusions() -> None:
+    regex, string = re.compile(awk._REGEX_CHARACTER), re.compile(awk._STRING_CHARACTER)
+    printable = {chr(code) for code in range(0x20, 0x7F)}
+    assert {chr(c) for c in CODE_POINTS if regex.fullmatch(chr(c))} == printable - set("/[\\]")
+    assert {chr(c) for c in CODE_POINTS if string.fullmatch(chr(c))} == printable - set('"\\')
+    # and the program, character by character: an excluded one only escaped, as the grammar says
+    assert not is_read_only("awk '/\u00e9/' f")
+    assert not is_read_only("awk '{print \"\u00e9\"}' f")
+    assert is_read_only("awk '/a.b~c/ {print \"x y\"}' f")
 
 
 PATHS = [
