@@ -103,6 +103,6 @@ assert gc.get_freeze_count() == first, (gc.get_freeze_count(), first)
 print("ok")
 """
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, encoding="utf-8", timeout=60
     )
     assert done.stdout.strip() == "ok", done.stderr
