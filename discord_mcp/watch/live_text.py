@@ -25,10 +25,14 @@ from discord_mcp.errors import DiscordError
 from discord_mcp.runs.engine.streaming import EDIT_INTERVAL_S, pieces
 from discord_mcp.tasks import cancel_and_wait
 from discord_mcp.transport.rest import RestClient
+from discord_mcp.transport.wire import Message
 from discord_mcp.watch.edits import ChannelEdits
 
 log = logging.getLogger(__name__)
 NO_PINGS: dict[str, list[str]] = {"parse": []}
+POST_WAIT_S = 30.0
+"""How long a job's end waits for its preview's post still on its way (a rate limit may hold
+it); longer than a request's own timeout, so it rarely decides anything."""
 
 
 class LiveText:
@@ -54,6 +58,7 @@ class LiveText:
         self._ids: list[str] = []
         self._sent_at: float | None = None
         self._flusher: asyncio.Task[None] | None = None
+        self._post: asyncio.Future[Message] | None = None  # a post on its way
         self.edits = 0  # REST calls made (posts and edits), for tests and the bench
 
     @property
@@ -93,10 +98,7 @@ class LiveText:
                         self._thread_id, self._ids[index], piece, allowed_mentions=NO_PINGS
                     )
                 else:
-                    sent = await self._rest.create_message(
-                        self._thread_id, piece, allowed_mentions=NO_PINGS
-                    )
-                    self._ids.append(str(sent["id"]))
+                    self._ids.append(await self._posted(piece))
                 self.edits += 1
             except DiscordError as exc:
                 log.warning("streaming text to thread %s failed: %s", self._thread_id, exc)
@@ -106,10 +108,26 @@ class LiveText:
             else:
                 self._shown.append(piece)
 
+    async def _posted(self, piece: str) -> str:
+        """Post one more message of the preview; its id. The post is shielded: a job that ends
+        while it is on its way cancels this flush, not the post, whose message
+        :meth:`_settle_post` then keeps."""
+        post = self._post = asyncio.ensure_future(
+            self._rest.create_message(self._thread_id, piece, allowed_mentions=NO_PINGS)
+        )
+        try:
+            sent = await asyncio.shield(post)
+        except DiscordError:
+            self._post = None
+            raise
+        self._post = None
+        return str(sent["id"])
+
     async def finish(self) -> None:
         """Stop streaming and remove the preview (the final answer replaces it)."""
         if self._flusher is not None:
             await cancel_and_wait(self._flusher, within=5)
+        await self._settle_post()
         await self._remove()
         if self._own_edits:
             await self._edits.aclose()
@@ -119,7 +137,22 @@ class LiveText:
         them (the job's final delivery, :mod:`.outbox`, which settles their edits first)."""
         if self._flusher is not None:
             await cancel_and_wait(self._flusher, within=5)
+        await self._settle_post()
         return tuple(self._ids)
+
+    async def _settle_post(self) -> None:
+        """A post the stopped flush left on its way: its message is part of the preview
+        (Discord may have it already, its id still coming back), so wait for it and keep it,
+        or the preview would outlive the job that wrote it."""
+        post, self._post = self._post, None
+        if post is None:
+            return
+        try:
+            sent = await asyncio.wait_for(post, POST_WAIT_S)
+        except (DiscordError, TimeoutError) as exc:
+            log.warning("a preview in thread %s may remain: its post %s", self._thread_id, exc)
+            return
+        self._ids.append(str(sent["id"]))
 
     async def _remove(self) -> None:
         for message_id in self._ids:
