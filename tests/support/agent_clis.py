@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
 from tests.support.requirements import missing
+from tests.support.waiting import pauses
 
 T = TypeVar("T")
 CliName = Literal["claude", "codex", "gemini"]
@@ -386,6 +387,7 @@ class RunningAgent:
         way, so a broken run reports why instead of just timing out.
         """
         deadline = time.monotonic() + timeout
+        waits = pauses()
         while True:
             value = condition()
             if value:
@@ -396,7 +398,7 @@ class RunningAgent:
                 raise AgentRunFailed(
                     f"no {what} within {timeout:g}s; killed {self.cli.name}", self.kill()
                 )
-            time.sleep(_POLL_SECONDS)
+            time.sleep(next(waits))
 
     def wait(self, timeout: float | None = None) -> AgentRun:
         """Wait for the CLI to exit, at most until the run's deadline, and return the result.

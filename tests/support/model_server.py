@@ -58,6 +58,7 @@ from discord_mcp.demo.model import (
     quote_tool_result,
     tool_round_trip,
 )
+from tests.support.waiting import pauses
 
 __all__ = [
     "Api",
@@ -88,10 +89,11 @@ def wait_until(
     run from stalling the suite.
     """
     deadline = time.monotonic() + timeout
+    waits = pauses(interval)
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() >= deadline:
             raise TimeoutError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(interval)
+        time.sleep(next(waits))
