@@ -20,5 +20,5 @@ def test_the_pauses_grow_by_half_up_to_the_longest() -> None:
 def test_until_returns_the_first_truthy_value_and_names_what_it_gave_up_on() -> None:
     looks = iter([None, 0, "", "found"])
     assert until_sync(lambda: next(looks), seconds=5) == "found"
-    with pytest.raises(AssertionError, match="gave up waiting for the moon after 0.05 s"):
+    with pytest.raises(AssertionError, match=r"gave up waiting for the moon after 0\.05 s"):
         until_sync(lambda: None, seconds=0.05, what="the moon")
