@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from discord_mcp import heap
 from discord_mcp.demo.agents import AGENTS
 from discord_mcp.emulator.cli import _port
 from discord_mcp.emulator.config import DEFAULT_HOST, DEFAULT_PORT
@@ -311,6 +312,7 @@ def _run_scripted(
         async def again() -> bool:
             return await _press_enter()
 
+        heap.settled()  # a long-lived process, loaded (discord_mcp.heap)
         try:
             asyncio.run(
                 run_agent(

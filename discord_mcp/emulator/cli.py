@@ -13,6 +13,7 @@ import threading
 from types import FrameType
 from urllib.parse import quote
 
+from discord_mcp import heap
 from discord_mcp.emulator.config import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -147,6 +148,7 @@ def main(argv: list[str]) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         _say(_banner(running))
+        heap.settled()  # a long-lived process, loaded (discord_mcp.heap)
         stop_requested.wait()
         _say("discord-mcp emulator: stopping")
     finally:
