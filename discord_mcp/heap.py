@@ -10,11 +10,11 @@ still alive (~0.3 s of CPU in a server, for memory the operating system takes ba
 :func:`starting` (the command line's entry, once per process) collects young objects every
 100,000 allocations instead of 700 while modules load, and registers :func:`gc.freeze` to run
 at exit, so the last collection finds almost nothing to walk. :func:`settled` (a long-lived
-process, once it has loaded what it serves with: the stdio and HTTP servers, the daemon, the
-emulator, the demo) moves what it loaded out of the collector's
-reach and restores the usual thresholds, so its later collections walk only what it makes
-while it runs. A short command never settles: it collects with the larger threshold until it
-ends, which bounds what cyclic garbage it can hold to that many objects.
+process once it has loaded what it serves with: the stdio and HTTP servers, the daemon, the
+emulator, the demo) moves what it loaded out of the collector's reach and restores the usual
+thresholds, so its later collections walk only what it makes while it runs. A short command
+never settles: it collects with the larger threshold until it ends, which bounds what cyclic
+garbage it can hold to that many objects.
 
 Nothing is lost at exit: the standard streams are flushed, ``atexit`` functions (logging's
 flush and close among them) run, objects no cycle holds are freed as before; only garbage
