@@ -32,13 +32,11 @@ raise SystemExit(main())
 """
 
 
-def _probe(
-    module: str, argv: list[str], env: dict[str, str] | None = None, stdin: bytes = b""
-) -> tuple[int, int]:
+def _probe(module: str, argv: list[str], env: dict[str, str] | None = None) -> tuple[int, int]:
     done = subprocess.run(
         [sys.executable, "-c", PROBE.format(module=module, argv=argv)],
         cwd=ROOT,
-        input=stdin,
+        input=b"",
         capture_output=True,
         env=env,
         timeout=60,

@@ -5,8 +5,8 @@ return that; past ``seconds`` they fail the test, naming ``what`` was awaited. T
 after 20 ms, then half again as long each time, up to every 100 ms (:func:`pauses`): a
 condition met at once is seen at once, and one that takes a CLI's whole turn is not asked fifty
 times a second. Most conditions are a request to the emulator, answered by the same two cores
-the processes under test need (measured: the suite's busiest end-to-end and slash-command
-files used a fifth less CPU).
+the processes under test need (measured once on the chat end-to-end and slash-command files:
+a fifth less CPU; on the whole suite, within its run-to-run spread).
 """
 
 from __future__ import annotations
