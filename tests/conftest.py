@@ -210,115 +210,48 @@ E2E_TIMEOUT_S = 300
 """A real CLI's whole job on a loaded machine (several model turns, its own start-up, the
 daemon's looks) can outlast the suite's default 120 s; an end-to-end test that waits longer
 still carries its own ``@pytest.mark.timeout``."""
-PARALLEL_LANES = 2
-"""How many real-CLI test files run at once: each starts CLIs, servers and a daemon, and more
-than two at a time starve a two-core machine into timeouts."""
-
-BENCHMARK_LANES = 2
-"""How many benchmarks run at once: their quick runs take about four minutes one after another
-on an idle two-core machine (twice that while the suite runs), longer than the rest."""
-
-
-LANE_SECONDS = {
-    "test_approvals_watch_e2e.py": 360,
-    "test_plugin_e2e.py": 235,
-    "test_delegate_e2e.py": 170,
-    "test_acp_e2e.py": 155,
-    "test_real_clis.py": 140,
-    "test_chat_e2e.py": 105,
-    "test_worktrees_e2e.py": 85,
-    "test_watch_files_e2e.py": 80,
-    "test_demo.py": 75,
-    "test_steer_e2e.py": 40,
-    "[history]": 305,
-    "[answer_latency]": 160,
-    "[chaos]": 90,
-    "[runs]": 80,
-    "[scale]": 65,
-    "[coldstart]": 65,
-    "[discord_budgets]": 55,
-    "[memory]": 50,
-    "[team]": 45,
-    "[approvals]": 35,
-}
-"""Seconds a lane's longest members took in the suite (``--durations`` on this two-core machine,
-the rest of the suite around them): an e2e test file by its name, a benchmark's quick run by
-its parameter. Anything not listed counts :data:`OTHER_SECONDS` (an e2e file) or
-:data:`SMALL_SECONDS` (a benchmark test). Only the balance of the lanes depends on them: a
-lane is as long as what it runs one after another, and the longest lane is the suite's floor."""
-OTHER_SECONDS = 30
-SMALL_SECONDS = 10
-
-
-def balanced(weights: dict[str, float], lanes: int) -> dict[str, int]:
-    """Each key's lane: the heaviest first, each into the lane with the least so far."""
-    load = [0.0] * lanes
-    lane: dict[str, int] = {}
-    for key in sorted(weights, key=lambda k: (-weights[k], k)):
-        n = min(range(lanes), key=lambda i: (load[i], i))
-        lane[key] = n
-        load[n] += weights[key]
-    return lane
-
-
-def _seconds(key: str, default: float) -> float:
-    return next((s for name, s in LANE_SECONDS.items() if key.endswith(name)), default)
+LONG_SPAN = 0.5
+"""The share of the run over which the benchmarks' quick runs and the mutation check (the
+longest single tests, up to a minute each) are spread: done by half-way, never the last
+minute on one worker while the others have run out."""
+E2E_SPAN = 0.85
+"""The same for the real CLIs' tests (up to half a minute each)."""
+_LONG_FILES = ("/tests/test_benchmarks.py", "/tests/test_mutations.py")
+_MODULE_SCOPES = frozenset({"module", "class", "package"})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With workers (``-n``, ``--dist loadgroup``): the real agent CLIs' tests (marked
-    ``e2e``) run in :data:`PARALLEL_LANES` lanes, one file after another in each, the
-    browser's other tests in one lane (one Chromium), and the benchmarks' quick runs in
-    :data:`BENCHMARK_LANES` lanes (one after another in each: a benchmark measures, and times
-    what it measures, beside the rest of the suite), the mutation check in a lane of its own
-    (one mutation at a time, a few minutes); everything else is spread over every worker.
-    Files and benchmarks go into lanes by :func:`balanced` on :data:`LANE_SECONDS`, so that
-    no lane runs much longer than the others (xdist starts the lanes first: it hands out the
-    groups with the most tests before single tests)."""
-    files = {str(item.path) for item in items if item.get_closest_marker("e2e")}
-    lane = balanced({path: _seconds(path, OTHER_SECONDS) for path in files}, PARALLEL_LANES)
-    benchmark_ids = {
-        item.nodeid: _seconds(item.nodeid, SMALL_SECONDS)
-        for item in items
-        if str(item.path).endswith("/tests/test_benchmarks.py")
-    }
-    bench_lane = balanced(benchmark_ids, BENCHMARK_LANES)
+    """The real agent CLIs' tests (marked ``e2e``) get :data:`E2E_TIMEOUT_S`; and in a worker
+    (``-n``, ``--dist loadgroup``: every test its own unit, handed out in this order) the tests
+    are paced (:mod:`tests.support.pacing`): each file's spread over the run, so that the tests
+    running at once come from many files and one file's waits (a hanging Discord, a rate-limit
+    window, a real CLI's start) fill with other files' work. The workers order alike (the same
+    collection, a pure function), as xdist requires."""
     for item in items:
         if item.get_closest_marker("e2e") and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(E2E_TIMEOUT_S))
-        path = str(item.path)
-        if path in lane:
-            item.add_marker(pytest.mark.xdist_group(f"agent-clis-{lane[path]}"))
-        elif "/page/" in path:
-            item.add_marker(pytest.mark.xdist_group("browser"))
-        elif path.endswith("/tests/test_mutations.py"):
-            item.add_marker(pytest.mark.xdist_group("mutations"))
-        elif item.nodeid in bench_lane:
-            item.add_marker(pytest.mark.xdist_group(f"benchmarks-{bench_lane[item.nodeid]}"))
-    if config.getoption("numprocesses", None):
-        items[:] = sorted(items, key=lambda item: _start_rank(item, benchmark_ids))
+    if not hasattr(config, "workerinput"):
+        return
+    from tests.support.pacing import paced
+
+    files = [str(item.path) for item in items]
+    spans: dict[str, float] = {}
+    together: set[str] = set()
+    for item, path in zip(items, files, strict=True):
+        if path.endswith(_LONG_FILES):
+            spans[path] = LONG_SPAN
+        elif item.get_closest_marker("e2e"):
+            spans[path] = E2E_SPAN
+        if _module_scoped(item):
+            together.add(path)
+    order = paced(files, together=together, spans=spans)
+    items[:] = [items[index] for index in order]
 
 
-def _start_rank(item: pytest.Item, benchmark_ids: dict[str, float]) -> tuple[int, float]:
-    """With workers, the benchmarks' quick runs start first, longest first, then the mutation
-    check, then everything else in its order (a stable sort). xdist hands tests out in this
-    order, one at a time to whichever worker has run out: the benchmarks mostly wait (rate-limit
-    windows, latency samples, idle windows) and the mutation check runs one process at a time,
-    so started last (as ``tests/test_*.py`` came after most folders) they were the suite's last
-    minutes with a core idle; started first, the rest of the suite fills their waits."""
-    if item.nodeid in benchmark_ids:
-        return (0, -benchmark_ids[item.nodeid])
-    if str(item.path).endswith("/tests/test_mutations.py"):
-        return (1, 0.0)
-    return (2, 0.0)
-
-
-# Measured (issue 36): xdist 3.8 names a grouped test ``nodeid@group`` by setting
-# ``item._nodeid``, which pytest 9.2 no longer reads (its ``nodeid`` is ``item._id``), so
-# ``--dist loadgroup`` sees no group and the markers above do not pin anything: every test,
-# the real CLIs' included, goes to whichever worker is free. That is how the suite has passed
-# (about 20 minutes). Making the lanes real (the workers writing each test's lane to a file the
-# controller's scheduler reads, through ``pytest_xdist_make_scheduler``) pinned all four workers
-# to lanes: 63 tests ran in the first six minutes while the other 3,900 waited behind them.
-# The lanes pay only with more workers than lanes, or once the lanes are a small part of the
-# suite's CPU.
+def _module_scoped(item: pytest.Item) -> bool:
+    """Whether ``item`` uses a fixture set up once per module or class (a browser, a built
+    environment): its file's tests then stay together, or each would set it up anew."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(d.scope in _MODULE_SCOPES for defs in info.name2fixturedefs.values() for d in defs)
