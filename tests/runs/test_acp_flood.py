@@ -28,8 +28,9 @@ from tests.support.waiting import until
 
 FAKE = Path(__file__).resolve().parents[1] / "support" / "fake_acp_agent.py"
 FLOOD = 8 * 1024 * 1024
-FLOODED = 4 * 1024 * 1024
-"""How much an endless flood has written to the job's log before it is stopped."""
+FLOODED = 1024 * 1024
+"""How much an endless flood has written to the job's log before it is stopped: a megabyte, a
+thousand messages into the flood, which goes on while the job is stopped (more only cost CPU)."""
 STOPPED_WITHIN_S = 30.0
 """A bound on stopping, far above what it takes (the agent's grace, then SIGKILL): a daemon
 held by its agent would not meet it at all."""

@@ -32,7 +32,7 @@ from tests.support.waiting import until
 from tests.watch.conftest import COMMAND_COUNT
 
 FAKE = Path(__file__).resolve().parents[1] / "support" / "fake_acp_agent.py"
-FLOODED = 4 * 1024 * 1024
+FLOODED = 1024 * 1024
 QUICK_TO_END = RunLimits(agent_cancel_grace=1.0, kill_grace=1.0)
 """The flooding agent ignores the cancel and SIGTERM: it is ended after these graces (the same
 path as the defaults' 10 s and 5 s, which kept it flooding the daemon, and the test's CPU,
