@@ -5,11 +5,11 @@ Each benchmark (``bench/<name>.py`` with a ``main``) has ``--quick``: the same c
 rounds, in under a minute. Here each runs so and must exit 0: 1 is a figure over its budget, 2
 something measured that is broken. The budgets are the benchmarks' own (docs/benchmarks.md),
 absolute where a user feels them and relative to a baseline measured in the same run where the
-machine's noise would make an absolute figure lie. They run one after another in their own lane
-(tests/conftest.py), beside the rest of the suite. A benchmark over budget (exit 1) is run once
-more, and fails only when it is over again: a real slowdown is over twice, while one unlucky
-round on a machine the rest of the suite keeps busy rarely is. Something broken (exit 2, a
-traceback) fails at once.
+machine's noise would make an absolute figure lie. With workers they are spread over the
+first half of the run (tests/conftest.py), beside the rest of the suite. A benchmark over
+budget (exit 1) is run once more, and fails only when it is over again: a real slowdown is
+over twice, while one unlucky round on a machine the rest of the suite keeps busy rarely is.
+Something broken (exit 2, a traceback) fails at once.
 
 The benchmarks that start discord-mcp also run against a deliberately broken server command
 (``--server-command``) with the fewest rounds it takes: they must exit 2 and say what broke.
